@@ -1,0 +1,148 @@
+"""One report, two renderings: a self-contained HTML page and a Markdown twin.
+
+A report is an ordered list of sections; each holds paragraphs, tables
+(pandas DataFrames) and matplotlib figures. `write(out_dir)` renders
+`report.html` (figures embedded as base64 PNG, no network resources),
+`report.md` (figures as PNG files beside it) and the PNG files themselves.
+Library code never touches pyplot's global state: figures are created with
+`matplotlib.figure.Figure` by the plot functions and handed in here.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+
+@dataclass
+class _Figure:
+    name: str
+    caption: str
+    png: bytes
+
+
+@dataclass
+class Section:
+    title: str
+    blocks: list = field(default_factory=list)  # str | pd.DataFrame | _Figure
+
+    def text(self, paragraph: str) -> "Section":
+        self.blocks.append(paragraph)
+        return self
+
+    def table(self, frame: pd.DataFrame, caption: str = "", index: bool = False) -> "Section":
+        self.blocks.append((frame if index is False else frame.reset_index(), caption))
+        return self
+
+    def figure(self, fig: Figure, caption: str, name: str | None = None) -> "Section":
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+        slug = name or re.sub(r"[^a-z0-9]+", "_", caption.lower()).strip("_")[:40] or "figure"
+        self.blocks.append(_Figure(slug, caption, buffer.getvalue()))
+        return self
+
+
+@dataclass
+class Report:
+    title: str
+    sections: list[Section] = field(default_factory=list)
+
+    def section(self, title: str) -> Section:
+        section = Section(title)
+        self.sections.append(section)
+        return section
+
+    def figures(self) -> list[_Figure]:
+        return [b for s in self.sections for b in s.blocks if isinstance(b, _Figure)]
+
+    def to_markdown(self) -> str:
+        lines = [f"# {self.title}", ""]
+        for section in self.sections:
+            lines += [f"## {section.title}", ""]
+            for block in section.blocks:
+                if isinstance(block, str):
+                    lines += [block, ""]
+                elif isinstance(block, _Figure):
+                    lines += [f"![{block.caption}]({block.name}.png)", "", f"*{block.caption}*", ""]
+                else:
+                    frame, caption = block
+                    if caption:
+                        lines += [f"**{caption}**", ""]
+                    lines += [_markdown_table(frame), ""]
+        return "\n".join(lines)
+
+    def to_html(self) -> str:
+        parts = [
+            "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+            f"<title>{html.escape(self.title)}</title><style>{_CSS}</style></head><body>",
+            f"<h1>{html.escape(self.title)}</h1>",
+        ]
+        for section in self.sections:
+            parts.append(f"<h2>{html.escape(section.title)}</h2>")
+            for block in section.blocks:
+                if isinstance(block, str):
+                    parts.append(f"<p>{html.escape(block)}</p>")
+                elif isinstance(block, _Figure):
+                    data = base64.b64encode(block.png).decode("ascii")
+                    parts.append(
+                        f"<figure><img alt='{html.escape(block.caption)}' src='data:image/png;base64,{data}'>"
+                        f"<figcaption>{html.escape(block.caption)}</figcaption></figure>"
+                    )
+                else:
+                    frame, caption = block
+                    if caption:
+                        parts.append(f"<p><b>{html.escape(caption)}</b></p>")
+                    parts.append(frame.to_html(index=False, border=0, classes="t", na_rep="", float_format=_fmt))
+        parts.append("</body></html>")
+        return "\n".join(parts)
+
+    def write(self, out_dir: str | os.PathLike) -> Path:
+        """Write report.html, report.md and the figures; return the HTML path.
+
+        Each file is written to a temporary name and renamed, so a reader
+        never sees half a report.
+        """
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        for fig in self.figures():
+            _atomic_write(out / f"{fig.name}.png", fig.png)
+        _atomic_write(out / "report.md", self.to_markdown().encode("utf-8"))
+        _atomic_write(out / "report.html", self.to_html().encode("utf-8"))
+        return out / "report.html"
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    def cell(v):
+        if isinstance(v, float):
+            return "" if pd.isna(v) else _fmt(v)
+        return str(v).replace("|", "\\|")
+
+    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *rows])
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+_CSS = (
+    "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+    "table.t{border-collapse:collapse;margin:.5em 0 1.5em}"
+    "table.t td,table.t th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
+    "figure{margin:1em 0}img{max-width:100%}figcaption{color:#555;font-size:90%}"
+)
