@@ -1,0 +1,228 @@
+"""Python API of the race games: load a design, simulate, get a DataFrame.
+
+    from etappe.analysis.race import load_design, simulate
+    df = simulate("stapop", players=4, games=10_000, policies=["greedy"], seed=1)
+
+One row per hand (see docs/records.md); the run's identity is in `df.attrs`.
+The CLI uses exactly these functions.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import numba
+import numpy as np
+import pandas as pd
+
+from etappe.kernels import race as K
+from etappe.kernels.race_design import (
+    HAND_CAP, R_GAME_TARGET, R_SCORING, R_SIDES, R_TRIP, R_TURN_CAP, Design, DesignError, load_design,
+)
+from etappe.kernels.race_policies import PolicySpec, parse_policy, policy_table
+
+from .runio import file_hash, package_version
+
+__all__ = ["load_design", "simulate", "iter_chunks", "RaceRun", "DesignError"]
+
+DEFAULT_CHUNK = 50_000
+
+
+class RaceRun:
+    """Everything that determines a run's results, checked once up front."""
+
+    def __init__(self, design: str | Path | Design, players: int, policies: Sequence[str],
+                 seed: int, options: dict | None = None, seating: str = "fixed"):
+        self.design = design if isinstance(design, Design) else load_design(design)
+        self.players = players
+        self.options = self.design.resolved_options(options)
+        self.card_table, self.rules = self.design.tables(players, options)
+        self.sides = int(self.rules[R_SIDES])
+        self.seed = int(seed)
+        if seed < 0:
+            raise ValueError("seed must be >= 0")
+        specs = [parse_policy(p) for p in policies] or [parse_policy("greedy")]
+        if len(specs) == 1:
+            specs = specs * players
+        if len(specs) != players:
+            raise ValueError(f"give one policy for all seats or one per seat ({players}), not {len(specs)}")
+        if seating not in ("fixed", "rotate"):
+            raise ValueError("seating must be 'fixed' or 'rotate'")
+        self.seating = seating
+        self.seat_specs = specs
+        self.distinct: list[PolicySpec] = list(dict.fromkeys(specs))
+        self.policy_ids, self.policy_params = policy_table(self.distinct)
+        self.seat_index = np.array([self.distinct.index(s) for s in specs], dtype=np.int8)
+
+    @property
+    def multi_hand(self) -> bool:
+        return bool(self.rules[R_SCORING])
+
+    def metadata(self, games: int) -> dict:
+        d = self.design
+        return {
+            "game": "race",
+            "design": d.name,
+            "design_title": d.title,
+            "design_file": d.source,
+            "design_hash": file_hash(d.text),
+            "reconstructed": d.reconstructed,
+            "players": self.players,
+            "sides": self.sides,
+            "seat_side": [p % self.sides for p in range(self.players)],
+            "policies": [s.describe() for s in self.seat_specs],
+            "policy_names": [s.name for s in self.distinct],
+            "seating": self.seating,
+            "seed": self.seed,
+            "games": games,
+            "version": package_version(),
+            "options": self.options,
+            "cards": [{"key": c.key, "name": c.name, "role": c.role, "value": c.value} for c in d.cards],
+            "unit": d.unit,
+            "turn_cap": int(self.rules[R_TURN_CAP]),
+            "hand_cap": HAND_CAP if self.multi_hand else 1,
+            "progress_rounds": K.PROGRESS_ROUNDS,
+            "target": int(self.rules[R_TRIP]),
+            "multi_hand": self.multi_hand,
+        }
+
+    def seat_policies(self, games: np.ndarray) -> np.ndarray:
+        """[games, seats] index into self.distinct; rotated seating moves
+        every policy one seat on from game to game."""
+        base = np.broadcast_to(self.seat_index, (games.size, self.players))
+        if self.seating == "fixed":
+            return np.ascontiguousarray(base)
+        cols = (np.arange(self.players)[None, :] + games[:, None]) % self.players
+        return np.ascontiguousarray(self.seat_index[cols])
+
+    def play(self, start: int, count: int) -> pd.DataFrame:
+        """Play games start .. start+count-1; one row per hand."""
+        games = np.arange(start, start + count, dtype=np.int64)
+        players, sides, n_types = self.players, self.sides, len(self.design.cards)
+        chance = np.empty(count, np.uint64)
+        pkeys = np.empty((count, players), np.uint64)
+        K.initial_keys(self.seed, games, players, chance, pkeys)
+        seat_policy = self.seat_policies(games)
+        totals = np.zeros((count, sides), np.int32)
+        active = np.arange(count)
+        parts = []
+        hand_cap = HAND_CAP if self.multi_hand else 1
+        for hand in range(hand_cap):
+            n = active.size
+            hand_out = np.zeros((n, K.H_NCOLS), np.int32)
+            sides_out = np.zeros((n, sides, K.S_NCOLS), np.int32)
+            cards_out = np.zeros((n, sides, n_types, K.K_NCOLS), np.int16)
+            progress = np.zeros((n, sides, K.PROGRESS_ROUNDS), np.int16)
+            ck = chance[active]
+            pk = np.ascontiguousarray(pkeys[active])
+            first = np.full(n, hand % players, np.int32)  # the dealer rotates left each hand
+            K.play_hands(self.card_table, self.rules, self.policy_ids, self.policy_params,
+                         np.ascontiguousarray(seat_policy[active]), first, ck, pk,
+                         hand_out, sides_out, cards_out, progress)
+            chance[active] = ck
+            pkeys[active] = pk
+            totals[active] += sides_out[:, :, K.S_SCORE]
+            parts.append((active, hand, hand_out, sides_out, cards_out, progress, totals[active].copy(),
+                          seat_policy[active]))
+            if not self.multi_hand:
+                break
+            done = (hand_out[:, K.H_CAPPED] == 1) | (totals[active].max(axis=1) >= self.rules[R_GAME_TARGET])
+            active = active[~done]
+            if active.size == 0:
+                break
+        return self._frame(games, parts, hand_cap_hit=active if self.multi_hand and active.size else None)
+
+    def _frame(self, games, parts, hand_cap_hit) -> pd.DataFrame:
+        d = self.design
+        idx = np.concatenate([p[0] for p in parts])
+        cols: dict[str, np.ndarray] = {
+            "game": games[idx],
+            "hand": np.concatenate([np.full(p[0].size, p[1], np.int32) for p in parts]),
+        }
+        hand_out = np.concatenate([p[2] for p in parts])
+        sides_out = np.concatenate([p[3] for p in parts])
+        cards_out = np.concatenate([p[4] for p in parts])
+        progress = np.concatenate([p[5] for p in parts])
+        totals = np.concatenate([p[6] for p in parts])
+        seat_policy = np.concatenate([p[7] for p in parts])
+        for j, name in enumerate(K.HAND_COLUMNS):
+            cols[name] = hand_out[:, j]
+        if hand_cap_hit is not None:  # games still going at the hand cap
+            last = np.isin(idx, hand_cap_hit) & (cols["hand"] == HAND_CAP - 1)
+            cols["capped"] = np.where(last, 1, cols["capped"]).astype(np.int32)
+        for p in range(self.players):
+            cols[f"seat{p}_policy"] = seat_policy[:, p].astype(np.int8)
+        for s in range(self.sides):
+            for j, name in enumerate(K.SIDE_COLUMNS):
+                cols[f"s{s}_{name}"] = sides_out[:, s, j]
+            cols[f"s{s}_total"] = totals[:, s]
+        for s in range(self.sides):
+            for t, card in enumerate(d.cards):
+                for j, stat in enumerate(K.CARD_COLUMNS):
+                    cols[f"s{s}_{card.key}_{stat}"] = cards_out[:, s, t, j]
+        for s in range(self.sides):
+            for r in range(K.PROGRESS_ROUNDS):
+                cols[f"s{s}_r{r + 1}"] = progress[:, s, r]
+        frame = pd.DataFrame(cols)
+        frame.sort_values(["game", "hand"], inplace=True, kind="stable")
+        frame.reset_index(drop=True, inplace=True)
+        return _add_game_columns(frame, self)
+
+
+def _add_game_columns(frame: pd.DataFrame, run: RaceRun) -> pd.DataFrame:
+    """last_hand, winner_side and game_turns, repeated on every row of a game."""
+    by_game = frame.groupby("game", sort=False)
+    last = by_game["hand"].transform("max") == frame["hand"]
+    frame["last_hand"] = last.astype(np.int8)
+    frame["game_turns"] = by_game["turns"].transform("sum").astype(np.int32)
+    lasts = frame[last]
+    if run.multi_hand:
+        totals = lasts[[f"s{s}_total" for s in range(run.sides)]].to_numpy()
+        best = totals.max(axis=1)
+        unique = (totals == best[:, None]).sum(axis=1) == 1
+        winner = np.where(unique & (best >= run.rules[R_GAME_TARGET]), totals.argmax(axis=1), -1)
+    else:
+        # First to complete the trip; a play-out hand that ends without one
+        # goes to the longest distance (a tie: no winner).
+        dist = lasts[[f"s{s}_distance" for s in range(run.sides)]].to_numpy()
+        best = dist.max(axis=1)
+        unique = (dist == best[:, None]).sum(axis=1) == 1
+        winner = np.where(lasts["trip_side"] >= 0, lasts["trip_side"], np.where(unique, dist.argmax(axis=1), -1))
+    winner = np.where(lasts["capped"] == 1, -1, winner)
+    per_game = pd.Series(winner.astype(np.int8), index=lasts["game"].to_numpy())
+    frame["winner_side"] = frame["game"].map(per_game).astype(np.int8)
+    return frame
+
+
+def iter_chunks(run: RaceRun, games: int, chunk_size: int = DEFAULT_CHUNK, start: int = 0) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Yield (chunk index, records) for games start .. start+games-1 in chunks."""
+    for index, first in enumerate(range(start, start + games, chunk_size)):
+        yield index, run.play(first, min(chunk_size, start + games - first))
+
+
+def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
+             policies: Sequence[str] = ("greedy",), seed: int = 0, options: dict | None = None,
+             seating: str = "fixed", threads: int | None = None, chunk_size: int = DEFAULT_CHUNK,
+             progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+    """Play `games` games and return their records (one row per hand).
+
+    design: built-in name (stapop, millebornes, touring) or a TOML path.
+    policies: one spec for every seat or one per seat (see `etappe policies`).
+    seating: "fixed", or "rotate" to move every policy one seat on each game.
+    threads: Numba threads (default: all cores); results do not depend on it.
+    progress: called with the number of games finished after each chunk.
+    """
+    if threads:
+        numba.set_num_threads(threads)
+    run = RaceRun(design, players, list(policies), seed, options, seating)
+    started = time.perf_counter()
+    frames = []
+    for _, frame in iter_chunks(run, games, chunk_size):
+        frames.append(frame)
+        if progress:
+            progress(len(frame[frame["last_hand"] == 1]))
+    out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    out.attrs.update(run.metadata(games))
+    out.attrs["wall_seconds"] = round(time.perf_counter() - started, 3)
+    return out

@@ -1,0 +1,129 @@
+"""Run records on disk: Parquet with the run's identity in its metadata.
+
+A long run is played in chunks. Each finished chunk is written atomically
+(temporary file, then rename) into `<out>.parts/`, so an interrupted run loses
+no finished work; running the same command again skips the chunks already
+there (after checking they belong to the same run) and, once all are done,
+joins them into `<out>` and removes the parts folder.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+METADATA_KEY = b"etappe"
+
+
+def package_version() -> str:
+    try:
+        return version("etappe")
+    except PackageNotFoundError:  # running from a source tree without install
+        return "0+unknown"
+
+
+def file_hash(text: str | bytes) -> str:
+    """Short SHA-256 of a rules file's bytes, for the record metadata."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _table(frame: pd.DataFrame, metadata: dict) -> pa.Table:
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    merged = dict(table.schema.metadata or {})
+    merged[METADATA_KEY] = json.dumps(metadata, sort_keys=True).encode("utf-8")
+    return table.replace_schema_metadata(merged)
+
+
+def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, metadata: dict) -> None:
+    """Write `frame` with `metadata` (JSON-able) atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(_table(frame, metadata), tmp)
+    os.replace(tmp, path)
+
+
+def read_metadata(path: str | os.PathLike) -> dict:
+    schema = pq.read_schema(path)
+    raw = (schema.metadata or {}).get(METADATA_KEY)
+    if raw is None:
+        raise ValueError(f"{path}: not an etappe run file (no etappe metadata)")
+    return json.loads(raw)
+
+
+def read_parquet(path: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
+    """Return (records, metadata) of a run file."""
+    metadata = read_metadata(path)
+    return pq.read_table(path).to_pandas(), metadata
+
+
+def iter_parquet(path: str | os.PathLike, batch_rows: int = 200_000):
+    """Yield the records of a run file in DataFrame chunks (bounded memory)."""
+    parquet = pq.ParquetFile(path)
+    for batch in parquet.iter_batches(batch_size=batch_rows):
+        yield batch.to_pandas()
+
+
+class ChunkedRun:
+    """Finished chunks of one run, kept safe on disk until the run is joined.
+
+    `identity` is everything that determines the results (game, design hash,
+    policies, seed, players, games, chunk size, version); parts written under
+    another identity are refused instead of silently mixed in.
+    """
+
+    def __init__(self, out: str | os.PathLike, identity: dict):
+        self.out = Path(out)
+        self.identity = identity
+        self.parts = self.out.with_name(self.out.name + ".parts")
+        self.parts.mkdir(parents=True, exist_ok=True)
+        stamp = self.parts / "identity.json"
+        if stamp.exists():
+            earlier = json.loads(stamp.read_text())
+            if earlier != json.loads(json.dumps(identity)):
+                raise ValueError(
+                    f"{self.parts} holds chunks of a different run; "
+                    "remove it or write to another --out"
+                )
+        else:
+            tmp = stamp.with_name("identity.json.tmp")
+            tmp.write_text(json.dumps(identity, sort_keys=True))
+            os.replace(tmp, stamp)
+
+    def _part(self, index: int) -> Path:
+        return self.parts / f"chunk-{index:06d}.parquet"
+
+    def done(self, index: int) -> bool:
+        return self._part(index).exists()
+
+    def save(self, index: int, frame: pd.DataFrame) -> None:
+        write_parquet(frame, self._part(index), self.identity)
+
+    def load(self, index: int) -> pd.DataFrame:
+        return pq.read_table(self._part(index)).to_pandas()
+
+    def join(self, n_chunks: int, metadata: dict) -> Path:
+        """Join parts 0..n_chunks-1 into the output file and drop the parts."""
+        tmp = self.out.with_name(self.out.name + ".tmp")
+        writer = None
+        try:
+            for index in range(n_chunks):
+                table = pq.read_table(self._part(index))
+                if writer is None:
+                    schema = _table(table.slice(0, 0).to_pandas(), metadata).schema
+                    writer = pq.ParquetWriter(tmp, schema)
+                writer.write_table(table.cast(schema).replace_schema_metadata(schema.metadata))
+        finally:
+            if writer is not None:
+                writer.close()
+        os.replace(tmp, self.out)
+        shutil.rmtree(self.parts)
+        return self.out

@@ -1,0 +1,831 @@
+"""Numba kernels of the race card family (Stap op, Mille Bornes, Touring, ...).
+
+One engine plays every deck design: the design's card table and rules vector
+(kernels/race_design.py) say what each card does. A hand is played on one
+small int16 state row; keys (kernels/rng.py) are passed by value, never kept
+in the state, so a policy that looks at the state cannot see the future deck.
+
+State row (int16), offsets below::
+
+    0                STOCK_AT                DISCARD_AT      HAND_AT             HAND_N_AT  SIDE_AT
+    | header (16)    | stock: card types,    | discard pile: | hands: card counts | cards per | per side: SIDE_STRIDE
+    | stock_n, turns | top at stock_n - 1    | count per type| [seat][type]       | seat      | (see SD_*)
+    |  ...           | (MAX_DECK)            | (MAX_TYPES)   | (SEATS x TYPES)    | (SEATS)   | x MAX_SIDES
+
+    side block: battle top | limited | limit top | distance | still needed | disqualified |
+                permanent go | limit immune | laid[type] (counted distance) | tableau[type] (physical cards)
+
+Battle top: a card type, or EMPTY (nothing yet), NEEDS_GO (a safety cancelled
+the hazard; a go card is still needed) or VIRTUAL_GO (a safety cancelled it
+and option roll_after_safety is off). `laid` counts the distance a side has
+made; `tableau` the physical cards lying in front of it. They differ only in
+reshuffle designs, where laid stages go back into the stock but stay counted.
+
+A move is `card_type * 8 + target`: target is a side index (own side or an
+opponent's) or DISCARD.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .race_design import (
+    C_ACTS_AS_GO, C_CAP, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMEDY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
+    MAX_DECK, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
+    R_EXTENSION, R_EXTENSION_POINTS, R_GO_TYPE, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
+    R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
+    R_ROLL_AFTER_SAFETY, R_SAFE_TRIP_POINTS, R_SAFE_TRIP_TYPE, R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING,
+    R_SET_TOTAL, R_SHUTOUT_FR, R_SHUTOUT_POINTS, R_SIDES, R_START_LIMITED, R_TARGET_SET, R_TRIP,
+    R_TRIP_POINTS, R_TURN_CAP, ROLE_DISTANCE, ROLE_END_LIMIT, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT,
+    ROLE_REMEDY, ROLE_SAFETY, ROLE_SETBACK,
+)
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, randint, uniform
+
+# ---- state layout -----------------------------------------------------------
+ST_STOCK_N = 0
+ST_TURNS = 1
+ST_TRIP = 2            # the trip now in force (km); grows when the extension is called
+ST_EXT_SIDE = 3        # side that called the extension, -1
+ST_TRIP_SIDE = 4       # side that completed the trip, -1
+ST_RESHUFFLES = 5
+ST_LEADER = 6          # last strict distance leader, -1
+ST_LEAD_CHANGES = 7
+ST_STOCK_EXHAUSTED = 8
+ST_COUPS = 9
+STOCK_AT = 16
+DISCARD_AT = STOCK_AT + MAX_DECK
+HAND_AT = DISCARD_AT + MAX_TYPES
+HAND_N_AT = HAND_AT + MAX_SEATS * MAX_TYPES
+SIDE_AT = HAND_N_AT + MAX_SEATS
+SD_BATTLE = 0
+SD_LIMITED = 1
+SD_LIMIT_TOP = 2
+SD_DIST = 3
+SD_NEED = 4
+SD_DISQ = 5
+SD_ROW = 6
+SD_LIMIT_IMMUNE = 7
+SD_LAID = 8
+SD_TABLEAU = SD_LAID + MAX_TYPES
+SIDE_STRIDE = SD_TABLEAU + MAX_TYPES
+STATE_SIZE = SIDE_AT + MAX_SIDES * SIDE_STRIDE
+
+EMPTY = -1
+NEEDS_GO = -2
+VIRTUAL_GO = -3
+DISCARD = 7
+MAX_MOVES = 64
+
+# ---- records ----------------------------------------------------------------
+# Per hand.
+H_FIRST_SEAT = 0
+H_TURNS = 1
+H_STOCK_EXHAUSTED = 2
+H_RESHUFFLES = 3
+H_CAPPED = 4
+H_TRIP_SIDE = 5
+H_EXT_SIDE = 6
+H_LEAD_CHANGES = 7
+H_NCOLS = 8
+HAND_COLUMNS = ("first_seat", "turns", "stock_exhausted", "reshuffles", "capped", "trip_side",
+                "extension_side", "lead_changes")
+# Per side.
+S_DISTANCE = 0
+S_SCORE = 1
+S_SAFETIES = 2
+S_COUPS = 3
+S_HAZARDS_PLAYED = 4
+S_HAZARDS_RECEIVED = 5
+S_MAX_DEFICIT = 6
+S_DISQUALIFIED = 7
+S_NCOLS = 8
+SIDE_COLUMNS = ("distance", "score", "safeties", "coups", "hazards_played", "hazards_received",
+                "max_deficit", "disqualified")
+# Per side and card type.
+K_DRAWN = 0
+K_PLAYED = 1
+K_DISCARDED = 2
+K_IN_HAND = 3
+K_RECEIVED = 4
+K_VICTIM_TURNS = 5
+K_COUPS = 6
+K_NCOLS = 7
+CARD_COLUMNS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
+PROGRESS_ROUNDS = 40
+
+# ---- replay log -------------------------------------------------------------
+# One row per event: turn, seat, event, card, side, value.
+EV_DEAL = 0
+EV_DRAW = 1
+EV_PLAY = 2
+EV_DISCARD = 3
+EV_COUP_FOURRE = 4
+EV_EXTENSION = 5
+EV_PASS = 6
+EV_RESHUFFLE = 7
+EV_DECLINE_EXTENSION = 8
+LOG_NCOLS = 6
+
+# ---- policies ---------------------------------------------------------------
+POLICY_RANDOM = 0
+POLICY_GREEDY = 1
+# Greedy parameter row.
+P_ATTACK = 0            # weight of attacking an opponent against laying distance (>1.5: attack first)
+P_TARGET_LEADER = 1     # 1: attack the side with the most distance; 0: the next side in turn order
+P_HOLD_SAFETIES = 2     # 1: keep safeties for a coup fourré; 0: play them at once for the extra turn
+P_EXTENSION_MARGIN = 3  # call the extension when ahead of every opponent by at least this (km)
+P_COUP_FOURRE = 4       # probability of calling a coup fourré when it is offered
+N_PARAMS = 8
+
+
+@njit(cache=True, inline="always")
+def side_at(side):
+    return SIDE_AT + side * SIDE_STRIDE
+
+
+@njit(cache=True)
+def is_moving(state, ct, side):
+    """Can the side lay distance as far as its battle pile goes?"""
+    b = side_at(side)
+    top = state[b + SD_BATTLE]
+    if state[b + SD_ROW] == 1:
+        return top < 0 or ct[top, C_ROLE] != ROLE_HAZARD
+    return top == VIRTUAL_GO or (top >= 0 and ct[top, C_ROLE] == ROLE_GO)
+
+
+@njit(cache=True)
+def is_limited(state, side):
+    b = side_at(side)
+    return state[b + SD_LIMITED] == 1 and state[b + SD_LIMIT_IMMUNE] == 0
+
+
+@njit(cache=True)
+def protected(state, ct, side, card):
+    safety = ct[card, C_PROTECTED_BY]
+    return safety >= 0 and state[side_at(side) + SD_TABLEAU + safety] > 0
+
+
+@njit(cache=True)
+def can_lay_distance(state, ct, rules, side, t):
+    b = side_at(side)
+    if not is_moving(state, ct, side):
+        return False
+    if ct[t, C_LIMITED] == 1 and is_limited(state, side):
+        return False
+    laid = state[b + SD_LAID + t]
+    if ct[t, C_CAP] > 0 and laid >= ct[t, C_CAP]:
+        return False
+    if rules[R_TARGET_SET] == 1:
+        return laid < ct[t, C_TARGET] or rules[R_OVERSHOOT_DISQUALIFY] == 1
+    return state[b + SD_DIST] + ct[t, C_VALUE] <= state[ST_TRIP]
+
+
+@njit(cache=True)
+def can_play_own(state, ct, rules, side, t):
+    """May card type t be laid on the player's own side now?"""
+    role = ct[t, C_ROLE]
+    b = side_at(side)
+    if role == ROLE_DISTANCE:
+        return can_lay_distance(state, ct, rules, side, t)
+    if role == ROLE_SAFETY:
+        return True
+    top = state[b + SD_BATTLE]
+    if role == ROLE_GO:
+        # A permanent go (Right of Way) makes go cards pointless: not a legal play.
+        if state[b + SD_ROW] == 1 or top == VIRTUAL_GO:
+            return False
+        if top < 0:
+            return True
+        top_role = ct[top, C_ROLE]
+        return top_role == ROLE_REMEDY or (top_role == ROLE_HAZARD and ct[top, C_REMEDY] == t)
+    if role == ROLE_REMEDY:
+        return top >= 0 and ct[top, C_ROLE] == ROLE_HAZARD and ct[top, C_REMEDY] == t
+    if role == ROLE_END_LIMIT:
+        return is_limited(state, side)
+    return False
+
+
+@njit(cache=True)
+def can_attack(state, ct, rules, target, t):
+    """May card type t be laid on side `target` (an opponent)?"""
+    role = ct[t, C_ROLE]
+    if role != ROLE_HAZARD and role != ROLE_LIMIT and role != ROLE_SETBACK:
+        return False
+    if protected(state, ct, target, t):
+        return False
+    b = side_at(target)
+    if role == ROLE_HAZARD:
+        return is_moving(state, ct, target)
+    if role == ROLE_LIMIT:
+        if state[b + SD_LIMIT_IMMUNE] == 1:
+            return False
+        return state[b + SD_LIMITED] == 0 or rules[R_LIMIT_ON_LIMIT] == 1
+    return state[b + SD_LAID + ct[t, C_REMOVES]] > 0
+
+
+@njit(cache=True)
+def legal_moves(state, ct, rules, seat, moves):
+    """Fill `moves` with the legal moves of `seat`; return how many.
+
+    Discarding any held card is always legal, so a player holding cards
+    always has a move.
+    """
+    n_types = rules[R_NTYPES]
+    sides = rules[R_SIDES]
+    side = seat % sides
+    hand = HAND_AT + seat * MAX_TYPES
+    n = 0
+    for t in range(n_types):
+        if state[hand + t] == 0:
+            continue
+        if can_play_own(state, ct, rules, side, t):
+            moves[n] = t * 8 + side
+            n += 1
+        for other in range(sides):
+            if other != side and can_attack(state, ct, rules, other, t):
+                moves[n] = t * 8 + other
+                n += 1
+        moves[n] = t * 8 + DISCARD
+        n += 1
+    return n
+
+
+# ---- chance -----------------------------------------------------------------
+@njit(cache=True)
+def log_event(log, state, seat, event, card, side, value):
+    if log.shape[0] == 0:
+        return
+    i = log[0, 0]  # row 0 holds the number of events written
+    if i + 1 < log.shape[0]:
+        row = log[i + 1]
+        row[0] = state[ST_TURNS]
+        row[1] = seat
+        row[2] = event
+        row[3] = card
+        row[4] = side
+        row[5] = value
+        log[0, 0] = i + 1
+
+
+@njit(cache=True)
+def shuffle_stock(state, key):
+    n = state[ST_STOCK_N]
+    for i in range(n - 1, 0, -1):
+        j, key = randint(key, i + 1)
+        a = state[STOCK_AT + i]
+        state[STOCK_AT + i] = state[STOCK_AT + j]
+        state[STOCK_AT + j] = a
+    return key
+
+
+@njit(cache=True)
+def rebuild_stock(state, ct, rules, key):
+    """Stap op's reshuffle: the discard pile, every laid stage card and every
+    battle and limit pile except its top card become the new stock. Laid
+    stages stay counted for their owner; safeties stay where they are."""
+    n_types = rules[R_NTYPES]
+    n = 0
+    for t in range(n_types):
+        for _ in range(state[DISCARD_AT + t]):
+            state[STOCK_AT + n] = t
+            n += 1
+        state[DISCARD_AT + t] = 0
+    for side in range(rules[R_SIDES]):
+        b = side_at(side)
+        for t in range(n_types):
+            keep = 0
+            role = ct[t, C_ROLE]
+            if role == ROLE_SAFETY:
+                continue
+            if t == state[b + SD_BATTLE] or t == state[b + SD_LIMIT_TOP]:
+                keep = 1
+            for _ in range(state[b + SD_TABLEAU + t] - keep):
+                state[STOCK_AT + n] = t
+                n += 1
+            state[b + SD_TABLEAU + t] = keep
+    state[ST_STOCK_N] = n
+    state[ST_RESHUFFLES] += 1
+    return shuffle_stock(state, key)
+
+
+@njit(cache=True)
+def draw(state, ct, rules, seat, key, cards, log):
+    """Draw the top card of the stock into seat's hand (rebuilding the stock
+    first in reshuffle designs). Returns (drew a card, key)."""
+    if state[ST_STOCK_N] == 0 and rules[R_RESHUFFLE] == 1:
+        key = rebuild_stock(state, ct, rules, key)
+        log_event(log, state, seat, EV_RESHUFFLE, -1, -1, state[ST_STOCK_N])
+    n = state[ST_STOCK_N]
+    if n == 0:
+        return False, key
+    t = state[STOCK_AT + n - 1]
+    state[ST_STOCK_N] = n - 1
+    if n == 1:
+        state[ST_STOCK_EXHAUSTED] = 1
+    state[HAND_AT + seat * MAX_TYPES + t] += 1
+    state[HAND_N_AT + seat] += 1
+    cards[seat % rules[R_SIDES], t, K_DRAWN] += 1
+    log_event(log, state, seat, EV_DRAW, t, -1, 0)
+    return True, key
+
+
+@njit(cache=True)
+def deal(state, ct, rules, first_seat, key, cards, log):
+    """Fresh state for a hand: shuffled full deck, hand_size cards each."""
+    state[:] = 0
+    n_types = rules[R_NTYPES]
+    n = 0
+    for t in range(n_types):
+        for _ in range(ct[t, C_COUNT]):
+            state[STOCK_AT + n] = t
+            n += 1
+    state[ST_STOCK_N] = n
+    state[ST_TRIP] = rules[R_TRIP]
+    state[ST_EXT_SIDE] = -1
+    state[ST_TRIP_SIDE] = -1
+    state[ST_LEADER] = -1
+    for side in range(rules[R_SIDES]):
+        b = side_at(side)
+        state[b + SD_BATTLE] = EMPTY
+        state[b + SD_LIMIT_TOP] = EMPTY
+        state[b + SD_LIMITED] = rules[R_START_LIMITED]
+        state[b + SD_NEED] = rules[R_SET_TOTAL]
+    key = shuffle_stock(state, key)
+    players = rules[R_PLAYERS]
+    for _ in range(rules[R_HAND_SIZE]):
+        for i in range(players):
+            seat = (first_seat + i) % players
+            n = state[ST_STOCK_N]
+            t = state[STOCK_AT + n - 1]
+            state[ST_STOCK_N] = n - 1
+            state[HAND_AT + seat * MAX_TYPES + t] += 1
+            state[HAND_N_AT + seat] += 1
+            cards[seat % rules[R_SIDES], t, K_DRAWN] += 1
+            log_event(log, state, seat, EV_DEAL, t, -1, 0)
+    return key
+
+
+# ---- effects ----------------------------------------------------------------
+@njit(cache=True)
+def take_from_hand(state, seat, t):
+    state[HAND_AT + seat * MAX_TYPES + t] -= 1
+    state[HAND_N_AT + seat] -= 1
+
+
+@njit(cache=True)
+def land_safety(state, ct, rules, side, s):
+    """A safety lands on `side` (on its turn or as a coup fourré): protection
+    for the rest of the hand, and the matching hazard or limit in play is
+    cancelled (discarded)."""
+    b = side_at(side)
+    state[b + SD_TABLEAU + s] += 1
+    if ct[s, C_ACTS_AS_GO] == 1:
+        state[b + SD_ROW] = 1
+    top = state[b + SD_BATTLE]
+    if top >= 0 and ct[top, C_ROLE] == ROLE_HAZARD and ct[top, C_PROTECTED_BY] == s:
+        state[b + SD_TABLEAU + top] -= 1
+        state[DISCARD_AT + top] += 1
+        state[b + SD_BATTLE] = NEEDS_GO if rules[R_ROLL_AFTER_SAFETY] == 1 else VIRTUAL_GO
+    for t in range(rules[R_NTYPES]):
+        if ct[t, C_ROLE] == ROLE_LIMIT and ct[t, C_PROTECTED_BY] == s:
+            # Immune to every limit, the starting one (Stap op's headwind) included.
+            state[b + SD_LIMIT_IMMUNE] = 1
+            lim = state[b + SD_LIMIT_TOP]
+            if lim == t:
+                state[b + SD_TABLEAU + lim] -= 1
+                state[DISCARD_AT + lim] += 1
+                state[b + SD_LIMIT_TOP] = EMPTY
+            state[b + SD_LIMITED] = 0
+
+
+@njit(cache=True)
+def update_tension(state, rules, sides_out):
+    """After a distance change: lead changes and each side's deficit."""
+    sides = rules[R_SIDES]
+    best = -1
+    leader = -1
+    for s in range(sides):
+        d = state[side_at(s) + SD_DIST]
+        if d > best:
+            best = d
+            leader = s
+        elif d == best:
+            leader = -1
+    if leader >= 0:
+        if state[ST_LEADER] >= 0 and state[ST_LEADER] != leader:
+            state[ST_LEAD_CHANGES] += 1
+        state[ST_LEADER] = leader
+    for s in range(sides):
+        gap = best - state[side_at(s) + SD_DIST]
+        if gap > sides_out[s, S_MAX_DEFICIT]:
+            sides_out[s, S_MAX_DEFICIT] = gap
+
+
+@njit(cache=True)
+def trip_complete(state, rules, side):
+    b = side_at(side)
+    if state[b + SD_DISQ] == 1:
+        return False
+    if rules[R_TARGET_SET] == 1:
+        return state[b + SD_NEED] == 0
+    return state[b + SD_DIST] == state[ST_TRIP]
+
+
+# ---- policies -----------------------------------------------------------------
+@njit(cache=True)
+def keep_value(state, ct, rules, seat, t):
+    """How much a greedy player wants to keep card t (discards the lowest)."""
+    sides = rules[R_SIDES]
+    side = seat % sides
+    b = side_at(side)
+    role = ct[t, C_ROLE]
+    held = state[HAND_AT + seat * MAX_TYPES + t]
+    if role == ROLE_SAFETY:
+        return 100.0
+    if role == ROLE_DISTANCE:
+        laid = state[b + SD_LAID + t]
+        if ct[t, C_CAP] > 0 and laid >= ct[t, C_CAP]:
+            return -10.0
+        if rules[R_TARGET_SET] == 1:
+            if laid + held > ct[t, C_TARGET]:
+                return -10.0  # more than the set still needs
+        elif state[b + SD_DIST] + ct[t, C_VALUE] > state[ST_TRIP]:
+            return -10.0
+        return 1.0 + 4.0 * ct[t, C_VALUE] / state[ST_TRIP] - 0.5 * (held - 1)
+    if role == ROLE_GO:
+        return 3.0 - 0.7 * (held - 1) - (3.0 if state[b + SD_ROW] == 1 else 0.0)
+    if role == ROLE_REMEDY or role == ROLE_END_LIMIT:
+        for h in range(rules[R_NTYPES]):
+            fixes = (role == ROLE_REMEDY and ct[h, C_ROLE] == ROLE_HAZARD and ct[h, C_REMEDY] == t) or (
+                role == ROLE_END_LIMIT and ct[h, C_ROLE] == ROLE_LIMIT)
+            if fixes and protected(state, ct, side, h):
+                return -5.0  # our safety makes it useless
+        if role == ROLE_END_LIMIT and state[b + SD_LIMIT_IMMUNE] == 1:
+            return -5.0
+        return 2.5 - 0.7 * (held - 1)
+    # hazards, limits, setbacks: useless once every opponent is protected
+    for other in range(sides):
+        if other != side and not protected(state, ct, other, t):
+            return 2.0 - 0.5 * (held - 1)
+    return -5.0
+
+
+@njit(cache=True)
+def greedy_score(state, ct, rules, seat, m, params):
+    t = m >> 3
+    target = m & 7
+    sides = rules[R_SIDES]
+    side = seat % sides
+    if target == DISCARD:
+        return -keep_value(state, ct, rules, seat, t)
+    role = ct[t, C_ROLE]
+    if target != side:
+        # Attack: rank targets by distance (leader) or by turn order.
+        if params[P_TARGET_LEADER] >= 0.5:
+            pick = state[side_at(target) + SD_DIST] / (state[ST_TRIP] + 1.0)
+        else:
+            pick = 1.0 - ((target - side) % sides) / sides
+        return 40.0 * params[P_ATTACK] + pick
+    if role == ROLE_DISTANCE:
+        return 60.0 + 10.0 * ct[t, C_VALUE] / state[ST_TRIP]
+    if role == ROLE_SAFETY:
+        b = side_at(side)
+        top = state[b + SD_BATTLE]
+        fixes = (top >= 0 and ct[top, C_PROTECTED_BY] == t) or (
+            is_limited(state, side) and state[b + SD_LIMIT_TOP] >= 0 and ct[state[b + SD_LIMIT_TOP], C_PROTECTED_BY] == t)
+        if fixes or params[P_HOLD_SAFETIES] < 0.5:
+            return 100.0
+        return 0.5  # held for a coup fourré; laid only instead of a discard
+    if role == ROLE_END_LIMIT:
+        return 50.0
+    return 80.0  # go or remedy: get moving again
+
+
+@njit(cache=True)
+def choose_move(state, ct, rules, seat, moves, n, policy_id, params, key):
+    if policy_id == POLICY_RANDOM:
+        i, key = randint(key, n)
+        return moves[i], key
+    best = -1e18
+    pick = moves[0]
+    ties = 0
+    for i in range(n):
+        s = greedy_score(state, ct, rules, seat, moves[i], params)
+        if s > best:
+            best = s
+            pick = moves[i]
+            ties = 1
+        elif s == best:
+            # reservoir sampling: a uniform choice among equal scores
+            ties += 1
+            j, key = randint(key, ties)
+            if j == 0:
+                pick = moves[i]
+    return pick, key
+
+
+@njit(cache=True)
+def wants_coup_fourre(policy_id, params, key):
+    if policy_id == POLICY_RANDOM:
+        u, key = uniform(key)
+        return u < 0.5, key
+    u, key = uniform(key)
+    return u < params[P_COUP_FOURRE], key
+
+
+@njit(cache=True)
+def wants_extension(state, rules, seat, policy_id, params, key):
+    if policy_id == POLICY_RANDOM:
+        u, key = uniform(key)
+        return u < 0.5, key
+    side = seat % rules[R_SIDES]
+    own = state[side_at(side) + SD_DIST]
+    lead = 1 << 30
+    for s in range(rules[R_SIDES]):
+        if s != side:
+            gap = own - state[side_at(s) + SD_DIST]
+            if gap < lead:
+                lead = gap
+    return lead >= params[P_EXTENSION_MARGIN], key
+
+
+# ---- one hand -----------------------------------------------------------------
+@njit(cache=True)
+def offer_coup_fourre(state, ct, rules, attacker, target, t, policy_ids, params, pkeys, key, sides_out, cards, log):
+    """A hazard (or limit, or setback) t has just been played on `target`:
+    the first player of that side in turn order after the attacker who holds
+    the matching safety may lay it at once. Returns (coup seat or -1, key)."""
+    s = ct[t, C_PROTECTED_BY]
+    if s < 0 or rules[R_COUP_FOURRE] == 0:
+        return -1, key
+    players = rules[R_PLAYERS]
+    sides = rules[R_SIDES]
+    for i in range(1, players):
+        seat = (attacker + i) % players
+        if seat % sides != target or state[HAND_AT + seat * MAX_TYPES + s] == 0:
+            continue
+        yes, pk = wants_coup_fourre(policy_ids[seat], params[seat], pkeys[seat])
+        pkeys[seat] = pk
+        if not yes:
+            continue
+        take_from_hand(state, seat, s)
+        land_safety(state, ct, rules, target, s)
+        state[DISCARD_AT + t] += 1
+        state[ST_COUPS] += 1
+        cards[target, s, K_PLAYED] += 1
+        cards[target, s, K_COUPS] += 1
+        sides_out[target, S_COUPS] += 1
+        log_event(log, state, seat, EV_COUP_FOURRE, s, target, t)
+        _, key = draw(state, ct, rules, seat, key, cards, log)  # the replacement card
+        return seat, key
+    return -1, key
+
+
+@njit(cache=True)
+def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, hand_out, sides_out, cards, progress, log):
+    """Deal and play one hand to its end. Writes the hand's records into
+    hand_out [H_NCOLS], sides_out [sides, S_NCOLS], cards [sides, types,
+    K_NCOLS], progress [sides, PROGRESS_ROUNDS]; returns the chance key.
+    pkeys [seats] holds each seat's policy key and is updated in place."""
+    players = rules[R_PLAYERS]
+    sides = rules[R_SIDES]
+    n_types = rules[R_NTYPES]
+    cap = rules[R_TURN_CAP]
+    moves = np.empty(MAX_MOVES, np.int32)
+    key = deal(state, ct, rules, first_seat, key, cards, log)
+    seat = first_seat
+    capped = 0
+    while True:
+        turns = state[ST_TURNS]
+        if turns >= cap:
+            capped = 1
+            break
+        side = seat % sides
+        b = side_at(side)
+        # Turns lost: the side starts the turn blocked by a hazard or a limit card.
+        top = state[b + SD_BATTLE]
+        if top >= 0 and ct[top, C_ROLE] == ROLE_HAZARD:
+            cards[side, top, K_VICTIM_TURNS] += 1
+        elif is_limited(state, side) and state[b + SD_LIMIT_TOP] >= 0:
+            cards[side, state[b + SD_LIMIT_TOP], K_VICTIM_TURNS] += 1
+        _, key = draw(state, ct, rules, seat, key, cards, log)
+        if state[HAND_N_AT + seat] == 0:
+            # Play-out: nothing to draw and nothing in hand, so pass.
+            log_event(log, state, seat, EV_PASS, -1, -1, 0)
+            empty = state[ST_STOCK_N] == 0
+            for p in range(players):
+                if state[HAND_N_AT + p] > 0:
+                    empty = False
+            if empty:
+                break
+            seat = (seat + 1) % players
+            continue
+        n = legal_moves(state, ct, rules, seat, moves)
+        m, pk = choose_move(state, ct, rules, seat, moves, n, policy_ids[seat], params[seat], pkeys[seat])
+        pkeys[seat] = pk
+        t = m >> 3
+        target = m & 7
+        take_from_hand(state, seat, t)
+        state[ST_TURNS] = turns + 1
+        next_seat = (seat + 1) % players
+        hand_over = False
+        if target == DISCARD:
+            state[DISCARD_AT + t] += 1
+            cards[side, t, K_DISCARDED] += 1
+            log_event(log, state, seat, EV_DISCARD, t, -1, 0)
+        else:
+            cards[side, t, K_PLAYED] += 1
+            log_event(log, state, seat, EV_PLAY, t, target, 0)
+            role = ct[t, C_ROLE]
+            tb = side_at(target)
+            if role == ROLE_DISTANCE:
+                laid = state[tb + SD_LAID + t]
+                state[tb + SD_LAID + t] = laid + 1
+                state[tb + SD_TABLEAU + t] += 1
+                state[tb + SD_DIST] += ct[t, C_VALUE]
+                if rules[R_TARGET_SET] == 1:
+                    if laid < ct[t, C_TARGET]:
+                        state[tb + SD_NEED] -= 1
+                    else:
+                        state[tb + SD_DISQ] = 1  # option overshoot = "disqualify"
+                update_tension(state, rules, sides_out)
+                if trip_complete(state, rules, side):
+                    hand_over = True
+                    if (rules[R_EXTENSION] > 0 and state[ST_EXT_SIDE] < 0
+                            and state[ST_TRIP] < rules[R_EXTENSION]):
+                        yes, pk = wants_extension(state, rules, seat, policy_ids[seat], params[seat], pkeys[seat])
+                        pkeys[seat] = pk
+                        if yes:
+                            state[ST_EXT_SIDE] = side
+                            state[ST_TRIP] = rules[R_EXTENSION]
+                            hand_over = False
+                            log_event(log, state, seat, EV_EXTENSION, -1, side, rules[R_EXTENSION])
+                        else:
+                            log_event(log, state, seat, EV_DECLINE_EXTENSION, -1, side, 0)
+                    if hand_over:
+                        state[ST_TRIP_SIDE] = side
+            elif role == ROLE_SAFETY:
+                land_safety(state, ct, rules, side, t)
+                if state[ST_STOCK_N] > 0 or rules[R_RESHUFFLE] == 1 or rules[R_SAFETY_EXTRA_TURN_EMPTY] == 1:
+                    next_seat = seat  # the extra turn
+            elif role == ROLE_GO or role == ROLE_REMEDY:
+                state[tb + SD_BATTLE] = t
+                state[tb + SD_TABLEAU + t] += 1
+            elif role == ROLE_END_LIMIT:
+                state[tb + SD_LIMITED] = 0
+                state[tb + SD_LIMIT_TOP] = t
+                state[tb + SD_TABLEAU + t] += 1
+            else:
+                # An attack on an opponent: hazard, limit or setback.
+                sides_out[side, S_HAZARDS_PLAYED] += 1
+                coup, key = offer_coup_fourre(state, ct, rules, seat, target, t, policy_ids, params, pkeys,
+                                              key, sides_out, cards, log)
+                if coup >= 0:
+                    next_seat = coup
+                else:
+                    sides_out[target, S_HAZARDS_RECEIVED] += 1
+                    cards[target, t, K_RECEIVED] += 1
+                    if role == ROLE_HAZARD:
+                        state[tb + SD_BATTLE] = t
+                        state[tb + SD_TABLEAU + t] += 1
+                    elif role == ROLE_LIMIT:
+                        state[tb + SD_LIMITED] = 1
+                        state[tb + SD_LIMIT_TOP] = t
+                        state[tb + SD_TABLEAU + t] += 1
+                    else:
+                        lost = ct[t, C_REMOVES]
+                        laid = state[tb + SD_LAID + lost]
+                        state[tb + SD_LAID + lost] = laid - 1
+                        state[tb + SD_DIST] -= ct[lost, C_VALUE]
+                        if rules[R_TARGET_SET] == 1 and laid <= ct[lost, C_TARGET]:
+                            state[tb + SD_NEED] += 1
+                        if state[tb + SD_TABLEAU + lost] > 0:  # it may have gone back into the stock
+                            state[tb + SD_TABLEAU + lost] -= 1
+                            state[DISCARD_AT + lost] += 1
+                        state[DISCARD_AT + t] += 1
+                        update_tension(state, rules, sides_out)
+        rounds = state[ST_TURNS] // players
+        if state[ST_TURNS] % players == 0 and rounds <= PROGRESS_ROUNDS:
+            for s in range(sides):
+                progress[s, rounds - 1] = state[side_at(s) + SD_DIST]
+        if hand_over:
+            break
+        if state[ST_STOCK_N] == 0 and rules[R_RESHUFFLE] == 0:
+            empty = True
+            for p in range(players):
+                if state[HAND_N_AT + p] > 0:
+                    empty = False
+            if empty:
+                break
+        seat = next_seat
+
+    # ---- records ----
+    rounds = state[ST_TURNS] // players
+    for s in range(sides):
+        for r in range(rounds, PROGRESS_ROUNDS):
+            progress[s, r] = state[side_at(s) + SD_DIST]
+    for p in range(players):
+        for t in range(n_types):
+            cards[p % sides, t, K_IN_HAND] += state[HAND_AT + p * MAX_TYPES + t]
+    hand_out[H_FIRST_SEAT] = first_seat
+    hand_out[H_TURNS] = state[ST_TURNS]
+    hand_out[H_STOCK_EXHAUSTED] = state[ST_STOCK_EXHAUSTED]
+    hand_out[H_RESHUFFLES] = state[ST_RESHUFFLES]
+    hand_out[H_CAPPED] = capped
+    hand_out[H_TRIP_SIDE] = state[ST_TRIP_SIDE]
+    hand_out[H_EXT_SIDE] = state[ST_EXT_SIDE]
+    hand_out[H_LEAD_CHANGES] = state[ST_LEAD_CHANGES]
+    for s in range(sides):
+        b = side_at(s)
+        sides_out[s, S_DISTANCE] = state[b + SD_DIST]
+        sides_out[s, S_DISQUALIFIED] = state[b + SD_DISQ]
+        n_safe = 0
+        for t in range(n_types):
+            if ct[t, C_ROLE] == ROLE_SAFETY and state[b + SD_TABLEAU + t] > 0:
+                n_safe += 1
+        sides_out[s, S_SAFETIES] = n_safe
+    score_hand(state, rules, sides_out)
+    return key
+
+
+@njit(cache=True)
+def score_hand(state, rules, sides_out):
+    """Hand scores: the design's scoring table, or the distance if it has none."""
+    sides = rules[R_SIDES]
+    for s in range(sides):
+        sides_out[s, S_SCORE] = sides_out[s, S_DISTANCE]
+    if rules[R_SCORING] == 0:
+        return
+    trip_side = state[ST_TRIP_SIDE]
+    ext_side = state[ST_EXT_SIDE]
+    for s in range(sides):
+        score = sides_out[s, S_DISTANCE]
+        safeties = sides_out[s, S_SAFETIES]
+        score += rules[R_PER_SAFETY] * safeties
+        if safeties == rules[R_N_SAFETY_TYPES] and safeties > 0:
+            score += rules[R_ALL_SAFETIES]
+        score += rules[R_COUP_POINTS] * sides_out[s, S_COUPS]
+        if s == trip_side:
+            score += rules[R_TRIP_POINTS]
+            if state[ST_STOCK_N] == 0:
+                score += rules[R_DELAYED_POINTS]
+            safe_type = rules[R_SAFE_TRIP_TYPE]
+            if safe_type >= 0 and state[side_at(s) + SD_LAID + safe_type] == 0:
+                score += rules[R_SAFE_TRIP_POINTS]
+            if rules[R_SHUTOUT_FR] == 0:
+                shut_out = True
+                for o in range(sides):
+                    if o != s and sides_out[o, S_DISTANCE] > 0:
+                        shut_out = False
+                if shut_out:
+                    score += rules[R_SHUTOUT_POINTS]
+        if ext_side >= 0:
+            if s == ext_side and trip_side == ext_side:
+                score += rules[R_EXTENSION_POINTS]
+            elif s != ext_side and trip_side != ext_side:
+                score += rules[R_EXTENSION_POINTS]
+        if rules[R_SHUTOUT_FR] == 1:
+            for o in range(sides):
+                if o != s and sides_out[o, S_DISTANCE] == 0:
+                    score += rules[R_SHUTOUT_POINTS]
+        sides_out[s, S_SCORE] = score
+
+
+# ---- batch driver ---------------------------------------------------------------
+@njit(cache=True)
+def initial_keys(seed, games, players, chance_keys, policy_keys):
+    """Keys of each game's chance stream and of each seat's policy stream."""
+    for i in range(games.shape[0]):
+        chance_keys[i] = game_key(seed, games[i], STREAM_CHANCE)
+        for p in range(players):
+            policy_keys[i, p] = game_key(seed, games[i], STREAM_POLICY_BASE + p)
+
+
+@njit(cache=True, parallel=True)
+def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, chance_keys, policy_keys,
+               hand_out, sides_out, cards_out, progress_out):
+    """Play one hand of each game i (in parallel); game i owns row i of every
+    output array and its keys, which come back advanced for the next hand.
+
+    policy_ids [K] and policy_params [K, N_PARAMS] describe the policies in
+    play; seat_policy [games, seats] says which one sits where in each game.
+    """
+    no_log = np.zeros((0, LOG_NCOLS), np.int32)
+    players = rules[R_PLAYERS]
+    for i in prange(first_seats.shape[0]):
+        state = np.empty(STATE_SIZE, np.int16)
+        ids = np.empty(players, np.int32)
+        params = np.empty((players, N_PARAMS), np.float64)
+        for p in range(players):
+            ids[p] = policy_ids[seat_policy[i, p]]
+            params[p] = policy_params[seat_policy[i, p]]
+        chance_keys[i] = play_hand(ct, rules, ids, params, first_seats[i], chance_keys[i],
+                                   policy_keys[i], state, hand_out[i], sides_out[i], cards_out[i],
+                                   progress_out[i], no_log)
+
+
+@njit(cache=True)
+def play_hand_logged(ct, rules, policy_ids, params, first_seat, chance_key, pkeys, state, hand_out,
+                     sides_out, cards, progress, log):
+    """play_hand for one game from Python: the chance key lives in a 1-element
+    uint64 array so it never crosses into Python as a (signed) int."""
+    chance_key[0] = play_hand(ct, rules, policy_ids, params, first_seat, chance_key[0], pkeys, state,
+                              hand_out, sides_out, cards, progress, log)

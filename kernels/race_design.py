@@ -1,0 +1,591 @@
+"""Deck designs of the race card family: TOML file -> validated numeric tables.
+
+A design file says everything that differs between Stap op, Mille Bornes,
+Touring and any redesign (see docs/designs.md for the format). `load_design`
+reads and validates it; `Design.tables(players, options)` turns it into the
+two integer arrays the kernels read: a card table (one row per card type) and
+a rules vector (named offsets below). Every mistake raises `DesignError` with
+the file, the field and the problem.
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+MAX_TYPES = 32
+MAX_SEATS = 6
+MAX_DECK = 400
+MAX_SIDES = MAX_SEATS
+
+ROLES = ("distance", "go", "hazard", "limit", "remedy", "end_limit", "safety", "setback")
+(ROLE_DISTANCE, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT, ROLE_REMEDY, ROLE_END_LIMIT,
+ ROLE_SAFETY, ROLE_SETBACK) = range(len(ROLES))
+
+# Card table columns.
+C_ROLE = 0        # ROLE_*
+C_COUNT = 1       # copies in the deck for this player count
+C_VALUE = 2       # distance: km; setback: km removed
+C_LIMITED = 3     # distance: 1 if it cannot be laid under a limit
+C_CAP = 4         # distance: most copies a side may lay in a hand (0: no cap)
+C_TARGET = 5      # distance, set targets: copies the set needs
+C_REMEDY = 6      # hazard: card type that clears it (the go card for Stop-like hazards)
+C_PROTECTED_BY = 7  # hazard, limit, setback: safety type protecting from it, -1 none
+C_ACTS_AS_GO = 8  # safety: 1 if it is a permanent go (Right of Way)
+C_REMOVES = 9     # setback: distance type it removes
+C_NCOLS = 10
+
+# Rules vector offsets.
+R_NTYPES = 0
+R_PLAYERS = 1
+R_SIDES = 2
+R_HAND_SIZE = 3
+R_TARGET_SET = 4          # 1: exact set of stage cards, 0: exact sum
+R_TRIP = 5                # sum target (km); set target: its total km
+R_EXTENSION = 6           # extended trip (km), 0: no extension
+R_RESHUFFLE = 7           # 1: rebuild the stock when it runs out, 0: play out
+R_START_LIMITED = 8
+R_GO_TYPE = 9
+R_OVERSHOOT_DISQUALIFY = 10
+R_LIMIT_ON_LIMIT = 11
+R_ROLL_AFTER_SAFETY = 12
+R_SAFETY_EXTRA_TURN_EMPTY = 13
+R_SHUTOUT_FR = 14
+R_COUP_FOURRE = 15
+R_SCORING = 16            # 1: score hands with the table below, games of hands to R_GAME_TARGET
+R_GAME_TARGET = 17
+R_PER_SAFETY = 18
+R_ALL_SAFETIES = 19
+R_COUP_POINTS = 20
+R_TRIP_POINTS = 21
+R_DELAYED_POINTS = 22
+R_SAFE_TRIP_POINTS = 23
+R_SAFE_TRIP_TYPE = 24     # -1: no safe-trip bonus
+R_EXTENSION_POINTS = 25
+R_SHUTOUT_POINTS = 26
+R_N_SAFETY_TYPES = 27
+R_TURN_CAP = 28           # turns per hand before it is cut off
+R_DECK_SIZE = 29
+R_SET_TOTAL = 30          # stage cards a set target needs
+R_NCOLS = 32
+
+DEFAULT_OPTIONS = {
+    "overshoot": "forbid",
+    "limit_on_limit": False,
+    "roll_after_safety": True,
+    "safety_extra_turn_after_stock_empty": False,
+    "shutout": "parker",
+    "coup_fourre": True,
+    "turn_cap": 0,            # 0: derived from the deck (see `turn_cap`)
+}
+OPTION_CHOICES = {"overshoot": ("forbid", "disqualify"), "shutout": ("parker", "fr")}
+HAND_CAP = 60  # hands per game before a multi-hand game is cut off (reported as capped)
+
+
+class DesignError(ValueError):
+    """A deck design (or a player count / option for it) that cannot be played."""
+
+
+@dataclass
+class Card:
+    key: str
+    name: str
+    role: str
+    count: int
+    value: int = 0
+    limited: bool = False
+    cap: int = 0
+    target: int = 0
+    remedy: str | None = None
+    protects: list[str] = field(default_factory=list)
+    acts_as_go: bool = False
+    removes: str | None = None
+
+
+@dataclass
+class Design:
+    name: str
+    title: str
+    source: str            # file path or "builtin:<name>"
+    text: str              # the file's text, for hashing and the report header
+    unit: str
+    players: list[int]
+    hand_size: int
+    reshuffle: bool
+    start_under_limit: bool
+    reconstructed: bool
+    target_kind: str
+    trip: int
+    cards: list[Card]
+    per_players: dict[int, dict]
+    scoring: dict | None
+    options: dict
+
+    def card_index(self, key: str) -> int:
+        return [c.key for c in self.cards].index(key)
+
+    def sides(self, players: int) -> int:
+        return players // self.per_players.get(players, {}).get("team_size", 1)
+
+    def counts(self, players: int) -> dict[str, int]:
+        removed = self.per_players.get(players, {}).get("remove", {})
+        return {c.key: c.count - removed.get(c.key, 0) for c in self.cards}
+
+    def set_target(self, players: int) -> dict[str, int]:
+        override = self.per_players.get(players, {}).get("target")
+        if override is not None:
+            return {c.key: override.get(c.key, 0) for c in self.cards}
+        return {c.key: c.target for c in self.cards}
+
+    def trip_for(self, players: int) -> tuple[int, int]:
+        """(trip, extension) in km for a player count; extension 0 if none."""
+        spec = self.per_players.get(players, {})
+        if self.target_kind == "set":
+            target = self.set_target(players)
+            return sum(c.value * target[c.key] for c in self.cards if c.role == "distance"), 0
+        return spec.get("trip", self.trip), spec.get("extension", 0)
+
+    def resolved_options(self, overrides: dict | None = None) -> dict:
+        options = dict(self.options)
+        for key, value in (overrides or {}).items():
+            if key not in DEFAULT_OPTIONS:
+                raise DesignError(
+                    f"{self.source}: unknown rule option {key!r}; known: {', '.join(sorted(DEFAULT_OPTIONS))}"
+                )
+            options[key] = _check_option(self.source, key, value)
+        return options
+
+    def tables(self, players: int, options: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The kernels' card table (int32 [types, C_NCOLS]) and rules vector (int32 [R_NCOLS])."""
+        if players not in self.players:
+            raise DesignError(
+                f"{self.source}: {self.title} is played by {_plural(self.players)} players, not {players}"
+            )
+        opts = self.resolved_options(options)
+        index = {c.key: i for i, c in enumerate(self.cards)}
+        counts = self.counts(players)
+        target = self.set_target(players)
+        table = np.zeros((len(self.cards), C_NCOLS), dtype=np.int32)
+        table[:, C_PROTECTED_BY] = -1
+        table[:, C_REMEDY] = -1
+        table[:, C_REMOVES] = -1
+        for i, c in enumerate(self.cards):
+            table[i, C_ROLE] = ROLES.index(c.role)
+            table[i, C_COUNT] = counts[c.key]
+            table[i, C_VALUE] = c.value if c.role != "setback" else self.cards[index[c.removes]].value
+            table[i, C_LIMITED] = int(c.limited)
+            table[i, C_CAP] = c.cap
+            table[i, C_TARGET] = target[c.key] if self.target_kind == "set" else 0
+            if c.remedy is not None:
+                table[i, C_REMEDY] = index[c.remedy]
+            if c.removes is not None:
+                table[i, C_REMOVES] = index[c.removes]
+            table[i, C_ACTS_AS_GO] = int(c.acts_as_go)
+            for protected in c.protects:
+                table[index[protected], C_PROTECTED_BY] = i
+        trip, extension = self.trip_for(players)
+        sc = self.scoring or {}
+        rules = np.zeros(R_NCOLS, dtype=np.int32)
+        rules[R_NTYPES] = len(self.cards)
+        rules[R_PLAYERS] = players
+        rules[R_SIDES] = self.sides(players)
+        rules[R_HAND_SIZE] = self.hand_size
+        rules[R_TARGET_SET] = int(self.target_kind == "set")
+        rules[R_TRIP] = trip
+        rules[R_EXTENSION] = extension
+        rules[R_RESHUFFLE] = int(self.reshuffle)
+        rules[R_START_LIMITED] = int(self.start_under_limit)
+        rules[R_GO_TYPE] = next(i for i, c in enumerate(self.cards) if c.role == "go")
+        rules[R_OVERSHOOT_DISQUALIFY] = int(opts["overshoot"] == "disqualify")
+        rules[R_LIMIT_ON_LIMIT] = int(opts["limit_on_limit"])
+        rules[R_ROLL_AFTER_SAFETY] = int(opts["roll_after_safety"])
+        rules[R_SAFETY_EXTRA_TURN_EMPTY] = int(opts["safety_extra_turn_after_stock_empty"])
+        rules[R_SHUTOUT_FR] = int(opts["shutout"] == "fr")
+        rules[R_COUP_FOURRE] = int(opts["coup_fourre"])
+        rules[R_SCORING] = int(self.scoring is not None)
+        rules[R_GAME_TARGET] = sc.get("game_target", 0)
+        rules[R_PER_SAFETY] = sc.get("per_safety", 0)
+        rules[R_ALL_SAFETIES] = sc.get("all_safeties", 0)
+        rules[R_COUP_POINTS] = sc.get("coup_fourre", 0)
+        rules[R_TRIP_POINTS] = sc.get("trip_completed", 0)
+        rules[R_DELAYED_POINTS] = sc.get("delayed_action", 0)
+        rules[R_SAFE_TRIP_POINTS] = sc.get("safe_trip", 0)
+        rules[R_SAFE_TRIP_TYPE] = index[sc["safe_trip_card"]] if "safe_trip_card" in sc else -1
+        rules[R_EXTENSION_POINTS] = sc.get("extension", 0)
+        rules[R_SHUTOUT_POINTS] = sc.get("shutout", 0)
+        rules[R_N_SAFETY_TYPES] = sum(1 for c in self.cards if c.role == "safety")
+        rules[R_DECK_SIZE] = sum(counts.values())
+        rules[R_TURN_CAP] = opts["turn_cap"] or turn_cap(self, players)
+        rules[R_SET_TOTAL] = sum(target[c.key] for c in self.cards if c.role == "distance")
+        return table, rules
+
+
+def turn_cap(design: Design, players: int) -> int:
+    """Default turns per hand before a hand is cut off.
+
+    A play-out hand cannot last longer than the deck (every turn moves one card
+    out of a hand), so its cap is never reached by a legal hand. A reshuffle
+    hand can cycle for ever; 40 turns per card of the deck is far beyond any
+    game seen, so only games that really cannot end hit it.
+    """
+    deck = sum(design.counts(players).values())
+    return deck + players + 1 if not design.reshuffle else 40 * deck
+
+
+def builtin_names() -> list[str]:
+    folder = resources.files("etappe.kernels") / "designs"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load_design(name_or_path: str | Path) -> Design:
+    """Load a built-in design by name (`stapop`, `millebornes`, `touring`) or a TOML file."""
+    text_name = str(name_or_path)
+    if text_name in builtin_names():
+        text = (resources.files("etappe.kernels") / "designs" / f"{text_name}.toml").read_text("utf-8")
+        return parse_design(text, f"builtin:{text_name}")
+    path = Path(name_or_path)
+    if not path.exists():
+        raise DesignError(
+            f"{text_name}: no such design file, and not a built-in design ({', '.join(builtin_names())})"
+        )
+    return parse_design(path.read_text("utf-8"), str(path))
+
+
+def parse_design(text: str, source: str) -> Design:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DesignError(f"{source}: not valid TOML: {exc}") from None
+    v = _Validator(source)
+    head = v.table(raw, "design")
+    target = v.table(raw, "target")
+    cards = [_parse_card(v, i, c) for i, c in enumerate(v.array_of_tables(raw, "cards"))]
+    design = Design(
+        name=v.string(head, "design.name"),
+        title=v.string(head, "design.title", default=None) or v.string(head, "design.name"),
+        source=source,
+        text=text,
+        unit=v.string(head, "design.unit", default="km"),
+        players=v.player_list(head, "design.players"),
+        hand_size=v.integer(head, "design.hand_size", low=1, high=20),
+        reshuffle=v.choice(head, "design.stock_exhausted", ("reshuffle", "play_out")) == "reshuffle",
+        start_under_limit=v.boolean(head, "design.start_under_limit", default=False),
+        reconstructed=v.boolean(head, "design.reconstructed", default=False),
+        target_kind=v.choice(target, "target.kind", ("sum", "set")),
+        trip=0,
+        cards=cards,
+        per_players={},
+        scoring=None,
+        options={},
+    )
+    v.no_unknown(head, "design", {"name", "title", "unit", "players", "hand_size", "stock_exhausted",
+                                  "start_under_limit", "reconstructed", "notes"})
+    v.no_unknown(raw, "", {"design", "target", "cards", "players", "scoring", "options"})
+    if design.target_kind == "sum":
+        design.trip = v.integer(target, "target.trip", low=1)
+        v.no_unknown(target, "target", {"kind", "trip"})
+    else:
+        v.no_unknown(target, "target", {"kind"})
+    _check_cards(v, design)
+    design.per_players = _parse_players(v, raw.get("players", {}), design)
+    design.scoring = _parse_scoring(v, raw.get("scoring"), design)
+    options = raw.get("options", {})
+    if not isinstance(options, dict):
+        v.fail("options", "must be a table")
+    design.options = dict(DEFAULT_OPTIONS)
+    for key, value in options.items():
+        if key not in DEFAULT_OPTIONS:
+            v.fail(f"options.{key}", f"unknown rule option; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
+        design.options[key] = _check_option(source, key, value)
+    _check_reachable(v, design)
+    return design
+
+
+def _check_option(source: str, key: str, value):
+    default = DEFAULT_OPTIONS[key]
+    if key in OPTION_CHOICES:
+        if value not in OPTION_CHOICES[key]:
+            raise DesignError(f"{source}: options.{key}: {value!r} is not one of {', '.join(OPTION_CHOICES[key])}")
+        return value
+    if isinstance(default, bool):
+        if isinstance(value, str) and value.lower() in ("true", "false", "on", "off", "1", "0"):
+            return value.lower() in ("true", "on", "1")
+        if not isinstance(value, bool):
+            raise DesignError(f"{source}: options.{key}: must be true or false, not {value!r}")
+        return value
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise DesignError(f"{source}: options.{key}: must be a whole number, not {value!r}") from None
+    if number < 0:
+        raise DesignError(f"{source}: options.{key}: must not be negative")
+    return number
+
+
+def _parse_card(v: "_Validator", i: int, raw: dict) -> Card:
+    where = f"cards[{i}]"
+    key = v.string(raw, f"{where}.key")
+    where = f"cards[{i}] ({key})"
+    if not key.replace("_", "").isalnum() or not key.isascii() or key[0].isdigit():
+        v.fail(f"{where}.key", "must be letters, digits and _ , not starting with a digit")
+    role = v.choice(raw, f"{where}.role", ROLES)
+    allowed = {"key", "name", "role", "count"}
+    card = Card(key=key, name=v.string(raw, f"{where}.name", default=key), role=role,
+                count=v.integer(raw, f"{where}.count", low=0, high=MAX_DECK))
+    if role == "distance":
+        allowed |= {"value", "limited", "cap", "target"}
+        card.value = v.integer(raw, f"{where}.value", low=1, high=10_000)
+        card.limited = v.boolean(raw, f"{where}.limited", default=False)
+        card.cap = v.integer(raw, f"{where}.cap", low=1, default=0)
+        card.target = v.integer(raw, f"{where}.target", low=0, default=0)
+    elif role == "hazard":
+        allowed |= {"remedy"}
+        card.remedy = v.string(raw, f"{where}.remedy")
+    elif role == "safety":
+        allowed |= {"protects", "acts_as_go"}
+        card.protects = v.string_list(raw, f"{where}.protects")
+        card.acts_as_go = v.boolean(raw, f"{where}.acts_as_go", default=False)
+    elif role == "setback":
+        allowed |= {"removes"}
+        card.removes = v.string(raw, f"{where}.removes")
+    v.no_unknown(raw, where, allowed)
+    return card
+
+
+def _check_cards(v: "_Validator", d: Design) -> None:
+    if not d.cards:
+        v.fail("cards", "a design needs cards")
+    if len(d.cards) > MAX_TYPES:
+        v.fail("cards", f"{len(d.cards)} card types; at most {MAX_TYPES}")
+    keys = [c.key for c in d.cards]
+    roles = {c.key: c.role for c in d.cards}
+    for key in keys:
+        if keys.count(key) > 1:
+            v.fail("cards", f"card key {key!r} appears more than once")
+    for role in ("go", "distance"):
+        if role not in roles.values():
+            v.fail("cards", f"no card with role {role!r}; every design needs one")
+    if list(roles.values()).count("go") > 1:
+        v.fail("cards", "more than one card type with role 'go'; a design has one go card")
+    if "limit" in roles.values() or d.start_under_limit:
+        if "end_limit" not in roles.values():
+            v.fail("cards", "a limit (or start_under_limit) needs a card with role 'end_limit' to lift it")
+    protected_by: dict[str, str] = {}
+    for i, c in enumerate(d.cards):
+        where = f"cards[{i}] ({c.key})"
+        if c.role == "hazard":
+            if c.remedy not in roles:
+                v.fail(f"{where}.remedy", f"no card {c.remedy!r} in this design")
+            if roles[c.remedy] not in ("remedy", "go"):
+                v.fail(f"{where}.remedy", f"{c.remedy!r} has role {roles[c.remedy]!r}; a remedy must be a 'remedy' or the 'go' card")
+        if c.role == "safety":
+            if not c.protects:
+                v.fail(f"{where}.protects", "a safety must protect at least one hazard or limit")
+            for p in c.protects:
+                if p not in roles:
+                    v.fail(f"{where}.protects", f"no card {p!r} in this design")
+                if roles[p] not in ("hazard", "limit", "setback"):
+                    v.fail(f"{where}.protects", f"{p!r} has role {roles[p]!r}; a safety protects hazards, limits or setbacks")
+                if p in protected_by:
+                    v.fail(f"{where}.protects", f"{p!r} is already protected by {protected_by[p]!r}")
+                protected_by[p] = c.key
+        if c.role == "setback":
+            if c.removes not in roles or roles[c.removes] != "distance":
+                v.fail(f"{where}.removes", f"{c.removes!r} is not a distance card of this design")
+        if c.role == "distance" and d.target_kind == "sum" and c.target:
+            v.fail(f"{where}.target", "per-card targets belong to set targets; this design's target is a sum")
+    for i, c in enumerate(d.cards):
+        if c.role == "remedy" and not any(h.remedy == c.key for h in d.cards if h.role == "hazard"):
+            v.fail(f"cards[{i}] ({c.key})", "a remedy for no hazard: no hazard names it as its remedy")
+    if d.hand_size * max(d.players) >= sum(c.count for c in d.cards):
+        v.fail("design.hand_size", "the deck cannot deal that many cards to every player")
+    if sum(c.count for c in d.cards) > MAX_DECK:
+        v.fail("cards", f"{sum(c.count for c in d.cards)} cards; at most {MAX_DECK}")
+
+
+def _parse_players(v: "_Validator", raw: dict, d: Design) -> dict[int, dict]:
+    if not isinstance(raw, dict):
+        v.fail("players", "must be a table of player counts")
+    keys = {c.key for c in d.cards}
+    result = {}
+    for name, spec in raw.items():
+        where = f"players.{name}"
+        if not name.isdigit() or int(name) not in d.players:
+            v.fail(where, f"not one of design.players ({_plural(d.players)})")
+        n = int(name)
+        if not isinstance(spec, dict):
+            v.fail(where, "must be a table")
+        v.no_unknown(spec, where, {"team_size", "trip", "extension", "remove", "target"})
+        out: dict = {}
+        if "team_size" in spec:
+            size = v.integer(spec, f"{where}.team_size", low=1, high=3)
+            if n % size:
+                v.fail(f"{where}.team_size", f"{n} players cannot form teams of {size}")
+            if n // size < 2:
+                v.fail(f"{where}.team_size", "a game needs at least two sides")
+            out["team_size"] = size
+        for key in ("trip", "extension"):
+            if key in spec:
+                if d.target_kind != "sum":
+                    v.fail(f"{where}.{key}", "trip lengths belong to sum targets; this design's target is a set")
+                out[key] = v.integer(spec, f"{where}.{key}", low=1)
+        if out.get("extension") and out["extension"] <= out.get("trip", d.trip):
+            v.fail(f"{where}.extension", "the extension must be longer than the trip")
+        for key in ("remove", "target"):
+            if key in spec:
+                table = spec[key]
+                if not isinstance(table, dict):
+                    v.fail(f"{where}.{key}", "must be a table of card key = count")
+                for card, count in table.items():
+                    if card not in keys:
+                        v.fail(f"{where}.{key}.{card}", "no such card in this design")
+                    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                        v.fail(f"{where}.{key}.{card}", f"must be a whole number >= 0, not {count!r}")
+                out[key] = dict(table)
+        if "target" in out and d.target_kind != "set":
+            v.fail(f"{where}.target", "per-card targets belong to set targets")
+        for card, count in out.get("remove", {}).items():
+            have = next(c.count for c in d.cards if c.key == card)
+            if count > have:
+                v.fail(f"{where}.remove.{card}", f"removes {count} but the deck has {have}")
+        result[n] = out
+    return result
+
+
+def _parse_scoring(v: "_Validator", raw, d: Design) -> dict | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        v.fail("scoring", "must be a table")
+    numbers = ("game_target", "per_safety", "all_safeties", "coup_fourre", "trip_completed",
+               "delayed_action", "safe_trip", "extension", "shutout")
+    v.no_unknown(raw, "scoring", set(numbers) | {"safe_trip_card"})
+    out = {k: v.integer(raw, f"scoring.{k}", low=0, default=0) for k in numbers}
+    if out["game_target"] <= 0:
+        v.fail("scoring.game_target", "a scored design needs a game target > 0")
+    if "safe_trip_card" in raw:
+        card = v.string(raw, "scoring.safe_trip_card")
+        if card not in {c.key for c in d.cards if c.role == "distance"}:
+            v.fail("scoring.safe_trip_card", f"{card!r} is not a distance card of this design")
+        out["safe_trip_card"] = card
+    return out
+
+
+def _check_reachable(v: "_Validator", d: Design) -> None:
+    """Every player count must have a target the deck can actually reach."""
+    distances = [c for c in d.cards if c.role == "distance"]
+    for n in d.players:
+        counts = d.counts(n)
+        if d.target_kind == "set":
+            target = d.set_target(n)
+            if sum(target.values()) == 0:
+                v.fail("cards", f"the set target is empty for {n} players: give distance cards a `target`")
+            for c in distances:
+                if target[c.key] > counts[c.key]:
+                    v.fail(f"cards ({c.key}).target", f"needs {target[c.key]} but the deck has {counts[c.key]} for {n} players")
+                if c.cap and target[c.key] > c.cap:
+                    v.fail(f"cards ({c.key}).target", f"needs {target[c.key]} but cap is {c.cap}")
+        else:
+            trip, extension = d.trip_for(n)
+            for goal, what in ((trip, "trip"), (extension, "extension")):
+                if goal and not _sum_reachable(goal, [(c.value, min(counts[c.key], c.cap or counts[c.key])) for c in distances]):
+                    v.fail(f"players.{n}.{what}" if what in d.per_players.get(n, {}) else f"target.{what}",
+                           f"{goal} {d.unit} cannot be laid exactly with this deck's distance cards")
+
+
+def _sum_reachable(goal: int, cards: list[tuple[int, int]]) -> bool:
+    reachable = np.zeros(goal + 1, dtype=bool)
+    reachable[0] = True
+    for value, count in cards:
+        for _ in range(count):
+            reachable[value:] |= reachable[:-value].copy() if value <= goal else False
+    return bool(reachable[goal])
+
+
+def _plural(items) -> str:
+    return ", ".join(str(i) for i in items)
+
+
+class _Validator:
+    """Typed field access that names the file and field in every error."""
+
+    _MISSING = object()
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, where: str, problem: str):
+        raise DesignError(f"{self.source}: {where}: {problem}")
+
+    def _get(self, raw: dict, path: str, default):
+        key = path.rsplit(".", 1)[-1]
+        if key in raw:
+            return raw[key]
+        if default is self._MISSING:
+            self.fail(path, "missing")
+        return default
+
+    def table(self, raw: dict, key: str) -> dict:
+        value = raw.get(key)
+        if not isinstance(value, dict):
+            self.fail(key, "missing table" if value is None else "must be a table")
+        return value
+
+    def array_of_tables(self, raw: dict, key: str) -> list:
+        value = raw.get(key)
+        if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
+            self.fail(key, "missing [[cards]] entries" if value is None else "must be an array of tables")
+        return value
+
+    def string(self, raw, path, default=_MISSING):
+        value = self._get(raw, path, default)
+        if value is not None and not isinstance(value, str):
+            self.fail(path, f"must be a string, not {value!r}")
+        return value
+
+    def string_list(self, raw, path):
+        value = self._get(raw, path, self._MISSING)
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            self.fail(path, "must be a list of card keys")
+        return value
+
+    def boolean(self, raw, path, default=_MISSING):
+        value = self._get(raw, path, default)
+        if not isinstance(value, bool):
+            self.fail(path, f"must be true or false, not {value!r}")
+        return value
+
+    def integer(self, raw, path, low=None, high=None, default=_MISSING):
+        if default is not self._MISSING and path.rsplit(".", 1)[-1] not in raw:
+            return default
+        value = self._get(raw, path, default)
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(path, f"must be a whole number, not {value!r}")
+        if low is not None and value < low:
+            self.fail(path, f"must be at least {low}, not {value}" if low > 0 else f"must not be negative ({value})")
+        if high is not None and value > high:
+            self.fail(path, f"must be at most {high}, not {value}")
+        return value
+
+    def choice(self, raw, path, choices):
+        value = self._get(raw, path, self._MISSING)
+        if value not in choices:
+            self.fail(path, f"{value!r} is not one of: {', '.join(choices)}")
+        return value
+
+    def player_list(self, raw, path):
+        value = self._get(raw, path, self._MISSING)
+        if not isinstance(value, list) or not value or not all(isinstance(x, int) and not isinstance(x, bool) for x in value):
+            self.fail(path, "must be a non-empty list of player counts")
+        for n in value:
+            if not 2 <= n <= MAX_SEATS:
+                self.fail(path, f"bad player count {n}: between 2 and {MAX_SEATS}")
+        return sorted(set(value))
+
+    def no_unknown(self, raw: dict, where: str, allowed: set):
+        for key in raw:
+            if key not in allowed:
+                self.fail(f"{where}.{key}" if where else key, f"unknown field; expected one of: {', '.join(sorted(allowed))}")

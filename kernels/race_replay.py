@@ -1,0 +1,84 @@
+"""Replay one game of a run as a readable play-by-play.
+
+The replay uses the same keys and seating as the batch run (game i of seed
+S), so it shows exactly the game recorded in row i.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import race as K
+from .race_design import HAND_CAP, R_GAME_TARGET, R_PLAYERS, R_SCORING, R_SIDES, Design
+
+LOG_ROWS = 20_000
+
+
+def replay_hands(design: Design, card_table, rules, seat_specs, policy_row_ids, seed: int, game: int):
+    """Play game `game` hand by hand; yield (hand, log rows, sides record, hand record, state)."""
+    players = int(rules[R_PLAYERS])
+    sides = int(rules[R_SIDES])
+    chance = np.empty(1, np.uint64)
+    pkeys = np.empty((1, players), np.uint64)
+    K.initial_keys(seed, np.array([game], np.int64), players, chance, pkeys)
+    ids = np.array([s.kernel_id for s in seat_specs], np.int32)
+    params = np.array([s.params for s in seat_specs], np.float64)
+    totals = np.zeros(sides, np.int64)
+    hand_cap = HAND_CAP if rules[R_SCORING] else 1
+    for hand in range(hand_cap):
+        log = np.zeros((LOG_ROWS, K.LOG_NCOLS), np.int32)
+        state = np.empty(K.STATE_SIZE, np.int16)
+        hand_out = np.zeros(K.H_NCOLS, np.int32)
+        sides_out = np.zeros((sides, K.S_NCOLS), np.int32)
+        cards = np.zeros((sides, len(design.cards), K.K_NCOLS), np.int16)
+        progress = np.zeros((sides, K.PROGRESS_ROUNDS), np.int16)
+        K.play_hand_logged(card_table, rules, ids, params, hand % players, chance, pkeys[0], state,
+                           hand_out, sides_out, cards, progress, log)
+        totals += sides_out[:, K.S_SCORE]
+        yield hand, log[1:log[0, 0] + 1], sides_out, hand_out, totals.copy()
+        if not rules[R_SCORING] or hand_out[K.H_CAPPED] or totals.max() >= rules[R_GAME_TARGET]:
+            break
+
+
+def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game: int) -> str:
+    players = int(rules[R_PLAYERS])
+    sides = int(rules[R_SIDES])
+    names = [c.key for c in design.cards]
+    unit = design.unit
+    lines = [f"{design.title}, {players} players, seed {seed}, game {game}"]
+    for p, spec in enumerate(seat_specs):
+        lines.append(f"  seat {p}: {spec.name}" + (f" (side {p % sides})" if sides != players else ""))
+    for hand, log, sides_out, hand_out, totals in replay_hands(design, card_table, rules, seat_specs, None, seed, game):
+        lines.append(f"\n== hand {hand + 1}: seat {hand % players} plays first ==")
+        deal: dict[int, list[str]] = {}
+        for turn, seat, event, card, side, value in log:
+            if event == K.EV_DEAL:
+                deal.setdefault(seat, []).append(names[card])
+                continue
+            if deal:
+                for s in sorted(deal):
+                    lines.append(f"  seat {s} is dealt: {' '.join(sorted(deal[s]))}")
+                deal = {}
+            who = f"t{turn:>4} seat {seat}"  # plays are logged once the turn is counted
+            if event == K.EV_DRAW:
+                lines.append(f"t{turn + 1:>4} seat {seat} draws {names[card]}")
+            elif event == K.EV_PLAY:
+                target = "" if side == seat % sides else f" on side {side}"
+                lines.append(f"{who} plays {names[card]}{target}")
+            elif event == K.EV_DISCARD:
+                lines.append(f"{who} discards {names[card]}")
+            elif event == K.EV_COUP_FOURRE:
+                lines.append(f"{'':>5} seat {seat} COUP FOURRÉ with {names[card]} against {names[value]}; takes the next turn")
+            elif event == K.EV_EXTENSION:
+                lines.append(f"{'':>5} side {side} calls the extension to {value} {unit}")
+            elif event == K.EV_DECLINE_EXTENSION:
+                lines.append(f"{'':>5} side {side} completes the trip and does not extend")
+            elif event == K.EV_PASS:
+                lines.append(f"{'':>5} seat {seat} has no card and passes")
+            elif event == K.EV_RESHUFFLE:
+                lines.append(f"{'':>5} the stock is empty: reshuffled into {value} cards")
+        end = "cut off by the turn cap" if hand_out[K.H_CAPPED] else (
+            f"side {hand_out[K.H_TRIP_SIDE]} completes the trip" if hand_out[K.H_TRIP_SIDE] >= 0 else "no side completed the trip")
+        lines.append(f"-- hand over after {hand_out[K.H_TURNS]} turns: {end}")
+        for s in range(sides):
+            lines.append(f"   side {s}: {sides_out[s, K.S_DISTANCE]} {unit}, hand score {sides_out[s, K.S_SCORE]}, total {totals[s]}")
+    return "\n".join(lines)
