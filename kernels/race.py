@@ -122,6 +122,7 @@ EV_EXTENSION = 5
 EV_PASS = 6
 EV_RESHUFFLE = 7
 EV_DECLINE_EXTENSION = 8
+EV_BROKEN_INVARIANT = 9   # only in logged play: check_state found a broken invariant (value: its code)
 LOG_NCOLS = 6
 
 # ---- policies ---------------------------------------------------------------
@@ -134,6 +135,11 @@ P_HOLD_SAFETIES = 2     # 1: keep safeties for a coup fourré; 0: play them at o
 P_EXTENSION_MARGIN = 3  # call the extension when ahead of every opponent by at least this (km)
 P_COUP_FOURRE = 4       # probability of calling a coup fourré when it is offered
 N_PARAMS = 8
+
+
+@njit(cache=True, inline="always")
+def t_of(move):
+    return move >> 3
 
 
 @njit(cache=True, inline="always")
@@ -246,6 +252,56 @@ def legal_moves(state, ct, rules, seat, moves):
         moves[n] = t * 8 + DISCARD
         n += 1
     return n
+
+
+# ---- invariants -------------------------------------------------------------
+BROKEN_CONSERVATION = 1
+BROKEN_HAND_SIZE = 2
+BROKEN_NEGATIVE = 3
+BROKEN_DISTANCE = 4
+
+
+@njit(cache=True)
+def check_state(state, ct, rules):
+    """0 if the state is consistent after a move, else a BROKEN_* code:
+    every card of the deck is in exactly one place, no hand holds more than
+    hand_size cards between turns, no count is negative, and each side's
+    distance is the sum of its laid distance cards."""
+    n_types = rules[R_NTYPES]
+    players = rules[R_PLAYERS]
+    sides = rules[R_SIDES]
+    where = np.zeros(n_types, np.int64)
+    for i in range(state[ST_STOCK_N]):
+        where[state[STOCK_AT + i]] += 1
+    for t in range(n_types):
+        where[t] += state[DISCARD_AT + t]
+        for p in range(players):
+            where[t] += state[HAND_AT + p * MAX_TYPES + t]
+        for s in range(sides):
+            where[t] += state[side_at(s) + SD_TABLEAU + t]
+    for t in range(n_types):
+        if where[t] != ct[t, C_COUNT]:
+            return BROKEN_CONSERVATION
+    for p in range(players):
+        held = 0
+        for t in range(n_types):
+            c = state[HAND_AT + p * MAX_TYPES + t]
+            if c < 0:
+                return BROKEN_NEGATIVE
+            held += c
+        if held != state[HAND_N_AT + p] or held > rules[R_HAND_SIZE]:
+            return BROKEN_HAND_SIZE
+    for s in range(sides):
+        b = side_at(s)
+        dist = 0
+        for t in range(n_types):
+            if state[b + SD_LAID + t] < 0 or state[b + SD_TABLEAU + t] < 0 or state[DISCARD_AT + t] < 0:
+                return BROKEN_NEGATIVE
+            if ct[t, C_ROLE] == ROLE_DISTANCE:
+                dist += state[b + SD_LAID + t] * ct[t, C_VALUE]
+        if dist != state[b + SD_DIST]:
+            return BROKEN_DISTANCE
+    return 0
 
 
 # ---- chance -----------------------------------------------------------------
@@ -580,6 +636,98 @@ def offer_coup_fourre(state, ct, rules, attacker, target, t, policy_ids, params,
 
 
 @njit(cache=True)
+def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_out, cards, log):
+    """Play move m for `seat` (a legal move) and everything it sets off:
+    coup fourré, extension decision, trip completion. Returns (seat that
+    plays next, hand over, chance key)."""
+    players = rules[R_PLAYERS]
+    sides = rules[R_SIDES]
+    side = seat % sides
+    t = m >> 3
+    target = m & 7
+    take_from_hand(state, seat, t)
+    state[ST_TURNS] += 1
+    next_seat = (seat + 1) % players
+    hand_over = False
+    if target == DISCARD:
+        state[DISCARD_AT + t] += 1
+        cards[side, t, K_DISCARDED] += 1
+        log_event(log, state, seat, EV_DISCARD, t, -1, 0)
+    else:
+        cards[side, t, K_PLAYED] += 1
+        log_event(log, state, seat, EV_PLAY, t, target, 0)
+        role = ct[t, C_ROLE]
+        tb = side_at(target)
+        if role == ROLE_DISTANCE:
+            laid = state[tb + SD_LAID + t]
+            state[tb + SD_LAID + t] = laid + 1
+            state[tb + SD_TABLEAU + t] += 1
+            state[tb + SD_DIST] += ct[t, C_VALUE]
+            if rules[R_TARGET_SET] == 1:
+                if laid < ct[t, C_TARGET]:
+                    state[tb + SD_NEED] -= 1
+                else:
+                    state[tb + SD_DISQ] = 1  # option overshoot = "disqualify"
+            update_tension(state, rules, sides_out)
+            if trip_complete(state, rules, side):
+                hand_over = True
+                if (rules[R_EXTENSION] > 0 and state[ST_EXT_SIDE] < 0
+                        and state[ST_TRIP] < rules[R_EXTENSION]):
+                    yes, pk = wants_extension(state, rules, seat, policy_ids[seat], params[seat], pkeys[seat])
+                    pkeys[seat] = pk
+                    if yes:
+                        state[ST_EXT_SIDE] = side
+                        state[ST_TRIP] = rules[R_EXTENSION]
+                        hand_over = False
+                        log_event(log, state, seat, EV_EXTENSION, -1, side, rules[R_EXTENSION])
+                    else:
+                        log_event(log, state, seat, EV_DECLINE_EXTENSION, -1, side, 0)
+                if hand_over:
+                    state[ST_TRIP_SIDE] = side
+        elif role == ROLE_SAFETY:
+            land_safety(state, ct, rules, side, t)
+            if state[ST_STOCK_N] > 0 or rules[R_RESHUFFLE] == 1 or rules[R_SAFETY_EXTRA_TURN_EMPTY] == 1:
+                next_seat = seat  # the extra turn
+        elif role == ROLE_GO or role == ROLE_REMEDY:
+            state[tb + SD_BATTLE] = t
+            state[tb + SD_TABLEAU + t] += 1
+        elif role == ROLE_END_LIMIT:
+            state[tb + SD_LIMITED] = 0
+            state[tb + SD_LIMIT_TOP] = t
+            state[tb + SD_TABLEAU + t] += 1
+        else:
+            # An attack on an opponent: hazard, limit or setback.
+            sides_out[side, S_HAZARDS_PLAYED] += 1
+            coup, key = offer_coup_fourre(state, ct, rules, seat, target, t, policy_ids, params, pkeys,
+                                          key, sides_out, cards, log)
+            if coup >= 0:
+                next_seat = coup
+            else:
+                sides_out[target, S_HAZARDS_RECEIVED] += 1
+                cards[target, t, K_RECEIVED] += 1
+                if role == ROLE_HAZARD:
+                    state[tb + SD_BATTLE] = t
+                    state[tb + SD_TABLEAU + t] += 1
+                elif role == ROLE_LIMIT:
+                    state[tb + SD_LIMITED] = 1
+                    state[tb + SD_LIMIT_TOP] = t
+                    state[tb + SD_TABLEAU + t] += 1
+                else:
+                    lost = ct[t, C_REMOVES]
+                    laid = state[tb + SD_LAID + lost]
+                    state[tb + SD_LAID + lost] = laid - 1
+                    state[tb + SD_DIST] -= ct[lost, C_VALUE]
+                    if rules[R_TARGET_SET] == 1 and laid <= ct[lost, C_TARGET]:
+                        state[tb + SD_NEED] += 1
+                    if state[tb + SD_TABLEAU + lost] > 0:  # it may have gone back into the stock
+                        state[tb + SD_TABLEAU + lost] -= 1
+                        state[DISCARD_AT + lost] += 1
+                    state[DISCARD_AT + t] += 1
+                    update_tension(state, rules, sides_out)
+    return next_seat, hand_over, key
+
+
+@njit(cache=True)
 def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, hand_out, sides_out, cards, progress, log):
     """Deal and play one hand to its end. Writes the hand's records into
     hand_out [H_NCOLS], sides_out [sides, S_NCOLS], cards [sides, types,
@@ -621,87 +769,12 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, hand
         n = legal_moves(state, ct, rules, seat, moves)
         m, pk = choose_move(state, ct, rules, seat, moves, n, policy_ids[seat], params[seat], pkeys[seat])
         pkeys[seat] = pk
-        t = m >> 3
-        target = m & 7
-        take_from_hand(state, seat, t)
-        state[ST_TURNS] = turns + 1
-        next_seat = (seat + 1) % players
-        hand_over = False
-        if target == DISCARD:
-            state[DISCARD_AT + t] += 1
-            cards[side, t, K_DISCARDED] += 1
-            log_event(log, state, seat, EV_DISCARD, t, -1, 0)
-        else:
-            cards[side, t, K_PLAYED] += 1
-            log_event(log, state, seat, EV_PLAY, t, target, 0)
-            role = ct[t, C_ROLE]
-            tb = side_at(target)
-            if role == ROLE_DISTANCE:
-                laid = state[tb + SD_LAID + t]
-                state[tb + SD_LAID + t] = laid + 1
-                state[tb + SD_TABLEAU + t] += 1
-                state[tb + SD_DIST] += ct[t, C_VALUE]
-                if rules[R_TARGET_SET] == 1:
-                    if laid < ct[t, C_TARGET]:
-                        state[tb + SD_NEED] -= 1
-                    else:
-                        state[tb + SD_DISQ] = 1  # option overshoot = "disqualify"
-                update_tension(state, rules, sides_out)
-                if trip_complete(state, rules, side):
-                    hand_over = True
-                    if (rules[R_EXTENSION] > 0 and state[ST_EXT_SIDE] < 0
-                            and state[ST_TRIP] < rules[R_EXTENSION]):
-                        yes, pk = wants_extension(state, rules, seat, policy_ids[seat], params[seat], pkeys[seat])
-                        pkeys[seat] = pk
-                        if yes:
-                            state[ST_EXT_SIDE] = side
-                            state[ST_TRIP] = rules[R_EXTENSION]
-                            hand_over = False
-                            log_event(log, state, seat, EV_EXTENSION, -1, side, rules[R_EXTENSION])
-                        else:
-                            log_event(log, state, seat, EV_DECLINE_EXTENSION, -1, side, 0)
-                    if hand_over:
-                        state[ST_TRIP_SIDE] = side
-            elif role == ROLE_SAFETY:
-                land_safety(state, ct, rules, side, t)
-                if state[ST_STOCK_N] > 0 or rules[R_RESHUFFLE] == 1 or rules[R_SAFETY_EXTRA_TURN_EMPTY] == 1:
-                    next_seat = seat  # the extra turn
-            elif role == ROLE_GO or role == ROLE_REMEDY:
-                state[tb + SD_BATTLE] = t
-                state[tb + SD_TABLEAU + t] += 1
-            elif role == ROLE_END_LIMIT:
-                state[tb + SD_LIMITED] = 0
-                state[tb + SD_LIMIT_TOP] = t
-                state[tb + SD_TABLEAU + t] += 1
-            else:
-                # An attack on an opponent: hazard, limit or setback.
-                sides_out[side, S_HAZARDS_PLAYED] += 1
-                coup, key = offer_coup_fourre(state, ct, rules, seat, target, t, policy_ids, params, pkeys,
-                                              key, sides_out, cards, log)
-                if coup >= 0:
-                    next_seat = coup
-                else:
-                    sides_out[target, S_HAZARDS_RECEIVED] += 1
-                    cards[target, t, K_RECEIVED] += 1
-                    if role == ROLE_HAZARD:
-                        state[tb + SD_BATTLE] = t
-                        state[tb + SD_TABLEAU + t] += 1
-                    elif role == ROLE_LIMIT:
-                        state[tb + SD_LIMITED] = 1
-                        state[tb + SD_LIMIT_TOP] = t
-                        state[tb + SD_TABLEAU + t] += 1
-                    else:
-                        lost = ct[t, C_REMOVES]
-                        laid = state[tb + SD_LAID + lost]
-                        state[tb + SD_LAID + lost] = laid - 1
-                        state[tb + SD_DIST] -= ct[lost, C_VALUE]
-                        if rules[R_TARGET_SET] == 1 and laid <= ct[lost, C_TARGET]:
-                            state[tb + SD_NEED] += 1
-                        if state[tb + SD_TABLEAU + lost] > 0:  # it may have gone back into the stock
-                            state[tb + SD_TABLEAU + lost] -= 1
-                            state[DISCARD_AT + lost] += 1
-                        state[DISCARD_AT + t] += 1
-                        update_tension(state, rules, sides_out)
+        next_seat, hand_over, key = apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key,
+                                               sides_out, cards, log)
+        if log.shape[0] > 0:  # replays and tests audit every move
+            broken = check_state(state, ct, rules)
+            if broken:
+                log_event(log, state, seat, EV_BROKEN_INVARIANT, t_of(m), -1, broken)
         rounds = state[ST_TURNS] // players
         if state[ST_TURNS] % players == 0 and rounds <= PROGRESS_ROUNDS:
             for s in range(sides):
@@ -829,3 +902,15 @@ def play_hand_logged(ct, rules, policy_ids, params, first_seat, chance_key, pkey
     uint64 array so it never crosses into Python as a (signed) int."""
     chance_key[0] = play_hand(ct, rules, policy_ids, params, first_seat, chance_key[0], pkeys, state,
                               hand_out, sides_out, cards, progress, log)
+
+
+@njit(cache=True)
+def apply_move_boxed(ct, rules, state, seat, m, policy_ids, params, pkeys, chance_key, sides_out, cards, log,
+                     result):
+    """apply_move from Python (positions, tests): keys in arrays, results in
+    result = [next seat, hand over]."""
+    next_seat, hand_over, k = apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, chance_key[0],
+                                         sides_out, cards, log)
+    chance_key[0] = k
+    result[0] = next_seat
+    result[1] = hand_over

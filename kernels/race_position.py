@@ -26,8 +26,17 @@ def read_position_file(path: str | Path) -> dict:
         raise DesignError(f"{path}: cannot parse position: {exc}") from None
 
 
-def position_state(design: Design, position: dict, source: str = "position", options: dict | None = None):
-    """Build (state, card_table, rules, seat on turn) from a position dict."""
+BATTLE_WORDS = {"empty": K.EMPTY, "needs_go": K.NEEDS_GO, "virtual_go": K.VIRTUAL_GO}
+
+
+def position_state(design: Design, position: dict, source: str = "position", options: dict | None = None,
+                   seed: int = 0):
+    """Build (state, card_table, rules, seat on turn) from a position dict.
+
+    Cards nobody can see (the stock, hands not listed) are dealt at random,
+    with `seed`, from the cards not visible anywhere; what is left of them is
+    taken to be in the discard pile. So the state conserves every card.
+    """
     where = source
 
     def fail(field, problem):
@@ -38,7 +47,9 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         fail("players", "missing or not a whole number")
     ct, rules = design.tables(players, options)
     sides = int(rules[K.R_SIDES])
+    n_types = len(design.cards)
     keys = {c.key: i for i, c in enumerate(design.cards)}
+    unseen = ct[:, 1].astype(np.int64).copy()  # copies not yet placed
     state = np.zeros(K.STATE_SIZE, np.int16)
     seat = position.get("on_turn", 0)
     if not isinstance(seat, int) or not 0 <= seat < players:
@@ -46,9 +57,8 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     stock = position.get("stock", 0)
     if not isinstance(stock, int) or stock < 0:
         fail("stock", "must be a whole number >= 0")
-    state[K.ST_STOCK_N] = stock
     state[K.ST_TRIP] = position.get("trip", int(rules[K.R_TRIP]))
-    state[K.ST_EXT_SIDE] = -1
+    state[K.ST_EXT_SIDE] = position.get("extension_side", -1)
     state[K.ST_TRIP_SIDE] = -1
     state[K.ST_LEADER] = -1
 
@@ -59,16 +69,27 @@ def position_state(design: Design, position: dict, source: str = "position", opt
             fail(field, f"{key!r} is a {design.cards[keys[key]].role}, expected {' or '.join(roles)}")
         return keys[key]
 
+    def place(field, t, count=1):
+        if unseen[t] < count:
+            fail(field, f"more {design.cards[t].key} than the deck holds ({ct[t, 1]})")
+        unseen[t] -= count
+
     hands = position.get("hands", {})
     for name, cards in hands.items():
         if not name.isdigit() or int(name) >= players:
             fail(f"hands.{name}", f"not a seat 0..{players - 1}")
         p = int(name)
         for key in cards:
-            state[K.HAND_AT + p * MAX_TYPES + card(f"hands.{name}", key)] += 1
+            t = card(f"hands.{name}", key)
+            place(f"hands.{name}", t)
+            state[K.HAND_AT + p * MAX_TYPES + t] += 1
         state[K.HAND_N_AT + p] = len(cards)
     if str(seat) not in hands:
         fail("hands", f"the hand of the player on turn (seat {seat}) is needed")
+    for key in position.get("discard", []):
+        t = card("discard", key)
+        place("discard", t)
+        state[K.DISCARD_AT + t] += 1
     tableaux = position.get("sides", [])
     if len(tableaux) != sides:
         fail("sides", f"{players} players of {design.name} play as {sides} sides; give {sides} [[sides]] tables")
@@ -76,32 +97,140 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         b = K.side_at(s)
         f = f"sides[{s}]"
         battle = side.get("battle", "empty")
-        state[b + K.SD_BATTLE] = {"empty": K.EMPTY, "needs_go": K.NEEDS_GO}.get(battle, None) \
-            if battle in ("empty", "needs_go") else card(f"{f}.battle", battle, ("go", "hazard", "remedy"))
+        if battle in BATTLE_WORDS:
+            state[b + K.SD_BATTLE] = BATTLE_WORDS[battle]
+        else:
+            t = card(f"{f}.battle", battle, ("go", "hazard", "remedy"))
+            place(f"{f}.battle", t)
+            state[b + K.SD_BATTLE] = t
+            state[b + K.SD_TABLEAU + t] += 1
         limit = side.get("limit", "start" if design.start_under_limit else "none")
+        state[b + K.SD_LIMIT_TOP] = K.EMPTY
         if limit == "start":
             state[b + K.SD_LIMITED] = 1
-            state[b + K.SD_LIMIT_TOP] = K.EMPTY
-        elif limit == "none":
-            state[b + K.SD_LIMIT_TOP] = K.EMPTY
-        else:
+        elif limit != "none":
             t = card(f"{f}.limit", limit, ("limit", "end_limit"))
+            place(f"{f}.limit", t)
             state[b + K.SD_LIMIT_TOP] = t
             state[b + K.SD_LIMITED] = int(design.cards[t].role == "limit")
             state[b + K.SD_TABLEAU + t] += 1
-        if state[b + K.SD_BATTLE] >= 0:
-            state[b + K.SD_TABLEAU + state[b + K.SD_BATTLE]] += 1
         need = int(rules[K.R_SET_TOTAL])
         for key, count in side.get("distance", {}).items():
             t = card(f"{f}.distance.{key}", key, ("distance",))
+            place(f"{f}.distance.{key}", t, count)
             state[b + K.SD_LAID + t] = count
             state[b + K.SD_TABLEAU + t] = count
             state[b + K.SD_DIST] += count * int(ct[t, 2])
             need -= min(count, int(ct[t, 5]))
+            if rules[K.R_TARGET_SET] and count > ct[t, 5]:
+                state[b + K.SD_DISQ] = 1
         state[b + K.SD_NEED] = need
         for key in side.get("safeties", []):
-            K.land_safety(state, ct, rules, s, card(f"{f}.safeties", key, ("safety",)))
+            t = card(f"{f}.safeties", key, ("safety",))
+            place(f"{f}.safeties", t)
+            K.land_safety(state, ct, rules, s, t)
+    # Deal what nobody can see: the stock and the hands not listed.
+    rng = np.random.default_rng(seed)
+    pool = np.repeat(np.arange(n_types), unseen)
+    rng.shuffle(pool)
+    hand_sizes = position.get("hand_sizes", {})
+    needed = stock
+    for p in range(players):
+        if str(p) not in hands:
+            needed += int(hand_sizes.get(str(p), rules[K.R_HAND_SIZE]))
+    if needed > pool.size:
+        fail("stock", f"the stock and unlisted hands need {needed} unseen cards but only {pool.size} are left")
+    for i in range(stock):
+        state[K.STOCK_AT + i] = pool[i]
+    state[K.ST_STOCK_N] = stock
+    used = stock
+    for p in range(players):
+        if str(p) in hands:
+            continue
+        size = int(hand_sizes.get(str(p), rules[K.R_HAND_SIZE]))
+        for t in pool[used:used + size]:
+            state[K.HAND_AT + p * MAX_TYPES + t] += 1
+        state[K.HAND_N_AT + p] = size
+        used += size
+    for t in pool[used:]:
+        state[K.DISCARD_AT + t] += 1
     return state, ct, rules, seat
+
+
+def state_position(design: Design, state: np.ndarray, rules: np.ndarray, on_turn: int) -> dict:
+    """The readable position of a state (inverse of position_state for what
+    it shows)."""
+    players = int(rules[K.R_PLAYERS])
+    names = [c.key for c in design.cards]
+    words = {v: k for k, v in BATTLE_WORDS.items()}
+    hands = {}
+    for p in range(players):
+        hands[str(p)] = [names[t] for t in range(len(names)) for _ in range(state[K.HAND_AT + p * MAX_TYPES + t])]
+    sides = []
+    for s in range(int(rules[K.R_SIDES])):
+        b = K.side_at(s)
+        top = int(state[b + K.SD_BATTLE])
+        lim = int(state[b + K.SD_LIMIT_TOP])
+        limited = state[b + K.SD_LIMITED] == 1 and state[b + K.SD_LIMIT_IMMUNE] == 0
+        sides.append({
+            "battle": words.get(top) or names[top],
+            "limit": names[lim] if lim >= 0 else ("start" if limited else "none"),
+            "distance": {names[t]: int(state[b + K.SD_LAID + t]) for t in range(len(names))
+                         if design.cards[t].role == "distance" and state[b + K.SD_LAID + t]},
+            "safeties": [names[t] for t in range(len(names))
+                         if design.cards[t].role == "safety" and state[b + K.SD_TABLEAU + t]],
+            "km": int(state[b + K.SD_DIST]),
+        })
+    return {"players": players, "on_turn": on_turn, "stock": int(state[K.ST_STOCK_N]),
+            "trip": int(state[K.ST_TRIP]), "hands": hands, "sides": sides}
+
+
+def parse_move(design: Design, text: str, own_side: int) -> int:
+    """`play CARD`, `play CARD on side N`, `discard CARD` -> move code."""
+    words = text.split()
+    keys = [c.key for c in design.cards]
+    if len(words) == 2 and words[0] in ("play", "discard") and words[1] in keys:
+        return keys.index(words[1]) * 8 + (K.DISCARD if words[0] == "discard" else own_side)
+    if len(words) == 5 and words[0] == "play" and words[1] in keys and words[2:4] == ["on", "side"] and words[4].isdigit():
+        return keys.index(words[1]) * 8 + int(words[4])
+    raise DesignError(f"move {text!r}: expected 'play CARD', 'play CARD on side N' or 'discard CARD'")
+
+
+def play_position_move(design: Design, position: dict, move: str, policies: list[str] | None = None,
+                       options: dict | None = None, seed: int = 0) -> tuple[dict, dict]:
+    """Apply one move to a position; return (new position, what happened).
+
+    `policies` (default greedy for every seat) decide the coup fourré and
+    extension questions the move may raise. Raises DesignError for an
+    illegal move.
+    """
+    from .race_policies import parse_policy
+
+    state, ct, rules, seat = position_state(design, position, "position", options, seed)
+    players = int(rules[K.R_PLAYERS])
+    sides = int(rules[K.R_SIDES])
+    m = parse_move(design, move, seat % sides)
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    n = K.legal_moves(state, ct, rules, seat, moves)
+    if m not in moves[:n]:
+        raise DesignError(f"move {move!r} is not legal here; legal: {', '.join(describe_move(design, int(x), seat % sides) for x in moves[:n])}")
+    specs = [parse_policy(p) for p in (policies or ["greedy"] * players)]
+    ids = np.array([s.kernel_id for s in specs], np.int32)
+    params = np.array([s.params for s in specs], np.float64)
+    pkeys = np.arange(1, players + 1, dtype=np.uint64)
+    key = np.array([seed + 1], np.uint64)
+    log = np.zeros((64, K.LOG_NCOLS), np.int32)
+    sides_out = np.zeros((sides, K.S_NCOLS), np.int32)
+    cards = np.zeros((sides, len(design.cards), K.K_NCOLS), np.int16)
+    result = np.zeros(2, np.int64)
+    K.apply_move_boxed(ct, rules, state, seat, m, ids, params, pkeys, key, sides_out, cards, log, result)
+    events = log[1:log[0, 0] + 1]
+    coup = [int(e[1]) for e in events if e[2] == K.EV_COUP_FOURRE]
+    info = {"next_seat": int(result[0]), "hand_over": bool(result[1]),
+            "coup_fourre_by": coup[0] if coup else None,
+            "extension_called": any(e[2] == K.EV_EXTENSION for e in events),
+            "trip_side": int(state[K.ST_TRIP_SIDE]), "broken_invariant": int(K.check_state(state, ct, rules))}
+    return state_position(design, state, rules, int(result[0])), info
 
 
 def describe_move(design: Design, move: int, own_side: int) -> str:

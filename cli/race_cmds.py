@@ -1,0 +1,227 @@
+"""The race-game commands: decks, simulate, moves, replay, policies."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import numba
+import numpy as np
+import pandas as pd
+import typer
+from rich.table import Table
+
+from etappe.analysis.race import RaceRun, iter_chunks
+from etappe.analysis.runio import ChunkedRun, file_hash
+from etappe.kernels.race_design import DesignError, builtin_names, load_design
+from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
+from etappe.kernels.race_position import legal_moves_of, read_position_file
+from etappe.kernels.race_replay import format_replay
+
+from .common import console, fail, parse_options, progress_bar, split_policies
+
+decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
+
+DeckArg = Annotated[str, typer.Argument(help="Built-in design (stapop, millebornes, touring) or a TOML file.")]
+PlayersOpt = Annotated[int, typer.Option("--players", "-p", help="Number of players.")]
+PolicyOpt = Annotated[str, typer.Option("--policy", help="One policy for all seats, or one per seat: greedy,random,...")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Root seed; game i uses keys derived from (seed, i).")]
+OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option key=value (repeatable).")]
+
+
+def design_or_fail(deck: str):
+    try:
+        return load_design(deck)
+    except DesignError as exc:
+        fail(str(exc))
+
+
+@decks_app.command("list")
+def decks_list() -> None:
+    """List the built-in deck designs."""
+    table = Table("name", "title", "players", "target", "stock", "cards")
+    for name in builtin_names():
+        d = load_design(name)
+        target = "exact set" if d.target_kind == "set" else f"exact sum {d.trip}"
+        table.add_row(name, d.title, ",".join(map(str, d.players)), target,
+                      "reshuffle" if d.reshuffle else "play out", str(sum(c.count for c in d.cards)))
+    console.print(table)
+
+
+@decks_app.command("show")
+def decks_show(deck: DeckArg) -> None:
+    """Show a design: cards, roles, counts, targets, options."""
+    d = design_or_fail(deck)
+    console.print(f"[bold]{d.title}[/] ({d.source}){' [yellow]RECONSTRUCTED[/]' if d.reconstructed else ''}")
+    console.print(f"players {d.players}, hand {d.hand_size}, stock: {'reshuffle' if d.reshuffle else 'play out'}, "
+                  f"start under limit: {d.start_under_limit}, unit {d.unit}")
+    for n in d.players:
+        trip, ext = d.trip_for(n)
+        console.print(f"  {n} players: {d.sides(n)} sides, trip {trip}{f', extension {ext}' if ext else ''}, "
+                      f"deck {sum(d.counts(n).values())} cards")
+    table = Table("key", "name", "role", "count", "details")
+    for c in d.cards:
+        details = []
+        if c.role == "distance":
+            details.append(f"{c.value} {d.unit}")
+            if c.limited:
+                details.append("blocked by the limit")
+            if c.cap:
+                details.append(f"at most {c.cap}")
+            if c.target:
+                details.append(f"set needs {c.target}")
+        if c.remedy:
+            details.append(f"cleared by {c.remedy}")
+        if c.protects:
+            details.append("protects " + ", ".join(c.protects))
+        if c.acts_as_go:
+            details.append("permanent go")
+        if c.removes:
+            details.append(f"removes a laid {c.removes}")
+        table.add_row(c.key, c.name, c.role, str(c.count), "; ".join(details))
+    console.print(table)
+    console.print("options: " + ", ".join(f"{k}={v}" for k, v in d.options.items()))
+    if d.scoring:
+        console.print("scoring: " + ", ".join(f"{k}={v}" for k, v in d.scoring.items()))
+
+
+@decks_app.command("validate")
+def decks_validate(path: Annotated[Path, typer.Argument(help="Design file to check.")]) -> None:
+    """Check a design file; exits non-zero with the field and problem if it is wrong."""
+    d = design_or_fail(str(path))
+    for n in d.players:
+        try:
+            d.tables(n)
+        except DesignError as exc:
+            fail(str(exc))
+    console.print(f"{path}: valid design {d.name!r} for {', '.join(map(str, d.players))} players "
+                  f"(hash {file_hash(d.text)})")
+
+
+def make_run(deck: str, players: int, policy: str, seed: int, option: list[str] | None, seating: str) -> RaceRun:
+    try:
+        return RaceRun(deck, players, split_policies(policy), seed, parse_options(option), seating)
+    except (DesignError, PolicyError, ValueError) as exc:
+        fail(str(exc))
+
+
+def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, out: Path | None,
+                  option: list[str] | None, seating: str, threads: int | None, chunk_size: int) -> pd.DataFrame | None:
+    if games < 1:
+        fail("--games must be at least 1")
+    if threads:
+        numba.set_num_threads(threads)
+    run = make_run(deck, players, policy, seed, option, seating)
+    meta = run.metadata(games)
+    started = time.perf_counter()
+    n_chunks = -(-games // chunk_size)
+    keep: list[pd.DataFrame] = []
+    summary = _RunningSummary(run)
+    parts = None
+    if out is not None:
+        identity = {k: meta[k] for k in ("design_hash", "players", "policies", "seating", "seed", "games",
+                                          "version", "options")} | {"chunk_size": chunk_size}
+        try:
+            parts = ChunkedRun(out, identity)
+        except ValueError as exc:
+            fail(str(exc))
+    with progress_bar(games, f"{run.design.name} x{players}") as advance:
+        for index, first in enumerate(range(0, games, chunk_size)):
+            count = min(chunk_size, games - first)
+            if parts is not None and parts.done(index):
+                frame = parts.load(index)  # finished before an interruption
+            else:
+                frame = run.play(first, count)
+                if parts is not None:
+                    parts.save(index, frame)
+            summary.add(frame)
+            if parts is None:
+                keep.append(frame)
+            advance(count)
+    meta["wall_seconds"] = round(time.perf_counter() - started, 3)
+    if parts is not None:
+        parts.join(n_chunks, meta)
+        console.print(f"wrote {out} ({games} games)")
+    summary.print(meta)
+    if parts is None:
+        frame = pd.concat(keep, ignore_index=True)
+        frame.attrs.update(meta)
+        return frame
+    return None
+
+
+class _RunningSummary:
+    """The short table `simulate` prints: seat wins, length, turn-cap hits."""
+
+    def __init__(self, run: RaceRun):
+        self.run = run
+        self.games = 0
+        self.wins = np.zeros(run.players, np.int64)
+        self.no_winner = 0
+        self.capped = 0
+        self.turns = 0
+        self.hands = 0
+
+    def add(self, frame: pd.DataFrame) -> None:
+        last = frame[frame["last_hand"] == 1]
+        self.games += len(last)
+        self.hands += len(frame)
+        self.turns += int(last["game_turns"].sum())
+        self.capped += int((frame.groupby("game")["capped"].max() > 0).sum())
+        winner = last["winner_side"].to_numpy()
+        self.no_winner += int((winner < 0).sum())
+        for p in range(self.run.players):
+            self.wins[p] += int((winner == p % self.run.sides).sum())
+
+    def print(self, meta: dict) -> None:
+        from etappe.analysis.stats import wilson_interval
+
+        table = Table("seat", "side", "policy", "wins", "win rate", "95 % interval", title="summary")
+        for p in range(self.run.players):
+            low, high = wilson_interval(int(self.wins[p]), self.games)
+            table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
+                          else "rotated", str(self.wins[p]), f"{self.wins[p] / self.games:.3f}", f"{low:.3f} - {high:.3f}")
+        console.print(table)
+        rate = self.games / max(meta["wall_seconds"], 1e-9)
+        console.print(f"{self.games} games, {self.hands} hands, {self.turns / self.games:.1f} turns per game, "
+                      f"no winner {self.no_winner}, turn cap hit {self.capped}; "
+                      f"{meta['wall_seconds']:.1f} s ({rate:,.0f} games/s)")
+
+
+def moves_command(deck: str, position_file: Path, option: list[str] | None, as_json: bool) -> None:
+    d = design_or_fail(deck)
+    try:
+        position = read_position_file(position_file)
+        moves = legal_moves_of(d, position, str(position_file), parse_options(option))
+    except (DesignError, OSError) as exc:
+        fail(str(exc))
+    if as_json:
+        console.print_json(json.dumps(moves))
+    else:
+        for m in moves:
+            console.print(m, highlight=False)
+
+
+def replay_command(deck: str, players: int, policy: str, seed: int, game: int, option: list[str] | None,
+                   seating: str) -> None:
+    run = make_run(deck, players, policy, seed, option, seating)
+    if game < 0:
+        fail("--game must be >= 0")
+    specs = [run.distinct[i] for i in run.seat_policies(np.array([game]))[0]]
+    console.print(format_replay(run.design, run.card_table, run.rules, specs, seed, game), highlight=False)
+
+
+def policies_command(deck: str | None) -> None:
+    if deck:
+        d = design_or_fail(deck)
+        console.print(f"policies for {d.title} (every race design uses the same ones):")
+    table = Table("policy", "family", "what it does", "parameters (defaults unless set)")
+    table.add_row("random", "random", RANDOM_DESCRIPTION, "-")
+    for name, (text, overrides) in PRESETS.items():
+        params = ", ".join(f"{k}={overrides.get(k, default):g}" for k, (_, default, _) in GREEDY_PARAMETERS.items())
+        table.add_row(name, "greedy", text, params)
+    console.print(table)
+    console.print("greedy parameters (override with name:key=value,...):")
+    for key, (_, default, text) in GREEDY_PARAMETERS.items():
+        console.print(f"  {key} (default {default:g}): {text}", highlight=False)
