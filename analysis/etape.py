@@ -1,0 +1,415 @@
+"""Tape l'étape: simulate races and summarise the records (pandas).
+
+`simulate` returns (races_df, stages_df): one row per race, one row per
+stage, per-seat values in columns `<field>_<seat>`. Everything needed to
+replay a race (seed, policies, options, version) is in `df.attrs`.
+The summary functions are pure: record tables in, tidy tables out.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import numba
+import numpy as np
+import pandas as pd
+
+from etappe.analysis.runio import package_version
+from etappe.kernels import etape as K
+
+GAME = "etape"
+PLAYERS = (3, 4, 5, 6)
+
+# Rule options: name -> (kernel index, default). See docs/etape.md.
+OPTIONS = {
+    "mode": (K.O_MODE, "sprint"),                  # "sprint" | "endurance"
+    "endurance_stages": (K.O_ENDURANCE_STAGES, 5),
+    "pick_after_deal": (K.O_PICK_AFTER_DEAL, True),
+    "column_step": (K.O_COLUMN_STEP, "one"),       # "one" | "free"
+    "extreme_start": (K.O_EXTREME_START, "in_play"),  # "in_play" | "dealt"
+    "sprint_in_balai": (K.O_SPRINT_IN_BALAI, True),
+    "blocked_winner": (K.O_BLOCKED_WINNER, False),
+    "crevaison_stack": (K.O_CREV_STACK, True),
+    "crevaison_anytime": (K.O_CREV_ANYTIME, True),
+    "crevaison_carry": (K.O_CREV_CARRY, True),
+    "turn_cap": (K.O_TURN_CAP, 1000),
+    "rotate_seats": (K.O_ROTATE, True),
+    "jokers": (K.O_JOKERS, "crevaison,vitamine,braquet"),
+    "withhold_seat": (K.O_WITHHOLD_SEAT, -1),
+    "withhold_jokers": (K.O_WITHHOLD_MASK, ""),
+    "low_card_seconds": (K.O_LOW_SECS, 10),
+    "high_card_seconds": (K.O_HIGH_SECS, 30),
+    "stage_win_bonus": (K.O_WIN_BONUS, 40),
+    "balai_last_bonus": (K.O_BALAI_LAST, 60),
+    "balai_second_bonus": (K.O_BALAI_SECOND, 30),
+}
+_CHOICES = {"mode": ("sprint", "endurance"), "column_step": ("one", "free"),
+            "extreme_start": ("in_play", "dealt")}
+
+# Policy families: name -> (kernel id, parameters). See docs/etape.md.
+_RANDOM = {"joker_p": 0.25, "more_p": 0.5}
+_HEURISTIC = {"value": 1.0, "own": 1.0, "block": 1.0, "crev_cards": 2, "vita_cards": 2,
+              "braq_min": 3, "pick": 0, "balai_w": 0.5}
+POLICIES = {
+    "random": (K.POL_RANDOM, _RANDOM),
+    "heuristic": (K.POL_HEURISTIC, _HEURISTIC),
+    "high": (K.POL_HEURISTIC, {**_HEURISTIC, "value": 3.0, "own": 0.5, "block": 0.0}),
+    "blocker": (K.POL_HEURISTIC, {**_HEURISTIC, "value": 0.5, "own": 0.5, "block": 3.0}),
+    "connector": (K.POL_HEURISTIC, {**_HEURISTIC, "value": 0.5, "own": 3.0, "block": 0.5}),
+}
+_PARAM_INDEX = {"joker_p": K.P_JOKER_P, "more_p": K.P_MORE_P, "value": K.P_W_VALUE,
+                "own": K.P_W_OWN, "block": K.P_W_BLOCK, "crev_cards": K.P_CREV_CARDS,
+                "vita_cards": K.P_VITA_CARDS, "braq_min": K.P_BRAQ_MIN, "pick": K.P_PICK,
+                "balai_w": K.P_BALAI_W}
+
+
+def check_players(players: int) -> int:
+    if players not in PLAYERS:
+        raise ValueError(f"Tape l'étape is played by 3 to 6 players, not {players!r}")
+    return int(players)
+
+
+def _jokers_mask(text: str) -> int:
+    mask = 0
+    for name in filter(None, (p.strip() for p in str(text).split(","))):
+        if name not in K.JOKER_NAMES:
+            raise ValueError(f"unknown joker {name!r}; jokers are {', '.join(K.JOKER_NAMES)}")
+        mask |= 1 << K.JOKER_NAMES.index(name)
+    return mask
+
+
+def resolve_options(options: dict | None) -> dict:
+    """All options with defaults filled in; unknown names or values refused."""
+    options = dict(options or {})
+    unknown = set(options) - set(OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown etape option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}")
+    full = {name: options.get(name, default) for name, (_, default) in OPTIONS.items()}
+    for name, choices in _CHOICES.items():
+        if full[name] not in choices:
+            raise ValueError(f"option {name} must be one of {choices}, not {full[name]!r}")
+    if not 1 <= int(full["endurance_stages"]) <= 5:
+        raise ValueError("endurance_stages must be 1 to 5 (a player has 5 stage cards)")
+    if int(full["turn_cap"]) < 1:
+        raise ValueError("turn_cap must be positive")
+    return full
+
+
+def option_vector(options: dict) -> np.ndarray:
+    vec = np.zeros(K.N_OPTIONS, np.int64)
+    for name, value in resolve_options(options).items():
+        index = OPTIONS[name][0]
+        if name in _CHOICES:
+            value = _CHOICES[name].index(value)
+        elif name in ("jokers", "withhold_jokers"):
+            value = _jokers_mask(value)
+        vec[index] = int(value)
+    return vec
+
+
+def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
+    """'heuristic' or 'blocker:crev_cards=1,value=2' -> (id, params, canonical spec)."""
+    name, _, rest = spec.partition(":")
+    if name not in POLICIES:
+        raise ValueError(f"unknown etape policy {name!r}; known: {', '.join(POLICIES)}")
+    pid, defaults = POLICIES[name]
+    params = dict(defaults)
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, _, value = item.partition("=")
+        if key not in params:
+            raise ValueError(f"policy {name} has no parameter {key!r}; it has {sorted(params)}")
+        params[key] = float(value)
+    row = np.zeros(K.N_PARAMS, np.float64)
+    for key, value in params.items():
+        row[_PARAM_INDEX[key]] = value
+    canonical = name + ":" + ",".join(f"{k}={v:g}" for k, v in params.items())
+    return pid, row, canonical
+
+
+def _frames(race_out, stage_out, n, first_race, n_stages):
+    races = {"race": np.arange(first_race, first_race + len(race_out))}
+    races["winner"] = race_out[:, K.R_WINNER]
+    races["capped_stages"] = race_out[:, K.R_CAPPED]
+    races["blocked_stages"] = race_out[:, K.R_BLOCKED]
+    for f, field in enumerate(K.RACE_SEAT_FIELDS):
+        for s in range(n):
+            races[f"{field}_{s}"] = race_out[:, K.seat_col(K.R_SEAT, f, s)]
+    stages = {"race": np.repeat(races["race"], n_stages)}
+    for name, col in (("stage", K.C_STAGE), ("picker", K.C_PICKER), ("profile", K.C_PROFILE),
+                      ("start", K.C_START), ("winner", K.C_WINNER), ("blocked", K.C_BLOCKED),
+                      ("capped", K.C_CAPPED), ("turns", K.C_TURNS)):
+        stages[name] = stage_out[:, col]
+    for c in range(4):
+        stages[f"coln_{c}"] = stage_out[:, K.C_COLN + c]
+        stages[f"lo_{c}"] = stage_out[:, K.C_LO + c]
+        stages[f"hi_{c}"] = stage_out[:, K.C_HI + c]
+    for f, field in enumerate(K.STAGE_SEAT_FIELDS):
+        for s in range(n):
+            stages[f"{field}_{s}"] = stage_out[:, K.seat_col(K.C_SEAT, f, s)]
+    races_df = pd.DataFrame(races)
+    stages_df = pd.DataFrame(stages)
+    stages_df["profile"] = pd.Categorical.from_codes(stages_df["profile"], K.PROFILE_NAMES)
+    for col in ("blocked", "capped"):
+        stages_df[col] = stages_df[col].astype(bool)
+    return races_df, stages_df
+
+
+def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = None,
+             seed: int = 0, options: dict | None = None, threads: int | None = None,
+             progress: Callable[[int, int], None] | None = None, first_race: int = 0,
+             chunk: int = 20_000) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Play races first_race .. first_race + races - 1 of the run `seed`.
+
+    policies: one spec per seat slot (or one for all), e.g. ["heuristic",
+    "random", "blocker:block=5"]; with rotate_seats (default) slot k plays
+    seat (k - race) mod players. progress(done, total) is called per chunk.
+    """
+    n = check_players(players)
+    policies = list(policies or ["heuristic"])
+    if len(policies) == 1:
+        policies = policies * n
+    if len(policies) != n:
+        raise ValueError(f"{len(policies)} policies for {n} players")
+    if races < 0 or seed < 0:
+        raise ValueError("races and seed must be >= 0")
+    parsed = [parse_policy(p) for p in policies]
+    pids = np.array([p[0] for p in parsed], np.int64)
+    prm = np.stack([p[1] for p in parsed])
+    full = resolve_options(options)
+    opts = option_vector(full)
+    if not -1 <= opts[K.O_WITHHOLD_SEAT] < n:
+        raise ValueError(f"withhold_seat must be -1 or a seat 0-{n - 1}")
+    n_stages = int(K.stages_per_race(n, opts))
+    race_out = np.zeros((races, K.RACE_COLS), np.int64)
+    stage_out = np.zeros((races * n_stages, K.STAGE_COLS), np.int64)
+    before = numba.get_num_threads()
+    if threads is not None:
+        numba.set_num_threads(threads)
+    started = time.perf_counter()
+    try:
+        for lo in range(0, races, chunk):
+            hi = min(races, lo + chunk)
+            K.run_batch(np.int64(seed), np.int64(first_race + lo), n, opts, pids, prm,
+                        race_out[lo:hi], stage_out[lo * n_stages:hi * n_stages])
+            if progress is not None:
+                progress(hi, races)
+    finally:
+        numba.set_num_threads(before)
+    wall = time.perf_counter() - started
+    races_df, stages_df = _frames(race_out, stage_out, n, first_race, n_stages)
+    attrs = {"game": GAME, "seed": int(seed), "version": package_version(), "players": n,
+             "policies": [p[2] for p in parsed], "options": full, "first_race": int(first_race),
+             "races": int(races), "stages_per_race": n_stages, "wall_seconds": wall}
+    races_df.attrs = dict(attrs)
+    stages_df.attrs = dict(attrs)
+    return races_df, stages_df
+
+
+# ---------------------------------------------------------------- summaries
+def wilson(successes, n, z: float = 1.96):
+    """95 % Wilson score interval for a proportion (works on arrays)."""
+    successes = np.asarray(successes, float)
+    n = np.asarray(n, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = successes / n
+        denom = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return centre - half, centre + half
+
+
+def _players(df: pd.DataFrame) -> int:
+    return int(df.attrs.get("players") or sum(c.startswith("time_") for c in df.columns))
+
+
+def win_shares(races_df: pd.DataFrame) -> pd.DataFrame:
+    """Long table race x seat: slot, policy, time, win share (1/k on a k-way tie)."""
+    n = _players(races_df)
+    policies = races_df.attrs.get("policies", [str(k) for k in range(n)])
+    times = races_df[[f"time_{s}" for s in range(n)]].to_numpy()
+    best = times.min(axis=1, keepdims=True)
+    lead = times == best
+    share = lead / lead.sum(axis=1, keepdims=True)
+    rows = []
+    for s in range(n):
+        slot = races_df[f"slot_{s}"].to_numpy()
+        rows.append(pd.DataFrame({
+            "race": races_df["race"].to_numpy(), "seat": s, "slot": slot,
+            "policy": np.asarray(policies, dtype=object)[slot], "time": times[:, s],
+            "win": share[:, s], "rank": races_df[f"rank_{s}"].to_numpy(),
+            "mountain": races_df[f"mountain_{s}"].to_numpy(),
+            "sprint": races_df[f"sprint_{s}"].to_numpy()}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def win_rates(races_df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
+    """Win rate per seat, slot or policy with n and a 95 % Wilson interval.
+    A shared first place counts 1/k to each of the k leaders."""
+    long = win_shares(races_df)
+    out = long.groupby(by, sort=True).agg(n=("win", "size"), wins=("win", "sum"),
+                                          mean_time=("time", "mean")).reset_index()
+    out["win_rate"] = out["wins"] / out["n"]
+    out["ci_low"], out["ci_high"] = wilson(out["wins"], out["n"])
+    return out
+
+
+def seat_uniformity(races_df: pd.DataFrame) -> tuple[float, float]:
+    """Chi-square test that wins are spread evenly over seats: (stat, p)."""
+    from scipy.stats import chisquare
+    wins = win_rates(races_df, "seat")["wins"].to_numpy()
+    return tuple(float(x) for x in chisquare(wins))
+
+
+def stage_long(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Long table stage x seat with the per-seat fields and the policy."""
+    n = _players(stages_df)
+    policies = np.asarray(stages_df.attrs.get("policies", [str(k) for k in range(n)]), dtype=object)
+    base = stages_df[["race", "stage", "picker", "profile", "winner", "blocked"]]
+    parts = []
+    for s in range(n):
+        part = base.copy()
+        part["seat"] = s
+        for field in K.STAGE_SEAT_FIELDS:
+            part[field] = stages_df[f"{field}_{s}"].to_numpy()
+        part["policy"] = policies[part["slot"].to_numpy()]
+        parts.append(part)
+    long = pd.concat(parts, ignore_index=True)
+    long["is_picker"] = long["seat"] == long["picker"]
+    long["won"] = long["seat"] == long["winner"]
+    return long
+
+
+def profile_stats(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Per profile: how often picked, blocked (with interval), the picker's
+    stage-win rate (with interval) and advantage in seconds over the others."""
+    n = _players(stages_df)
+    long = stage_long(stages_df)
+    rows = []
+    for profile, grp in long.groupby("profile", observed=True):
+        stages = stages_df[stages_df["profile"] == profile]
+        k = len(stages)
+        picker = grp[grp["is_picker"]]
+        others = grp[~grp["is_picker"]]
+        blocked = int(stages["blocked"].sum())
+        pw = int(picker["won"].sum())
+        b_lo, b_hi = wilson(blocked, k)
+        w_lo, w_hi = wilson(pw, k)
+        rows.append({"profile": profile, "stages": k, "share": k / len(stages_df),
+                     "blocked_rate": blocked / k, "blocked_lo": b_lo, "blocked_hi": b_hi,
+                     "no_winner_rate": float((stages["winner"] < 0).mean()),
+                     "picker_win_rate": pw / k, "picker_win_lo": w_lo, "picker_win_hi": w_hi,
+                     "fair_win_rate": 1 / n,
+                     "picker_time": picker["time"].mean(), "others_time": others["time"].mean(),
+                     "picker_advantage_s": others["time"].mean() - picker["time"].mean(),
+                     "mean_turns": stages["turns"].mean(),
+                     "mean_cards_left": grp["cards"].mean()})
+    return pd.DataFrame(rows)
+
+
+def profile_by_policy(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Mean stage time and stage-win rate per profile and policy: who each
+    profile favours."""
+    long = stage_long(stages_df)
+    out = long.groupby(["profile", "policy"], observed=True).agg(
+        n=("time", "size"), mean_time=("time", "mean"), wins=("won", "sum")).reset_index()
+    out["win_rate"] = out["wins"] / out["n"]
+    out["ci_low"], out["ci_high"] = wilson(out["wins"], out["n"])
+    return out
+
+
+def joker_usage(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Per joker: uses per race and player, share used in the last stage, and
+    the immediate effect (turns skipped by Crevaison targets, cards laid in a
+    Braquet turn, self-targeted Crevaisons)."""
+    long = stage_long(stages_df)
+    last = long["stage"] == long["stage"].max()
+    seat_races = long.groupby(["race", "seat"]).ngroups
+    rows = []
+    for joker, col in (("crevaison", "crev"), ("vitamine", "vita"), ("braquet", "braq")):
+        used = long[col] >= 0
+        row = {"joker": joker, "uses": int(used.sum()), "use_rate": used.sum() / seat_races,
+               "in_last_stage": float((used & last).sum() / max(used.sum(), 1))}
+        if joker == "crevaison":
+            row["on_self"] = float((long.loc[used, "crev"] == long.loc[used, "seat"]).mean())
+        if joker == "braquet":
+            row["cards_per_use"] = float(long.loc[used, "braq"].mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def joker_stage_effect(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Observational: mean stage time of a player in stages where they used a
+    joker minus in stages where they did not (same policy and profile mix).
+    Confounded by when policies choose to play it; see joker_value for the
+    paired causal estimate."""
+    long = stage_long(stages_df)
+    rows = []
+    for joker, col in (("crevaison", "crev"), ("vitamine", "vita"), ("braquet", "braq")):
+        used = long[col] >= 0
+        a, b = long.loc[used, "time"], long.loc[~used, "time"]
+        diff = a.mean() - b.mean() if len(a) and len(b) else float("nan")
+        se = math.sqrt(a.var() / len(a) + b.var() / len(b)) if len(a) > 1 and len(b) > 1 else float("nan")
+        rows.append({"joker": joker, "stages_used": len(a), "time_used": a.mean(),
+                     "time_not_used": b.mean(), "difference_s": diff,
+                     "ci_low": diff - 1.96 * se, "ci_high": diff + 1.96 * se})
+    return pd.DataFrame(rows)
+
+
+def joker_value(players: int = 4, races: int = 2000, policies: list[str] | None = None,
+                seed: int = 0, options: dict | None = None, threads: int | None = None,
+                seat: int = 0) -> pd.DataFrame:
+    """What each joker is worth in seconds, paired on common random numbers:
+    the same races (same deals) played with and without that joker in
+    `seat`'s hand; value = mean final time without minus with, with a 95 %
+    interval of the paired difference and the change in that seat's win rate."""
+    base, _ = simulate(players, races, policies, seed, options, threads)
+    rows = []
+    for joker in K.JOKER_NAMES:
+        opts = {**(options or {}), "withhold_seat": seat, "withhold_jokers": joker}
+        without, _ = simulate(players, races, policies, seed, opts, threads)
+        diff = (without[f"time_{seat}"] - base[f"time_{seat}"]).to_numpy(float)
+        wins_with = win_shares(base).query("seat == @seat")["win"].to_numpy()
+        wins_without = win_shares(without).query("seat == @seat")["win"].to_numpy()
+        dw = wins_with - wins_without
+        se = diff.std(ddof=1) / math.sqrt(len(diff))
+        se_w = dw.std(ddof=1) / math.sqrt(len(dw))
+        rows.append({"joker": joker, "races": len(diff), "value_s": diff.mean(),
+                     "ci_low": diff.mean() - 1.96 * se, "ci_high": diff.mean() + 1.96 * se,
+                     "win_rate_gain": dw.mean(), "win_gain_low": dw.mean() - 1.96 * se_w,
+                     "win_gain_high": dw.mean() + 1.96 * se_w})
+    out = pd.DataFrame(rows)
+    out.attrs = {"seat": seat, "seed": seed, "policies": base.attrs["policies"],
+                 "options": base.attrs["options"]}
+    return out
+
+
+def side_classifications(races_df: pd.DataFrame) -> pd.DataFrame:
+    """Per policy: mean mountain and sprint points and the share of races in
+    which it tops each side classification (shared tops count 1/k)."""
+    n = _players(races_df)
+    long = win_shares(races_df)
+    for side in ("mountain", "sprint"):
+        pts = races_df[[f"{side}_{s}" for s in range(n)]].to_numpy()
+        top = pts == pts.max(axis=1, keepdims=True)
+        top = top / top.sum(axis=1, keepdims=True)
+        long[f"{side}_top"] = top.T.reshape(-1)
+    return long.groupby("policy").agg(
+        n=("race", "size"), mountain_points=("mountain", "mean"), mountain_top=("mountain_top", "mean"),
+        sprint_points=("sprint", "mean"), sprint_top=("sprint_top", "mean")).reset_index()
+
+
+def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Counts of stages cut off by the turn cap, blocked stages, stages with
+    no winner, shared race wins, and jokers never used."""
+    usage = joker_usage(stages_df)
+    rows = [
+        ("stages cut off by the turn cap", int(stages_df["capped"].sum()), len(stages_df)),
+        ("stages blocked (nobody can lay)", int(stages_df["blocked"].sum()), len(stages_df)),
+        ("stages without a winner", int((stages_df["winner"] < 0).sum()), len(stages_df)),
+        ("races with a shared first place", int((races_df["winner"] < 0).sum()), len(races_df)),
+    ]
+    rows += [(f"joker {r.joker} never used", int(r.uses == 0), 1) for r in usage.itertuples()]
+    out = pd.DataFrame(rows, columns=["what", "count", "out_of"])
+    out["rate"] = out["count"] / out["out_of"]
+    return out

@@ -1,0 +1,119 @@
+"""Tape l'étape commands, as plain functions the typer app wires up.
+
+Files: the races go to OUT (Parquet), the stages beside it as
+`<OUT stem>.stages.parquet`; both carry the run's identity (game, seed,
+players, policies, options, version, wall time) in their metadata. A run is
+played in chunks saved as they finish, so an interrupted command run again
+resumes where it stopped (analysis/runio.py's ChunkedRun).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+import typer
+
+from etappe.analysis import etape as E
+from etappe.analysis.runio import ChunkedRun, package_version, read_parquet
+
+CHUNK = 10_000       # races per saved chunk
+SHOW_AFTER_S = 3.0   # a progress bar appears once a run has taken this long
+
+
+def stages_path(out: Path) -> Path:
+    out = Path(out)
+    stem = out.name[: -len(".parquet")] if out.name.endswith(".parquet") else out.name
+    return out.with_name(stem + ".stages.parquet")
+
+
+class _LazyBar:
+    """A progress bar that only shows up when the run takes a while."""
+
+    def __init__(self, total: int, label: str):
+        self.total, self.label = total, label
+        self.started = time.perf_counter()
+        self.bar = None
+        self.shown = 0
+
+    def update(self, done: int) -> None:
+        if self.bar is None and time.perf_counter() - self.started > SHOW_AFTER_S and done < self.total:
+            self.bar = typer.progressbar(length=self.total, label=self.label)
+            self.bar.__enter__()
+        if self.bar is not None:
+            self.bar.update(done - self.shown)
+            self.shown = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+def simulate_command(players: int, races: int, policies: list[str], seed: int,
+                     out: Path | None, options: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`etappe simulate etape`: play `races` races and return (races_df, stages_df).
+
+    policies: one spec per seat slot or one for all (see docs/etape.md), e.g.
+    ["heuristic", "random", "blocker:block=5", "high"]; options: rule options
+    by name (unknown names are refused). With `out`, the records are written
+    to `out` and `stages_path(out)`."""
+    E.check_players(players)
+    full = E.resolve_options(options)
+    policies = list(policies or ["heuristic"])
+    if len(policies) == 1:
+        policies = policies * players
+    canonical = [E.parse_policy(p)[2] for p in policies]
+    identity = {"game": E.GAME, "players": players, "races": races, "seed": seed,
+                "policies": canonical, "options": full, "chunk": CHUNK, "version": package_version()}
+    bar = _LazyBar(races, f"etape {races} races")
+    started = time.perf_counter()
+    race_parts, stage_parts = [], []
+    runs = None
+    if out is not None:
+        runs = (ChunkedRun(out, identity), ChunkedRun(stages_path(out), identity))
+    try:
+        n_chunks = max(1, -(-races // CHUNK))
+        for index in range(n_chunks):
+            lo, hi = index * CHUNK, min(races, (index + 1) * CHUNK)
+            if runs and runs[0].done(index) and runs[1].done(index):
+                r, s = runs[0].load(index), runs[1].load(index)
+            else:
+                r, s = E.simulate(players, hi - lo, policies, seed, full, first_race=lo)
+                if runs:
+                    runs[1].save(index, s)
+                    runs[0].save(index, r)
+            race_parts.append(r)
+            stage_parts.append(s)
+            bar.update(hi)
+    finally:
+        bar.close()
+    wall = time.perf_counter() - started
+    races_df = pd.concat(race_parts, ignore_index=True)
+    stages_df = pd.concat(stage_parts, ignore_index=True)
+    stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)
+    metadata = {**identity, "stages_per_race": len(stages_df) // max(races, 1),
+                "first_race": 0, "wall_seconds": wall}
+    races_df.attrs = dict(metadata)
+    stages_df.attrs = dict(metadata)
+    if runs:
+        runs[0].join(n_chunks, metadata)
+        runs[1].join(n_chunks, metadata)
+    return races_df, stages_df
+
+
+def load_run(out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read a run written by simulate_command back, metadata in df.attrs."""
+    races_df, meta = read_parquet(out)
+    stages_df, _ = read_parquet(stages_path(out))
+    if meta.get("game") != E.GAME:
+        raise ValueError(f"{out} is a {meta.get('game')!r} run, not an etape run")
+    stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)
+    races_df.attrs = dict(meta)
+    stages_df.attrs = dict(meta)
+    return races_df, stages_df
+
+
+def report_command(run: Path, out_dir: Path) -> Path:
+    """`etappe report` for an etape run file: writes report.html/.md; returns the HTML path."""
+    from etappe.reports.etape import build_report
+    return build_report(*load_run(run)).write(out_dir)

@@ -1,0 +1,824 @@
+"""Tape l'étape: Numba kernels (rules: ../shared/rules/tape_l_etape.md).
+
+A race is a series of stages; in each stage the players shed 8 numbered cards
+onto four colour columns under the picked stage profile; cards left in hand
+cost seconds, bonuses are subtracted, lowest cumulative time wins.
+
+Cards: index c = colour * 12 + (value - 1), colour 0-3, value 1-12. A hand
+is a 48-bit mask in one int64 (bit c set = card held).
+
+State: one int64 row per race (`S_SIZE` entries), offsets below:
+
+    +-----+------+------+---------+-------+-------+--------+--------+------+
+    | N   | VMIN | VMAX | PROFILE | START | STAGE | NSTAGE | PICKER | TURN |
+    +-----+------+------+---------+-------+-------+--------+--------+------+
+    | NFIN | LAID (mask of laid cards)                                     |
+    +-------------------------------------------------------------------+
+    | COLN[4]  cards in each column     | LO[4] / HI[4] column ends        |
+    +-------------------------------------------------------------------+
+    | HAND[6]    hand masks                                              |
+    | JOKERS[6]  jokers left (bits J_*)  | STAGECARDS[6] profiles left    |
+    | SKIP[6]    turns to skip (Crevaison) | VBLOCK[6] Vitamine bans      |
+    | FINISH[6]  order of emptying this stage (0 = still holds cards)    |
+    | TIME[6]    cumulative seconds | MOUNT[6] / SPRINT[6] side points   |
+    +-------------------------------------------------------------------+
+
+The state holds only what the players see or own; random keys are passed by
+value and returned, never stored, so a policy cannot see the future deal.
+Rule options are an int64 vector (`O_*`), policies an id per seat with a
+float parameter row (`P_*`); records are int64 rows (`C_*` per stage,
+`R_*` per race, per-seat fields at `seat_col(base, field, seat)`).
+"""
+import numpy as np
+from numba import njit, prange
+
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, randint, uniform
+
+MAX_P = 6
+HAND_SIZE = 8
+NEVER = 99  # depth of a card that can never be laid
+
+# Stage profiles, in the order of the stage cards.
+MONTAGNE, DESCENTE, PLAINE, CLM, BALAI = 0, 1, 2, 3, 4
+PROFILE_NAMES = ("montagne", "descente", "plaine", "contre_la_montre", "voiture_balai")
+ALL_PROFILES = 31
+
+# Jokers (bits).
+J_CREVAISON, J_VITAMINE, J_BRAQUET = 1, 2, 4
+JOKER_NAMES = ("crevaison", "vitamine", "braquet")
+
+# ---- state offsets
+S_N, S_VMIN, S_VMAX, S_PROFILE, S_START = 0, 1, 2, 3, 4
+S_STAGE, S_NSTAGES, S_PICKER, S_TURN, S_NFIN, S_LAID = 5, 6, 7, 8, 9, 10
+S_COLN, S_LO, S_HI = 11, 15, 19
+S_HAND = 23
+S_JOKERS = S_HAND + MAX_P
+S_STAGECARDS = S_JOKERS + MAX_P
+S_SKIP = S_STAGECARDS + MAX_P
+S_VBLOCK = S_SKIP + MAX_P
+S_FINISH = S_VBLOCK + MAX_P
+S_TIME = S_FINISH + MAX_P
+S_MOUNT = S_TIME + MAX_P
+S_SPRINT = S_MOUNT + MAX_P
+S_SIZE = S_SPRINT + MAX_P
+
+# ---- rule options (int64 vector); names and defaults in analysis/etape.py
+O_MODE = 0               # 0 Sprint (one stage per player), 1 Endurance
+O_ENDURANCE_STAGES = 1   # stages per player in Endurance (1-5)
+O_PICK_AFTER_DEAL = 2    # 1: picker sees the new hand before picking
+O_COLUMN_STEP = 3        # 0: +/-1 steps (Sevens), 1: any higher/lower value
+O_EXTREME_START = 4      # 0: Montagne/Descente start at value in play, 1: dealt
+O_SPRINT_IN_BALAI = 5    # 1: Plaine's two-card sprint also in Voiture balai
+O_BLOCKED_WINNER = 6     # 1: a blocked stage's best placed player gets the bonus
+O_CREV_STACK = 7         # 1: two Crevaisons on one player skip two turns
+O_CREV_ANYTIME = 8       # 1: Crevaison in the window before every turn
+O_CREV_CARRY = 9         # 1: a pending skip carries into the next stage
+O_TURN_CAP = 10          # turns per stage before it is cut off (recorded)
+O_ROTATE = 11            # 1: policies rotate over seats race by race
+O_JOKERS = 12            # jokers each player starts with (mask of J_*)
+O_WITHHOLD_SEAT = 13     # seat denied the jokers in O_WITHHOLD_MASK (-1 none)
+O_WITHHOLD_MASK = 14
+O_LOW_SECS = 15          # seconds per card left, values 1-6
+O_HIGH_SECS = 16         # seconds per card left, values 7-12
+O_WIN_BONUS = 17         # stage winner's bonus
+O_BALAI_LAST = 18        # Voiture balai: last to empty
+O_BALAI_SECOND = 19      # Voiture balai: the one before
+N_OPTIONS = 20
+
+# ---- policies
+POL_RANDOM, POL_HEURISTIC = 0, 1
+P_JOKER_P = 0      # random: chance to use a held joker at each opportunity
+P_MORE_P = 1       # random: chance to lay one more card when allowed
+P_W_VALUE = 2      # heuristic: weight of the card's seconds (shed 30 s first)
+P_W_OWN = 3        # heuristic: weight of own cards the card leads to
+P_W_BLOCK = 4      # heuristic: penalty per card it opens to opponents
+P_CREV_CARDS = 5   # heuristic: Crevaison on an opponent with <= this many cards
+P_VITA_CARDS = 6   # heuristic: Vitamine on an opponent with <= this many cards
+P_BRAQ_MIN = 7     # heuristic: Braquet when it lays >= this many cards
+P_PICK = 8         # heuristic: 0 pick the stage fitting the hand, 1 at random
+P_BALAI_W = 9      # heuristic: appetite for Voiture balai with a slow hand
+N_PARAMS = 10
+
+# ---- stage record (one int64 row per stage)
+C_STAGE, C_PICKER, C_PROFILE, C_START, C_WINNER = 0, 1, 2, 3, 4
+C_BLOCKED, C_CAPPED, C_TURNS = 5, 6, 7
+C_COLN, C_LO, C_HI = 8, 12, 16
+C_SEAT = 20
+STAGE_SEAT_FIELDS = ("slot", "time", "cum", "cards", "secs", "passes", "skipped",
+                     "laid", "crev", "vita", "braq", "finish", "side", "hand", "dealt")
+(F_SLOT, F_TIME, F_CUM, F_CARDS, F_SECS, F_PASSES, F_SKIPPED, F_LAID, F_CREV,
+ F_VITA, F_BRAQ, F_FINISH, F_SIDE, F_HAND, F_DEALT) = range(15)
+STAGE_COLS = C_SEAT + len(STAGE_SEAT_FIELDS) * MAX_P
+
+# ---- race record (one int64 row per race)
+R_WINNER, R_CAPPED, R_BLOCKED = 0, 1, 2
+R_SEAT = 3
+RACE_SEAT_FIELDS = ("slot", "time", "rank", "mountain", "sprint")
+RF_SLOT, RF_TIME, RF_RANK, RF_MOUNT, RF_SPRINT = range(5)
+RACE_COLS = R_SEAT + len(RACE_SEAT_FIELDS) * MAX_P
+
+
+@njit(cache=True)
+def seat_col(base, field, seat):
+    return base + field * MAX_P + seat
+
+
+# ---------------------------------------------------------------- helpers
+@njit(cache=True)
+def bit(card):
+    return np.int64(1) << np.int64(card)
+
+
+@njit(cache=True)
+def popcount(mask):
+    count = 0
+    while mask:
+        mask &= mask - 1
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def nth_card(mask, r):
+    """Index of the r-th set bit (r from 0)."""
+    for c in range(48):
+        if (mask >> c) & 1:
+            if r == 0:
+                return c
+            r -= 1
+    return -1
+
+
+@njit(cache=True)
+def card_secs(opts, card):
+    return opts[O_LOW_SECS] if card % 12 < 6 else opts[O_HIGH_SECS]
+
+
+@njit(cache=True)
+def hand_secs(opts, mask):
+    total = 0
+    for c in range(48):
+        if (mask >> c) & 1:
+            total += card_secs(opts, c)
+    return total
+
+
+@njit(cache=True)
+def value_range(n):
+    """Values in play: 3-10 (3-4 players), 2-11 (5), 1-12 (6)."""
+    if n <= 4:
+        return 3, 10
+    if n == 5:
+        return 2, 11
+    return 1, 12
+
+
+@njit(cache=True)
+def in_play(st):
+    m = np.int64(0)
+    for col in range(4):
+        for v in range(st[S_VMIN], st[S_VMAX] + 1):
+            m |= bit(col * 12 + v - 1)
+    return m
+
+
+@njit(cache=True)
+def stages_per_race(n, opts):
+    return n * opts[O_ENDURANCE_STAGES] if opts[O_MODE] == 1 else n
+
+
+# ---------------------------------------------------------------- rules
+@njit(cache=True)
+def init_race(st, n, opts):
+    st[:] = 0
+    st[S_N] = n
+    st[S_VMIN], st[S_VMAX] = value_range(n)
+    st[S_NSTAGES] = stages_per_race(n, opts)
+    for s in range(n):
+        st[S_STAGECARDS + s] = ALL_PROFILES
+        st[S_JOKERS + s] = opts[O_JOKERS]
+        if s == opts[O_WITHHOLD_SEAT]:
+            st[S_JOKERS + s] &= ~opts[O_WITHHOLD_MASK]
+
+
+@njit(cache=True)
+def deal(st, key):
+    """Shuffle the cards in play and deal 8 to each player; returns the key."""
+    n = st[S_N]
+    cards = np.empty(48, np.int64)
+    m = 0
+    for col in range(4):
+        for v in range(st[S_VMIN], st[S_VMAX] + 1):
+            cards[m] = col * 12 + v - 1
+            m += 1
+    for i in range(m - 1, 0, -1):
+        j, key = randint(key, i + 1)
+        cards[i], cards[j] = cards[j], cards[i]
+    for s in range(n):
+        h = np.int64(0)
+        for k in range(HAND_SIZE):
+            h |= bit(cards[s * HAND_SIZE + k])
+        st[S_HAND + s] = h
+    return key
+
+
+@njit(cache=True)
+def profile_start(st, opts, profile):
+    """Start value of every column (Contre-la-montre: chosen, set apart)."""
+    if profile == MONTAGNE or profile == DESCENTE:
+        if opts[O_EXTREME_START] == 0:
+            return st[S_VMIN] if profile == MONTAGNE else st[S_VMAX]
+        dealt = np.int64(0)
+        for s in range(st[S_N]):
+            dealt |= st[S_HAND + s]
+        lo, hi = 13, 0
+        for c in range(48):
+            if (dealt >> c) & 1:
+                lo = min(lo, c % 12 + 1)
+                hi = max(hi, c % 12 + 1)
+        return lo if profile == MONTAGNE else hi
+    return 6
+
+
+@njit(cache=True)
+def start_stage(st, opts, profile, start):
+    st[S_PROFILE] = profile
+    st[S_START] = start
+    st[S_NFIN] = 0
+    st[S_LAID] = 0
+    for col in range(4):
+        st[S_COLN + col] = 0
+        st[S_LO + col] = 0
+        st[S_HI + col] = 0
+    for s in range(MAX_P):
+        st[S_FINISH + s] = 0
+        st[S_VBLOCK + s] = 0
+        if opts[O_CREV_CARRY] == 0:
+            st[S_SKIP + s] = 0
+
+
+@njit(cache=True)
+def legal_mask(st, opts):
+    """Every card that may be laid now, whoever holds it."""
+    prof = st[S_PROFILE]
+    vmin, vmax = st[S_VMIN], st[S_VMAX]
+    free = opts[O_COLUMN_STEP] == 1
+    m = np.int64(0)
+    for col in range(4):
+        base = col * 12 - 1  # bit of value v is base + v
+        if st[S_COLN + col] == 0:
+            m |= bit(base + st[S_START])
+            continue
+        if prof != DESCENTE:
+            top = vmax if free else min(st[S_HI + col] + 1, vmax)
+            for v in range(st[S_HI + col] + 1, top + 1):
+                m |= bit(base + v)
+        if prof != MONTAGNE:
+            bottom = vmin if free else max(st[S_LO + col] - 1, vmin)
+            for v in range(bottom, st[S_LO + col]):
+                m |= bit(base + v)
+    return m
+
+
+@njit(cache=True)
+def lay(st, seat, card):
+    col, v = card // 12, card % 12 + 1
+    st[S_HAND + seat] &= ~bit(card)
+    st[S_LAID] |= bit(card)
+    if st[S_COLN + col] == 0:
+        st[S_LO + col] = v
+        st[S_HI + col] = v
+    elif v > st[S_HI + col]:
+        st[S_HI + col] = v
+    else:
+        st[S_LO + col] = v
+    st[S_COLN + col] += 1
+
+
+@njit(cache=True)
+def depth(st, opts, card):
+    """Cards of the column to lay before `card` can go, plus one (NEVER if it can't)."""
+    col, v = card // 12, card % 12 + 1
+    prof = st[S_PROFILE]
+    if st[S_COLN + col] == 0:
+        d = v - st[S_START] if prof != DESCENTE else st[S_START] - v
+        if prof == MONTAGNE or prof == DESCENTE:
+            return d + 1 if d >= 0 else NEVER
+        return abs(d) + 1
+    hi, lo = st[S_HI + col], st[S_LO + col]
+    if v > hi and prof != DESCENTE:
+        return 1 if opts[O_COLUMN_STEP] == 1 else v - hi
+    if v < lo and prof != MONTAGNE:
+        return 1 if opts[O_COLUMN_STEP] == 1 else lo - v
+    return NEVER
+
+
+@njit(cache=True)
+def stage_status(st, opts):
+    """0 running, 1 a player emptied their hand, 2 blocked, 3 all hands empty."""
+    if st[S_PROFILE] != BALAI and st[S_NFIN] > 0:
+        return 1
+    held = np.int64(0)
+    for s in range(st[S_N]):
+        held |= st[S_HAND + s]
+    if held == 0:
+        return 3
+    if held & legal_mask(st, opts) == 0:
+        return 2
+    return 0
+
+
+# ---------------------------------------------------------------- policies
+@njit(cache=True)
+def random_card(mask, key):
+    r, key = randint(key, popcount(mask))
+    return nth_card(mask, r), key
+
+
+@njit(cache=True)
+def card_score(st, opts, seat, card, prm):
+    """Heuristic worth of laying `card` now: seconds shed, own cards it leads
+    to (connectors), opponents' cards it opens (blocking)."""
+    col, v = card // 12, card % 12 + 1
+    hand = st[S_HAND + seat]
+    unseen = in_play(st) & ~hand & ~st[S_LAID]
+    prof = st[S_PROFILE]
+    empty = st[S_COLN + col] == 0
+    up = prof != DESCENTE and (not empty and v > st[S_HI + col] or empty)
+    down = prof != MONTAGNE and (not empty and v < st[S_LO + col] or empty)
+    own = 0
+    opened = 0
+    base = col * 12 - 1
+    if up:
+        for w in range(v + 1, st[S_VMAX] + 1):
+            own += (hand >> (base + w)) & 1
+        if v < st[S_VMAX]:
+            opened += (unseen >> (base + v + 1)) & 1
+    if down:
+        for w in range(st[S_VMIN], v):
+            own += (hand >> (base + w)) & 1
+        if v > st[S_VMIN]:
+            opened += (unseen >> (base + v - 1)) & 1
+    return (prm[P_W_VALUE] * card_secs(opts, card) / 30.0
+            + prm[P_W_OWN] * own - prm[P_W_BLOCK] * opened)
+
+
+@njit(cache=True)
+def choose_card(st, opts, seat, legal, pid, prm, key):
+    if pid == POL_RANDOM:
+        return random_card(legal, key)
+    best, best_card = -1e18, -1
+    for c in range(48):
+        if (legal >> c) & 1:
+            score = card_score(st, opts, seat, c, prm)
+            if score > best:
+                best, best_card = score, c
+    return best_card, key
+
+
+@njit(cache=True)
+def choose_more(st, opts, seat, pid, prm, key):
+    """Lay one more card (Contre-la-montre, Braquet, sprint)?"""
+    if pid == POL_RANDOM:
+        u, key = uniform(key)
+        return u < prm[P_MORE_P], key
+    # Shed everything in a race to empty; in Voiture balai hold back.
+    return st[S_PROFILE] != BALAI, key
+
+
+@njit(cache=True)
+def mean_depth(st, opts, mask):
+    total, count = 0, 0
+    for c in range(48):
+        if (mask >> c) & 1:
+            total += min(depth(st, opts, c), 12)
+            count += 1
+    return total / max(count, 1)
+
+
+@njit(cache=True)
+def best_clm_start(st, opts, seat):
+    """Start value (columns empty, profile CLM set) that most favours `seat`'s
+    hand against the unseen cards; returns (start, advantage in mean depth)."""
+    hand = st[S_HAND + seat]
+    unseen = in_play(st) & ~hand
+    best, best_start = -1e18, 6
+    for start in range(st[S_VMIN], st[S_VMAX] + 1):
+        st[S_START] = start
+        adv = mean_depth(st, opts, unseen) - mean_depth(st, opts, hand)
+        if adv > best:
+            best, best_start = adv, start
+    return best_start, best
+
+
+@njit(cache=True)
+def choose_profile(st, opts, seat, pid, prm, key):
+    left = st[S_STAGECARDS + seat]
+    if pid == POL_RANDOM or prm[P_PICK] == 1:
+        r, key = randint(key, popcount(left))
+        return nth_card(left, r), key
+    # Fit: the profile whose columns reach this hand sooner than the unseen
+    # cards (columns are empty at the pick; depth is measured from the start).
+    hand = st[S_HAND + seat]
+    unseen = in_play(st) & ~hand
+    best, best_p = -1e18, -1
+    for p in range(5):
+        if not (left >> p) & 1:
+            continue
+        st[S_PROFILE] = p
+        if p == CLM:
+            adv = best_clm_start(st, opts, seat)[1]
+        else:
+            st[S_START] = profile_start(st, opts, p)
+            adv = mean_depth(st, opts, unseen) - mean_depth(st, opts, hand)
+            if p == BALAI:
+                adv = -prm[P_BALAI_W] * adv  # a slow hand lasts longest
+        if adv > best:
+            best, best_p = adv, p
+    return best_p, key
+
+
+@njit(cache=True)
+def choose_start(st, opts, seat, pid, prm, key):
+    """Contre-la-montre start value, named by the picker (profile already set)."""
+    if pid == POL_RANDOM:
+        r, key = randint(key, st[S_VMAX] - st[S_VMIN] + 1)
+        return st[S_VMIN] + r, key
+    return best_clm_start(st, opts, seat)[0], key
+
+
+@njit(cache=True)
+def last_stage(st):
+    return st[S_STAGE] == st[S_NSTAGES] - 1
+
+
+@njit(cache=True)
+def choose_crevaison(st, opts, seat, on_turn, pid, prm, key):
+    """Target of `seat`'s Crevaison in the window before `on_turn` plays, or -1."""
+    n = st[S_N]
+    if pid == POL_RANDOM:
+        u, key = uniform(key)
+        if u >= prm[P_JOKER_P]:
+            return -1, key
+        return randint(key, n)
+    limit = prm[P_CREV_CARDS] + (2 if last_stage(st) else 0)
+    cards = popcount(st[S_HAND + on_turn])
+    if st[S_SKIP + on_turn] > 0 or cards == 0:
+        return -1, key
+    if st[S_PROFILE] == BALAI:
+        # Skipping one's own turn keeps cards in hand longer: last to empty.
+        others = 0
+        for s in range(n):
+            if s != seat:
+                others += popcount(st[S_HAND + s])
+        if on_turn == seat and cards <= limit and others > 0:
+            return seat, key
+        return -1, key
+    if on_turn != seat and cards <= limit:
+        return on_turn, key
+    return -1, key
+
+
+@njit(cache=True)
+def vitamine_targets(st, seat):
+    """Opponents `seat` may draw from: cards in hand, not barred by retaliation."""
+    m = 0
+    for s in range(st[S_N]):
+        if s != seat and st[S_HAND + s] != 0 and not (st[S_VBLOCK + seat] >> s) & 1:
+            m |= 1 << s
+    return m
+
+
+@njit(cache=True)
+def choose_vitamine(st, opts, seat, pid, prm, key):
+    """(target, card given) for `seat`'s Vitamine on its own turn, or (-1, -1)."""
+    targets = vitamine_targets(st, seat)
+    hand = st[S_HAND + seat]
+    if targets == 0 or hand == 0:
+        return -1, -1, key
+    if pid == POL_RANDOM:
+        u, key = uniform(key)
+        if u >= prm[P_JOKER_P]:
+            return -1, -1, key
+        target, key = random_card(targets, key)
+        give, key = random_card(hand, key)
+        return target, give, key
+    if st[S_PROFILE] == BALAI:
+        return -1, -1, key
+    n = st[S_N]
+    target, fewest = -1, 99
+    for j in range(1, n):
+        s = (seat + j) % n
+        if (targets >> s) & 1 and popcount(st[S_HAND + s]) < fewest:
+            target, fewest = s, popcount(st[S_HAND + s])
+    # Give the card furthest from being laid (then the dearest).
+    give, worst = -1, 1.0
+    for c in range(48):
+        if (hand >> c) & 1:
+            bad = depth(st, opts, c) + card_secs(opts, c) / 100.0
+            if bad > worst:
+                give, worst = c, bad
+    if give < 0:
+        return -1, -1, key  # every card can be laid now
+    if fewest <= prm[P_VITA_CARDS] or last_stage(st):
+        return target, give, key
+    return -1, -1, key
+
+
+@njit(cache=True)
+def run_length(st, hand):
+    """Cards of `hand` layable one after another now (Sevens steps)."""
+    prof = st[S_PROFILE]
+    total = 0
+    for col in range(4):
+        base = col * 12 - 1
+        if st[S_COLN + col] == 0:
+            if not (hand >> (base + st[S_START])) & 1:
+                continue
+            total += 1
+            hi = lo = st[S_START]
+        else:
+            hi, lo = st[S_HI + col], st[S_LO + col]
+        if prof != DESCENTE:
+            v = hi + 1
+            while v <= st[S_VMAX] and (hand >> (base + v)) & 1:
+                total += 1
+                v += 1
+        if prof != MONTAGNE:
+            v = lo - 1
+            while v >= st[S_VMIN] and (hand >> (base + v)) & 1:
+                total += 1
+                v -= 1
+    return total
+
+
+@njit(cache=True)
+def choose_braquet(st, opts, seat, pid, prm, key):
+    if pid == POL_RANDOM:
+        u, key = uniform(key)
+        return u < prm[P_JOKER_P], key
+    prof = st[S_PROFILE]
+    if prof == BALAI or prof == CLM:
+        return False, key  # no use holding back / already free to lay many
+    hand = st[S_HAND + seat]
+    cards = popcount(hand)
+    run = run_length(st, hand)
+    if prof == PLAINE and cards == 2:
+        return False, key  # the sprint does it for free
+    finishes = run == cards and run >= 2
+    return run >= prm[P_BRAQ_MIN] or finishes or (last_stage(st) and run >= 2), key
+
+
+# ---------------------------------------------------------------- play
+@njit(cache=True)
+def apply_crevaison(st, opts, user, target):
+    st[S_JOKERS + user] &= ~J_CREVAISON
+    st[S_SKIP + target] = st[S_SKIP + target] + 1 if opts[O_CREV_STACK] == 1 else 1
+
+
+@njit(cache=True)
+def play_turn(st, opts, pids, prm, ckey, pkeys, rec):
+    """The turn of st[S_TURN]: Crevaison window, skip, Vitamine, Braquet, lay.
+
+    Returns the chance key; policy keys are updated in `pkeys`."""
+    n = st[S_N]
+    t = st[S_TURN]
+    prof = st[S_PROFILE]
+    for j in range(n):
+        s = (t + j) % n
+        if st[S_JOKERS + s] & J_CREVAISON and (opts[O_CREV_ANYTIME] == 1 or s == t):
+            target, k = choose_crevaison(st, opts, s, t, pids[s], prm[s], pkeys[s])
+            pkeys[s] = k
+            if target >= 0:
+                apply_crevaison(st, opts, s, target)
+                rec[seat_col(C_SEAT, F_CREV, s)] = target
+    if st[S_SKIP + t] > 0:
+        st[S_SKIP + t] -= 1
+        rec[seat_col(C_SEAT, F_SKIPPED, t)] += 1
+        return ckey
+    if st[S_JOKERS + t] & J_VITAMINE:
+        target, give, k = choose_vitamine(st, opts, t, pids[t], prm[t], pkeys[t])
+        pkeys[t] = k
+        if target >= 0:
+            theirs = st[S_HAND + target]
+            got, ckey = random_card(theirs, ckey)
+            st[S_HAND + t] = (st[S_HAND + t] & ~bit(give)) | bit(got)
+            st[S_HAND + target] = (theirs & ~bit(got)) | bit(give)
+            st[S_VBLOCK + target] |= 1 << t
+            st[S_JOKERS + t] &= ~J_VITAMINE
+            rec[seat_col(C_SEAT, F_VITA, t)] = target
+    legal = st[S_HAND + t] & legal_mask(st, opts)
+    if legal == 0:
+        rec[seat_col(C_SEAT, F_PASSES, t)] += 1
+        return ckey
+    braquet = False
+    if st[S_JOKERS + t] & J_BRAQUET:
+        braquet, k = choose_braquet(st, opts, t, pids[t], prm[t], pkeys[t])
+        pkeys[t] = k
+        if braquet:
+            st[S_JOKERS + t] &= ~J_BRAQUET
+    sprint = prof == PLAINE or (prof == BALAI and opts[O_SPRINT_IN_BALAI] == 1)
+    sprint = sprint and popcount(st[S_HAND + t]) == 2
+    laid = 0
+    while legal != 0:
+        card, k = choose_card(st, opts, t, legal, pids[t], prm[t], pkeys[t])
+        pkeys[t] = k
+        lay(st, t, card)
+        laid += 1
+        if st[S_HAND + t] == 0 or not (braquet or prof == CLM or (sprint and laid == 1)):
+            break
+        legal = st[S_HAND + t] & legal_mask(st, opts)
+        if legal != 0:
+            more, k = choose_more(st, opts, t, pids[t], prm[t], pkeys[t])
+            pkeys[t] = k
+            if not more:
+                break
+    rec[seat_col(C_SEAT, F_LAID, t)] += laid
+    if braquet:
+        rec[seat_col(C_SEAT, F_BRAQ, t)] = laid
+    if st[S_HAND + t] == 0:
+        st[S_NFIN] += 1
+        st[S_FINISH + t] = st[S_NFIN]
+    return ckey
+
+
+@njit(cache=True)
+def placed_before(x, y, winner, secs, cards):
+    """Does seat x place strictly before seat y in the stage?"""
+    if x == winner or y == winner:
+        return x == winner and y != winner
+    return secs[x] < secs[y] or (secs[x] == secs[y] and cards[x] < cards[y])
+
+
+@njit(cache=True)
+def score_stage(st, opts, rec, status):
+    """Stage times, bonuses, side points and cumulative times; returns the winner."""
+    n = st[S_N]
+    prof = st[S_PROFILE]
+    picker = st[S_PICKER]
+    secs = np.zeros(MAX_P, np.int64)
+    cards = np.zeros(MAX_P, np.int64)
+    for s in range(n):
+        secs[s] = hand_secs(opts, st[S_HAND + s])
+        cards[s] = popcount(st[S_HAND + s])
+    stime = secs.copy()
+    winner = -1
+    if prof == BALAI:
+        nfin = st[S_NFIN]
+        for s in range(n):
+            if nfin >= 1 and st[S_FINISH + s] == nfin:
+                stime[s] -= opts[O_BALAI_LAST]
+                winner = s
+            elif nfin >= 2 and st[S_FINISH + s] == nfin - 1:
+                stime[s] -= opts[O_BALAI_SECOND]
+    # Placing order: the winner, then fewest seconds, fewer cards, seat order
+    # from the picker.
+    order = np.empty(n, np.int64)
+    for j in range(n):
+        order[j] = (picker + j) % n
+    for s in range(n):
+        if prof != BALAI and st[S_FINISH + s] == 1:
+            winner = s
+    for a in range(1, n):  # insertion sort: stable, keeps the seat order on ties
+        b = a
+        while b > 0 and placed_before(order[b], order[b - 1], winner, secs, cards):
+            order[b], order[b - 1] = order[b - 1], order[b]
+            b -= 1
+    if prof != BALAI:
+        if winner < 0 and status == 2 and opts[O_BLOCKED_WINNER] == 1:
+            winner = order[0]
+        if winner >= 0:
+            stime[winner] -= opts[O_WIN_BONUS]
+    if prof == MONTAGNE or prof == PLAINE:
+        side = S_MOUNT if prof == MONTAGNE else S_SPRINT
+        for j in range(min(3, n)):
+            pts = (5, 3, 1)[j]
+            st[side + order[j]] += pts
+            rec[seat_col(C_SEAT, F_SIDE, order[j])] = pts
+    for s in range(n):
+        st[S_TIME + s] += stime[s]
+        rec[seat_col(C_SEAT, F_TIME, s)] = stime[s]
+        rec[seat_col(C_SEAT, F_CUM, s)] = st[S_TIME + s]
+        rec[seat_col(C_SEAT, F_CARDS, s)] = cards[s]
+        rec[seat_col(C_SEAT, F_SECS, s)] = secs[s]
+        rec[seat_col(C_SEAT, F_FINISH, s)] = st[S_FINISH + s]
+        rec[seat_col(C_SEAT, F_HAND, s)] = st[S_HAND + s]
+    return winner
+
+
+@njit(cache=True)
+def play_stage(st, opts, pids, prm, skey, pkeys, rec):
+    """One stage from the pick to the scoring; `skey` is this stage's chance key."""
+    n = st[S_N]
+    picker = st[S_STAGE] % n
+    st[S_PICKER] = picker
+    rec[:] = 0
+    for s in range(MAX_P):
+        for f in (F_CREV, F_VITA, F_BRAQ):
+            rec[seat_col(C_SEAT, f, s)] = -1
+    if opts[O_PICK_AFTER_DEAL] == 1:
+        skey = deal(st, skey)
+    else:
+        for s in range(n):
+            st[S_HAND + s] = 0
+    start_stage(st, opts, -1, 0)
+    profile, k = choose_profile(st, opts, picker, pids[picker], prm[picker], pkeys[picker])
+    pkeys[picker] = k
+    st[S_STAGECARDS + picker] &= ~(1 << profile)
+    if opts[O_PICK_AFTER_DEAL] == 0:
+        skey = deal(st, skey)
+    start_stage(st, opts, profile, profile_start(st, opts, profile))
+    if profile == CLM:
+        start, k = choose_start(st, opts, picker, pids[picker], prm[picker], pkeys[picker])
+        st[S_START] = start
+        pkeys[picker] = k
+    for s in range(n):
+        rec[seat_col(C_SEAT, F_DEALT, s)] = st[S_HAND + s]
+    st[S_TURN] = picker
+    turns = 0
+    status = stage_status(st, opts)
+    while status == 0:
+        if turns >= opts[O_TURN_CAP]:
+            rec[C_CAPPED] = 1
+            break
+        skey = play_turn(st, opts, pids, prm, skey, pkeys, rec)
+        turns += 1
+        status = stage_status(st, opts)
+        if status == 0:
+            t = (st[S_TURN] + 1) % n
+            while st[S_HAND + t] == 0:
+                t = (t + 1) % n
+            st[S_TURN] = t
+    rec[C_STAGE] = st[S_STAGE]
+    rec[C_PICKER] = picker
+    rec[C_PROFILE] = profile
+    rec[C_START] = st[S_START]
+    rec[C_BLOCKED] = status == 2
+    rec[C_TURNS] = turns
+    for col in range(4):
+        rec[C_COLN + col] = st[S_COLN + col]
+        rec[C_LO + col] = st[S_LO + col]
+        rec[C_HI + col] = st[S_HI + col]
+    rec[C_WINNER] = score_stage(st, opts, rec, status)
+
+
+@njit(cache=True)
+def play_race(st, n, opts, pids, prm, ckey, pkeys, rrow, srows):
+    """All stages of one race; fills its race row and stage rows."""
+    init_race(st, n, opts)
+    for g in range(st[S_NSTAGES]):
+        st[S_STAGE] = g
+        # A key per stage: the deals do not depend on draws made earlier.
+        play_stage(st, opts, pids, prm, game_key(ckey, g, STREAM_CHANCE), pkeys, srows[g])
+    rrow[:] = 0
+    best = st[S_TIME]
+    for s in range(1, n):
+        best = min(best, st[S_TIME + s])
+    leaders = 0
+    for s in range(n):
+        rank = 1
+        for o in range(n):
+            if st[S_TIME + o] < st[S_TIME + s]:
+                rank += 1
+        rrow[seat_col(R_SEAT, RF_TIME, s)] = st[S_TIME + s]
+        rrow[seat_col(R_SEAT, RF_RANK, s)] = rank
+        rrow[seat_col(R_SEAT, RF_MOUNT, s)] = st[S_MOUNT + s]
+        rrow[seat_col(R_SEAT, RF_SPRINT, s)] = st[S_SPRINT + s]
+        if st[S_TIME + s] == best:
+            leaders += 1
+            rrow[R_WINNER] = s
+    if leaders > 1:
+        rrow[R_WINNER] = -1  # a shared first place
+    for g in range(st[S_NSTAGES]):
+        rrow[R_CAPPED] += srows[g, C_CAPPED]
+        rrow[R_BLOCKED] += srows[g, C_BLOCKED]
+
+
+@njit(parallel=True, cache=True)
+def run_batch(seed, first_race, n, opts, pids, prm, race_out, stage_out):
+    """Play races first_race .. first_race + len(race_out) - 1.
+
+    pids (n,) int64 and prm (n, N_PARAMS) float64 are the policy slots; with
+    O_ROTATE seat s of race g plays slot (s + g) % n. race_out (R, RACE_COLS)
+    and stage_out (R * stages, STAGE_COLS) int64; race i owns row i and rows
+    i * stages .. (i + 1) * stages - 1."""
+    n_stages = stages_per_race(n, opts)
+    for i in prange(race_out.shape[0]):
+        g = first_race + i
+        rot = g % n if opts[O_ROTATE] == 1 else 0
+        seat_pids = np.empty(n, np.int64)
+        seat_prm = np.empty((n, N_PARAMS), np.float64)
+        pkeys = np.empty(n, np.uint64)
+        for s in range(n):
+            slot = (s + rot) % n
+            seat_pids[s] = pids[slot]
+            seat_prm[s] = prm[slot]
+            pkeys[s] = game_key(seed, g, STREAM_POLICY_BASE + s)
+        st = np.zeros(S_SIZE, np.int64)
+        srows = stage_out[i * n_stages:(i + 1) * n_stages]
+        play_race(st, n, opts, seat_pids, seat_prm, game_key(seed, g, STREAM_CHANCE),
+                  pkeys, race_out[i], srows)
+        for s in range(n):
+            race_out[i, seat_col(R_SEAT, RF_SLOT, s)] = (s + rot) % n
+            for k in range(n_stages):
+                srows[k, seat_col(C_SEAT, F_SLOT, s)] = (s + rot) % n

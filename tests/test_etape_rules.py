@@ -1,0 +1,383 @@
+"""Tape l'étape rule scenarios, from ../shared/rules/tape_l_etape.md.
+
+Each test builds a position by hand, plays one kernel step and checks the
+effect the rules page prescribes."""
+import numpy as np
+import pytest
+
+from etappe.analysis import etape as E
+from etappe.kernels import etape as K
+
+RED, BLUE, GREEN, YELLOW = range(4)
+
+
+def card(colour, value):
+    return colour * 12 + value - 1
+
+
+def mask(*cards):
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def cards_of(m):
+    return sorted(c for c in range(48) if (int(m) >> c) & 1)
+
+
+def position(n=4, profile=K.MONTAGNE, hands=(), start=None, options=None, jokers=None):
+    opts = E.option_vector(options or {})
+    st = np.zeros(K.S_SIZE, np.int64)
+    K.init_race(st, n, opts)
+    for s, hand in enumerate(hands):
+        st[K.S_HAND + s] = mask(*hand)
+    if jokers is not None:
+        for s in range(n):
+            st[K.S_JOKERS + s] = jokers[s] if s < len(jokers) else 0
+    K.start_stage(st, opts, profile, K.profile_start(st, opts, profile) if start is None else start)
+    return st, opts
+
+
+def lay_all(st, seat, *cards):
+    for c in cards:
+        st[K.S_HAND + seat] |= 1 << c
+        K.lay(st, seat, c)
+
+
+def policies(n, spec="heuristic"):
+    parsed = [E.parse_policy(spec if isinstance(spec, str) else spec[s]) for s in range(n)]
+    return np.array([p[0] for p in parsed], np.int64), np.stack([p[1] for p in parsed])
+
+
+def new_record():
+    rec = np.zeros(K.STAGE_COLS, np.int64)
+    for s in range(K.MAX_P):
+        for f in (K.F_CREV, K.F_VITA, K.F_BRAQ):
+            rec[K.seat_col(K.C_SEAT, f, s)] = -1
+    return rec
+
+
+def turn(st, opts, seat, spec="heuristic"):
+    n = int(st[K.S_N])
+    pids, prm = policies(n, spec)
+    st[K.S_TURN] = seat
+    rec = new_record()
+    pkeys = np.arange(1, n + 1).astype(np.uint64)
+    K.play_turn(st, opts, pids, prm, np.uint64(7), pkeys, rec)
+    return rec
+
+
+def field(rec, f, seat):
+    return int(rec[K.seat_col(K.C_SEAT, f, seat)])
+
+
+def legal(st, opts):
+    return cards_of(K.legal_mask(st, opts))
+
+
+# ------------------------------------------------------------ set-up
+@pytest.mark.parametrize("n, lo, hi", [(3, 3, 10), (4, 3, 10), (5, 2, 11), (6, 1, 12)])
+def test_cards_in_play_by_player_count(n, lo, hi):
+    st, _ = position(n)
+    assert cards_of(K.in_play(st)) == sorted(card(c, v) for c in range(4) for v in range(lo, hi + 1))
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_deal_gives_eight_cards_each_from_the_cards_in_play(n):
+    st, _ = position(n)
+    K.deal(st, np.uint64(12345))
+    hands = [int(st[K.S_HAND + s]) for s in range(n)]
+    assert all(len(cards_of(h)) == 8 for h in hands)
+    union = 0
+    for h in hands:
+        assert union & h == 0
+        union |= h
+    assert union & ~int(K.in_play(st)) == 0
+    # 3 players: 8 of the 32 cards stay out of play; otherwise all are dealt.
+    assert len(cards_of(K.in_play(st))) - len(cards_of(union)) == (8 if n == 3 else 0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 8])
+def test_other_player_counts_are_refused(n):
+    with pytest.raises(ValueError, match="3 to 6 players"):
+        E.simulate(players=n, races=1)
+
+
+def test_unknown_option_and_policy_are_refused():
+    with pytest.raises(ValueError, match="unknown etape option"):
+        E.simulate(players=4, races=1, options={"no_such_rule": 1})
+    with pytest.raises(ValueError, match="unknown etape policy"):
+        E.simulate(players=4, races=1, policies=["genius"])
+    with pytest.raises(ValueError, match="column_step"):
+        E.simulate(players=4, races=1, options={"column_step": "diagonal"})
+
+
+# ------------------------------------------------------------ profiles
+def test_montagne_starts_at_lowest_value_in_play_and_climbs_by_one():
+    st, opts = position(4, K.MONTAGNE)
+    assert legal(st, opts) == [card(c, 3) for c in range(4)]
+    lay_all(st, 0, card(RED, 3))
+    assert legal(st, opts) == sorted([card(RED, 4)] + [card(c, 3) for c in (BLUE, GREEN, YELLOW)])
+    st6, opts6 = position(6, K.MONTAGNE)
+    assert legal(st6, opts6) == [card(c, 1) for c in range(4)]
+
+
+def test_descente_starts_at_highest_value_in_play_and_falls_by_one():
+    st, opts = position(5, K.DESCENTE)
+    assert legal(st, opts) == [card(c, 11) for c in range(4)]
+    lay_all(st, 0, card(BLUE, 11), card(BLUE, 10))
+    assert card(BLUE, 9) in legal(st, opts)
+    assert card(BLUE, 12) not in legal(st, opts)
+
+
+def test_plaine_starts_with_a_six_and_grows_from_both_ends():
+    st, opts = position(4, K.PLAINE)
+    assert legal(st, opts) == [card(c, 6) for c in range(4)]
+    lay_all(st, 0, card(GREEN, 6), card(GREEN, 5))
+    greens = [c for c in legal(st, opts) if c // 12 == GREEN]
+    assert greens == [card(GREEN, 4), card(GREEN, 7)]
+
+
+def test_contre_la_montre_columns_start_at_the_named_value():
+    st, opts = position(4, K.CLM, start=9)
+    assert legal(st, opts) == [card(c, 9) for c in range(4)]
+    lay_all(st, 0, card(RED, 9))
+    assert [c for c in legal(st, opts) if c // 12 == RED] == [card(RED, 8), card(RED, 10)]
+
+
+def test_voiture_balai_columns_are_plaine_columns():
+    st, opts = position(4, K.BALAI)
+    assert legal(st, opts) == [card(c, 6) for c in range(4)]
+
+
+def test_option_free_columns_accept_any_higher_value():
+    st, opts = position(4, K.MONTAGNE, options={"column_step": "free"})
+    lay_all(st, 0, card(RED, 3))
+    assert [c for c in legal(st, opts) if c // 12 == RED] == [card(RED, v) for v in range(4, 11)]
+
+
+def test_option_extreme_start_dealt_uses_lowest_value_dealt():
+    hands = [[card(RED, 5), card(BLUE, 9)], [card(GREEN, 4)], [card(YELLOW, 10)]]
+    st, opts = position(3, K.MONTAGNE, hands, options={"extreme_start": "dealt"})
+    assert st[K.S_START] == 4
+    st, opts = position(3, K.DESCENTE, hands, options={"extreme_start": "dealt"})
+    assert st[K.S_START] == 10
+
+
+# ------------------------------------------------------------ turns
+def test_must_lay_exactly_one_card_when_able():
+    hands = [[card(RED, 3), card(RED, 4), card(BLUE, 9)], [card(GREEN, 8)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[0, 0, 0, 0])
+    rec = turn(st, opts, 0, "random")
+    assert cards_of(st[K.S_HAND]) == [card(RED, 4), card(BLUE, 9)]
+    assert field(rec, K.F_LAID, 0) == 1 and field(rec, K.F_PASSES, 0) == 0
+
+
+def test_a_player_who_cannot_lay_passes():
+    hands = [[card(RED, 3)], [card(GREEN, 8), card(BLUE, 5)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[0, 0, 0, 0])
+    rec = turn(st, opts, 1)
+    assert cards_of(st[K.S_HAND + 1]) == [card(BLUE, 5), card(GREEN, 8)]
+    assert field(rec, K.F_PASSES, 1) == 1 and field(rec, K.F_LAID, 1) == 0
+
+
+def test_plaine_sprint_lays_the_last_two_cards_in_one_turn():
+    hands = [[card(RED, 7), card(RED, 8)], [card(BLUE, 3)]]
+    st, opts = position(4, K.PLAINE, hands, jokers=[0, 0, 0, 0])
+    lay_all(st, 2, card(RED, 6))
+    turn(st, opts, 0)
+    assert st[K.S_HAND] == 0 and st[K.S_FINISH] == 1
+    assert K.stage_status(st, opts) == 1
+
+
+def test_plaine_without_sprint_lays_one_card_with_three_in_hand():
+    hands = [[card(RED, 7), card(RED, 8), card(RED, 9)], [card(BLUE, 3)]]
+    st, opts = position(4, K.PLAINE, hands, jokers=[0, 0, 0, 0])
+    lay_all(st, 2, card(RED, 6))
+    turn(st, opts, 0)
+    assert len(cards_of(st[K.S_HAND])) == 2
+
+
+def test_no_sprint_in_montagne():
+    hands = [[card(RED, 4), card(RED, 5)], [card(BLUE, 3)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[0, 0, 0, 0])
+    lay_all(st, 2, card(RED, 3))
+    turn(st, opts, 0)
+    assert cards_of(st[K.S_HAND]) == [card(RED, 5)]
+
+
+def test_contre_la_montre_lays_many_cards_in_one_turn():
+    hands = [[card(RED, 8), card(RED, 9), card(RED, 10), card(BLUE, 3)], [card(BLUE, 4)]]
+    st, opts = position(4, K.CLM, hands, start=8, jokers=[0, 0, 0, 0])
+    rec = turn(st, opts, 0)
+    assert cards_of(st[K.S_HAND]) == [card(BLUE, 3)]
+    assert field(rec, K.F_LAID, 0) == 3
+
+
+def test_stage_ends_when_a_player_lays_the_last_card():
+    hands = [[card(RED, 3)], [card(BLUE, 3), card(BLUE, 4)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[0, 0, 0, 0])
+    assert K.stage_status(st, opts) == 0
+    turn(st, opts, 0)
+    assert K.stage_status(st, opts) == 1
+
+
+def test_voiture_balai_goes_on_after_the_first_empties():
+    hands = [[card(RED, 6)], [card(BLUE, 6), card(BLUE, 7)]]
+    st, opts = position(4, K.BALAI, hands, jokers=[0, 0, 0, 0])
+    turn(st, opts, 0)
+    assert st[K.S_FINISH] == 1
+    assert K.stage_status(st, opts) == 0
+    turn(st, opts, 1)
+    turn(st, opts, 1)
+    assert K.stage_status(st, opts) == 3  # every hand empty
+
+
+def test_stage_blocks_when_nobody_can_lay():
+    # 3 players: the red 3 is out of play, so red 4 can never go in Montagne.
+    hands = [[card(RED, 4)], [card(RED, 5)], []]
+    st, opts = position(3, K.MONTAGNE, hands)
+    for c in range(1, 4):
+        lay_all(st, 2, card(c, 3))
+    assert K.stage_status(st, opts) == 2
+
+
+# ------------------------------------------------------------ jokers
+def test_crevaison_out_of_turn_makes_the_player_on_turn_skip():
+    hands = [[card(RED, 9), card(BLUE, 9)], [card(GREEN, 3)], [card(RED, 10)], [card(BLUE, 10)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_CREVAISON, 0, 0, 0])
+    rec = turn(st, opts, 1)  # seat 1 could win now; seat 0 punctures its tyre
+    assert cards_of(st[K.S_HAND + 1]) == [card(GREEN, 3)]
+    assert field(rec, K.F_CREV, 0) == 1 and field(rec, K.F_SKIPPED, 1) == 1
+    assert st[K.S_JOKERS] == 0 and st[K.S_SKIP + 1] == 0
+
+
+def test_crevaison_only_on_own_turn_when_not_anytime():
+    hands = [[card(RED, 9)], [card(GREEN, 3)], [card(RED, 10)], [card(BLUE, 10)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_CREVAISON, 0, 0, 0],
+                        options={"crevaison_anytime": False})
+    turn(st, opts, 1)
+    assert st[K.S_HAND + 1] == 0  # seat 1 laid its last card
+    assert st[K.S_JOKERS] == K.J_CREVAISON
+
+
+def test_crevaison_on_oneself_in_voiture_balai():
+    hands = [[card(RED, 6)], [card(BLUE, 9), card(BLUE, 10)]]
+    st, opts = position(4, K.BALAI, hands, jokers=[K.J_CREVAISON, 0, 0, 0])
+    rec = turn(st, opts, 0)  # laying would empty the hand first: skip instead
+    assert field(rec, K.F_CREV, 0) == 0 and field(rec, K.F_SKIPPED, 0) == 1
+    assert cards_of(st[K.S_HAND]) == [card(RED, 6)]
+
+
+@pytest.mark.parametrize("stack, skips", [(True, 2), (False, 1)])
+def test_two_crevaisons_on_one_player(stack, skips):
+    st, opts = position(4, K.MONTAGNE, [[card(RED, 9)], [card(GREEN, 3)]],
+                        jokers=[K.J_CREVAISON, 0, K.J_CREVAISON, 0], options={"crevaison_stack": stack})
+    K.apply_crevaison(st, opts, 0, 1)
+    K.apply_crevaison(st, opts, 2, 1)
+    assert st[K.S_SKIP + 1] == skips
+    assert st[K.S_JOKERS] == 0 and st[K.S_JOKERS + 2] == 0
+
+
+def test_vitamine_swaps_a_card_and_bars_retaliation():
+    hands = [[card(RED, 10), card(BLUE, 3)], [card(GREEN, 3)], [card(YELLOW, 4), card(YELLOW, 5)],
+             [card(YELLOW, 6), card(YELLOW, 7)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_VITAMINE, K.J_VITAMINE, 0, 0])
+    rec = turn(st, opts, 0)
+    # Seat 0 gave its slowest card (red 10) and drew seat 1's only card,
+    # then laid a 3 as usual.
+    assert cards_of(st[K.S_HAND + 1]) == [card(RED, 10)]
+    assert field(rec, K.F_VITA, 0) == 1 and field(rec, K.F_LAID, 0) == 1
+    assert len(cards_of(st[K.S_HAND])) == 1
+    assert st[K.S_JOKERS] == 0
+    targets = K.vitamine_targets(st, 1)
+    assert not (targets >> 0) & 1 and (targets >> 2) & 1 and (targets >> 3) & 1
+
+
+def test_changement_de_braquet_lays_a_run_in_one_turn():
+    hands = [[card(RED, 4), card(RED, 5), card(RED, 6), card(BLUE, 10)], [card(GREEN, 9)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_BRAQUET, 0, 0, 0])
+    lay_all(st, 2, card(RED, 3))
+    rec = turn(st, opts, 0)
+    assert cards_of(st[K.S_HAND]) == [card(BLUE, 10)]
+    assert field(rec, K.F_BRAQ, 0) == 3 and st[K.S_JOKERS] == 0
+
+
+# ------------------------------------------------------------ scoring
+def score(st, opts, status=1, picker=0):
+    st[K.S_PICKER] = picker
+    rec = new_record()
+    winner = K.score_stage(st, opts, rec, status)
+    times = [field(rec, K.F_TIME, s) for s in range(int(st[K.S_N]))]
+    side = [field(rec, K.F_SIDE, s) for s in range(int(st[K.S_N]))]
+    return winner, times, side
+
+
+def test_montagne_stage_times_bonus_and_mountain_points():
+    hands = [[], [card(RED, 3), card(BLUE, 9)], [card(RED, 4), card(RED, 5), card(RED, 6)],
+             [card(GREEN, 7), card(GREEN, 8)]]
+    st, opts = position(4, K.MONTAGNE, hands)
+    st[K.S_NFIN], st[K.S_FINISH] = 1, 1
+    winner, times, side = score(st, opts)
+    # 10 s a card 1-6, 30 s a card 7-12, 40 s bonus for the winner.
+    assert winner == 0 and times == [-40, 40, 30, 60]
+    assert side == [5, 1, 3, 0]
+    assert list(st[K.S_MOUNT:K.S_MOUNT + 4]) == [5, 1, 3, 0]
+    assert list(st[K.S_TIME:K.S_TIME + 4]) == [-40, 40, 30, 60]
+
+
+def test_side_points_tie_breaks_fewer_cards_then_seat_order_from_picker():
+    # No winner (blocked). Seats 1-3 hold 30 s each: seat 1 in one card goes
+    # first; seats 2 and 3 tie on cards too, and seat order from the picker
+    # (seat 3) puts 3 before 2; seat 0 with 40 s is last.
+    hands = [[card(RED, 3), card(BLUE, 9)], [card(RED, 7)],
+             [card(RED, 4), card(RED, 5), card(RED, 6)], [card(BLUE, 4), card(BLUE, 5), card(BLUE, 6)]]
+    st, opts = position(4, K.PLAINE, hands)
+    winner, times, side = score(st, opts, status=2, picker=3)
+    assert winner == -1 and times == [40, 30, 30, 30]
+    assert side == [0, 5, 1, 3]
+    assert list(st[K.S_SPRINT:K.S_SPRINT + 4]) == [0, 5, 1, 3]
+
+
+def test_option_blocked_winner_gives_the_bonus_to_the_best_placed():
+    hands = [[card(RED, 3), card(BLUE, 9)], [card(RED, 7)], [card(RED, 4), card(RED, 5)], [card(BLUE, 4)]]
+    st, opts = position(4, K.DESCENTE, hands, options={"blocked_winner": True})
+    winner, times, side = score(st, opts, status=2)
+    assert winner == 3 and times == [40, 30, 20, -30]
+    assert side == [0, 0, 0, 0]  # Descente feeds no side classification
+
+
+def test_voiture_balai_bonuses_for_last_and_second_to_last():
+    hands = [[], [], [], [card(RED, 2), card(RED, 11)]]
+    st, opts = position(5, K.BALAI, hands + [[]])
+    for seat, order in ((2, 1), (0, 2), (1, 3), (4, 4)):
+        st[K.S_FINISH + seat] = order
+    st[K.S_NFIN] = 4
+    winner, times, side = score(st, opts, status=2)
+    # Seat 4 emptied last (60 s), seat 1 before it (30 s); seat 3 pays 10 + 30.
+    assert winner == 4 and times == [0, -30, 0, 40, -60]
+    assert side == [0] * 5
+
+
+def test_race_time_is_the_sum_of_stage_times_and_lowest_wins():
+    races, stages = E.simulate(players=4, races=5, seed=3)
+    for s in range(4):
+        per_race = stages.groupby("race")[f"time_{s}"].sum()
+        assert (per_race.to_numpy() == races[f"time_{s}"].to_numpy()).all()
+    times = races[[f"time_{s}" for s in range(4)]].to_numpy()
+    unique = (times == times.min(axis=1, keepdims=True)).sum(axis=1) == 1
+    assert (races.loc[unique, "winner"].to_numpy() == times[unique].argmin(axis=1)).all()
+    assert (races.loc[~unique, "winner"] == -1).all()
+
+
+@pytest.mark.parametrize("mode, k, per_player", [("sprint", 5, 1), ("endurance", 5, 5), ("endurance", 2, 2)])
+def test_stage_count_and_picker_rotation(mode, k, per_player):
+    races, stages = E.simulate(players=3, races=4, seed=9,
+                               options={"mode": mode, "endurance_stages": k})
+    assert len(stages) == 4 * 3 * per_player
+    for _, race in stages.groupby("race"):
+        assert list(race["picker"]) == [g % 3 for g in range(3 * per_player)]
+        # each player picks among their own stage cards: never a profile twice
+        for _, picks in race.groupby("picker"):
+            assert picks["profile"].is_unique

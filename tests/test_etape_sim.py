@@ -1,0 +1,269 @@
+"""Tape l'étape under simulation: invariants over random and heuristic play,
+determinism, the turn cap, common random numbers and a known deal probability."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numba
+import numpy as np
+import pandas as pd
+import pytest
+
+from etappe.analysis import etape as E
+
+PROFILES = ("montagne", "descente", "plaine", "contre_la_montre", "voiture_balai")
+VALUES = {3: (3, 10), 4: (3, 10), 5: (2, 11), 6: (1, 12)}
+
+
+def bits(m):
+    return {c for c in range(48) if (int(m) >> c) & 1}
+
+
+def secs(cards):
+    return sum(10 if c % 12 < 6 else 30 for c in cards)
+
+
+def column_cards(row, colour):
+    if row[f"coln_{colour}"] == 0:
+        return set()
+    return {colour * 12 + v - 1 for v in range(row[f"lo_{colour}"], row[f"hi_{colour}"] + 1)}
+
+
+def legal_now(row, vmin, vmax):
+    """The column rule of the rules page, written again independently."""
+    legal = set()
+    profile, start = row["profile"], row["start"]
+    for colour in range(4):
+        if row[f"coln_{colour}"] == 0:
+            values = [start]
+        else:
+            values = []
+            if profile != "descente" and row[f"hi_{colour}"] < vmax:
+                values.append(row[f"hi_{colour}"] + 1)
+            if profile != "montagne" and row[f"lo_{colour}"] > vmin:
+                values.append(row[f"lo_{colour}"] - 1)
+        legal |= {colour * 12 + v - 1 for v in values}
+    return legal
+
+
+def check_invariants(races, stages):
+    n = races.attrs["players"]
+    vmin, vmax = VALUES[n]
+    in_play = {c * 12 + v - 1 for c in range(4) for v in range(vmin, vmax + 1)}
+    dealt_start = races.attrs["options"]["extreme_start"] == "dealt"
+    assert not stages["capped"].any()
+    for row in stages.to_dict("records"):
+        dealt = [bits(row[f"dealt_{s}"]) for s in range(n)]
+        left = [bits(row[f"hand_{s}"]) for s in range(n)]
+        laid = set().union(*(column_cards(row, c) for c in range(4)))
+        # The deal: 8 distinct cards each, all in play.
+        assert all(len(d) == 8 for d in dealt)
+        assert len(set().union(*dealt)) == 8 * n and set().union(*dealt) <= in_play
+        # Columns are legal sequences: contiguous, from the start value, the
+        # right way for the profile, and as long as the cards laid on them.
+        for c in range(4):
+            k, lo, hi = row[f"coln_{c}"], row[f"lo_{c}"], row[f"hi_{c}"]
+            if k == 0:
+                continue
+            assert hi - lo + 1 == k and vmin <= lo <= hi <= vmax
+            if row["profile"] == "montagne":
+                assert lo == row["start"] and (dealt_start or lo == vmin)
+            elif row["profile"] == "descente":
+                assert hi == row["start"] and (dealt_start or hi == vmax)
+            else:
+                assert lo <= row["start"] <= hi
+        if row["profile"] in ("plaine", "voiture_balai"):
+            assert row["start"] == 6
+        # Cards are conserved: every dealt card is in a hand or a column, once.
+        assert sum(len(h) for h in left) + len(laid) == 8 * n
+        assert set().union(*left) | laid == set().union(*dealt)
+        assert sum(row[f"laid_{s}"] for s in range(n)) == len(laid)
+        for s in range(n):
+            # Vitamine swaps one for one, so a hand only shrinks by laying.
+            assert row[f"laid_{s}"] + len(left[s]) == 8
+            assert row[f"cards_{s}"] == len(left[s]) and row[f"secs_{s}"] == secs(left[s])
+        # The stage ends as the rules say.
+        held = set().union(*left)
+        finished = [s for s in range(n) if not left[s]]
+        if row["blocked"]:
+            assert held and not (held & legal_now(row, vmin, vmax))
+        elif row["profile"] == "voiture_balai":
+            assert not held
+        else:
+            assert len(finished) == 1 and row["winner"] == finished[0]
+            assert row[f"finish_{finished[0]}"] == 1
+        # Stage times: cards left minus the bonuses.
+        expect = [secs(left[s]) for s in range(n)]
+        if row["profile"] == "voiture_balai":
+            order = sorted((row[f"finish_{s}"], s) for s in range(n) if row[f"finish_{s}"])
+            if order:
+                expect[order[-1][1]] -= 60
+                assert row["winner"] == order[-1][1]
+            if len(order) >= 2:
+                expect[order[-2][1]] -= 30
+        elif row["winner"] >= 0:
+            expect[row["winner"]] -= 40
+        assert [row[f"time_{s}"] for s in range(n)] == expect
+        side = sum(row[f"side_{s}"] for s in range(n))
+        assert side == (9 if row["profile"] in ("montagne", "plaine") else 0)
+    # Times add up: cumulative per stage, race total, ranks, side totals.
+    for s in range(n):
+        cum = stages.groupby("race")[f"time_{s}"].cumsum()
+        assert (cum == stages[f"cum_{s}"]).all()
+        assert (stages.groupby("race")[f"time_{s}"].sum().to_numpy() == races[f"time_{s}"]).all()
+        for side, profile in (("mountain", "montagne"), ("sprint", "plaine")):
+            pts = stages[f"side_{s}"].where(stages["profile"] == profile, 0).groupby(stages["race"]).sum()
+            assert (pts.to_numpy() == races[f"{side}_{s}"]).all()
+    times = races[[f"time_{s}" for s in range(n)]].to_numpy()
+    ranks = 1 + (times[:, None, :] < times[:, :, None]).sum(axis=2)
+    assert (ranks == races[[f"rank_{s}" for s in range(n)]].to_numpy()).all()
+    # Each joker at most once per player per race.
+    for joker in ("crev", "vita", "braq"):
+        for s in range(n):
+            assert (stages.groupby("race")[f"{joker}_{s}"].apply(lambda x: (x >= 0).sum()) <= 1).all()
+    # A Crevaison target can't skip more turns than Crevaisons aimed at them.
+    for s in range(n):
+        aimed = sum((stages[f"crev_{u}"] == s).groupby(stages["race"]).sum() for u in range(n))
+        assert (stages.groupby("race")[f"skipped_{s}"].sum() <= aimed).all()
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+@pytest.mark.parametrize("policy", ["random", "mixed"])
+def test_invariants_under_play(n, policy):
+    pols = ["random"] * n if policy == "random" else (["heuristic", "random", "blocker", "high", "connector", "random"])[:n]
+    races, stages = E.simulate(players=n, races=40, policies=pols, seed=100 + n)
+    check_invariants(races, stages)
+    assert set(stages["profile"].astype(str)) <= set(PROFILES)
+
+
+@pytest.mark.parametrize("options", [
+    {"mode": "endurance"},
+    {"pick_after_deal": False, "crevaison_carry": False, "crevaison_stack": False},
+    {"sprint_in_balai": False, "crevaison_anytime": False, "extreme_start": "dealt"},
+])
+def test_invariants_under_options(options):
+    races, stages = E.simulate(players=3, races=20, policies=["random", "heuristic", "random"],
+                               seed=5, options=options)
+    if options.get("extreme_start") == "dealt":
+        # Montagne/Descente may start at the lowest/highest value dealt.
+        dealt = stages[[f"dealt_{s}" for s in range(3)]].to_numpy()
+        for row, hands in zip(stages.to_dict("records"), dealt):
+            values = {c % 12 + 1 for h in hands for c in bits(h)}
+            if row["profile"] == "montagne":
+                assert row["start"] == min(values)
+            elif row["profile"] == "descente":
+                assert row["start"] == max(values)
+    check_invariants(races, stages)
+
+
+def test_free_columns_option_keeps_cards_conserved():
+    races, stages = E.simulate(players=4, races=30, policies=["random"], seed=8,
+                               options={"column_step": "free"})
+    for row in stages.to_dict("records"):
+        left = sum(row[f"cards_{s}"] for s in range(4))
+        assert left + sum(row[f"coln_{c}"] for c in range(4)) == 32
+        assert left + sum(row[f"laid_{s}"] for s in range(4)) == 32
+
+
+def test_three_players_stages_can_block():
+    _, stages = E.simulate(players=3, races=300, policies=["random"], seed=1)
+    assert stages["blocked"].any()
+    # With every card in play, a column always reaches every card: no block.
+    _, stages4 = E.simulate(players=4, races=100, policies=["random"], seed=1)
+    assert not stages4["blocked"].any()
+
+
+def test_deal_leaves_each_card_out_a_quarter_of_the_time_with_three_players():
+    # 8 of 32 cards stay out: P(a given card out) = 1/4.
+    _, stages = E.simulate(players=3, races=1000, policies=["random"], seed=2)
+    dealt = stages["dealt_0"] | stages["dealt_1"] | stages["dealt_2"]
+    out = ((dealt.to_numpy() >> 2) & 1) == 0  # the red 3
+    p, se = out.mean(), np.sqrt(0.25 * 0.75 / len(out))
+    assert abs(p - 0.25) < 4 * se
+
+
+def test_turn_cap_cuts_off_and_records():
+    races, stages = E.simulate(players=4, races=5, policies=["random"], seed=4,
+                               options={"turn_cap": 3})
+    assert stages["capped"].all() and (stages["turns"] == 3).all()
+    assert (races["capped_stages"] == 4).all()
+    assert (stages["winner"] == -1).all()
+
+
+def test_same_seed_same_records_and_other_seed_differs():
+    a = E.simulate(players=5, races=30, policies=["random", "heuristic"] * 2 + ["blocker"], seed=11)
+    b = E.simulate(players=5, races=30, policies=["random", "heuristic"] * 2 + ["blocker"], seed=11)
+    c = E.simulate(players=5, races=30, policies=["random", "heuristic"] * 2 + ["blocker"], seed=12)
+    pd.testing.assert_frame_equal(a[0], b[0])
+    pd.testing.assert_frame_equal(a[1], b[1])
+    assert not a[1]["dealt_0"].equals(c[1]["dealt_0"])
+
+
+def test_one_thread_equals_many_threads_and_chunks():
+    many = E.simulate(players=4, races=64, policies=["random", "heuristic", "random", "high"], seed=21,
+                      threads=numba.config.NUMBA_NUM_THREADS)
+    one = E.simulate(players=4, races=64, policies=["random", "heuristic", "random", "high"], seed=21,
+                     threads=1, chunk=10)
+    pd.testing.assert_frame_equal(many[0], one[0])
+    pd.testing.assert_frame_equal(many[1], one[1])
+    tail = E.simulate(players=4, races=14, policies=["random", "heuristic", "random", "high"], seed=21,
+                      first_race=50)
+    pd.testing.assert_frame_equal(tail[1].reset_index(drop=True),
+                                  many[1][many[1]["race"] >= 50].reset_index(drop=True))
+
+
+def test_jit_disabled_gives_the_same_records():
+    code = textwrap.dedent("""
+        import sys
+        from etappe.analysis import etape as E
+        races, stages = E.simulate(players=3, races=2, policies=["random", "heuristic", "blocker"], seed=33)
+        races.to_csv(sys.stdout, index=False); stages.to_csv(sys.stdout, index=False)
+    """)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    races, stages = E.simulate(players=3, races=2, policies=["random", "heuristic", "blocker"], seed=33)
+    assert out == races.to_csv(index=False) + stages.to_csv(index=False)
+
+
+def test_withholding_a_joker_keeps_the_deals():
+    pols = ["heuristic", "random", "heuristic", "random"]
+    _, base = E.simulate(players=4, races=20, policies=pols, seed=6)
+    _, without = E.simulate(players=4, races=20, policies=pols, seed=6,
+                            options={"withhold_seat": 0, "withhold_jokers": "vitamine,crevaison"})
+    for s in range(4):
+        assert base[f"dealt_{s}"].equals(without[f"dealt_{s}"])
+    assert (without["vita_0"] == -1).all() and (without["crev_0"] == -1).all()
+    assert (base["vita_0"] >= 0).any()
+
+
+def test_policies_rotate_over_seats():
+    races, stages = E.simulate(players=4, races=8, policies=["random", "heuristic", "high", "blocker"], seed=3)
+    for s in range(4):
+        assert (races[f"slot_{s}"] == (s + races["race"]) % 4).all()
+    fixed, _ = E.simulate(players=4, races=8, policies=["random", "heuristic", "high", "blocker"], seed=3,
+                          options={"rotate_seats": False})
+    assert all((fixed[f"slot_{s}"] == s).all() for s in range(4))
+
+
+def test_heuristic_beats_random():
+    races, _ = E.simulate(players=4, races=400, policies=["heuristic", "random", "random", "random"], seed=7)
+    rates = E.win_rates(races, "policy").set_index("policy")
+    heuristic = rates.loc[rates.index.str.startswith("heuristic")].iloc[0]
+    assert heuristic["ci_low"] > 0.25  # better than a fair share of 4
+
+
+def test_summaries_have_intervals_and_counts():
+    races, stages = E.simulate(players=4, races=200, policies=["heuristic", "random"] * 2, seed=13)
+    rates = E.win_rates(races, "seat")
+    assert rates["n"].sum() == 800 and np.isclose(rates["wins"].sum(), 200)
+    assert ((rates["ci_low"] <= rates["win_rate"]) & (rates["win_rate"] <= rates["ci_high"])).all()
+    prof = E.profile_stats(stages)
+    assert prof["stages"].sum() == len(stages)
+    lo, hi = E.wilson(5, 10)
+    assert lo == pytest.approx(0.2366, abs=1e-4) and hi == pytest.approx(0.7634, abs=1e-4)
+    usage = E.joker_usage(stages)
+    assert list(usage["joker"]) == ["crevaison", "vitamine", "braquet"]
+    side = E.side_classifications(races)
+    assert np.isclose((side["mountain_top"] * side["n"]).sum(), 200)  # one top per race
