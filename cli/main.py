@@ -69,5 +69,17 @@ def policies(deck: Annotated[Optional[str], typer.Argument(help="Design (optiona
     race_cmds.policies_command(deck)
 
 
+@app.command()
+def bench(
+    games: Annotated[int, typer.Option("--games", "-n", help="Games per case.")] = 100_000,
+    threads: Annotated[Optional[int], typer.Option("--threads", help="Numba threads (default: all cores).")] = None,
+    starts: Annotated[bool, typer.Option("--starts/--no-starts", help="Also time cold and warm process starts.")] = True,
+) -> None:
+    """Print games per second per design, player count and policy, and start-up times."""
+    from .bench import bench as run_bench
+
+    run_bench(games, threads, starts)
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()

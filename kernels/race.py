@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from .race_design import (
-    C_ACTS_AS_GO, C_CAP, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMEDY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
+    C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMEDY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
     MAX_DECK, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
     R_EXTENSION, R_EXTENSION_POINTS, R_GO_TYPE, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
     R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
@@ -245,10 +245,12 @@ def legal_moves(state, ct, rules, seat, moves):
         if can_play_own(state, ct, rules, side, t):
             moves[n] = t * 8 + side
             n += 1
-        for other in range(sides):
-            if other != side and can_attack(state, ct, rules, other, t):
-                moves[n] = t * 8 + other
-                n += 1
+        role = ct[t, C_ROLE]
+        if role == ROLE_HAZARD or role == ROLE_LIMIT or role == ROLE_SETBACK:
+            for other in range(sides):
+                if other != side and can_attack(state, ct, rules, other, t):
+                    moves[n] = t * 8 + other
+                    n += 1
         moves[n] = t * 8 + DISCARD
         n += 1
     return n
@@ -488,7 +490,9 @@ def trip_complete(state, rules, side):
 # ---- policies -----------------------------------------------------------------
 @njit(cache=True)
 def keep_value(state, ct, rules, seat, t):
-    """How much a greedy player wants to keep card t (discards the lowest)."""
+    """How much a greedy player wants to keep card t (it discards the lowest).
+    Cards that can never help are worth least; a second copy of a go,
+    remedy or end-of-limit card is worth much less than the first."""
     sides = rules[R_SIDES]
     side = seat % sides
     b = side_at(side)
@@ -501,26 +505,29 @@ def keep_value(state, ct, rules, seat, t):
         if ct[t, C_CAP] > 0 and laid >= ct[t, C_CAP]:
             return -10.0
         if rules[R_TARGET_SET] == 1:
-            if laid + held > ct[t, C_TARGET]:
-                return -10.0  # more than the set still needs
-        elif state[b + SD_DIST] + ct[t, C_VALUE] > state[ST_TRIP]:
+            # Every stage card of an incomplete kind is needed.
+            return 3.0 if laid + held <= ct[t, C_TARGET] else -10.0
+        if state[b + SD_DIST] + ct[t, C_VALUE] > state[ST_TRIP]:
             return -10.0
         return 1.0 + 4.0 * ct[t, C_VALUE] / state[ST_TRIP] - 0.5 * (held - 1)
+    extra = held > 1
     if role == ROLE_GO:
-        return 3.0 - 0.7 * (held - 1) - (3.0 if state[b + SD_ROW] == 1 else 0.0)
-    if role == ROLE_REMEDY or role == ROLE_END_LIMIT:
-        for h in range(rules[R_NTYPES]):
-            fixes = (role == ROLE_REMEDY and ct[h, C_ROLE] == ROLE_HAZARD and ct[h, C_REMEDY] == t) or (
-                role == ROLE_END_LIMIT and ct[h, C_ROLE] == ROLE_LIMIT)
-            if fixes and protected(state, ct, side, h):
-                return -5.0  # our safety makes it useless
-        if role == ROLE_END_LIMIT and state[b + SD_LIMIT_IMMUNE] == 1:
+        if state[b + SD_ROW] == 1:
             return -5.0
-        return 2.5 - 0.7 * (held - 1)
+        return 0.5 if extra else 2.5
+    if role == ROLE_REMEDY:
+        h = ct[t, C_CLEARS]
+        if h >= 0 and protected(state, ct, side, h):
+            return -5.0  # our safety makes it useless
+        return 0.3 if extra else 2.0
+    if role == ROLE_END_LIMIT:
+        if state[b + SD_LIMIT_IMMUNE] == 1:
+            return -5.0
+        return 0.3 if extra else 2.0
     # hazards, limits, setbacks: useless once every opponent is protected
     for other in range(sides):
         if other != side and not protected(state, ct, other, t):
-            return 2.0 - 0.5 * (held - 1)
+            return 1.0 if extra else 1.5
     return -5.0
 
 

@@ -36,7 +36,8 @@ C_REMEDY = 6      # hazard: card type that clears it (the go card for Stop-like 
 C_PROTECTED_BY = 7  # hazard, limit, setback: safety type protecting from it, -1 none
 C_ACTS_AS_GO = 8  # safety: 1 if it is a permanent go (Right of Way)
 C_REMOVES = 9     # setback: distance type it removes
-C_NCOLS = 10
+C_CLEARS = 10     # remedy: the hazard type it clears, -1
+C_NCOLS = 11
 
 # Rules vector offsets.
 R_NTYPES = 0
@@ -172,6 +173,7 @@ class Design:
         table[:, C_PROTECTED_BY] = -1
         table[:, C_REMEDY] = -1
         table[:, C_REMOVES] = -1
+        table[:, C_CLEARS] = -1
         for i, c in enumerate(self.cards):
             table[i, C_ROLE] = ROLES.index(c.role)
             table[i, C_COUNT] = counts[c.key]
@@ -181,6 +183,8 @@ class Design:
             table[i, C_TARGET] = target[c.key] if self.target_kind == "set" else 0
             if c.remedy is not None:
                 table[i, C_REMEDY] = index[c.remedy]
+                if c.role == "hazard" and self.cards[index[c.remedy]].role == "remedy":
+                    table[index[c.remedy], C_CLEARS] = i
             if c.removes is not None:
                 table[i, C_REMOVES] = index[c.removes]
             table[i, C_ACTS_AS_GO] = int(c.acts_as_go)

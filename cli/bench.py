@@ -1,0 +1,77 @@
+"""`etappe bench`: games per second, cold compile time and warm start time.
+
+Figures, not tests: speed depends on the machine, so it is printed here and
+never asserted in the test suite.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numba
+import numpy as np
+from rich.table import Table
+
+from etappe.analysis.race import RaceRun
+from etappe.kernels import race as K
+
+from .common import console
+
+CASES = [("stapop", 4, "greedy"), ("stapop", 4, "random"), ("millebornes", 4, "greedy"),
+         ("millebornes", 2, "greedy"), ("millebornes", 4, "random"), ("touring", 4, "greedy")]
+_TINY_RUN = ("from etappe.analysis.race import simulate; "
+             "[simulate(d, players=p, games=10, seed=1) for d, p in (('stapop', 4), ('millebornes', 4))]")
+
+
+def kernel_rate(run: RaceRun, games: int) -> tuple[float, float]:
+    """(hands per second, mean turns per hand) of the bare kernel, first hands only."""
+    players, sides, n_types = run.players, run.sides, len(run.design.cards)
+    index = np.arange(games, dtype=np.int64)
+    chance = np.empty(games, np.uint64)
+    pkeys = np.empty((games, players), np.uint64)
+    K.initial_keys(run.seed, index, players, chance, pkeys)
+    outs = (np.zeros((games, K.H_NCOLS), np.int32), np.zeros((games, sides, K.S_NCOLS), np.int32),
+            np.zeros((games, sides, n_types, K.K_NCOLS), np.int16),
+            np.zeros((games, sides, K.PROGRESS_ROUNDS), np.int16))
+    started = time.perf_counter()
+    K.play_hands(run.card_table, run.rules, run.policy_ids, run.policy_params, run.seat_policies(index),
+                 np.zeros(games, np.int32), chance, pkeys, *outs)
+    elapsed = time.perf_counter() - started
+    return games / elapsed, float(outs[0][:, K.H_TURNS].mean())
+
+
+def start_times() -> tuple[float, float]:
+    """(cold, warm) seconds for a fresh process to play a tiny run: cold with an
+    empty kernel cache (compiles everything), warm with the cache it left."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        times = []
+        for _ in range(2):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", _TINY_RUN], env=env, check=True)
+            times.append(time.perf_counter() - started)
+    return times[0], times[1]
+
+
+def bench(games: int, threads: int | None, starts: bool) -> None:
+    if threads:
+        numba.set_num_threads(threads)
+    console.print(f"threads: {numba.get_num_threads()}, games per case: {games:,}")
+    table = Table("design", "players", "policy", "turns/hand", "kernel hands/s", "games/s (records)", "hands/game")
+    for design, players, policy in CASES:
+        run = RaceRun(design, players, [policy], seed=1)
+        run.play(0, 50)  # compile or load from cache outside the timing
+        hands_per_s, turns = kernel_rate(run, games)
+        started = time.perf_counter()
+        frame = run.play(0, games)
+        games_per_s = games / (time.perf_counter() - started)
+        table.add_row(design, str(players), policy, f"{turns:.0f}", f"{hands_per_s:,.0f}", f"{games_per_s:,.0f}",
+                      f"{len(frame) / games:.2f}")
+    console.print(table)
+    if starts:
+        cold, warm = start_times()
+        console.print(f"start, fresh process playing a tiny run: cold (empty cache, compiles) {cold:.1f} s, "
+                      f"warm (cached) {warm:.1f} s")
