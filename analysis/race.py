@@ -20,7 +20,7 @@ from etappe.kernels import race as K
 from etappe.kernels.race_design import (
     HAND_CAP, R_GAME_TARGET, R_SCORING, R_SIDES, R_TRIP, R_TURN_CAP, Design, DesignError, load_design,
 )
-from etappe.kernels.race_policies import PolicySpec, parse_policy, policy_table
+from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
 
 from .runio import file_hash, package_version
 
@@ -52,7 +52,7 @@ class RaceRun:
         self.seating = seating
         self.seat_specs = specs
         self.distinct: list[PolicySpec] = list(dict.fromkeys(specs))
-        self.policy_ids, self.policy_params = policy_table(self.distinct)
+        self.policy_ids, self.policy_params, self.user_policies = policy_table(self.distinct)
         self.seat_index = np.array([self.distinct.index(s) for s in specs], dtype=np.int8)
 
     @property
@@ -119,7 +119,14 @@ class RaceRun:
             first = np.full(n, hand % players, np.int32)  # the dealer rotates left each hand
             K.play_hands(self.card_table, self.rules, self.policy_ids, self.policy_params,
                          np.ascontiguousarray(seat_policy[active]), first, ck, pk,
-                         hand_out, sides_out, cards_out, progress)
+                         hand_out, sides_out, cards_out, progress, self.user_policies)
+            failed = np.flatnonzero(hand_out[:, K.H_POLICY_ERROR])
+            if failed.size:
+                seat = hand_out[failed[0], K.H_POLICY_ERROR] - 1
+                spec = self.distinct[seat_policy[active[failed[0]], seat]]
+                raise PolicyError(f"policy {spec.name!r} (seat {seat}) answered with an index that is not "
+                                  f"one of the legal moves (game {games[active[failed[0]]]}, hand {hand}); "
+                                  "it must return 0 .. n_moves-1")
             chance[active] = ck
             pkeys[active] = pk
             totals[active] += sides_out[:, :, K.S_SCORE]

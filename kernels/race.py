@@ -37,7 +37,7 @@ from .race_design import (
     R_TRIP_POINTS, R_TURN_CAP, ROLE_DISTANCE, ROLE_END_LIMIT, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT,
     ROLE_REMEDY, ROLE_SAFETY, ROLE_SETBACK,
 )
-from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, randint, uniform
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, next_u64, randint, uniform
 
 # ---- state layout -----------------------------------------------------------
 ST_STOCK_N = 0
@@ -84,9 +84,10 @@ H_CAPPED = 4
 H_TRIP_SIDE = 5
 H_EXT_SIDE = 6
 H_LEAD_CHANGES = 7
-H_NCOLS = 8
+H_POLICY_ERROR = 8      # 1 + seat whose user policy answered with an illegal move, else 0
+H_NCOLS = 9
 HAND_COLUMNS = ("first_seat", "turns", "stock_exhausted", "reshuffles", "capped", "trip_side",
-                "extension_side", "lead_changes")
+                "extension_side", "lead_changes", "policy_error")
 # Per side.
 S_DISTANCE = 0
 S_SCORE = 1
@@ -128,12 +129,19 @@ LOG_NCOLS = 6
 # ---- policies ---------------------------------------------------------------
 POLICY_RANDOM = 0
 POLICY_GREEDY = 1
+POLICY_LOOKAHEAD = 2
+POLICY_USER = 16        # user policy k (kernels/race_user.py) has id POLICY_USER + k
+MAX_USER_POLICIES = 4   # the user-policy tuple always has this length: one compiled signature
 # Greedy parameter row.
 P_ATTACK = 0            # weight of attacking an opponent against laying distance (>1.5: attack first)
 P_TARGET_LEADER = 1     # 1: attack the side with the most distance; 0: the next side in turn order
 P_HOLD_SAFETIES = 2     # 1: keep safeties for a coup fourré; 0: play them at once for the extra turn
 P_EXTENSION_MARGIN = 3  # call the extension when ahead of every opponent by at least this (km)
 P_COUP_FOURRE = 4       # probability of calling a coup fourré when it is offered
+# Look-ahead parameter row (its coup fourré / extension answers use the greedy rows above).
+P_PLAYOUTS = 5          # playouts per decision: about playouts / legal moves determinizations, each tried with every move
+P_HORIZON = 6           # turns a playout looks ahead (0: to the end of the hand)
+P_CONFIDENCE = 7        # standard errors by which a move must beat greedy's to be played instead
 N_PARAMS = 8
 
 
@@ -563,7 +571,8 @@ def greedy_score(state, ct, rules, seat, m, params):
 
 
 @njit(cache=True)
-def choose_move(state, ct, rules, seat, moves, n, policy_id, params, key):
+def choose_basic(state, ct, rules, seat, moves, n, policy_id, params, key):
+    """The random and greedy policies (also the look-ahead's playout policy)."""
     if policy_id == POLICY_RANDOM:
         i, key = randint(key, n)
         return moves[i], key
@@ -735,7 +744,215 @@ def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_
 
 
 @njit(cache=True)
-def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, hand_out, sides_out, cards, progress, log):
+def hand_finished(state, rules):
+    """A play-out hand is over when the stock and every hand are empty."""
+    if state[ST_STOCK_N] > 0 or rules[R_RESHUFFLE] == 1:
+        return False
+    for p in range(rules[R_PLAYERS]):
+        if state[HAND_N_AT + p] > 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def rollout(ct, rules, state, seat, horizon, ids, params, pkeys, key, sides_out, cards, moves, log):
+    """Play on from `state` (seat to move next) with basic policies for at
+    most `horizon` turns (0: to the end of the hand). Returns (hand over, key)."""
+    players = rules[R_PLAYERS]
+    start = state[ST_TURNS]
+    while state[ST_TURNS] < rules[R_TURN_CAP] and (horizon == 0 or state[ST_TURNS] - start < horizon):
+        _, key = draw(state, ct, rules, seat, key, cards, log)
+        if state[HAND_N_AT + seat] == 0:
+            if hand_finished(state, rules):
+                return True, key
+            seat = (seat + 1) % players
+            continue
+        n = legal_moves(state, ct, rules, seat, moves)
+        m, pk = choose_basic(state, ct, rules, seat, moves, n, ids[seat], params[seat], pkeys[seat])
+        pkeys[seat] = pk
+        seat, over, key = apply_move(ct, rules, state, seat, m, ids, params, pkeys, key, sides_out, cards, log)
+        if over or hand_finished(state, rules):
+            return True, key
+    return False, key
+
+
+@njit(cache=True)
+def playout_value(ct, rules, state, side, over, sides_out):
+    """Value of a playout's end for `side`: in scored designs its hand score
+    minus the best opponent's; otherwise 1 for completing the trip, 0 for
+    another side completing it, and the distance lead in between."""
+    sides = rules[R_SIDES]
+    if rules[R_SCORING] == 1:
+        for s in range(sides):
+            b = side_at(s)
+            sides_out[s, S_DISTANCE] = state[b + SD_DIST]
+            n_safe = 0
+            for t in range(rules[R_NTYPES]):
+                if ct[t, C_ROLE] == ROLE_SAFETY and state[b + SD_TABLEAU + t] > 0:
+                    n_safe += 1
+            sides_out[s, S_SAFETIES] = n_safe
+        score_hand(state, rules, sides_out)
+        best = -1 << 30
+        for s in range(sides):
+            if s != side and sides_out[s, S_SCORE] > best:
+                best = sides_out[s, S_SCORE]
+        return (sides_out[side, S_SCORE] - best) / 1000.0
+    if state[ST_TRIP_SIDE] >= 0:
+        return 1.0 if state[ST_TRIP_SIDE] == side else 0.0
+    best = 0
+    for s in range(sides):
+        if s != side and state[side_at(s) + SD_DIST] > best:
+            best = state[side_at(s) + SD_DIST]
+    return 0.5 + 0.5 * (state[side_at(side) + SD_DIST] - best) / state[ST_TRIP]
+
+
+@njit(cache=True)
+def determinize(state, ct, rules, seat, scratch, key):
+    """Copy `state` into `scratch` with every card `seat` cannot see (the
+    stock and the other hands) dealt afresh from the cards it has not seen.
+
+    The unseen cards are computed from public information only (deck, own
+    hand, discard pile, tableaux), never read from the stock or the other
+    hands, so the look-ahead cannot learn what it should not know."""
+    scratch[:] = state
+    n_types = rules[R_NTYPES]
+    players = rules[R_PLAYERS]
+    pool = np.empty(MAX_DECK, np.int16)
+    n = 0
+    for t in range(n_types):
+        seen = state[HAND_AT + seat * MAX_TYPES + t] + state[DISCARD_AT + t]
+        for s in range(rules[R_SIDES]):
+            seen += state[side_at(s) + SD_TABLEAU + t]
+        for _ in range(ct[t, C_COUNT] - seen):
+            pool[n] = t
+            n += 1
+    for i in range(n - 1, 0, -1):
+        j, key = randint(key, i + 1)
+        a = pool[i]
+        pool[i] = pool[j]
+        pool[j] = a
+    used = 0
+    for i in range(state[ST_STOCK_N]):
+        scratch[STOCK_AT + i] = pool[used]
+        used += 1
+    for p in range(players):
+        if p == seat:
+            continue
+        for t in range(n_types):
+            scratch[HAND_AT + p * MAX_TYPES + t] = 0
+        for _ in range(state[HAND_N_AT + p]):
+            scratch[HAND_AT + p * MAX_TYPES + pool[used]] += 1
+            used += 1
+    return key
+
+
+@njit(cache=True)
+def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, totals, squares, diffs,
+                   diff_squares, counts):
+    """Flat Monte Carlo over determinizations with common random numbers.
+
+    Each of `worlds` times: deal the cards `seat` cannot see afresh
+    (determinize), then for every legal move play it in a copy of that world
+    and play on with greedy players (the greedy rows of `params`) for
+    params[P_HORIZON] turns, every move with the same random keys, so the
+    moves are compared on equal luck. Adds each move's values into
+    totals[i], squares[i], counts[i], and its paired differences with move
+    `baseline` into diffs[i], diff_squares[i]. Returns the key."""
+    players = rules[R_PLAYERS]
+    sides = rules[R_SIDES]
+    side = seat % sides
+    horizon = int(params[P_HORIZON])
+    world = np.empty(STATE_SIZE, np.int16)
+    scratch = np.empty(STATE_SIZE, np.int16)
+    ids = np.full(players, POLICY_GREEDY, np.int32)
+    rollout_params = np.empty((players, N_PARAMS))
+    for p in range(players):
+        rollout_params[p] = params
+    world_keys = np.empty(players, np.uint64)
+    pkeys = np.empty(players, np.uint64)
+    sides_out = np.zeros((sides, S_NCOLS), np.int32)
+    cards = np.zeros((sides, MAX_TYPES, K_NCOLS), np.int16)
+    rollout_moves = np.empty(MAX_MOVES, np.int32)
+    no_log = np.zeros((0, LOG_NCOLS), np.int32)
+    values = np.empty(n)
+    for _ in range(worlds):
+        key = determinize(state, ct, rules, seat, world, key)
+        for p in range(players):
+            r, key = next_u64(key)
+            world_keys[p] = r
+        world_chance, key = next_u64(key)
+        for i in range(n):
+            scratch[:] = world
+            pkeys[:] = world_keys
+            sides_out[:] = 0
+            nxt, over, chance = apply_move(ct, rules, scratch, seat, moves[i], ids, rollout_params, pkeys,
+                                           world_chance, sides_out, cards, no_log)
+            if not over:
+                over, chance = rollout(ct, rules, scratch, nxt, horizon, ids, rollout_params, pkeys, chance,
+                                       sides_out, cards, rollout_moves, no_log)
+            values[i] = playout_value(ct, rules, scratch, side, over, sides_out)
+        for i in range(n):
+            v = values[i]
+            d = v - values[baseline]
+            totals[i] += v
+            squares[i] += v * v
+            diffs[i] += d
+            diff_squares[i] += d * d
+            counts[i] += 1.0
+    return key
+
+
+@njit(cache=True)
+def lookahead_move(state, ct, rules, seat, moves, n, params, key):
+    """The look-ahead policy: greedy's move, unless playouts show another
+    move better by more than params[P_CONFIDENCE] standard errors of the
+    paired difference (many moves are near ties, and picking among them by
+    noise loses tempo). Returns (move, key)."""
+    if n == 1:
+        return moves[0], key
+    baseline_move, key = choose_basic(state, ct, rules, seat, moves, n, POLICY_GREEDY, params, key)
+    baseline = 0
+    for i in range(n):
+        if moves[i] == baseline_move:
+            baseline = i
+    totals = np.zeros(n)
+    squares = np.zeros(n)
+    diffs = np.zeros(n)
+    diff_squares = np.zeros(n)
+    counts = np.zeros(n)
+    worlds = max(2, int(params[P_PLAYOUTS]) // n)
+    key = evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, totals, squares, diffs,
+                         diff_squares, counts)
+    best = baseline
+    best_gain = 0.0
+    for i in range(n):
+        mean = diffs[i] / worlds
+        var = max(diff_squares[i] / worlds - mean * mean, 0.0) / (worlds - 1)
+        if mean > params[P_CONFIDENCE] * np.sqrt(var) and mean > best_gain:
+            best = i
+            best_gain = mean
+    return moves[best], key
+
+
+@njit(cache=True)
+def choose_move(state, ct, rules, seat, moves, n, policy_id, params, key, user_policies):
+    """The decision point: built-in policies by id, user policies through
+    the tuple of first-class functions. Returns (move, key); move -1 if a
+    user policy answered with an index that is not a legal move."""
+    if policy_id >= POLICY_USER:
+        index = user_policies[policy_id - POLICY_USER](state, ct, rules, seat, moves, n, params, key)
+        _, key = next_u64(key)
+        if index < 0 or index >= n:
+            return -1, key
+        return moves[index], key
+    if policy_id == POLICY_LOOKAHEAD:
+        return lookahead_move(state, ct, rules, seat, moves, n, params, key)
+    return choose_basic(state, ct, rules, seat, moves, n, policy_id, params, key)
+
+
+@njit(cache=True)
+def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, hand_out, sides_out, cards, progress, log,
+              user_policies):
     """Deal and play one hand to its end. Writes the hand's records into
     hand_out [H_NCOLS], sides_out [sides, S_NCOLS], cards [sides, types,
     K_NCOLS], progress [sides, PROGRESS_ROUNDS]; returns the chance key.
@@ -774,8 +991,13 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, hand
             seat = (seat + 1) % players
             continue
         n = legal_moves(state, ct, rules, seat, moves)
-        m, pk = choose_move(state, ct, rules, seat, moves, n, policy_ids[seat], params[seat], pkeys[seat])
+        m, pk = choose_move(state, ct, rules, seat, moves, n, policy_ids[seat], params[seat], pkeys[seat],
+                            user_policies)
         pkeys[seat] = pk
+        if m < 0:
+            hand_out[H_POLICY_ERROR] = seat + 1  # a user policy answered with no legal move
+            capped = 1
+            break
         next_seat, hand_over, key = apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key,
                                                sides_out, cards, log)
         if log.shape[0] > 0:  # replays and tests audit every move
@@ -881,7 +1103,7 @@ def initial_keys(seed, games, players, chance_keys, policy_keys):
 
 @njit(cache=True, parallel=True)
 def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, chance_keys, policy_keys,
-               hand_out, sides_out, cards_out, progress_out):
+               hand_out, sides_out, cards_out, progress_out, user_policies):
     """Play one hand of each game i (in parallel); game i owns row i of every
     output array and its keys, which come back advanced for the next hand.
 
@@ -899,16 +1121,16 @@ def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, c
             params[p] = policy_params[seat_policy[i, p]]
         chance_keys[i] = play_hand(ct, rules, ids, params, first_seats[i], chance_keys[i],
                                    policy_keys[i], state, hand_out[i], sides_out[i], cards_out[i],
-                                   progress_out[i], no_log)
+                                   progress_out[i], no_log, user_policies)
 
 
 @njit(cache=True)
 def play_hand_logged(ct, rules, policy_ids, params, first_seat, chance_key, pkeys, state, hand_out,
-                     sides_out, cards, progress, log):
+                     sides_out, cards, progress, log, user_policies):
     """play_hand for one game from Python: the chance key lives in a 1-element
     uint64 array so it never crosses into Python as a (signed) int."""
     chance_key[0] = play_hand(ct, rules, policy_ids, params, first_seat, chance_key[0], pkeys, state,
-                              hand_out, sides_out, cards, progress, log)
+                              hand_out, sides_out, cards, progress, log, user_policies)
 
 
 @njit(cache=True)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .race import (
-    N_PARAMS, P_ATTACK, P_COUP_FOURRE, P_EXTENSION_MARGIN, P_HOLD_SAFETIES, P_TARGET_LEADER,
-    POLICY_GREEDY, POLICY_RANDOM,
+    N_PARAMS, P_ATTACK, P_CONFIDENCE, P_COUP_FOURRE, P_EXTENSION_MARGIN, P_HOLD_SAFETIES, P_HORIZON, P_PLAYOUTS,
+    P_TARGET_LEADER, POLICY_GREEDY, POLICY_LOOKAHEAD, POLICY_RANDOM, POLICY_USER,
 )
 
 # name -> (offset in the parameter row, default, meaning)
@@ -41,6 +41,18 @@ PRESETS = {
     "next_target": ("like greedy, but attacks the next player instead of the leader", {"target_leader": 0.0}),
 }
 
+LOOKAHEAD_PARAMETERS = {
+    "playouts": (P_PLAYOUTS, 200.0, "playouts per decision: playouts / (legal moves) deals of the unseen "
+                                     "cards, each played out after every legal move"),
+    "horizon": (P_HORIZON, 30.0, "turns each playout looks ahead (0: to the end of the hand)"),
+    "confidence": (P_CONFIDENCE, 2.0, "play another move than greedy's only when the playouts show it better "
+                                      "by this many standard errors of the paired difference"),
+}
+LOOKAHEAD_DESCRIPTION = ("flat Monte Carlo over determinizations: deal the cards it cannot see afresh from "
+                         "the unseen ones, play each legal move and play on with greedy players (the same "
+                         "deals for every move); play greedy's move unless another is clearly better. Takes "
+                         "the greedy parameters too (playouts, coup fourré and extension answers)")
+
 RANDOM_DESCRIPTION = "uniform over the legal moves, discards included; coups fourrés and extensions at 50 %"
 
 
@@ -49,6 +61,7 @@ class PolicySpec:
     name: str          # the spec as written, e.g. "greedy:attack=3"
     kernel_id: int
     params: tuple[float, ...]
+    user_function: object = None   # compiled user policy (kernel_id >= POLICY_USER)
 
     def row(self) -> np.ndarray:
         return np.asarray(self.params, dtype=np.float64)
@@ -56,8 +69,13 @@ class PolicySpec:
     def describe(self) -> dict:
         if self.kernel_id == POLICY_RANDOM:
             return {"name": self.name, "family": "random", "params": {}}
-        return {"name": self.name, "family": "greedy",
-                "params": {k: self.params[i] for k, (i, _, _) in GREEDY_PARAMETERS.items()}}
+        if self.kernel_id >= POLICY_USER:
+            return {"name": self.name, "family": "user", "params": {}}
+        params = {k: self.params[i] for k, (i, _, _) in GREEDY_PARAMETERS.items()}
+        if self.kernel_id == POLICY_LOOKAHEAD:
+            params |= {k: self.params[i] for k, (i, _, _) in LOOKAHEAD_PARAMETERS.items()}
+            return {"name": self.name, "family": "lookahead", "params": params}
+        return {"name": self.name, "family": "greedy", "params": params}
 
 
 class PolicyError(ValueError):
@@ -65,32 +83,58 @@ class PolicyError(ValueError):
 
 
 def parse_policy(spec: str) -> PolicySpec:
+    """A policy spec: `random`, a greedy preset, `lookahead[:k=v,...]` or a
+    user policy `path/to/file.py:function`."""
     name, _, overrides = spec.strip().partition(":")
+    if name.endswith(".py"):
+        from .race_user import UserPolicyError, compile_user_policy
+
+        try:
+            function = compile_user_policy(spec.strip())
+        except UserPolicyError as exc:
+            raise PolicyError(str(exc)) from None
+        return PolicySpec(spec.strip(), POLICY_USER, (0.0,) * N_PARAMS, function)
     if name == "random":
         if overrides:
             raise PolicyError(f"policy 'random' takes no parameters (got {overrides!r})")
         return PolicySpec("random", POLICY_RANDOM, (0.0,) * N_PARAMS)
-    if name not in PRESETS:
-        raise PolicyError(f"unknown policy {name!r}; built-in: random, {', '.join(PRESETS)}")
+    if name not in PRESETS and name != "lookahead":
+        raise PolicyError(f"unknown policy {name!r}; built-in: random, lookahead, {', '.join(PRESETS)}; "
+                          "or a user policy path/to/file.py:function")
+    known = dict(GREEDY_PARAMETERS)
     row = [0.0] * N_PARAMS
-    for key, (i, default, _) in GREEDY_PARAMETERS.items():
+    if name == "lookahead":
+        known |= LOOKAHEAD_PARAMETERS
+    for key, (i, default, _) in known.items():
         row[i] = default
-    for key, value in PRESETS[name][1].items():
+    for key, value in PRESETS.get(name, ("", {}))[1].items():
         row[GREEDY_PARAMETERS[key][0]] = value
     for item in filter(None, overrides.split(",")):
         key, eq, value = item.partition("=")
         key = key.strip()
-        if key not in GREEDY_PARAMETERS or not eq:
-            raise PolicyError(f"policy {spec!r}: bad parameter {item!r}; parameters: {', '.join(GREEDY_PARAMETERS)}")
+        if key not in known or not eq:
+            raise PolicyError(f"policy {spec!r}: bad parameter {item!r}; parameters: {', '.join(known)}")
         try:
-            row[GREEDY_PARAMETERS[key][0]] = float(value)
+            row[known[key][0]] = float(value)
         except ValueError:
             raise PolicyError(f"policy {spec!r}: {key} must be a number, not {value!r}") from None
-    return PolicySpec(spec.strip(), POLICY_GREEDY, tuple(row))
+    kernel_id = POLICY_LOOKAHEAD if name == "lookahead" else POLICY_GREEDY
+    return PolicySpec(spec.strip(), kernel_id, tuple(row))
 
 
-def policy_table(specs: list[PolicySpec]) -> tuple[np.ndarray, np.ndarray]:
-    """Kernel arrays for a list of distinct policies: ids [K], params [K, N_PARAMS]."""
-    ids = np.array([s.kernel_id for s in specs], dtype=np.int32)
+def policy_table(specs: list[PolicySpec]) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """Kernel arguments for a list of distinct policies: ids [K], params
+    [K, N_PARAMS] and the tuple of user policy functions (user policy k gets
+    id POLICY_USER + k)."""
+    from .race_user import user_policy_tuple
+
+    users = [s.user_function for s in specs if s.kernel_id >= POLICY_USER]
+    ids, k = [], 0
+    for s in specs:
+        if s.kernel_id >= POLICY_USER:
+            ids.append(POLICY_USER + k)
+            k += 1
+        else:
+            ids.append(s.kernel_id)
     params = np.array([s.params for s in specs], dtype=np.float64).reshape(len(specs), N_PARAMS)
-    return ids, params
+    return np.array(ids, dtype=np.int32), params, user_policy_tuple(users)

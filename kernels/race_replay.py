@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import race as K
+from .race_policies import policy_table
 from .race_design import HAND_CAP, R_GAME_TARGET, R_PLAYERS, R_SCORING, R_SIDES, Design
 
 LOG_ROWS = 20_000
@@ -20,8 +21,10 @@ def replay_hands(design: Design, card_table, rules, seat_specs, policy_row_ids, 
     chance = np.empty(1, np.uint64)
     pkeys = np.empty((1, players), np.uint64)
     K.initial_keys(seed, np.array([game], np.int64), players, chance, pkeys)
-    ids = np.array([s.kernel_id for s in seat_specs], np.int32)
-    params = np.array([s.params for s in seat_specs], np.float64)
+    distinct = list(dict.fromkeys(seat_specs))
+    table_ids, table_params, user_policies = policy_table(distinct)
+    ids = np.array([table_ids[distinct.index(s)] for s in seat_specs], np.int32)
+    params = np.ascontiguousarray(table_params[[distinct.index(s) for s in seat_specs]])
     totals = np.zeros(sides, np.int64)
     hand_cap = HAND_CAP if rules[R_SCORING] else 1
     for hand in range(hand_cap):
@@ -32,7 +35,7 @@ def replay_hands(design: Design, card_table, rules, seat_specs, policy_row_ids, 
         cards = np.zeros((sides, len(design.cards), K.K_NCOLS), np.int16)
         progress = np.zeros((sides, K.PROGRESS_ROUNDS), np.int16)
         K.play_hand_logged(card_table, rules, ids, params, hand % players, chance, pkeys[0], state,
-                           hand_out, sides_out, cards, progress, log)
+                           hand_out, sides_out, cards, progress, log, user_policies)
         totals += sides_out[:, K.S_SCORE]
         yield hand, log[1:log[0, 0] + 1], sides_out, hand_out, totals.copy()
         if not rules[R_SCORING] or hand_out[K.H_CAPPED] or totals.max() >= rules[R_GAME_TARGET]:

@@ -1,0 +1,473 @@
+"""Round-robin tournaments of policies, head-to-head tables and ratings.
+
+    from etappe.analysis.tournament import play_tournament, head_to_head, bradley_terry
+    result = play_tournament("millebornes", 2, ["random", "greedy", "aggressive"], games=2000, seed=1)
+    head_to_head(result)        # one row per (policy, opponent): score with a Wilson interval
+    bradley_terry(result)       # strengths, log-strengths and Elo with 95 % intervals
+
+Method (docs/tournaments.md has the formulas):
+
+* Every unordered pair (A, B) of the K policies plays the same game indices
+  0 .. games-1 with the same root seed, so game i deals the same cards in
+  every pairing (common random numbers).
+* Seats: side s of game g goes to A when (s + g) is even, to B otherwise; a
+  seat plays for side seat % sides (teams: partners share a policy). Two
+  players: A starts the even games, B the odd ones; four individuals:
+  A,B,A,B then B,A,B,A; Mille Bornes with 4 players: A is one team, B the
+  other, swapping every game. With an odd number of sides (3 players, or 6
+  players in 3 teams) one policy holds more sides in a game; it alternates,
+  so the design is the same for A and B.
+* Outcome of a game for the pair: +1 A's side won, -1 B's side won, 0 no
+  winner (turn cap, or a tie for the lead). Scores count a no-winner game as
+  half a win for each (the chess convention).
+* Bradley-Terry: P(i beats j) = s_i / (s_i + s_j), fitted by maximum
+  likelihood (Newton on log-strengths, sum of log-strengths 0, i.e. the
+  geometric mean strength is 1). Intervals from the observed Fisher
+  information, or from a bootstrap over game indices (the same indices for
+  every pairing, so the correlation the shared deals create is kept). Elo =
+  400 log10(s): Elo differences predict scores by 1 / (1 + 10^(-d/400)).
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from etappe.kernels.race_design import Design, load_design
+from etappe.kernels.race_policies import parse_policy
+
+from .race import RaceRun
+from .runio import file_hash, package_version
+from .stats import Z95, wilson_interval
+
+__all__ = [
+    "TournamentResult", "PairRun", "side_schedule", "seat_schedule", "pair_outcomes", "play_pair",
+    "play_tournament", "pair_table", "head_to_head", "score_matrix", "pair_counts", "bradley_terry",
+    "fit_bradley_terry", "elo_from_score", "ELO_PER_NAT",
+]
+
+ELO_PER_NAT = 400.0 / np.log(10.0)   # Elo points per unit of natural log-strength (173.72)
+DEFAULT_CHUNK = 10_000
+
+
+# ------------------------------------------------------------------ schedule
+def side_schedule(sides: int, games: np.ndarray) -> np.ndarray:
+    """[games, sides] int8: 0 where policy A holds the side, 1 where B does.
+
+    Side s of game g goes to A when (s + g) is even.
+    """
+    g = np.asarray(games, dtype=np.int64)
+    return ((np.arange(sides)[None, :] + g[:, None]) % 2).astype(np.int8)
+
+
+def seat_schedule(players: int, sides: int, games: np.ndarray) -> np.ndarray:
+    """[games, players] int8: 0 = A, 1 = B in each seat (seat p plays for side p % sides)."""
+    return np.ascontiguousarray(side_schedule(sides, games)[:, np.arange(players) % sides])
+
+
+class PairRun(RaceRun):
+    """A RaceRun of two policies seated by `seat_schedule` (index 0 = A, 1 = B)."""
+
+    def __init__(self, design: str | Path | Design, players: int, policy_a: str, policy_b: str,
+                 seed: int, options: dict | None = None):
+        if parse_policy(policy_a).name == parse_policy(policy_b).name:
+            raise ValueError(f"a pairing needs two different policies, got {policy_a!r} twice")
+        seats = [policy_a if p % 2 == 0 else policy_b for p in range(players)]
+        if players < 2:
+            raise ValueError("a pairing needs at least 2 players")
+        super().__init__(design, players, seats, seed, options, "fixed")
+        if len(self.distinct) != 2:  # pragma: no cover - guarded above
+            raise ValueError("a pairing needs two different policies")
+        self.seating = "paired"
+
+    def seat_policies(self, games: np.ndarray) -> np.ndarray:
+        return seat_schedule(self.players, self.sides, games)
+
+
+def pair_outcomes(frame: pd.DataFrame, sides: int) -> tuple[np.ndarray, np.ndarray]:
+    """(games, outcome) from the records of a paired run.
+
+    outcome per game: +1 if the winning side was A's, -1 if B's, 0 no winner.
+    A's sides follow `side_schedule` (records need `game`, `last_hand`,
+    `winner_side`).
+    """
+    last = frame[frame["last_hand"] == 1]
+    games = last["game"].to_numpy(np.int64)
+    winner = last["winner_side"].to_numpy(np.int64)
+    sched = side_schedule(sides, games)
+    holder = sched[np.arange(games.size), np.clip(winner, 0, sides - 1)]
+    out = np.where(winner < 0, 0, np.where(holder == 0, 1, -1)).astype(np.int8)
+    order = np.argsort(games, kind="stable")
+    return games[order], out[order]
+
+
+def play_pair(run: PairRun, start: int, count: int, chunk_size: int = DEFAULT_CHUNK,
+              progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """Outcomes (+1 A, -1 B, 0 none) of games start .. start+count-1 of a pairing."""
+    out = np.zeros(count, np.int8)
+    for first in range(start, start + count, chunk_size):
+        n = min(chunk_size, start + count - first)
+        games, res = pair_outcomes(run.play(first, n), run.sides)
+        if games.size != n or games[0] != first or games[-1] != first + n - 1:
+            raise RuntimeError("a chunk of the pairing came back incomplete")
+        out[first - start: first - start + n] = res
+        if progress:
+            progress(n)
+    return out
+
+
+# ------------------------------------------------------------------ result
+@dataclass
+class TournamentResult:
+    """Outcomes of a round robin: outcomes[k, g] for pair k = pairs[k] = (i, j)
+    (A = policies[i], B = policies[j]) and game g: +1 A won, -1 B won, 0 none."""
+
+    policies: list[str]
+    pairs: list[tuple[int, int]]
+    outcomes: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def games(self) -> int:
+        return int(self.outcomes.shape[1]) if self.outcomes.ndim == 2 else 0
+
+    def a_starts(self) -> np.ndarray:
+        """[games] bool: A held seat 0 (first to play in game's first hand)."""
+        return seat_schedule(int(self.meta.get("players", 2)), int(self.meta.get("sides", 2)),
+                             np.arange(self.games))[:, 0] == 0
+
+
+def play_tournament(design: str | Path | Design, players: int, policies: Sequence[str], games: int,
+                    seed: int = 0, options: dict | None = None,
+                    progress: Callable[[int], None] | None = None,
+                    chunk_size: int = DEFAULT_CHUNK, threads: int | None = None) -> TournamentResult:
+    """Every pair of `policies` plays games 0 .. games-1 (same seed, same deals).
+
+    progress: called with the number of games finished (summed over pairs;
+    the total is games * K (K - 1) / 2).
+    """
+    policies = [str(p).strip() for p in policies]
+    if len(policies) < 2:
+        raise ValueError("a tournament needs at least two policies")
+    names = [parse_policy(p).name for p in policies]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"policy given twice: {', '.join(dup)}")
+    if games < 1:
+        raise ValueError("games must be >= 1")
+    if threads:
+        import numba
+
+        numba.set_num_threads(threads)
+    d = design if isinstance(design, Design) else load_design(design)
+    pairs = list(itertools.combinations(range(len(policies)), 2))
+    outcomes = np.zeros((len(pairs), games), np.int8)
+    started = time.perf_counter()
+    run = None
+    for k, (i, j) in enumerate(pairs):
+        run = PairRun(d, players, policies[i], policies[j], seed, options)
+        outcomes[k] = play_pair(run, 0, games, chunk_size, progress)
+    meta = {
+        "game": "race",
+        "design": d.name,
+        "design_title": d.title,
+        "design_file": d.source,
+        "design_hash": file_hash(d.text),
+        "reconstructed": d.reconstructed,
+        "players": players,
+        "sides": run.sides,
+        "seat_side": [p % run.sides for p in range(players)],
+        "options": run.options,
+        "options_given": dict(options or {}),
+        "policies": policies,
+        "policy_details": [parse_policy(p).describe() for p in policies],
+        "seating": "paired: side s of game g to A when s + g is even; seat p plays for side p % sides",
+        "seed": int(seed),
+        "games": int(games),
+        "games_total": int(games * len(pairs)),
+        "version": package_version(),
+        "wall_seconds": round(time.perf_counter() - started, 3),
+    }
+    return TournamentResult(policies, pairs, outcomes, meta)
+
+
+# ------------------------------------------------------------------ tables
+def _pair_frame(results) -> pd.DataFrame:
+    """Per pair counts (policy_a, policy_b, games, wins_a, wins_b, no_winner)
+    from a TournamentResult or a DataFrame that already has them (`no_winner`
+    may be missing: then 0, or called `draws`)."""
+    if isinstance(results, TournamentResult):
+        o = results.outcomes
+        return pd.DataFrame({
+            "policy_a": [results.policies[i] for i, _ in results.pairs],
+            "policy_b": [results.policies[j] for _, j in results.pairs],
+            "games": np.full(len(results.pairs), o.shape[1], np.int64),
+            "wins_a": (o == 1).sum(axis=1).astype(np.int64),
+            "wins_b": (o == -1).sum(axis=1).astype(np.int64),
+            "no_winner": (o == 0).sum(axis=1).astype(np.int64),
+        })
+    f = pd.DataFrame(results).copy()
+    if "no_winner" not in f:
+        f["no_winner"] = f["draws"] if "draws" in f else 0
+    if "games" not in f:
+        f["games"] = f["wins_a"] + f["wins_b"] + f["no_winner"]
+    bad = f["wins_a"] + f["wins_b"] + f["no_winner"] != f["games"]
+    if bad.any():
+        raise ValueError("wins_a + wins_b + no_winner must equal games in every row")
+    return f[["policy_a", "policy_b", "games", "wins_a", "wins_b", "no_winner"]].reset_index(drop=True)
+
+
+def elo_from_score(score):
+    """Elo difference implied by a score s (share of points): 400 log10(s / (1 - s))."""
+    s = np.asarray(score, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = ELO_PER_NAT * np.log(s / (1.0 - s))
+    return float(out) if out.ndim == 0 else out
+
+
+def pair_table(results, z: float = Z95) -> pd.DataFrame:
+    """One row per pairing: games, wins_a, wins_b, no_winner, score_a
+    ((wins_a + no_winner / 2) / games) with a Wilson interval, the Elo
+    difference it implies, and for a TournamentResult the score of A when A
+    started and when B started."""
+    f = _pair_frame(results)
+    pts = f["wins_a"] + 0.5 * f["no_winner"]
+    f["score_a"] = pts / f["games"].where(f["games"] > 0)
+    f["ci_low"], f["ci_high"] = wilson_interval(pts.to_numpy(float), f["games"].to_numpy(float), z)
+    f["elo_diff"] = elo_from_score(f["score_a"].to_numpy(float))
+    if isinstance(results, TournamentResult) and results.games:
+        first = results.a_starts()
+        o = results.outcomes.astype(float)
+        pts_g = (o + 1.0) / 2.0
+        f["score_a_first"] = pts_g[:, first].mean(axis=1) if first.any() else np.nan
+        f["score_a_second"] = pts_g[:, ~first].mean(axis=1) if (~first).any() else np.nan
+    return f
+
+
+def head_to_head(results, z: float = Z95) -> pd.DataFrame:
+    """Long table, both directions: policy, opponent, games, wins, losses,
+    no_winner, score ((wins + no_winner / 2) / games), ci_low, ci_high (Wilson)."""
+    f = _pair_frame(results)
+    fwd = pd.DataFrame({"policy": f["policy_a"], "opponent": f["policy_b"], "games": f["games"],
+                        "wins": f["wins_a"], "losses": f["wins_b"], "no_winner": f["no_winner"]})
+    back = pd.DataFrame({"policy": f["policy_b"], "opponent": f["policy_a"], "games": f["games"],
+                         "wins": f["wins_b"], "losses": f["wins_a"], "no_winner": f["no_winner"]})
+    out = pd.concat([fwd, back], ignore_index=True)
+    pts = (out["wins"] + 0.5 * out["no_winner"]).to_numpy(float)
+    n = out["games"].to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["score"] = np.where(n > 0, pts / np.where(n > 0, n, 1), np.nan)
+    out["ci_low"], out["ci_high"] = wilson_interval(pts, n, z)
+    order = _policy_order(results, f)
+    out["_p"] = out["policy"].map(order)
+    out["_o"] = out["opponent"].map(order)
+    return out.sort_values(["_p", "_o"]).drop(columns=["_p", "_o"]).reset_index(drop=True)
+
+
+def _policy_order(results, f: pd.DataFrame) -> dict:
+    if isinstance(results, TournamentResult):
+        names = list(results.policies)
+    else:
+        names = list(dict.fromkeys(list(f["policy_a"]) + list(f["policy_b"])))
+    return {n: i for i, n in enumerate(names)}
+
+
+def score_matrix(h2h: pd.DataFrame, value: str = "score") -> pd.DataFrame:
+    """Square matrix (row policy vs column opponent) of a head_to_head column; NaN on the diagonal."""
+    names = list(dict.fromkeys(h2h["policy"]))
+    m = h2h.pivot(index="policy", columns="opponent", values=value)
+    return m.reindex(index=names, columns=names)
+
+
+# ------------------------------------------------------------------ Bradley-Terry
+def pair_counts(results) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(names, W, N): W[i, j] = points of i against j (wins + no_winner / 2),
+    N[i, j] = games between i and j."""
+    f = _pair_frame(results)
+    names = list(_policy_order(results, f))
+    idx = {n: i for i, n in enumerate(names)}
+    k = len(names)
+    W = np.zeros((k, k))
+    N = np.zeros((k, k))
+    for row in f.itertuples(index=False):
+        i, j = idx[row.policy_a], idx[row.policy_b]
+        W[i, j] += row.wins_a + 0.5 * row.no_winner
+        W[j, i] += row.wins_b + 0.5 * row.no_winner
+        N[i, j] += row.games
+        N[j, i] += row.games
+    return names, W, N
+
+
+def _mle_exists(W: np.ndarray) -> bool:
+    """The MLE is finite iff the directed graph i -> j (i scored against j) is strongly connected."""
+    from scipy.sparse.csgraph import connected_components
+
+    k = W.shape[0]
+    if k < 2:
+        return True
+    n, _ = connected_components(W > 0, directed=True, connection="strong")
+    return n == 1
+
+
+def fit_bradley_terry(W: np.ndarray, N: np.ndarray, tol: float = 1e-10, max_iter: int = 200):
+    """Maximum-likelihood log-strengths theta (sum 0) from points W and games N.
+
+    Returns (theta, covariance, regularized). When the MLE does not exist
+    (a policy, or a group, never scored against the rest) one virtual game
+    scored half-half is added to every pair that met, and `regularized` is
+    True. The covariance is the pseudo-inverse of the observed Fisher
+    information (the covariance of the centred estimates).
+    """
+    W = np.asarray(W, float)
+    N = np.asarray(N, float)
+    k = W.shape[0]
+    regularized = False
+    if not _mle_exists(W):
+        met = (N > 0).astype(float)
+        W = W + 0.5 * met
+        N = N + met
+        regularized = True
+    theta = np.zeros(k)
+    J = np.ones((k, k)) / k
+
+    def loglik(t):
+        d = t[:, None] - t[None, :]
+        return float((W * -np.logaddexp(0.0, -d)).sum())
+
+    ll = loglik(theta)
+    for _ in range(max_iter):
+        d = theta[:, None] - theta[None, :]
+        p = 1.0 / (1.0 + np.exp(-d))
+        grad = (W - N * p).sum(axis=1)
+        info = -(N * p * (1 - p))
+        np.fill_diagonal(info, 0.0)
+        np.fill_diagonal(info, -info.sum(axis=1))
+        step = np.linalg.solve(info + J, grad)
+        t = 1.0
+        while True:
+            new = theta + t * step
+            new -= new.mean()
+            new_ll = loglik(new)
+            if new_ll >= ll - 1e-12 or t < 1e-8:
+                break
+            t /= 2
+        theta, ll = new, new_ll
+        if np.max(np.abs(t * step)) < tol:
+            break
+    d = theta[:, None] - theta[None, :]
+    p = 1.0 / (1.0 + np.exp(-d))
+    info = -(N * p * (1 - p))
+    np.fill_diagonal(info, 0.0)
+    np.fill_diagonal(info, -info.sum(axis=1))
+    cov = np.linalg.pinv(info)
+    return theta, cov, regularized
+
+
+def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap: int = 0,
+                  seed: int = 0) -> pd.DataFrame:
+    """Bradley-Terry ratings with intervals, one row per policy, best first.
+
+    Columns: policy, games, score (points / games over all its pairings),
+    log_strength (theta; sum 0, or 0 for `anchor`), se, ci_low, ci_high
+    (theta +- z se from the observed Fisher information), strength
+    (exp theta; geometric mean 1), elo (= 400 log10(strength)), elo_low,
+    elo_high, rank. No-winner games count half a win for each side.
+
+    anchor: a policy whose rating is fixed at 0 (its se is then 0 and the
+    others' se is that of the difference to it).
+    bootstrap: with a TournamentResult, B > 0 resamples the game indices
+    B times (the same indices for every pairing, keeping the common-deal
+    correlation) and replaces the intervals by the 2.5 / 97.5 % percentiles
+    of the refits (`se` becomes the bootstrap sd); seeded by `seed`.
+    attrs: regularized (bool), method ("fisher" or "bootstrap"), anchor.
+    When the MLE does not exist (see fit_bradley_terry) the ratings come
+    from the regularized fit, and a policy that never scored gets
+    ci_low = -inf (one that never conceded ci_high = +inf): only a bound
+    on one side is known.
+    """
+    names, W, N = pair_counts(results)
+    k = len(names)
+    theta, cov, regularized = fit_bradley_terry(W, N)
+    if anchor is not None:
+        if anchor not in names:
+            raise ValueError(f"anchor {anchor!r} is not one of the policies: {', '.join(names)}")
+        a = names.index(anchor)
+        A = np.eye(k)
+        A[:, a] -= 1.0                       # theta_i - theta_anchor
+        theta = A @ theta
+        cov = A @ cov @ A.T
+    se = np.sqrt(np.clip(np.diag(cov), 0, None))
+    low, high = theta - z * se, theta + z * se
+    method = "fisher"
+    if bootstrap and isinstance(results, TournamentResult) and results.games:
+        boots = _bootstrap_theta(results, names, bootstrap, seed, anchor)
+        se = boots.std(axis=0, ddof=1)
+        alpha = 2 * (1 - _norm_cdf(z))
+        low = np.quantile(boots, alpha / 2, axis=0)
+        high = np.quantile(boots, 1 - alpha / 2, axis=0)
+        method = "bootstrap"
+    games = N.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = W.sum(axis=1) / games
+    if regularized:   # a policy that never scored (or never conceded) has no finite bound on that side
+        low = np.where(score <= 0, -np.inf, low)
+        high = np.where(score >= 1, np.inf, high)
+    out = pd.DataFrame({
+        "policy": names,
+        "games": games.astype(np.int64),
+        "score": score,
+        "log_strength": theta,
+        "se": se,
+        "ci_low": low,
+        "ci_high": high,
+        "strength": np.exp(theta),
+        "elo": ELO_PER_NAT * theta,
+        "elo_low": ELO_PER_NAT * low,
+        "elo_high": ELO_PER_NAT * high,
+    })
+    out = out.sort_values("log_strength", ascending=False, kind="stable").reset_index(drop=True)
+    out["rank"] = np.arange(1, k + 1)
+    out.attrs.update({"regularized": bool(regularized), "method": method, "anchor": anchor,
+                      "bootstrap": int(bootstrap) if method == "bootstrap" else 0, "z": z})
+    return out
+
+
+def _norm_cdf(x: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.cdf(x))
+
+
+def _bootstrap_theta(result: TournamentResult, names: list[str], reps: int, seed: int,
+                     anchor: str | None) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    g = result.games
+    o = result.outcomes
+    win_a = (o == 1).astype(float)
+    win_b = (o == -1).astype(float)
+    tie = (o == 0).astype(float)
+    k = len(names)
+    idx = {n: i for i, n in enumerate(result.policies)}
+    order = [idx[n] for n in names]
+    out = np.empty((reps, k))
+    for r in range(reps):
+        w = rng.multinomial(g, np.full(g, 1.0 / g)).astype(float)
+        pa, pb, pt = win_a @ w, win_b @ w, tie @ w
+        W = np.zeros((k, k))
+        N = np.zeros((k, k))
+        for p, (i, j) in enumerate(result.pairs):
+            W[i, j] += pa[p] + 0.5 * pt[p]
+            W[j, i] += pb[p] + 0.5 * pt[p]
+            N[i, j] += g
+            N[j, i] += g
+        theta, _, _ = fit_bradley_terry(W, N)
+        theta = theta[order]
+        if anchor is not None:
+            theta = theta - theta[names.index(anchor)]
+        out[r] = theta
+    return out

@@ -1,0 +1,173 @@
+"""The work behind `etappe tournament` and `etappe compare --sequential`.
+
+Plain functions; cli/main.py wires them into the typer app, e.g.
+
+    @app.command()
+    def tournament(deck: DeckArg,
+                   policies: Annotated[str, typer.Option("--policies", help="Policies, comma separated (at least two).")],
+                   players: PlayersOpt = 2,
+                   games: Annotated[int, typer.Option("--games", "-n", help="Games per pairing.")] = 2000,
+                   seed: SeedOpt = 0, option: OptionOpt = None,
+                   out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the report.")] = None,
+                   bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the rating intervals (0: Fisher information).")] = 0,
+                   anchor: Annotated[Optional[str], typer.Option("--anchor", help="Policy fixed at Elo 0.")] = None,
+                   ) -> None:
+        \"\"\"Round robin of policies: head-to-head matrix and Bradley-Terry / Elo ratings.\"\"\"
+        tournament_cmds.tournament_command(deck, policies, players, games, seed, option, out,
+                                           bootstrap=bootstrap, anchor=anchor)
+
+and `sequential_command` likewise (see its docstring for the options).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from rich.table import Table
+
+from etappe.analysis.sequential import DESIGN_METRICS, SequentialResult, design_outcomes, policy_outcomes, sequential_compare
+from etappe.analysis.tournament import TournamentResult, bradley_terry, head_to_head, play_tournament, score_matrix
+from etappe.kernels.race_design import DesignError, load_design
+from etappe.kernels.race_policies import PolicyError
+
+from .common import console, fail, parse_options, progress_bar, split_policies
+
+__all__ = ["tournament_command", "sequential_command", "print_tournament", "print_sequential"]
+
+
+def _pct(v: float) -> str:
+    return "" if not np.isfinite(v) else f"{100 * v:.1f}"
+
+
+def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
+    """The skill matrix (score % of row vs column, with 95 % interval) and the ratings, as rich tables."""
+    h2h = head_to_head(result)
+    m, lo, hi = (score_matrix(h2h, c) for c in ("score", "ci_low", "ci_high"))
+    table = Table(title=f"Score % of row vs column ({result.games} games per pairing, 95 % Wilson interval)")
+    table.add_column("policy \\ opponent")
+    for c in m.columns:
+        table.add_column(str(c), justify="right")
+    for i, r in enumerate(m.index):
+        cells = []
+        for j in range(len(m.columns)):
+            v = m.iat[i, j]
+            cells.append("-" if i == j else f"{_pct(v)} [{_pct(lo.iat[i, j])}, {_pct(hi.iat[i, j])}]")
+        table.add_row(str(r), *cells)
+    console.print(table)
+    how = "bootstrap" if ratings.attrs.get("method") == "bootstrap" else "Fisher information"
+    rt = Table(title=f"Bradley-Terry ratings (Elo = 400 log10 strength; 95 % intervals, {how})")
+    for col in ("rank", "policy", "games", "score %", "Elo", "95 % interval", "strength"):
+        rt.add_column(col, justify="left" if col == "policy" else "right")
+    for row in ratings.itertuples(index=False):
+        rt.add_row(str(row.rank), str(row.policy), str(row.games), _pct(row.score), f"{row.elo:+.1f}",
+                   f"[{row.elo_low:+.1f}, {row.elo_high:+.1f}]", f"{row.strength:.3f}")
+    console.print(rt)
+    if ratings.attrs.get("regularized"):
+        console.print("[yellow]note:[/] a policy won or lost every game; one virtual draw per pairing keeps the ratings finite.")
+
+
+def tournament_command(deck: str, policies: str, players: int, games: int, seed: int, option: list[str] | None,
+                       out: Path | None, bootstrap: int = 0, anchor: str | None = None,
+                       threads: int | None = None) -> TournamentResult:
+    """Round robin of the policies on a deck; print the matrix and ratings; write the report to `out`.
+
+    policies: comma separated specs (`random,greedy,greedy:attack=3`), at least two.
+    games: games per pairing (every pairing plays game indices 0..games-1).
+    bootstrap: resamples for the rating intervals (0: observed Fisher information).
+    anchor: a policy fixed at Elo 0 (default: mean 0).
+    Returns the TournamentResult (the typer wrapper may ignore it).
+    """
+    names = split_policies(policies)
+    if len(names) < 2:
+        fail("--policies needs at least two policies, e.g. --policies random,greedy,aggressive")
+    if games < 1:
+        fail("--games must be >= 1")
+    try:
+        design = load_design(deck)
+    except DesignError as exc:
+        fail(str(exc))
+    options = parse_options(option)
+    n_pairs = len(names) * (len(names) - 1) // 2
+    try:
+        with progress_bar(games * n_pairs, f"tournament {design.name} x{players}, {n_pairs} pairings") as advance:
+            result = play_tournament(design, players, names, games, seed, options, progress=advance, threads=threads)
+        ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=seed)
+    except (DesignError, PolicyError, ValueError) as exc:
+        fail(str(exc))
+    print_tournament(result, ratings)
+    if out is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from etappe.reports.tournament_report import build_tournament_report
+        from etappe.analysis.tournament import pair_table
+
+        path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor).write(out)
+        ratings.to_csv(Path(out) / "ratings.csv", index=False)
+        pair_table(result).to_csv(Path(out) / "pairings.csv", index=False)
+        console.print(f"report: {path}")
+    return result
+
+
+def print_sequential(res: SequentialResult, title: str) -> None:
+    table = Table("item", "value", title=title)
+    for k, v in res.summary_rows():
+        table.add_row(k, v)
+    console.print(table)
+
+
+def sequential_command(deck: str, policies: str, players: int, seed: int, option: list[str] | None = None,
+                       deck_b: str | None = None, option_b: list[str] | None = None, metric: str = "game_turns",
+                       alpha: float = 0.05, beta: float = 0.05, delta: float = 0.05, chunk: int = 500,
+                       max_games: int = 100_000) -> SequentialResult:
+    """Play until the difference between A and B is decided (Sobel-Wald sequential test).
+
+    Two modes:
+    * policies "A,B" (two specs) and no deck_b / option_b: policy A vs
+      policy B on `deck`, seats paired as in a tournament; a +1 is a game
+      A's side won.
+    * deck_b and/or option_b given: design A = (deck, option) vs design B =
+      (deck_b or deck, option_b or option), the same `policies` (one for all
+      seats, or one per seat) on the same seeds; a +1 is a game where
+      `metric` (a per-game metric: game_turns, first_position_won, ...) is
+      higher under A.
+    alpha: chance of a false "different" (both directions); beta: chance of
+    missing a difference of delta in q (share of uneven games going to A);
+    chunk: games simulated between looks (the decision is still taken at
+    the exact game); max_games: cap ("undecided").
+    Suggested typer options: --sequential (flag on `compare`), --deck-b,
+    --option-b (repeatable), --metric, --alpha, --beta, --delta, --chunk,
+    --max-games.
+    Returns the SequentialResult.
+    """
+    names = split_policies(policies)
+    options = parse_options(option)
+    design_mode = deck_b is not None or option_b is not None
+    try:
+        if not design_mode:
+            if len(names) != 2:
+                fail("a sequential policy comparison needs exactly two policies, e.g. --policies greedy,aggressive "
+                     "(or give --deck-b / --option-b to compare two designs)")
+            fn = policy_outcomes(load_design(deck), players, names[0], names[1], seed, options)
+            labels, what = (names[0], names[1]), "wins"
+            title = f"Sequential test: {names[0]} vs {names[1]} on {deck}, {players} players, seed {seed}"
+        else:
+            if metric not in DESIGN_METRICS and not metric.startswith("won_s"):
+                fail(f"unknown metric {metric!r}; one of: {', '.join(DESIGN_METRICS)}, won_s0, ...")
+            options_b = parse_options(option_b) if option_b is not None else options
+            deck_2 = deck_b or deck
+            fn = design_outcomes(load_design(deck), load_design(deck_2), players, names or ["greedy"], seed,
+                                 options, options_b, metric)
+            la = deck + ("" if not options else " (" + ", ".join(f"{k}={v}" for k, v in options.items()) + ")")
+            lb = deck_2 + ("" if not options_b else " (" + ", ".join(f"{k}={v}" for k, v in options_b.items()) + ")")
+            if la == lb:
+                la, lb = f"A: {la}", f"B: {lb}"
+            labels, what = (la, lb), f"higher {metric}"
+            title = f"Sequential test: {la} vs {lb}, {metric}, {players} players, seed {seed}"
+        with progress_bar(max_games, "sequential") as advance:
+            res = sequential_compare(fn, alpha, beta, delta, chunk, max_games, labels, what, progress=advance)
+    except (DesignError, PolicyError, ValueError) as exc:
+        fail(str(exc))
+    print_sequential(res, title)
+    return res

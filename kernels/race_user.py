@@ -1,0 +1,106 @@
+"""User policies: your own jitted function, used from the CLI and the API.
+
+Write, in a file of your own::
+
+    from numba import njit
+    from etappe.kernels.rng import randint
+
+    @njit
+    def my_policy(state, card_table, rules, seat, moves, n_moves, params, key):
+        # return the index (0 .. n_moves-1) of the move to play
+        i, key = randint(key, n_moves)
+        return i
+
+and run `etappe simulate millebornes --policy my_file.py:my_policy`.
+Arguments (see docs/policies.md): the state row (int16; offsets in
+etappe.kernels.race), the design's card table and rules vector, your seat,
+the legal moves (`card_type * 8 + target`, target = side or 7 for discard)
+and how many there are, your parameter row, and a fresh random key. A fair
+policy reads only what its seat can see: its own hand, the tableaux, the
+discard pile and the counts, never the stock or other hands.
+
+Every user function is compiled against one published signature and passed
+to the kernel in a tuple of first-class functions of fixed length, so the
+kernel compiles once and is cached.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import warnings
+from pathlib import Path
+
+from numba import njit, types
+from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
+
+from .race import MAX_USER_POLICIES
+
+USER_POLICY_SIGNATURE = types.int64(
+    types.int16[::1],        # state
+    types.int32[:, ::1],     # card_table
+    types.int32[::1],        # rules
+    types.int64,             # seat
+    types.int32[::1],        # moves
+    types.int64,             # n_moves
+    types.float64[::1],      # params
+    types.uint64,            # key
+)
+PARAMETER_NAMES = ("state", "card_table", "rules", "seat", "moves", "n_moves", "params", "key")
+
+# The first-class function feature works as documented here; its warning
+# would only alarm users.
+warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
+
+
+class UserPolicyError(ValueError):
+    pass
+
+
+@njit(USER_POLICY_SIGNATURE, cache=True)
+def no_user_policy(state, card_table, rules, seat, moves, n_moves, params, key):
+    """Fills the unused places of the user-policy tuple; never called."""
+    return 0
+
+
+def compile_user_policy(spec: str):
+    """`path/to/file.py:function` -> the function compiled to the signature."""
+    path_text, _, name = spec.rpartition(":")
+    path = Path(path_text)
+    if not path_text.endswith(".py") or not name:
+        raise UserPolicyError(f"user policy {spec!r}: expected path/to/file.py:function")
+    if not path.exists():
+        raise UserPolicyError(f"user policy {spec!r}: no file {path}")
+    module_name = f"etappe_user_policy_{abs(hash(str(path.resolve())))}"
+    loader = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(loader)
+    sys.modules[module_name] = module
+    try:
+        loader.loader.exec_module(module)
+    except Exception as exc:  # the user's file: report whatever it raised
+        raise UserPolicyError(f"user policy {spec!r}: importing {path} failed: {exc}") from None
+    function = getattr(module, name, None)
+    if function is None:
+        raise UserPolicyError(f"user policy {spec!r}: {path} has no function {name!r}")
+    python_function = getattr(function, "py_func", function)
+    if not callable(python_function):
+        raise UserPolicyError(f"user policy {spec!r}: {name!r} is not a function")
+    parameters = list(inspect.signature(python_function).parameters)
+    if len(parameters) != len(PARAMETER_NAMES):
+        raise UserPolicyError(
+            f"user policy {spec!r}: takes ({', '.join(parameters)}), but a policy takes "
+            f"({', '.join(PARAMETER_NAMES)}) and returns the index of its move")
+    try:
+        return njit(USER_POLICY_SIGNATURE)(python_function)
+    except NumbaError as exc:
+        first = str(exc).strip().splitlines()
+        raise UserPolicyError(
+            f"user policy {spec!r} does not compile to the policy signature "
+            f"int64 {name}({', '.join(PARAMETER_NAMES)}): {' '.join(first[:6])}") from None
+
+
+def user_policy_tuple(compiled: list) -> tuple:
+    """The fixed-length tuple the kernels take; unused places hold no_user_policy."""
+    if len(compiled) > MAX_USER_POLICIES:
+        raise UserPolicyError(f"at most {MAX_USER_POLICIES} different user policies in one run")
+    return tuple(compiled) + (no_user_policy,) * (MAX_USER_POLICIES - len(compiled))

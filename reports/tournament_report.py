@@ -1,0 +1,185 @@
+"""The report of a policy tournament: skill matrix heatmap, ratings, pairings.
+
+`build_tournament_report(result, meta=None)` lays out what
+`etappe.analysis.tournament` computed: header (all that is needed to
+reproduce it), at a glance, the skill matrix (heatmap of row-vs-column
+scores with 95 % intervals), Bradley-Terry / Elo ratings with intervals, the
+pairings (wins, losses, no winner, score by who started), method and caveat.
+This module computes no statistics of its own.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from ..analysis.tournament import TournamentResult, bradley_terry, head_to_head, pair_table, score_matrix
+from .document import Report
+
+__all__ = ["build_tournament_report", "skill_heatmap", "rating_chart", "tournament_header", "reproduce_tournament"]
+
+
+def skill_heatmap(h2h: pd.DataFrame, ax: Axes | None = None, title: str = "Skill matrix: score of row vs column") -> Axes:
+    """Heatmap of a head_to_head table: cell (row, column) = row's score
+    against column, annotated with the 95 % interval; 0.5 is white."""
+    m = score_matrix(h2h, "score")
+    lo = score_matrix(h2h, "ci_low")
+    hi = score_matrix(h2h, "ci_high")
+    k = len(m)
+    if ax is None:
+        size = 1.2 + 1.1 * max(k, 2)
+        ax = Figure(figsize=(size + 1.2, size)).add_subplot()
+    img = ax.imshow(m.to_numpy(float), cmap="RdBu", vmin=0.0, vmax=1.0)
+    for i in range(k):
+        for j in range(k):
+            v = m.iat[i, j]
+            if i == j or not np.isfinite(v):
+                ax.text(j, i, "-", ha="center", va="center", color="#777")
+                continue
+            dark = abs(v - 0.5) > 0.3
+            ax.text(j, i, f"{100 * v:.1f} %\n[{100 * lo.iat[i, j]:.1f}, {100 * hi.iat[i, j]:.1f}]",
+                    ha="center", va="center", fontsize=8, color="white" if dark else "black")
+    ax.set_xticks(range(k), [str(c) for c in m.columns], rotation=30, ha="right")
+    ax.set_yticks(range(k), [str(r) for r in m.index])
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("policy")
+    ax.set_title(title)
+    ax.figure.colorbar(img, ax=ax, fraction=0.046, pad=0.04, label="score (wins + no-winner / 2)")
+    return ax
+
+
+def rating_chart(ratings: pd.DataFrame, ax: Axes | None = None, title: str = "Elo (Bradley-Terry) with 95 % intervals") -> Axes:
+    """Horizontal points with interval bars of a bradley_terry table."""
+    r = ratings.iloc[::-1]
+    if ax is None:
+        ax = Figure(figsize=(6.4, 0.6 + 0.45 * max(len(r), 2))).add_subplot()
+    y = np.arange(len(r))
+    elo = r["elo"].to_numpy(float)
+    err = np.vstack([np.maximum(elo - r["elo_low"].to_numpy(float), 0), np.maximum(r["elo_high"].to_numpy(float) - elo, 0)])
+    ax.errorbar(elo, y, xerr=err, fmt="o", color="#1f77b4", capsize=3)
+    ax.axvline(0.0, color="#999", lw=0.8, ls="--")
+    ax.set_yticks(y, r["policy"].astype(str))
+    ax.set_xlabel("Elo")
+    ax.set_title(title)
+    return ax
+
+
+def reproduce_tournament(meta: dict) -> str:
+    source = str(meta.get("design_file") or "")
+    deck = meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source
+    pols = ",".join(meta.get("policies") or [])
+    parts = ["etappe tournament", str(deck), f"--policies '{pols}'", f"--players {meta.get('players')}",
+             f"--games {meta.get('games')}", f"--seed {meta.get('seed')}"]
+    given = meta.get("options_given")
+    for k, v in sorted((given if given is not None else meta.get("options") or {}).items()):
+        parts.append(f"--option {k}={v}")
+    return " ".join(parts)
+
+
+def tournament_header(meta: dict) -> pd.DataFrame:
+    wall = meta.get("wall_seconds")
+    total = meta.get("games_total")
+    details = []
+    for p in meta.get("policy_details") or []:
+        params = p.get("params") or {}
+        ptxt = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(params.items()))
+        details.append(f"{p.get('name')} ({p.get('family')}{': ' + ptxt if ptxt else ''})")
+    title = meta.get("design_title") or meta.get("design", "")
+    rows = [
+        ("game", meta.get("game", "race")),
+        ("design", f"{title} (reconstructed)" if meta.get("reconstructed") else title),
+        ("design file", meta.get("design_file", "")),
+        ("design hash", meta.get("design_hash", "")),
+        ("rule options", json.dumps(meta.get("options") or {}, sort_keys=True)),
+        ("players / sides", f"{meta.get('players')} players, {meta.get('sides')} sides "
+                            f"(seat -> side: {meta.get('seat_side')})"),
+        ("policies", "; ".join(details) or ", ".join(meta.get("policies") or [])),
+        ("seat design", meta.get("seating", "")),
+        ("games per pairing", meta.get("games")),
+        ("games in all", total),
+        ("root seed", meta.get("seed")),
+        ("package version", meta.get("version", "")),
+        ("wall time", f"{wall:.2f} s" if isinstance(wall, (int, float)) else ""),
+        ("games per second", f"{total / wall:.0f}" if isinstance(wall, (int, float)) and wall > 0 and total else ""),
+        ("reproduce", reproduce_tournament(meta)),
+    ]
+    return pd.DataFrame({"item": [r[0] for r in rows], "value": [str(r[1]) for r in rows]})
+
+
+def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
+    best, worst = ratings.iloc[0], ratings.iloc[-1]
+    lines = [f"Strongest: {best['policy']} (Elo {best['elo']:+.0f} [{best['elo_low']:+.0f}, {best['elo_high']:+.0f}]); "
+             f"weakest: {worst['policy']} (Elo {worst['elo']:+.0f}). Spread {best['elo'] - worst['elo']:.0f} Elo."]
+    clear = pairs[(pairs["ci_low"] > 0.5) | (pairs["ci_high"] < 0.5)]
+    lines.append(f"{len(clear)} of {len(pairs)} pairings are decided at 95 % (the score interval excludes 50 %).")
+    spread = best["elo"] - worst["elo"]
+    if spread < 35:
+        lines.append("Skill matters little here: the strongest and weakest policy are within 35 Elo "
+                     "(about a 55 : 45 score).")
+    elif spread > 200:
+        lines.append("Skill matters a lot here: the spread exceeds 200 Elo (about a 76 : 24 score).")
+    if ratings.attrs.get("regularized"):
+        lines.append("A policy won (or lost) every game against the others; the ratings use one virtual "
+                     "drawn game per pairing so they stay finite.")
+    return lines
+
+
+def build_tournament_report(result: TournamentResult, meta: dict | None = None, title: str | None = None,
+                            bootstrap: int = 0, anchor: str | None = None) -> Report:
+    """The tournament's report; meta defaults to result.meta (extra keys override)."""
+    meta = {**result.meta, **(meta or {})}
+    h2h = head_to_head(result)
+    pairs = pair_table(result)
+    ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=int(meta.get("seed", 0) or 0))
+    design = meta.get("design_title") or meta.get("design", "")
+    rep = Report(title or f"Tournament: {design}, {meta.get('players')} players, "
+                          f"{len(result.policies)} policies, {result.games} games per pairing")
+    rep.section("Run").table(tournament_header(meta))
+    at = rep.section("At a glance")
+    for line in _glance(ratings, pairs):
+        at.text(line)
+
+    sm = rep.section("Skill matrix")
+    sm.text("Each cell: the row policy's score against the column policy (wins plus half the games "
+            "without a winner, over all games of the pairing), with its 95 % Wilson interval. "
+            "Blue: the row is stronger; red: weaker.")
+    sm.figure(skill_heatmap(h2h).figure, "Skill matrix: score of row vs column", name="skill_matrix")
+    mat = score_matrix(h2h).map(lambda v: "" if not np.isfinite(v) else f"{100 * v:.1f} %")
+    sm.table(mat.reset_index().rename(columns={"policy": "policy \\ opponent"}), "Score of row vs column")
+
+    rt = rep.section("Ratings")
+    how = (f"bootstrap over game indices ({ratings.attrs.get('bootstrap')} resamples, the same indices in every pairing)"
+           if ratings.attrs.get("method") == "bootstrap" else "the observed Fisher information")
+    scale = f"{anchor} fixed at 0" if anchor else "mean 0 (geometric-mean strength 1)"
+    rt.text(f"Bradley-Terry strengths fitted by maximum likelihood, P(i beats j) = s_i / (s_i + s_j); "
+            f"games without a winner count half a win each. Elo = 400 log10(s), {scale}; "
+            f"95 % intervals from {how}. An Elo difference d predicts a score of 1 / (1 + 10^(-d/400)).")
+    rt.figure(rating_chart(ratings).figure, "Elo ratings with 95 % intervals", name="ratings")
+    show = ratings[["rank", "policy", "games", "score", "elo", "elo_low", "elo_high", "strength", "log_strength", "se"]]
+    rt.table(show.rename(columns={"elo_low": "Elo 95 % low", "elo_high": "Elo 95 % high", "elo": "Elo"}),
+             "Ratings")
+
+    pr = rep.section("Pairings")
+    cols = ["policy_a", "policy_b", "games", "wins_a", "wins_b", "no_winner", "score_a", "ci_low", "ci_high", "elo_diff"]
+    extra = [c for c in ("score_a_first", "score_a_second") if c in pairs]
+    pr.table(pairs[cols + extra].rename(columns={"ci_low": "95 % low", "ci_high": "95 % high",
+                                                 "score_a_first": "score A when A starts",
+                                                 "score_a_second": "score A when B starts"}),
+             "Head to head, every pairing on the same games (same deals)")
+
+    m = rep.section("Method")
+    m.text("Every pair of policies plays the same game indices with the same root seed, so game i deals "
+           "the same cards in every pairing (common random numbers). " + str(meta.get("seating", "")) + ".")
+    m.text("Games are not independent across pairings (they share deals); the Fisher intervals treat them "
+           "as independent, which is accurate for the ratings' differences but can be a little off for a "
+           "single pairing; the bootstrap option resamples whole game indices and keeps the sharing.")
+    cav = rep.section("Caveat")
+    cav.text("Bots are not people. These ratings hold for this pool of policies only: "
+             + ", ".join(result.policies) + ". Ratings are relative to the pool (adding or removing a policy "
+             "moves them), and a policy that beats the pool may lose to a human or to a policy not in it.")
+    if meta.get("reconstructed"):
+        cav.text(f"{design} is a reconstructed deck: its numbers describe that reading of the rules.")
+    return rep

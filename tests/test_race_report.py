@@ -1,0 +1,273 @@
+"""Race reports render (Agg) with the sections and numbers they must hold; the CLI helpers."""
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+
+from etappe.analysis.race_summary import summarize
+from etappe.analysis.runio import write_parquet
+from etappe.cli.report_cmds import compare_runs, report_command, summarize_run
+from etappe.reports import plots
+from etappe.reports.race_report import build_comparison_report, build_report
+
+from test_compare import b_hands
+from test_race_summary import make_records, mb_hands, mb_meta, toy_hands, toy_meta
+
+SECTIONS = ["Run", "At a glance", "Outcomes", "Length", "Tension", "Progress", "Card balance", "Anomalies", "Caveat"]
+
+
+@pytest.fixture
+def toy():
+    meta = toy_meta()
+    meta["games"] = 4
+    return make_records(toy_hands(), meta)
+
+
+def _self_contained(html: str) -> None:
+    assert "http://" not in html and "https://" not in html
+    assert "<script" not in html
+    imgs = re.findall(r"<img [^>]*src='([^']*)'", html)
+    assert imgs and all(src.startswith("data:image/png;base64,") for src in imgs)
+
+
+def test_report_sections_and_numbers(toy, tmp_path):
+    rep = build_report(summarize(toy), toy.attrs)
+    assert [s.title for s in rep.sections] == SECTIONS
+    html_path = rep.write(tmp_path)
+    html = html_path.read_text()
+    md = (tmp_path / "report.md").read_text()
+    _self_contained(html)
+    for text in (md, html):
+        assert "abc123" in text and "toy.toml" in text  # design file and hash
+        assert "--seed 7" in text and "greedy(a=1)" in text
+        assert "0.4385" in text  # Wilson low of 3/3: 3 / (3 + 1.96^2), first player
+        assert "0.08326" in text  # p of chi2 = 3 on 1 df
+        assert "0.04559" in text  # Wilson low of 1/4: seat 0, turn-cap rate
+        assert "games 2" in text  # the capped game, for replay
+    assert "| turns per game | 4 | 12.5 |" in md  # n, mean
+    assert "100.0 % [43.9, 100.0] % of the 3 games with a winner" in md  # at a glance
+    for fig in rep.figures():
+        assert (tmp_path / f"{fig.name}.png").read_bytes()[:4] == b"\x89PNG"
+        assert f"({fig.name}.png)" in md
+
+
+def test_multi_hand_report(tmp_path):
+    frame = make_records(mb_hands(), mb_meta())
+    rep = build_report(summarize(frame), frame.attrs)
+    md = rep.to_markdown()
+    assert "hands per game" in md and "turns per hand" in md
+    assert "coups fourrés" in md
+    names = {f.name for f in rep.figures()}
+    assert {"length_hands_per_game", "length_hand_turns", "length_game_turns"} <= names
+    assert "winner's largest deficit in score after a hand" in md
+
+
+def test_report_command_reads_in_chunks(tmp_path):
+    frame = make_records(mb_hands(), mb_meta())
+    run = tmp_path / "run.parquet"
+    write_parquet(frame, run, frame.attrs)
+    whole = build_report(summarize(frame), frame.attrs).to_markdown()
+    summary, meta = summarize_run(run, batch_rows=1)  # every chunk cuts the 3-hand game
+    assert summary.games == 2 and meta["design"] == "toy"
+    assert build_report(summary, meta).to_markdown() == whole
+    out = report_command(run, tmp_path / "rep")
+    assert out == tmp_path / "rep" / "report.html" and out.exists()
+    assert (tmp_path / "rep" / "report.md").read_text() == whole
+
+
+def test_comparison_report(toy, tmp_path):
+    b = make_records(b_hands(), toy.attrs)
+    out = compare_runs([toy.iloc[:2], toy.iloc[2:]], toy.attrs, b, None, tmp_path / "cmp")
+    html = out.read_text()
+    md = (tmp_path / "cmp" / "report.md").read_text()
+    _self_contained(html)
+    titles = re.findall(r"^## (.*)$", md, flags=re.M)
+    assert titles[0] == "Headline" and titles[1] == "Paired differences"
+    head = md.split("## Paired differences")[0]
+    for q in ("stronger seat bias", "longer games", "more decisive hazards", "deader cards"):
+        assert f"Which has {q}?" in head
+    assert "A: toy" in md and "B: toy" in md  # same design name: labelled A and B
+    # every paired metric with its interval: turns per game d = [4, 2, 10, -8], mean 2, sd sqrt(56)
+    row = next(line for line in md.splitlines() if line.startswith("| turns per game | turns |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2:6] == ["4", "12.5", "10.5", "2"] and cells[6] == "7.483"
+    for label in ("turn-cap (stall) rate", "first-player win rate", "first player's distance from the fair share",
+                  "lead changes per game", "share of drawn cards wasted", "win rate of seat 0", "Holm"):
+        assert label in md
+    assert "unpaired (Newcombe)" in md
+
+
+def test_comparison_warns_without_common_seeds(toy, tmp_path):
+    from etappe.cli.report_cmds import compare_summaries
+
+    meta_b = dict(toy.attrs, seed=8)
+    sa, ma, sb, mb, comp = compare_summaries(toy, toy.attrs, make_records(b_hands(), meta_b), meta_b)
+    md = build_comparison_report(sa, ma, sb, mb, comp).to_markdown()
+    assert "different root seeds" in md
+
+
+def test_plots_take_an_axes(toy):
+    from matplotlib.figure import Figure
+
+    from etappe.analysis import race_summary as rs
+
+    s = summarize(toy)
+    ax = Figure().add_subplot()
+    assert plots.seat_bias(rs.outcomes_by_position(s), ax=ax) is ax
+    assert plots.progress_curves(rs.progress_table(s), ax=ax) is ax
+    assert plots.card_balance_chart(rs.card_balance(s), ax=ax) is ax
+    assert plots.ecdf(rs.hist_frame(s, "game_turns"), ax=ax) is ax
+    assert plots.histogram(rs.hist_frame(s, "game_turns"), ax=ax) is ax
+    seats = rs.outcomes_by_seat(s)
+    assert plots.win_bars(seats, "seat", ax=ax) is ax
+    # without an Axes a fresh Figure is made, and pyplot keeps no figure
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    new = plots.seat_bias(rs.outcomes_by_position(s))
+    assert new.figure is not ax.figure and plt.get_fignums() == before
+
+
+def _cli_has(command: str) -> bool:
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    return CliRunner().invoke(app, [command, "--help"]).exit_code == 0
+
+
+def test_cli_report(tmp_path):
+    if not _cli_has("report"):
+        pytest.skip("`etappe report` is not wired into the CLI yet")
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    frame = make_records(mb_hands(), mb_meta())
+    run = tmp_path / "run.parquet"
+    write_parquet(frame, run, frame.attrs)
+    result = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert (tmp_path / "rep" / "report.html").exists()
+    assert md == build_report(summarize(frame), frame.attrs).to_markdown()
+
+
+# ---------------------------------------------------------------- real runs
+# One set of small runs of the engine per test session (the first kernel
+# compile takes tens of seconds).
+GAMES = 300
+
+
+@pytest.fixture(scope="session")
+def real_runs():
+    race = pytest.importorskip("etappe.analysis.race")
+    return {
+        "stapop": race.simulate("stapop", players=2, games=GAMES, policies=["greedy"], seed=11),
+        "millebornes": race.simulate("millebornes", players=2, games=GAMES, policies=["greedy"], seed=11),
+        "stapop_disq": race.simulate("stapop", players=2, games=GAMES, policies=["greedy"], seed=11,
+                                     options={"overshoot": "disqualify"}),
+        "rotate": race.simulate("stapop", players=2, games=GAMES, policies=["greedy", "random"], seed=11,
+                                seating="rotate"),
+    }
+
+
+def test_real_run_summary_is_consistent(real_runs):
+    from etappe.analysis import race_summary as rs
+
+    for key, frame in real_runs.items():
+        s = summarize(frame)
+        assert s.games == GAMES, key
+        seats = rs.outcomes_by_seat(s)
+        # sides' wins and games without a winner add up to the games
+        assert int(s.c["side_wins"].sum()) + int(s.c["no_winner"]) == GAMES
+        # every card drawn was played, discarded or still held (records invariant)
+        assert int(s.c["conservation_breaks"]) == 0, key
+        assert list(rs.card_balance(s)["card"]) == [c["key"] for c in frame.attrs["cards"]]
+        assert rs.length_table(s).iloc[0]["median"] <= rs.length_table(s).iloc[0]["p95"]
+        assert (seats["ci_low"] <= seats["rate"]).all() and (seats["rate"] <= seats["ci_high"]).all()
+    mb = summarize(real_runs["millebornes"])
+    assert mb.layout.multi_hand and int(mb.c["hands"]) > GAMES
+
+
+def test_real_rotated_policies(real_runs):
+    from etappe.analysis import race_summary as rs
+
+    s = summarize(real_runs["rotate"])
+    pol = rs.outcomes_by_policy(s).set_index("policy")
+    # two seats, policies swap seats every game: each policy held GAMES seat-games
+    assert list(pol["n"]) == [GAMES, GAMES]
+    # one of the two sides wins each decided game: greedy's and random's wins add up
+    assert int(pol["wins"].sum()) == GAMES - int(s.c["no_winner"])
+    assert set(rs.outcomes_by_seat(s)["policy"]) == {"rotated"}
+
+
+def test_real_report_through_parquet(real_runs, tmp_path):
+    frame = real_runs["millebornes"]
+    run = tmp_path / "mb.parquet"
+    write_parquet(frame, run, frame.attrs)
+    out = report_command(run, tmp_path / "rep", batch_rows=997)  # chunks cut games anywhere
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert md == build_report(summarize(frame), frame.attrs).to_markdown()
+    assert re.findall(r"^## (.*)$", md, flags=re.M) == SECTIONS
+    _self_contained(out.read_text())
+    assert "Mille Bornes" in md and frame.attrs["design_hash"] in md
+    assert "coups fourrés" in md and "hands per game" in md
+
+
+def test_real_comparison_of_two_designs(real_runs, tmp_path):
+    a, b = real_runs["stapop"], real_runs["millebornes"]
+    chunks = lambda f: [f.iloc[i:i + 211] for i in range(0, len(f), 211)]  # noqa: E731
+    out = compare_runs(chunks(a), a.attrs, chunks(b), b.attrs, tmp_path / "cmp")
+    md = (tmp_path / "cmp" / "report.md").read_text()
+    head = md.split("## Paired differences")[0]
+    assert f"{GAMES} games paired" in head
+    # a Mille Bornes game is several hands of up to ~100 turns: clearly longer
+    assert "Which has longer games? Mille Bornes." in head
+    # different scales: the deficit as a share of the trip, no final gap in the paired table
+    assert "share of the trip" in md and "final gap (winner minus runner-up) | total" not in md
+    assert "pooled by card role" in md
+    _self_contained(out.read_text())
+
+
+def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
+    a, b = real_runs["stapop"], real_runs["stapop_disq"]
+    out = compare_runs(a, None, b, None, tmp_path / "opt")
+    md = (tmp_path / "opt" / "report.md").read_text()
+    assert "Stap op (overshoot=forbid) vs Stap op (overshoot=disqualify)" in md
+    assert "unpaired (Newcombe)" in md and "| card | rate |" in md  # same deck: card by card
+    assert "winner's largest deficit | distance" in md  # same scale: km
+
+
+def test_cli_compare(tmp_path):
+    if not _cli_has("compare"):
+        pytest.skip("`etappe compare` is not wired into the CLI yet")
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    result = CliRunner().invoke(app, ["compare", "stapop", "millebornes", "--players", "2", "--games", "100",
+                                      "--seed", "5", "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "cmp" / "report.md").read_text()
+    assert md.startswith("# Comparison: Stap op vs Mille Bornes")
+    assert "Which has longer games?" in md.split("## Paired differences")[0]
+
+
+def test_compare_designs_runs_both_in_chunks(real_runs, tmp_path):
+    from etappe.cli.report_cmds import compare_designs
+
+    seen = []
+    out = compare_designs("stapop", "stapop", tmp_path / "c", players=2, games=120, seed=11,
+                          options_b={"overshoot": "disqualify"}, chunk_size=50,
+                          progress=lambda side, done: seen.append((side, done)))
+    md = (tmp_path / "c" / "report.md").read_text()
+    assert out.exists() and "120 games paired" in md
+    assert ("a", 120) in seen and ("b", 120) in seen and ("a", 50) in seen
+    assert "Stap op (overshoot=forbid) vs Stap op (overshoot=disqualify)" in md
+    # same seed: game i is the stored run's game i, whatever the chunking
+    turns = real_runs["stapop"].query("game < 120")["game_turns"].mean()
+    assert f"| turns per game | turns | 120 | {turns:.4g} |" in md

@@ -1,0 +1,719 @@
+"""Rulebook scenarios of the race games (shared/rules/race_games.md).
+
+Every rule and option of the rules page is set up as a position and checked
+through the position API (legal moves, effects of a move). Expected values
+come from the rules page, never from running the engine.
+"""
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from etappe.kernels import race as K
+from etappe.kernels.race_design import DesignError, load_design
+from etappe.kernels.race_position import legal_moves_of, play_position_move, position_state
+
+MB = load_design("millebornes")
+SO = load_design("stapop")
+TO = load_design("touring")
+
+
+# ---- helpers -------------------------------------------------------------------
+def side(battle="roll", limit="none", distance=None, safeties=()):
+    return {"battle": battle, "limit": limit, "distance": dict(distance or {}), "safeties": list(safeties)}
+
+
+def position(players, hands, sides, on_turn=0, stock=40, **extra):
+    pos = {"players": players, "on_turn": on_turn, "stock": stock,
+           "hands": {str(k): list(v) for k, v in hands.items()}, "sides": sides}
+    pos.update(extra)
+    return pos
+
+
+def legal(design, pos, options=None):
+    return set(legal_moves_of(design, pos, options=options))
+
+
+def play(design, pos, move, policies=None, options=None):
+    new, info = play_position_move(design, pos, move, policies=policies, options=options)
+    assert info["broken_invariant"] == 0, info
+    return new, info
+
+
+def turn_to(new, seat, hand):
+    """The position after a move, with `seat` on turn holding `hand` (after its draw)."""
+    pos = dict(new)
+    pos["on_turn"] = seat
+    pos["hands"] = {str(seat): list(hand)}
+    return pos
+
+
+def km(design, side_dict):
+    values = {c.key: c.value for c in design.cards}
+    return sum(values[k] * n for k, n in side_dict["distance"].items())
+
+
+NEUTRAL_MB = ["km25", "km50", "km75", "gasoline", "spare_tire", "repairs"]  # holds no safety
+
+
+# =================================================================================
+# Stap op
+# =================================================================================
+SO_HAND = ["go", "km5", "km6", "km8", "km10", "tailwind"]
+
+
+def so_pos(own, opp, hand=SO_HAND, **kw):
+    return position(2, {0: hand, 1: ["km5"] * 5}, [own, opp], **kw)
+
+
+def test_stapop_deck_and_target_from_the_rules_page():
+    counts = SO.counts(2)
+    assert sum(counts.values()) == 99
+    assert counts["go"] == 14 and counts["youth_hostel"] == 2 and counts["headwind"] == 4
+    assert SO.trip_for(2) == (100, 0)            # 8 x 5 + 4 x 6 + 2 x 8 + 2 x 10
+    assert SO.set_target(2)["km5"] == 8 and SO.set_target(2)["km10"] == 2
+    assert sum(SO.set_target(2).values()) == 16  # 16 stage cards
+    assert SO.hand_size == 5
+
+
+def test_stapop_starts_under_headwind():
+    # A fresh side (limit "start") shows Stap op: 5 and 6 km yes, 8 and 10 km need Wind mee.
+    moves = legal(SO, so_pos(side("go", "start"), side("go", "start")))
+    assert {"play km5", "play km6", "play tailwind"} <= moves
+    assert "play km8" not in moves and "play km10" not in moves
+
+
+def test_stapop_deal_starts_every_side_under_headwind():
+    ct, rules = SO.tables(3)
+    state = np.zeros(K.STATE_SIZE, np.int16)
+    cards = np.zeros((3, len(SO.cards), K.K_NCOLS), np.int16)
+    K.deal(state, ct, rules, 0, np.uint64(12345), cards, np.zeros((0, K.LOG_NCOLS), np.int32))
+    go = SO.card_index("go")
+    km8 = SO.card_index("km8")
+    for s in range(3):
+        assert K.is_limited(state, s)
+        state[K.side_at(s) + K.SD_BATTLE] = go  # even with Stap op showing, 8 km is blocked
+        assert not K.can_lay_distance(state, ct, rules, s, km8)
+    # and every hand holds exactly 5 cards
+    assert [int(state[K.HAND_N_AT + p]) for p in range(3)] == [5, 5, 5]
+
+
+def test_stapop_wind_mee_lifts_the_headwind():
+    moves = legal(SO, so_pos(side("go", "tailwind"), side("go", "start")))
+    assert {"play km5", "play km6", "play km8", "play km10"} <= moves
+    assert "play tailwind" not in moves  # no headwind to lift
+
+
+def test_stapop_tegenwind_only_on_a_side_showing_wind_mee():
+    hand = ["headwind", "km5", "km5", "km5", "km5", "km5"]
+    assert "play headwind on side 1" not in legal(SO, so_pos(side("go"), side("go", "start"), hand))
+    assert "play headwind on side 1" not in legal(SO, so_pos(side("go"), side("go", "headwind"), hand))
+    assert "play headwind on side 1" in legal(SO, so_pos(side("go"), side("go", "tailwind"), hand))
+    new, info = play(SO, so_pos(side("go"), side("empty", "tailwind"), hand), "play headwind on side 1")
+    assert new["sides"][1]["limit"] == "headwind"
+    pos = turn_to(new, 1, ["km8", "km10", "km5", "km6", "go", "km5"])
+    pos["sides"][1]["battle"] = "go"
+    moves = legal(SO, pos)
+    assert "play km8" not in moves and "play km10" not in moves and "play km5" in moves
+
+
+@pytest.mark.parametrize("hazard", ["crossing", "flat_tyre", "youth_hostel"])
+def test_stapop_hazards_only_on_a_side_showing_stap_op(hazard):
+    hand = [hazard, "km5", "km5", "km5", "km5", "km5"]
+    assert f"play {hazard} on side 1" in legal(SO, so_pos(side("go"), side("go"), hand))
+    for battle in ("empty", "barriers_open", "bike_repairer", "crossing", "youth_hostel"):
+        assert f"play {hazard} on side 1" not in legal(SO, so_pos(side("go"), side(battle), hand)), battle
+    assert f"play {hazard}" not in legal(SO, so_pos(side("go"), side("go"), hand))  # never on yourself
+
+
+def test_stapop_crossing_needs_its_remedy_then_a_new_stap_op():
+    hand = ["barriers_open", "bike_repairer", "go", "km5", "km6", "tailwind"]
+    moves = legal(SO, so_pos(side("crossing"), side("go"), hand))
+    assert "play barriers_open" in moves
+    assert "play bike_repairer" not in moves and "play go" not in moves
+    assert "play km5" not in moves and "play km6" not in moves
+    new, _ = play(SO, so_pos(side("crossing"), side("go"), hand), "play barriers_open")
+    assert new["sides"][0]["battle"] == "barriers_open"
+    moves = legal(SO, turn_to(new, 0, ["go", "km5", "km6", "km5", "km5", "km5"]))
+    assert "play go" in moves and "play km5" not in moves
+    flat = legal(SO, so_pos(side("flat_tyre"), side("go"), hand))
+    assert "play bike_repairer" in flat and "play barriers_open" not in flat and "play go" not in flat
+
+
+def test_stapop_jeugdherberg_is_cleared_by_stap_op_alone():
+    hand = ["barriers_open", "bike_repairer", "go", "km5", "km6", "tailwind"]
+    moves = legal(SO, so_pos(side("youth_hostel"), side("go"), hand))
+    assert "play go" in moves
+    assert "play barriers_open" not in moves and "play bike_repairer" not in moves and "play km5" not in moves
+    new, _ = play(SO, so_pos(side("youth_hostel"), side("go"), hand), "play go")
+    assert new["sides"][0]["battle"] == "go"
+    assert "play km5" in legal(SO, turn_to(new, 0, ["km5", "km6", "km5", "km5", "km5", "km5"]))
+
+
+def test_stapop_discarding_is_always_allowed():
+    hand = ["crossing", "headwind", "km10", "km8", "barriers_open", "go"]
+    moves = legal(SO, so_pos(side("crossing"), side("empty", "start"), hand))
+    assert {f"discard {c}" for c in hand} <= moves
+
+
+def test_stapop_stage_of_a_complete_kind_is_refused():
+    own = side("go", "tailwind", {"km5": 8, "km6": 3})
+    moves = legal(SO, so_pos(own, side("go")))
+    assert "play km5" not in moves and "discard km5" in moves
+    assert "play km6" in moves  # 3 of 4
+
+
+def test_stapop_laying_the_whole_set_wins():
+    own = side("go", "tailwind", {"km5": 8, "km6": 4, "km8": 2, "km10": 1})
+    assert km(SO, own) == 90
+    new, info = play(SO, so_pos(own, side("go")), "play km10")
+    assert info["hand_over"] and info["trip_side"] == 0
+    assert new["sides"][0]["km"] == 100
+
+
+def test_stapop_100_km_in_the_wrong_stages_does_not_win():
+    # 100 km is not enough: the exact set is needed (here 10 x 5 + ... with forbid is impossible,
+    # so lay 90 km of the set plus one km5 too few: the last km10 gives 95 + ... no win).
+    own = side("go", "tailwind", {"km5": 7, "km6": 4, "km8": 2, "km10": 1})  # 85 km, needs a km5 and a km10
+    new, info = play(SO, so_pos(own, side("go")), "play km10")
+    assert not info["hand_over"] and info["trip_side"] == -1
+
+
+def test_stapop_option_overshoot_disqualify():
+    opts = {"overshoot": "disqualify"}
+    own = side("go", "tailwind", {"km5": 8, "km6": 3})
+    assert "play km5" in legal(SO, so_pos(own, side("go")), options=opts)
+    # Having laid a ninth 5 km, the owner can no longer win by completing the set.
+    own = side("go", "tailwind", {"km5": 9, "km6": 4, "km8": 2, "km10": 1})
+    new, info = play(SO, so_pos(own, side("go")), "play km10", options=opts)
+    assert not info["hand_over"] and info["trip_side"] == -1
+    # The same last card wins for a side that did not overshoot.
+    own = side("go", "tailwind", {"km5": 8, "km6": 4, "km8": 2, "km10": 1})
+    _, info = play(SO, so_pos(own, side("go")), "play km10", options=opts)
+    assert info["hand_over"] and info["trip_side"] == 0
+
+
+def test_stapop_disqualify_through_the_move_itself():
+    opts = {"overshoot": "disqualify"}
+    own = side("go", "tailwind", {"km5": 8, "km6": 4, "km8": 2, "km10": 1})
+    hand = ["km5", "km10", "km5", "km5", "km5", "km5"]
+    new, info = play(SO, so_pos(own, side("go"), hand), "play km5", options=opts)
+    assert not info["hand_over"]
+    pos = turn_to(new, 0, ["km10", "km5", "km5", "km5", "km5", "km5"])
+    _, info = play(SO, pos, "play km10", options=opts)
+    assert not info["hand_over"] and info["trip_side"] == -1
+
+
+def test_stapop_reshuffle_keeps_laid_stages_counted():
+    own = side("go", "tailwind", {"km5": 8, "km6": 4, "km8": 2, "km10": 1})
+    opp = side("go", "start", {"km5": 3})
+    discard = ["crossing", "km6", "headwind", "go", "km8"]
+    pos = position(2, {0: ["km10", "km5", "km5", "km5", "km5"], 1: ["km6"] * 5}, [own, opp], stock=0,
+                   discard=discard)
+    state, ct, rules, seat = position_state(SO, pos)
+    # position_state puts every unseen card on the discard pile: count what the rebuild must collect
+    discard_n = int(state[K.DISCARD_AT:K.DISCARD_AT + len(SO.cards)].sum())
+    laid_cards = 15 + 3
+    cards = np.zeros((2, len(SO.cards), K.K_NCOLS), np.int16)
+    log = np.zeros((16, K.LOG_NCOLS), np.int32)
+    drew, _ = K.draw(state, ct, rules, 0, np.uint64(7), cards, log)
+    assert drew
+    # the new stock: discard pile and every laid stage card (battle/limit piles hold only their top)
+    assert state[K.ST_STOCK_N] == discard_n + laid_cards - 1
+    assert log[1, 2] == K.EV_RESHUFFLE and log[1, 5] == discard_n + laid_cards
+    b0, b1 = K.side_at(0), K.side_at(1)
+    assert state[b0 + K.SD_DIST] == 90 and state[b1 + K.SD_DIST] == 15  # still counted
+    assert state[b0 + K.SD_BATTLE] == SO.card_index("go")              # tops stay
+    assert state[b0 + K.SD_TABLEAU + SO.card_index("km5")] == 0        # the stage cards are gone
+    assert K.check_state(state, ct, rules) != K.BROKEN_CONSERVATION
+    # ...and the last stage still completes the set
+    m = SO.card_index("km10") * 8 + 0
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    n = K.legal_moves(state, ct, rules, 0, moves)
+    assert m in moves[:n]
+    ids = np.zeros(2, np.int32)
+    params = np.zeros((2, K.N_PARAMS))
+    result = np.zeros(2, np.int64)
+    K.apply_move_boxed(ct, rules, state, 0, m, ids, params, np.arange(1, 3, dtype=np.uint64),
+                       np.array([3], np.uint64), np.zeros((2, K.S_NCOLS), np.int32), cards,
+                       np.zeros((16, K.LOG_NCOLS), np.int32), result)
+    assert result[1] == 1 and state[K.ST_TRIP_SIDE] == 0 and state[b0 + K.SD_DIST] == 100
+    assert K.check_state(state, ct, rules) == 0
+
+
+def test_stapop_has_no_safeties_and_no_coup_fourre():
+    assert not any(c.role == "safety" for c in SO.cards)
+
+
+# =================================================================================
+# Mille Bornes
+# =================================================================================
+def mb_pos(own, opp, hand, players=2, others=None, **kw):
+    hands = {0: hand}
+    for p in range(1, players):
+        hands[p] = (others or {}).get(p, NEUTRAL_MB)
+    sides = [own, opp] + [side() for _ in range(MB.sides(players) - 2)]
+    return position(players, hands, sides, **kw)
+
+
+DIST_HAND = ["km25", "km50", "km75", "km100", "km200", "roll", "end_of_limit"]
+ALL_KM = {"play km25", "play km50", "play km75", "play km100", "play km200"}
+
+
+def test_mille_bornes_deck_and_trips_from_the_rules_page():
+    assert sum(MB.counts(4).values()) == 106 and sum(MB.counts(6).values()) == 106
+    assert sum(MB.counts(2).values()) == 101 and sum(MB.counts(3).values()) == 101
+    for key in ("stop", "speed_limit", "out_of_gas", "flat_tire", "accident"):
+        assert MB.counts(2)[key] == MB.counts(4)[key] - 1
+    assert MB.trip_for(2) == (700, 1000) and MB.trip_for(3) == (700, 1000)
+    assert MB.trip_for(4) == (1000, 0) and MB.trip_for(6) == (700, 1000)
+    assert MB.sides(2) == 2 and MB.sides(3) == 3 and MB.sides(4) == 2 and MB.sides(6) == 3
+    assert MB.hand_size == 6
+    with pytest.raises(DesignError, match="not 5"):
+        MB.tables(5)
+
+
+def test_mb_distance_needs_roll():
+    assert not ALL_KM & legal(MB, mb_pos(side("empty"), side(), DIST_HAND))
+    assert "play roll" in legal(MB, mb_pos(side("empty"), side(), DIST_HAND))
+    assert ALL_KM <= legal(MB, mb_pos(side("roll"), side(), DIST_HAND))
+    for remedy in ("gasoline", "spare_tire", "repairs"):
+        assert not ALL_KM & legal(MB, mb_pos(side(remedy), side(), DIST_HAND))
+
+
+def test_mb_right_of_way_is_a_permanent_roll():
+    own = side("empty", safeties=["right_of_way"])
+    assert ALL_KM <= legal(MB, mb_pos(own, side(), DIST_HAND))
+    own = side("gasoline", safeties=["right_of_way"])  # remedied hazard: no Roll needed
+    assert ALL_KM <= legal(MB, mb_pos(own, side(), DIST_HAND))
+    own = side("out_of_gas", safeties=["right_of_way"])  # uncorrected hazard: no distance
+    assert not ALL_KM & legal(MB, mb_pos(own, side(), DIST_HAND))
+
+
+def test_mb_remedy_then_no_roll_needed_with_right_of_way():
+    hand = ["gasoline", "km100", "km25", "km50", "roll", "km75", "km200"]
+    new, _ = play(MB, mb_pos(side("out_of_gas", safeties=["right_of_way"]), side(), hand), "play gasoline")
+    assert new["sides"][0]["battle"] == "gasoline"
+    assert "play km100" in legal(MB, turn_to(new, 0, ["km100"] + NEUTRAL_MB))
+
+
+def test_mb_hazards_on_a_right_of_way_side_showing_a_remedy_or_empty():
+    hand = ["out_of_gas", "flat_tire", "accident", "stop", "speed_limit", "km25", "km50"]
+    for battle in ("empty", "gasoline", "roll"):
+        moves = legal(MB, mb_pos(side(), side(battle, safeties=["right_of_way"]), hand))
+        assert {"play out_of_gas on side 1", "play flat_tire on side 1", "play accident on side 1"} <= moves, battle
+        assert "play stop on side 1" not in moves and "play speed_limit on side 1" not in moves
+    moves = legal(MB, mb_pos(side(), side("flat_tire", safeties=["right_of_way"]), hand))
+    assert not {"play out_of_gas on side 1", "play accident on side 1", "play flat_tire on side 1"} & moves
+
+
+def test_mb_hazards_only_on_a_side_showing_roll():
+    hand = ["out_of_gas", "flat_tire", "accident", "stop", "speed_limit", "km25", "km50"]
+    hazards = {"play out_of_gas on side 1", "play flat_tire on side 1", "play accident on side 1",
+               "play stop on side 1"}
+    assert hazards <= legal(MB, mb_pos(side(), side("roll"), hand))
+    for battle in ("empty", "gasoline", "spare_tire", "accident", "stop"):
+        assert not hazards & legal(MB, mb_pos(side(), side(battle), hand)), battle
+    assert not {"play out_of_gas", "play stop", "play speed_limit"} & legal(MB, mb_pos(side(), side(), hand))
+
+
+def test_mb_speed_limit_any_time_but_not_on_a_limited_side():
+    hand = ["speed_limit", "km25", "km50", "km75", "km100", "roll", "gasoline"]
+    for battle in ("roll", "empty", "accident"):
+        assert "play speed_limit on side 1" in legal(MB, mb_pos(side(), side(battle), hand)), battle
+    assert "play speed_limit on side 1" in legal(MB, mb_pos(side(), side("roll", "end_of_limit"), hand))
+    limited = mb_pos(side(), side("roll", "speed_limit"), hand)
+    assert "play speed_limit on side 1" not in legal(MB, limited)
+    assert "play speed_limit on side 1" in legal(MB, limited, options={"limit_on_limit": True})
+
+
+def test_mb_under_speed_limit_only_25_and_50():
+    moves = legal(MB, mb_pos(side("roll", "speed_limit"), side(), DIST_HAND))
+    assert {"play km25", "play km50", "play end_of_limit"} <= moves
+    assert not {"play km75", "play km100", "play km200"} & moves
+    moves = legal(MB, mb_pos(side("roll", "end_of_limit"), side(), DIST_HAND))
+    assert ALL_KM <= moves and "play end_of_limit" not in moves
+
+
+def test_mb_end_of_limit_lifts_the_limit():
+    new, _ = play(MB, mb_pos(side("roll", "speed_limit"), side(), DIST_HAND), "play end_of_limit")
+    assert new["sides"][0]["limit"] == "end_of_limit"
+    assert ALL_KM <= legal(MB, turn_to(new, 0, DIST_HAND))
+
+
+def test_mb_at_most_two_200s():
+    assert "play km200" in legal(MB, mb_pos(side("roll", distance={"km200": 1}), side(), DIST_HAND))
+    moves = legal(MB, mb_pos(side("roll", distance={"km200": 2}), side(), DIST_HAND))
+    assert "play km200" not in moves and "play km100" in moves and "discard km200" in moves
+
+
+def test_mb_never_beyond_the_trip():
+    own = side("roll", distance={"km100": 6, "km50": 1})  # 650 of 700
+    moves = legal(MB, mb_pos(own, side(), DIST_HAND))
+    assert {"play km25", "play km50"} <= moves and not {"play km75", "play km100", "play km200"} & moves
+    own = side("roll", distance={"km100": 6, "km25": 3})  # 675
+    moves = legal(MB, mb_pos(own, side(), DIST_HAND))
+    assert "play km25" in moves and "play km50" not in moves
+    # 4 players race 1000
+    own = side("roll", distance={"km100": 9, "km25": 2})  # 950 of 1000
+    moves = legal(MB, mb_pos(own, side(), DIST_HAND, players=4))
+    assert {"play km25", "play km50"} <= moves and "play km75" not in moves
+
+
+@pytest.mark.parametrize("hazard,remedy", [("out_of_gas", "gasoline"), ("flat_tire", "spare_tire"),
+                                           ("accident", "repairs")])
+def test_mb_remedy_on_its_own_hazard_then_roll(hazard, remedy):
+    hand = ["gasoline", "spare_tire", "repairs", "roll", "km25", "km50", "end_of_limit"]
+    moves = legal(MB, mb_pos(side(hazard), side(), hand))
+    assert f"play {remedy}" in moves
+    assert not ({"play gasoline", "play spare_tire", "play repairs"} - {f"play {remedy}"}) & moves
+    assert "play roll" not in moves and not ALL_KM & moves
+    new, _ = play(MB, mb_pos(side(hazard), side(), hand), f"play {remedy}")
+    assert new["sides"][0]["battle"] == remedy
+    moves = legal(MB, turn_to(new, 0, DIST_HAND))
+    assert "play roll" in moves and not ALL_KM & moves
+    new, _ = play(MB, turn_to(new, 0, DIST_HAND), "play roll")
+    assert ALL_KM <= legal(MB, turn_to(new, 0, DIST_HAND))
+
+
+def test_mb_stop_is_cleared_by_roll():
+    hand = ["gasoline", "spare_tire", "repairs", "roll", "km25", "km50", "end_of_limit"]
+    moves = legal(MB, mb_pos(side("stop"), side(), hand))
+    assert "play roll" in moves and not {"play gasoline", "play spare_tire", "play repairs"} & moves
+    new, _ = play(MB, mb_pos(side("stop"), side(), hand), "play roll")
+    assert new["sides"][0]["battle"] == "roll"
+
+
+def test_mb_safety_protects_from_its_hazards():
+    hand = ["out_of_gas", "flat_tire", "accident", "stop", "speed_limit", "km25", "km50"]
+    for safety, blocked in (("extra_tank", {"out_of_gas"}), ("puncture_proof", {"flat_tire"}),
+                            ("driving_ace", {"accident"}), ("right_of_way", {"stop", "speed_limit"})):
+        moves = legal(MB, mb_pos(side(), side("roll", safeties=[safety]), hand))
+        for card in ("out_of_gas", "flat_tire", "accident", "stop", "speed_limit"):
+            assert (f"play {card} on side 1" in moves) == (card not in blocked), (safety, card)
+
+
+@pytest.mark.parametrize("hazard,safety", [("out_of_gas", "extra_tank"), ("flat_tire", "puncture_proof"),
+                                           ("accident", "driving_ace")])
+def test_mb_safety_cancels_its_hazard_but_roll_is_still_needed(hazard, safety):
+    hand = [safety, "km25", "km50", "km100", "roll", "km75", "km200"]
+    new, info = play(MB, mb_pos(side(hazard), side(), hand), f"play {safety}")
+    assert safety in new["sides"][0]["safeties"]
+    assert new["sides"][0]["battle"] not in (hazard,)
+    assert info["next_seat"] == 0  # extra turn
+    moves = legal(MB, turn_to(new, 0, ["km25", "km50", "km100", "roll", "km75", "km200", "gasoline"]))
+    assert "play roll" in moves and not ALL_KM & moves  # default: a Roll is still needed
+
+
+def test_mb_option_no_roll_after_safety():
+    opts = {"roll_after_safety": False}
+    hand = ["extra_tank", "km25", "km50", "km100", "roll", "km75", "km200"]
+    new, _ = play(MB, mb_pos(side("out_of_gas"), side(), hand), "play extra_tank", options=opts)
+    moves = legal(MB, turn_to(new, 0, ["km25", "km50", "km100", "km75", "km200", "gasoline", "repairs"]),
+                  options=opts)
+    assert ALL_KM <= moves
+
+
+def test_mb_right_of_way_cancels_stop_and_speed_limit():
+    hand = ["right_of_way", "km25", "km50", "km100", "km75", "km200", "gasoline"]
+    new, info = play(MB, mb_pos(side("stop", "speed_limit"), side(), hand), "play right_of_way")
+    assert info["next_seat"] == 0
+    assert new["sides"][0]["limit"] == "none" and new["sides"][0]["battle"] != "stop"
+    assert ALL_KM <= legal(MB, turn_to(new, 0, DIST_HAND))  # permanent Roll, no limit
+
+
+def test_mb_safety_extra_turn_and_none_once_the_stock_is_empty():
+    hand = ["puncture_proof", "km25", "km50", "km100", "roll", "km75", "km200"]
+    _, info = play(MB, mb_pos(side(), side(), hand, stock=10), "play puncture_proof")
+    assert info["next_seat"] == 0
+    _, info = play(MB, mb_pos(side(), side(), hand, stock=0), "play puncture_proof")
+    assert info["next_seat"] == 1  # French rule (default)
+    _, info = play(MB, mb_pos(side(), side(), hand, stock=0), "play puncture_proof",
+                   options={"safety_extra_turn_after_stock_empty": True})
+    assert info["next_seat"] == 0
+    # an ordinary card passes the turn on
+    _, info = play(MB, mb_pos(side(), side(), hand, stock=10), "play km100")
+    assert info["next_seat"] == 1
+
+
+def coup_position(stock=30, players=3, victim_seat=2, attack="out_of_gas", safety="extra_tank"):
+    sides = MB.sides(players)
+    hands = {0: [attack, "km25", "km50", "km75", "km100", "roll", "gasoline"]}
+    for p in range(1, players):
+        hands[p] = list(NEUTRAL_MB)
+    hands[victim_seat] = [safety] + NEUTRAL_MB[1:]
+    return position(players, hands, [side("roll") for _ in range(sides)], stock=stock)
+
+
+def test_mb_coup_fourre_out_of_turn():
+    pos = coup_position()
+    new, info = play(MB, pos, "play out_of_gas on side 2", policies=["greedy"] * 3)
+    assert info["coup_fourre_by"] == 2
+    assert info["next_seat"] == 2 and new["on_turn"] == 2  # seat 1 loses its turn
+    assert new["sides"][2]["battle"] == "roll"              # the hazard never lands
+    assert new["sides"][2]["safeties"] == ["extra_tank"]
+    assert "extra_tank" not in new["hands"]["2"]
+    assert len(new["hands"]["2"]) == 6                      # replacement draw
+    assert new["stock"] == 29
+    assert sorted(new["hands"]["1"]) == sorted(NEUTRAL_MB)  # untouched
+    assert len(new["hands"]["0"]) == 6
+    # protected from now on
+    moves = legal(MB, turn_to(new, 0, ["out_of_gas", "flat_tire"] + NEUTRAL_MB[:5]))
+    assert "play out_of_gas on side 2" not in moves and "play flat_tire on side 2" in moves
+
+
+def test_mb_coup_fourre_declined_or_switched_off():
+    pos = coup_position()
+    new, info = play(MB, pos, "play out_of_gas on side 2", policies=["greedy", "greedy", "greedy:coup_fourre=0"])
+    assert info["coup_fourre_by"] is None and info["next_seat"] == 1
+    assert new["sides"][2]["battle"] == "out_of_gas" and "extra_tank" in new["hands"]["2"]
+    new, info = play(MB, pos, "play out_of_gas on side 2", options={"coup_fourre": False})
+    assert info["coup_fourre_by"] is None and new["sides"][2]["battle"] == "out_of_gas"
+
+
+def test_mb_coup_fourre_after_the_stock_ran_out():
+    new, info = play(MB, coup_position(stock=0), "play out_of_gas on side 2")
+    assert info["coup_fourre_by"] == 2 and info["next_seat"] == 2
+    assert len(new["hands"]["2"]) == 5  # nothing to draw
+
+
+def test_mb_coup_fourre_against_speed_limit_with_right_of_way():
+    pos = coup_position(attack="speed_limit", safety="right_of_way")
+    new, info = play(MB, pos, "play speed_limit on side 2")
+    assert info["coup_fourre_by"] == 2 and new["sides"][2]["limit"] == "none"
+    assert "right_of_way" in new["sides"][2]["safeties"]
+
+
+def test_mb_coup_fourre_in_teams_of_four():
+    # seats 0 and 2 are side 0 (N-S), seats 1 and 3 side 1 (E-W)
+    pos = coup_position(players=4, victim_seat=3, attack="stop", safety="right_of_way")
+    new, info = play(MB, pos, "play stop on side 1")
+    assert info["coup_fourre_by"] == 3 and info["next_seat"] == 3  # seats 1 and 2 lose their turn
+    assert new["sides"][1]["battle"] == "roll" and new["sides"][1]["safeties"] == ["right_of_way"]
+    pos = coup_position(players=4, victim_seat=1, attack="stop", safety="right_of_way")
+    _, info = play(MB, pos, "play stop on side 1")
+    assert info["coup_fourre_by"] == 1 and info["next_seat"] == 1
+    # a partner of the attacker holding the safety cannot call it
+    pos = coup_position(players=4, victim_seat=2, attack="stop", safety="right_of_way")
+    new, info = play(MB, pos, "play stop on side 1")
+    assert info["coup_fourre_by"] is None and new["sides"][1]["battle"] == "stop"
+
+
+def test_mb_coup_fourre_in_three_teams_of_six():
+    pos = coup_position(players=6, victim_seat=4, attack="accident", safety="driving_ace")
+    new, info = play(MB, pos, "play accident on side 1")
+    assert info["coup_fourre_by"] == 4 and info["next_seat"] == 4  # seats 1, 2, 3 lose their turn
+
+
+def test_mb_teams_share_a_tableau():
+    hands = {2: ["km100", "km25", "km50", "km75", "roll", "gasoline", "out_of_gas"]}
+    pos = position(4, hands, [side("roll", distance={"km100": 2}), side("roll")], on_turn=2)
+    moves = legal(MB, pos)
+    assert "play km100" in moves and "play out_of_gas on side 1" in moves
+    assert not any(m.endswith(("side 0", "side 2", "side 3")) for m in moves)
+    new, info = play(MB, pos, "play km100")
+    assert new["sides"][0]["km"] == 300 and info["next_seat"] == 3
+    # 6 players: seat 4 plays for side 1 (4 % 3)
+    hands = {4: ["km100", "km25", "km50", "km75", "roll", "gasoline", "out_of_gas"]}
+    pos = position(6, hands, [side("roll"), side("roll", distance={"km50": 1}), side("roll")], on_turn=4)
+    new, info = play(MB, pos, "play km100")
+    assert new["sides"][1]["km"] == 150 and new["sides"][0]["km"] == 0 and info["next_seat"] == 5
+    moves = legal(MB, pos)
+    assert {"play out_of_gas on side 0", "play out_of_gas on side 2"} <= moves
+    assert "play out_of_gas on side 1" not in moves
+
+
+def test_mb_extension_only_for_the_side_at_exactly_700():
+    hand = ["km50", "km25", "km75", "roll", "gasoline", "repairs", "spare_tire"]
+    own = side("roll", distance={"km100": 6, "km25": 2})  # 650
+    new, info = play(MB, mb_pos(own, side(), hand), "play km50", policies=["bold", "bold"])
+    assert info["extension_called"] and not info["hand_over"] and new["trip"] == 1000
+    new, info = play(MB, mb_pos(own, side(), hand), "play km50", policies=["cautious", "cautious"])
+    assert not info["extension_called"] and info["hand_over"] and info["trip_side"] == 0
+    # not at 700: no question asked
+    own = side("roll", distance={"km100": 6})
+    new, info = play(MB, mb_pos(own, side(), hand), "play km50", policies=["bold", "bold"])
+    assert not info["extension_called"] and not info["hand_over"] and new["trip"] == 700
+
+
+def test_mb_after_the_extension_only_1000_ends_the_hand():
+    hand = ["km50", "km25", "km75", "roll", "gasoline", "repairs", "spare_tire"]
+    own = side("roll", distance={"km100": 6, "km25": 2})  # 650: reaches 700 after the other side called
+    new, info = play(MB, mb_pos(own, side("roll", distance={"km200": 2, "km100": 3}), hand, trip=1000, extension_side=1),
+                     "play km50", policies=["bold", "bold"])
+    assert not info["extension_called"] and not info["hand_over"]
+    own = side("roll", distance={"km100": 9, "km25": 2})  # 950
+    moves = legal(MB, mb_pos(own, side(), hand, trip=1000, extension_side=1))
+    assert "play km50" in moves and "play km75" not in moves
+    _, info = play(MB, mb_pos(own, side(), hand, trip=1000, extension_side=1), "play km50")
+    assert info["hand_over"] and info["trip_side"] == 0
+
+
+def test_mb_no_extension_with_four_players():
+    hand = ["km50", "km25", "km75", "roll", "gasoline", "repairs", "spare_tire"]
+    own = side("roll", distance={"km100": 6, "km25": 2})  # 650 of 1000: reaching 700 is nothing
+    _, info = play(MB, mb_pos(own, side(), hand, players=4), "play km50", policies=["bold"] * 4)
+    assert not info["extension_called"] and not info["hand_over"]
+    own = side("roll", distance={"km100": 9, "km25": 2})
+    _, info = play(MB, mb_pos(own, side(), hand, players=4), "play km50", policies=["bold"] * 4)
+    assert not info["extension_called"] and info["hand_over"] and info["trip_side"] == 0
+
+
+def test_mb_extension_with_six_players():
+    hand = ["km50", "km25", "km75", "roll", "gasoline", "repairs", "spare_tire"]
+    own = side("roll", distance={"km100": 6, "km25": 2})
+    new, info = play(MB, mb_pos(own, side(), hand, players=6), "play km50", policies=["bold"] * 6)
+    assert info["extension_called"] and not info["hand_over"] and new["trip"] == 1000
+
+
+# =================================================================================
+# Touring (reconstructed)
+# =================================================================================
+def test_touring_deck_and_targets():
+    assert sum(TO.counts(2).values()) == 99
+    assert TO.trip_for(2) == (590, 0) and TO.trip_for(4) == (590, 0) and TO.trip_for(5) == (590, 0)
+    assert TO.trip_for(3) == (295, 0) and TO.trip_for(6) == (295, 0)
+    assert sum(TO.counts(3).values()) == 99 - 5 and sum(TO.counts(6).values()) == 99 - 5
+    assert TO.reconstructed
+
+
+def test_touring_set_target_590_and_295():
+    hand = ["m75", "m25", "m35", "m50", "go", "freeway"]
+    own = side("go", "freeway", {"m25": 8, "m35": 4, "m50": 2, "m75": 1})
+    _, info = play(TO, position(2, {0: hand, 1: ["m25"] * 5}, [own, side("go", "start")]), "play m75")
+    assert info["hand_over"] and info["trip_side"] == 0
+    own = side("go", "freeway", {"m25": 4, "m35": 2, "m50": 1})
+    pos = position(3, {0: hand, 1: ["m25"] * 5, 2: ["m25"] * 5}, [own, side("go", "start"), side("go", "start")])
+    new, info = play(TO, pos, "play m75")
+    assert info["hand_over"] and info["trip_side"] == 0 and new["sides"][0]["km"] == 295
+    own = side("go", "freeway", {"m25": 4, "m35": 2, "m50": 1, "m75": 1})
+    assert "play m25" not in legal(TO, position(3, {0: hand}, [own, side("go", "start"), side("go", "start")]))
+
+
+def test_touring_50_and_75_need_freeway_and_populated_area_blocks_them():
+    hand = ["m25", "m35", "m50", "m75", "populated_area", "freeway"]
+    moves = legal(TO, position(2, {0: hand}, [side("go", "start"), side("go", "start")]))
+    assert {"play m25", "play m35", "play freeway"} <= moves and not {"play m50", "play m75"} & moves
+    assert "play populated_area on side 1" not in moves
+    moves = legal(TO, position(2, {0: hand}, [side("go", "freeway"), side("go", "freeway")]))
+    assert {"play m50", "play m75", "play populated_area on side 1"} <= moves
+    new, _ = play(TO, position(2, {0: hand, 1: ["m25"] * 5}, [side("go", "freeway"), side("go", "freeway")]),
+                  "play populated_area on side 1")
+    moves = legal(TO, turn_to(new, 1, hand))
+    assert "play m25" in moves and not {"play m50", "play m75"} & moves
+
+
+@pytest.mark.parametrize("setback,removes,value", [("burning_oil", "m25", 25), ("broken_spring", "m35", 35),
+                                                    ("brake_adjustment", "m50", 50)])
+def test_touring_setback_removes_a_laid_card(setback, removes, value):
+    hand = [setback, "m25", "m35", "m50", "go", "freeway"]
+    opp = side("go", "freeway", {"m25": 3, "m35": 2, "m50": 1})
+    pos = position(2, {0: hand, 1: ["m25"] * 5}, [side("go", "freeway"), opp])
+    assert f"play {setback} on side 1" in legal(TO, pos)
+    new, info = play(TO, pos, f"play {setback} on side 1")
+    assert new["sides"][1]["km"] == 75 + 70 + 50 - value
+    assert new["sides"][1]["distance"].get(removes, 0) == opp["distance"][removes] - 1
+    # nothing of that value laid: the setback has no target
+    opp = side("go", "freeway", {k: v for k, v in opp["distance"].items() if k != removes})
+    assert f"play {setback} on side 1" not in legal(TO, position(2, {0: hand}, [side("go", "freeway"), opp]))
+
+
+def test_touring_removed_stage_must_be_laid_again():
+    # a full set but one m25 short after Burning Oil: laying the m75 does not win
+    opp = side("go", "freeway", {"m25": 8, "m35": 4, "m50": 2, "m75": 1})
+    pos = position(2, {0: ["burning_oil", "m25", "m25", "m25", "m25", "m25"],
+                       1: ["m75", "m25", "m25", "m25", "m25"]}, [side("go"), opp])
+    new, _ = play(TO, pos, "play burning_oil on side 1")
+    pos = turn_to(new, 1, ["m75", "m25", "m25", "m25", "m25", "m25"])
+    new, info = play(TO, pos, "play m75")
+    assert not info["hand_over"]
+    pos = turn_to(new, 1, ["m25", "m25", "m25", "m25", "m25", "m35"])
+    _, info = play(TO, pos, "play m25")
+    assert info["hand_over"] and info["trip_side"] == 1
+
+
+# =================================================================================
+# Design validation: errors name the field and the problem
+# =================================================================================
+MB_TEXT = resources.files("etappe.kernels").joinpath("designs/millebornes.toml").read_text("utf-8")
+SO_TEXT = resources.files("etappe.kernels").joinpath("designs/stapop.toml").read_text("utf-8")
+
+
+def bad_design(tmp_path, text, name="bad.toml"):
+    path = tmp_path / name
+    path.write_text(text, "utf-8")
+    with pytest.raises(DesignError) as err:
+        load_design(path)
+    return str(err.value)
+
+
+def test_builtin_designs_load_and_a_copy_loads_too(tmp_path):
+    path = tmp_path / "copy.toml"
+    path.write_text(MB_TEXT, "utf-8")
+    assert load_design(path).trip_for(4) == (1000, 0)
+
+
+def test_design_error_unknown_role(tmp_path):
+    text = MB_TEXT.replace('key = "extra_tank"\nname = "Extra Tank (Citerne)"\nrole = "safety"',
+                           'key = "extra_tank"\nname = "Extra Tank (Citerne)"\nrole = "bonus"')
+    assert text != MB_TEXT
+    msg = bad_design(tmp_path, text)
+    assert "bad.toml" in msg and "extra_tank" in msg and ".role" in msg and "'bonus'" in msg
+
+
+def test_design_error_remedy_for_a_missing_hazard(tmp_path):
+    text = MB_TEXT.replace('remedy = "gasoline"', 'remedy = "petrol"')
+    msg = bad_design(tmp_path, text)
+    assert "out_of_gas" in msg and "remedy" in msg and "'petrol'" in msg
+    # a remedy card that no hazard names
+    text = MB_TEXT + '\n[[cards]]\nkey = "wax"\nname = "Wax"\nrole = "remedy"\ncount = 2\n'
+    msg = bad_design(tmp_path, text, "wax.toml")
+    assert "wax" in msg and "no hazard" in msg
+
+
+def test_design_error_unreachable_target(tmp_path):
+    text = MB_TEXT.replace("[players.4]\nteam_size = 2\ntrip = 1000", "[players.4]\nteam_size = 2\ntrip = 1010")
+    assert text != MB_TEXT
+    msg = bad_design(tmp_path, text)
+    assert "players.4.trip" in msg and "1010" in msg and "cannot be laid" in msg
+    # an extension the deck cannot reach: 4 x 200 but only two may be laid, 12 x 100 ... 3000 is too far
+    text = MB_TEXT.replace("[players.6]\nteam_size = 2\ntrip = 700\nextension = 1000",
+                           "[players.6]\nteam_size = 2\ntrip = 700\nextension = 4000")
+    assert text != MB_TEXT
+    msg = bad_design(tmp_path, text, "ext.toml")
+    assert "players.6.extension" in msg and "4000" in msg
+    text = SO_TEXT.replace("count = 8\ntarget = 2\nlimited = true                  # needs Wind mee",
+                           "count = 8\ntarget = 9\nlimited = true")
+    assert text != SO_TEXT
+    msg = bad_design(tmp_path, text, "so.toml")
+    assert "km8" in msg and "needs 9" in msg and "8" in msg
+
+
+def test_design_error_negative_count(tmp_path):
+    text = MB_TEXT.replace('role = "hazard"\ncount = 3\nremedy = "spare_tire"',
+                           'role = "hazard"\ncount = -3\nremedy = "spare_tire"')
+    assert text != MB_TEXT
+    msg = bad_design(tmp_path, text)
+    assert "flat_tire" in msg and "count" in msg and "negative" in msg
+    text = MB_TEXT.replace("remove = { stop = 1,", "remove = { stop = -1,", 1)
+    msg = bad_design(tmp_path, text, "remove.toml")
+    assert "players.2.remove.stop" in msg
+
+
+@pytest.mark.parametrize("players,bad", [("[1, 2, 3, 4, 6]", "1"), ("[2, 3, 4, 6, 7]", "7"), ("[]", None)])
+def test_design_error_bad_player_count(tmp_path, players, bad):
+    text = MB_TEXT.replace("players = [2, 3, 4, 6]", f"players = {players}")
+    assert text != MB_TEXT
+    msg = bad_design(tmp_path, text)
+    assert "design.players" in msg
+    if bad:
+        assert f"bad player count {bad}" in msg
+
+
+def test_design_error_bad_team_size_and_unknown_option(tmp_path):
+    msg = bad_design(tmp_path, MB_TEXT.replace("[players.4]\nteam_size = 2", "[players.4]\nteam_size = 3"))
+    assert "players.4.team_size" in msg
+    msg = bad_design(tmp_path, MB_TEXT.replace('shutout = "parker"', 'shutout = "dutch"'), "opt.toml")
+    assert "options.shutout" in msg and "'dutch'" in msg
+    with pytest.raises(DesignError, match="unknown rule option"):
+        MB.tables(2, {"speed_limit_stacks": True})

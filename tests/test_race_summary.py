@@ -1,0 +1,355 @@
+"""Race balance statistics on hand-made record tables (answers worked out by hand).
+
+`make_records` builds tables in the schema of docs/records.md from a few
+hand-written values; the other test files import it.
+"""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from etappe.analysis.race_summary import (
+    RaceSummarizer,
+    anomalies,
+    card_balance,
+    game_end_rates,
+    game_table,
+    hist_frame,
+    length_table,
+    outcomes_by_policy,
+    outcomes_by_position,
+    outcomes_by_seat,
+    progress_table,
+    seat_uniformity,
+    summarize,
+    summarize_chunks,
+    tension_table,
+    worth_playing,
+)
+from etappe.analysis.stats import wilson_interval
+
+CARD_STATS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
+
+
+def make_meta(players=2, sides=2, seat_side=None, cards=None, rounds=3, multi_hand=False, **extra):
+    meta = {
+        "game": "race", "design": "toy", "design_file": "toy.toml", "design_hash": "abc123",
+        "players": players, "sides": sides, "seat_side": seat_side or list(range(players)),
+        "policies": [{"name": "random", "params": {}}, {"name": "greedy", "params": {"a": 1}}][:players]
+        + [{"name": "random", "params": {}}] * max(0, players - 2),
+        "seed": 7, "games": 0, "version": "0.1.0", "options": {},
+        "cards": cards if cards is not None else [
+            {"key": "go", "name": "Go", "role": "go", "value": 0},
+            {"key": "flat", "name": "Flat tyre", "role": "hazard", "value": 0},
+        ],
+        "unit": "km", "turn_cap": 400, "hand_cap": 50, "progress_rounds": rounds,
+        "target": 100, "multi_hand": multi_hand, "wall_seconds": 2.0,
+    }
+    meta.update(extra)
+    return meta
+
+
+def make_records(hands, meta):
+    """DataFrame from hand dicts; every schema column not given is 0 (-1 for sides).
+
+    Per-side values may be given as lists: {"total": [100, 60]} sets s0_total, s1_total;
+    cards as {"cards": {"go": {"drawn": [3, 2]}}}; progress as {"progress": [[...], [...]]}.
+    """
+    S = meta["sides"]
+    keys = [c["key"] for c in meta["cards"]]
+    rows = []
+    for h in hands:
+        row = {"game": h["game"], "hand": h.get("hand", 0), "first_seat": h.get("first_seat", 0),
+               "turns": h.get("turns", 0), "stock_exhausted": h.get("stock_exhausted", 0),
+               "reshuffles": h.get("reshuffles", 0), "capped": h.get("capped", 0),
+               "trip_side": h.get("trip_side", -1), "extension_side": h.get("extension_side", -1),
+               "lead_changes": h.get("lead_changes", 0), "last_hand": h.get("last_hand", 1),
+               "winner_side": h.get("winner_side", -1), "game_turns": h.get("game_turns", h.get("turns", 0))}
+        for stat in ("distance", "score", "total", "safeties", "coups", "hazards_played",
+                     "hazards_received", "max_deficit", "disqualified"):
+            vals = h.get(stat, [0] * S)
+            for s in range(S):
+                row[f"s{s}_{stat}"] = vals[s]
+        for key in keys:
+            for stat in CARD_STATS:
+                vals = h.get("cards", {}).get(key, {}).get(stat, [0] * S)
+                for s in range(S):
+                    row[f"s{s}_{key}_{stat}"] = vals[s]
+        prog = h.get("progress", [[0] * meta["progress_rounds"]] * S)
+        for s in range(S):
+            for r in range(meta["progress_rounds"]):
+                row[f"s{s}_r{r + 1}"] = prog[s][r]
+        rows.append(row)
+    frame = pd.DataFrame(rows).astype("int64")
+    frame.attrs.update(meta)
+    return frame
+
+
+def toy_meta():
+    return make_meta()
+
+
+def toy_hands():
+    """Four single-hand games of a two-player toy deck (go, flat)."""
+    return [
+        dict(game=0, first_seat=0, turns=10, winner_side=0, lead_changes=1, total=[100, 60], distance=[100, 60],
+             max_deficit=[10, 40], trip_side=0,
+             cards={"go": {"drawn": [3, 2], "played": [2, 1], "discarded": [0, 1], "in_hand": [1, 0]},
+                    "flat": {"drawn": [1, 0], "played": [1, 0], "received": [0, 1], "victim_turns": [0, 3]}},
+             progress=[[20, 50, 100], [30, 40, 60]]),
+        dict(game=1, first_seat=1, turns=12, winner_side=1, lead_changes=3, total=[80, 100], distance=[80, 100],
+             max_deficit=[0, 25], trip_side=1,
+             cards={"go": {"drawn": [2, 3], "played": [2, 1], "in_hand": [0, 2]},
+                    "flat": {"drawn": [1, 0], "discarded": [1, 0]}},
+             progress=[[10, 40, 80], [5, 50, 100]]),
+        dict(game=2, first_seat=0, turns=20, capped=1, winner_side=-1, lead_changes=0, total=[50, 50],
+             distance=[50, 50], max_deficit=[5, 5], stock_exhausted=1,
+             cards={"go": {"drawn": [1, 0], "in_hand": [1, 0]},
+                    "flat": {"drawn": [0, 2], "played": [0, 2], "received": [2, 0], "victim_turns": [6, 0]}},
+             progress=[[10, 30, 50], [10, 30, 50]]),
+        dict(game=3, first_seat=1, turns=8, winner_side=1, lead_changes=0, total=[30, 100], distance=[30, 100],
+             max_deficit=[70, 0], trip_side=1,
+             cards={"go": {"drawn": [0, 2], "played": [0, 2]}},
+             progress=[[10, 20, 30], [40, 80, 100]]),
+    ]
+
+
+@pytest.fixture
+def toy():
+    return make_records(toy_hands(), toy_meta())
+
+
+def test_outcomes_by_seat_and_policy(toy):
+    s = summarize(toy)
+    assert s.games == 4
+    seats = outcomes_by_seat(s)
+    assert list(seats["wins"]) == [1, 2] and list(seats["n"]) == [4, 4]
+    assert seats["rate"].tolist() == [0.25, 0.5]
+    # Wilson 1/4: centre (.25 + .48021) / 1.96040 = .37248, half 1.96 sqrt(.046875 + .060025) / 1.9604 = .32681
+    assert seats.loc[0, "ci_low"] == pytest.approx(0.0456, abs=1e-4)
+    assert seats.loc[0, "ci_high"] == pytest.approx(0.6993, abs=1e-4)
+    assert list(seats["policy"]) == ["random", "greedy(a=1)"]
+    pol = outcomes_by_policy(s)
+    assert pol.set_index("policy").loc["greedy(a=1)", "wins"] == 2
+
+
+def test_first_player_advantage_and_chi_square(toy):
+    s = summarize(toy)
+    pos = outcomes_by_position(s)
+    # games 0, 1, 3 were won by the side that played first; game 2 has no winner
+    assert list(pos["wins"]) == [3, 0]
+    assert list(pos["fair_share"]) == [0.5, 0.5]
+    tests = seat_uniformity(s).set_index("test")
+    by_pos = tests.loc["uniform wins by turn-order position"]
+    # [3, 0] vs 1.5 each: 3.0 on 1 df
+    assert by_pos["chi2"] == pytest.approx(3.0) and by_pos["df"] == 1 and by_pos["n"] == 3
+    assert by_pos["p_value"] == pytest.approx(math.erfc(math.sqrt(1.5)), abs=1e-9)
+    by_side = tests.loc["uniform wins by side (fixed seats)"]
+    assert by_side["chi2"] == pytest.approx(1 / 3)
+
+
+def test_game_end_rates(toy):
+    rates = game_end_rates(summarize(toy)).set_index("event")
+    cap = rates.loc["games that hit the cap (stall)"]
+    assert cap["count"] == 1 and cap["n"] == 4 and cap["rate"] == 0.25
+    assert (cap["ci_low"], cap["ci_high"]) == pytest.approx(wilson_interval(1, 4))
+    assert rates.loc["games without a winner", "count"] == 1
+    assert rates.loc["games tied at the end (no winner, not capped)", "count"] == 0
+    come = rates.loc["winner was behind at some point (comeback)"]
+    assert come["count"] == 2 and come["n"] == 3  # winner deficits 10, 25, 0
+    assert rates.loc["hands where the stock ran out", "count"] == 1
+
+
+def test_length_and_tension(toy):
+    s = summarize(toy)
+    length = length_table(s).set_index("metric").loc["turns per game"]
+    # turns 8, 10, 12, 20: inverse-ECDF median 10, p95 20, mean 12.5
+    assert (length["median"], length["p95"], length["mean"], length["n"]) == (10, 20, 12.5, 4)
+    assert length["min"] == 8 and length["max"] == 20
+    h = hist_frame(s, "game_turns")
+    assert h["value"].tolist() == [8, 10, 12, 20] and h["ecdf"].tolist() == [0.25, 0.5, 0.75, 1.0]
+    t = tension_table(s).set_index("metric")
+    assert t.loc["lead changes per game", "mean"] == 1.0 and t.loc["lead changes per game", "median"] == 0
+    assert t.loc["winner's largest deficit (km)", "median"] == 10  # 0, 10, 25
+    assert t.loc["winner's largest deficit (km)", "n"] == 3
+    gap = t.loc["final gap (winner minus runner-up, total)"]
+    assert gap["median"] == 40 and gap["max"] == 70 and gap["n"] == 3  # 40, 20, 70
+
+
+def test_progress_bands(toy):
+    s = summarize(toy)
+    p = progress_table(s, "side")
+    side0 = p[p["group"] == "seat 0"].set_index("round")
+    assert side0.loc[3, "mean"] == 65.0  # (100 + 80 + 50 + 30) / 4
+    assert side0.loc[1, "mean"] == 12.5
+    # round 1 side 0: 20, 10, 10, 10: sd = 5, se = 2.5
+    assert side0.loc[1, "sd"] == pytest.approx(5.0)
+    assert side0.loc[1, "ci_low"] == pytest.approx(12.5 - 1.959964 * 2.5, abs=1e-5)
+    assert side0.loc[1, "band_high"] == pytest.approx(17.5)
+    pos = progress_table(s, "position")
+    first = pos[pos["group"] == "position 1"].set_index("round")
+    assert first.loc[3, "mean"] == 87.5  # 100, 100, 50, 100
+    second = pos[pos["group"] == "position 2"].set_index("round")
+    assert second.loc[3, "mean"] == 55.0  # 60, 80, 50, 30
+
+
+def test_card_balance(toy):
+    cb = card_balance(summarize(toy)).set_index("card")
+    go, flat = cb.loc["go"], cb.loc["flat"]
+    assert (go["drawn"], go["played"], go["discarded"], go["in_hand"]) == (13, 8, 1, 4)
+    assert (flat["drawn"], flat["played"], flat["discarded"], flat["in_hand"]) == (4, 3, 1, 0)
+    assert go["played_share"] == pytest.approx(8 / 13)
+    assert go["dead_share"] == pytest.approx(5 / 13)
+    # plays of go in games with a winner: 3 + 3 + 2, by the winner 2 + 1 + 2
+    assert go["winner_share"] == pytest.approx(5 / 8)
+    # game-side units that played go: 5 (3 of them won); not: 3 (0 won)
+    assert (go["n_played"], go["win_when_played"], go["n_not"], go["win_when_not"]) == (5, 0.6, 3, 0.0)
+    assert go["win_lift"] == pytest.approx(0.6)
+    # flat: played by (g0, s0) which won and (g2, s1) which did not; not: 6 units, 2 wins
+    assert (flat["n_played"], flat["win_when_played"]) == (2, 0.5)
+    assert flat["win_when_not"] == pytest.approx(2 / 6)
+    assert flat["received"] == 3 and flat["victim_turns"] == 9 and flat["turns_lost_per_hazard"] == 3
+    assert flat["victim_win_rate"] == 0.0  # game 0 side 1 lost, game 2 had no winner
+    assert bool(flat["hazard"]) and not bool(go["hazard"])
+
+
+def test_game_table(toy):
+    t = game_table(toy, toy.attrs).set_index("game")
+    assert t["winner_position"].tolist() == [0, 0, -1, 0]
+    assert t["hazard_turns"].tolist() == [3, 0, 6, 0]
+    assert t.loc[0, "hazard_decided"] == 1.0 and math.isnan(t.loc[2, "hazard_decided"])
+    assert math.isnan(t.loc[1, "hazard_decided"])  # no turns lost to hazards: undefined
+    # game 0: drawn 4 + 2, discarded or held 1 + 1
+    assert t.loc[0, "dead_share"] == pytest.approx(2 / 6)
+    assert t["final_gap"].iloc[[0, 1, 3]].tolist() == [40, 20, 70]
+    assert t["won_s1"].tolist() == [0, 1, 0, 1]
+
+
+def test_hazard_decided_counts(toy):
+    s = summarize(toy)
+    assert int(s.c["hazard_games"]) == 1 and int(s.c["hazard_decided"]) == 1
+
+
+def test_worth_playing_rule():
+    # one card drawn 100 times, played 5 (dead); one played often
+    meta = make_meta(cards=[{"key": "dud", "name": "Dud", "role": "remedy", "value": 0},
+                            {"key": "km5", "name": "5 km", "role": "distance", "value": 5}])
+    hands = [dict(game=g, winner_side=g % 2, total=[1, 0] if g % 2 == 0 else [0, 1],
+                  cards={"dud": {"drawn": [5, 5], "played": [1 if g < 5 else 0, 0],
+                                 "discarded": [4 if g < 5 else 5, 5]},
+                         "km5": {"drawn": [5, 5], "played": [5, 5]}})
+             for g in range(10)]
+    flags = worth_playing(summarize(make_records(hands, meta))).set_index("card")
+    # dud: 5 / 100 played; Wilson upper bound of 5 % at n = 100 is 0.1118: not below 10 % ...
+    assert not flags.loc["dud", "flag"]
+    # ... with a 10x larger run it is (Wilson upper of 50/1000 = 0.0653)
+    hands10 = [dict(h, game=h["game"] + 10 * k) for k in range(10) for h in hands]
+    flags = worth_playing(summarize(make_records(hands10, meta))).set_index("card")
+    assert flags.loc["dud", "flag"] and flags.loc["dud", "reason"].startswith("dead")
+    assert not flags.loc["km5", "flag"]
+
+
+def test_anomalies(toy):
+    a = anomalies(summarize(toy)).set_index("check")
+    cap = a.loc["games that hit the turn / hand cap"]
+    assert cap["count"] == 1 and cap["detail"] == "games 2"
+    assert a.loc["card accounting breaks (drawn != played + discarded + in hand)", "count"] == 0
+    assert a.loc["card types drawn but never played", "count"] == 0
+    broken = toy.copy()
+    broken.loc[0, "s0_go_drawn"] = 9
+    a = anomalies(summarize(broken, toy.attrs)).set_index("check")
+    assert a.loc["card accounting breaks (drawn != played + discarded + in hand)", "count"] == 1
+
+
+def _assert_same(a, b):
+    assert a.c.keys() == b.c.keys() and a.h.keys() == b.h.keys()
+    for k in a.c:
+        np.testing.assert_allclose(a.c[k], b.c[k], err_msg=k)
+    for k in a.h:
+        assert a.h[k] == b.h[k], k
+    assert a.examples == b.examples
+
+
+def test_merge_equals_whole(toy):
+    whole = summarize(toy)
+    parts = summarize(toy.iloc[:1], toy.attrs).merge(summarize(toy.iloc[1:], toy.attrs))
+    _assert_same(whole, parts)
+    one_by_one = summarize_chunks([toy.iloc[[i]] for i in range(4)], toy.attrs)
+    _assert_same(whole, one_by_one)
+    # order within the table does not matter
+    _assert_same(whole, summarize(toy.iloc[::-1], toy.attrs))
+
+
+def mb_meta():
+    return make_meta(cards=[{"key": "roll", "name": "Roll", "role": "go", "value": 0},
+                            {"key": "extra_tank", "name": "Extra Tank", "role": "safety", "value": 0}],
+                     multi_hand=True, unit="km", target=700)
+
+
+def mb_hands():
+    """Two Mille Bornes-like games: three hands, then one hand."""
+    g0 = dict(game=0, winner_side=1, game_turns=90)
+    return [
+        dict(g0, hand=0, first_seat=0, turns=30, lead_changes=2, last_hand=0, total=[1000, 600],
+             max_deficit=[0, 300], cards={"extra_tank": {"drawn": [1, 0], "played": [1, 0], "coups": [1, 0]}}),
+        dict(g0, hand=1, first_seat=1, turns=40, lead_changes=1, last_hand=0, total=[1500, 1700],
+             max_deficit=[50, 100], capped=1),
+        dict(g0, hand=2, first_seat=0, turns=20, lead_changes=0, last_hand=1, total=[2000, 5100],
+             max_deficit=[200, 0], extension_side=1),
+        dict(game=1, hand=0, first_seat=1, turns=25, winner_side=0, game_turns=25, lead_changes=0,
+             total=[5000, 100], max_deficit=[0, 500]),
+    ]
+
+
+def test_multi_hand_games():
+    frame = make_records(mb_hands(), mb_meta())
+    s = summarize(frame)
+    assert s.games == 2 and int(s.c["hands"]) == 4
+    length = length_table(s).set_index("metric")
+    assert length.loc["hands per game", "median"] == 1 and length.loc["hands per game", "max"] == 3
+    assert length.loc["turns per hand", "median"] == 25  # 20, 25, 30, 40
+    assert length.loc["turns per game", "max"] == 90
+    t = game_table(frame, frame.attrs).set_index("game")
+    assert t.loc[0, "lead_changes"] == 3 and t.loc[0, "capped"] == 1
+    assert t.loc[0, "winner_deficit"] == 300 and t.loc[0, "final_gap"] == 3100
+    assert t.loc[0, "winner_score_deficit"] == 400 and t.loc[1, "winner_score_deficit"] == 0
+    # game 0 starts with seat 0, game 1 with seat 1: both won by the side that played second
+    assert list(outcomes_by_position(s)["wins"]) == [0, 2]
+    assert int(s.c["extension_called"]) == 1 and int(s.c["capped_games"]) == 1
+    cb = card_balance(s).set_index("card")
+    assert cb.loc["extra_tank", "coups"] == 1 and bool(cb.loc["extra_tank", "safety"])
+    tt = tension_table(s).set_index("metric")
+    assert tt.loc["winner's largest deficit in score after a hand", "max"] == 400
+
+
+def test_chunks_may_cut_a_game():
+    frame = make_records(mb_hands(), mb_meta())
+    whole = summarize(frame)
+    for cut in range(1, 4):
+        _assert_same(whole, summarize_chunks([frame.iloc[:cut], frame.iloc[cut:]], frame.attrs))
+    acc = RaceSummarizer(frame.attrs)
+    acc.add(frame.iloc[:2])
+    with pytest.raises(ValueError, match="incomplete"):
+        acc.result()
+
+
+def test_merge_refuses_other_layout(toy):
+    other = make_records(mb_hands(), mb_meta())
+    with pytest.raises(ValueError):
+        summarize(toy).merge(summarize(other))
+
+
+def test_team_sides():
+    # 4 players, partners opposite: seats 0, 2 = side 0; 1, 3 = side 1
+    meta = make_meta(players=4, sides=2, seat_side=[0, 1, 0, 1])
+    hands = [dict(game=0, first_seat=3, winner_side=1, total=[10, 20]),
+             dict(game=1, first_seat=2, winner_side=1, total=[10, 20]),
+             dict(game=2, first_seat=1, winner_side=0, total=[20, 10])]
+    s = summarize(make_records(hands, meta))
+    seats = outcomes_by_seat(s)
+    assert list(seats["wins"]) == [1, 2, 1, 2]
+    # first seat 3 (side 1) -> winner side 1 first; first seat 2 (side 0) -> side 1 second;
+    # first seat 1 (side 1) -> side 0 second
+    assert list(outcomes_by_position(s)["wins"]) == [1, 2]
+    assert s.layout.side_label(1) == "side 1 (seats 1, 3)"

@@ -1,0 +1,145 @@
+"""Sequential stopping: SPRT boundaries, decisions on synthetic streams, real duels."""
+import math
+
+import numpy as np
+import pytest
+import typer
+
+from etappe.analysis.compare import game_metrics
+from etappe.analysis.race import simulate
+from etappe.analysis.race_summary import game_table
+from etappe.analysis.sequential import (
+    SequentialTest, Sprt, design_outcomes, paired_signs, policy_outcomes, sequential_compare,
+)
+from etappe.analysis.tournament import play_tournament
+from etappe.cli.tournament_cmds import sequential_command
+
+
+def const(value):
+    return lambda start, count: np.full(count, value, np.int8)
+
+
+def reference(stream: np.ndarray, alpha=0.05, beta=0.05, delta=0.05):
+    """Game-by-game Sobel-Wald, written plainly: (decision, games used)."""
+    up, low = math.log((1 - beta) / (alpha / 2)), math.log(beta / (1 - alpha / 2))
+    steps = {"a": (math.log((0.5 + delta) / 0.5), math.log((0.5 - delta) / 0.5)),
+             "b": (math.log((0.5 - delta) / 0.5), math.log((0.5 + delta) / 0.5))}
+    llr = {"a": 0.0, "b": 0.0}
+    done = {"a": False, "b": False}
+    for i, s in enumerate(stream):
+        if s == 0:
+            continue
+        for k in "ab":
+            if done[k]:
+                continue
+            llr[k] += steps[k][0] if s > 0 else steps[k][1]
+            if llr[k] >= up - 1e-12:
+                return ("A" if k == "a" else "B"), i + 1
+            if llr[k] <= low + 1e-12:
+                done[k] = True
+        if done["a"] and done["b"]:
+            return "same", i + 1
+    return "undecided", len(stream)
+
+
+def test_boundaries_follow_wald():
+    t = SequentialTest(alpha=0.05, beta=0.1, delta=0.05)
+    a = t.test_a
+    assert a.upper == pytest.approx(math.log(0.9 / 0.025))
+    assert a.lower == pytest.approx(math.log(0.1 / 0.975))
+    assert a.win_step == pytest.approx(math.log(1.1)) and a.loss_step == pytest.approx(math.log(0.9))
+    assert t.test_b.win_step == pytest.approx(math.log(0.9))
+    s = Sprt(0.45, 0.55, 0.05, 0.05)
+    assert s.upper == pytest.approx(math.log(19)) and s.lower == pytest.approx(-math.log(19))
+    with pytest.raises(ValueError):
+        SequentialTest(delta=0.6)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 100, 1000])
+def test_always_a_stops_where_the_formula_says(chunk):
+    n = math.ceil(math.log(0.95 / 0.025) / math.log(1.1))     # 39
+    assert SequentialTest().signs_to_decide() == n == 39
+    r = sequential_compare(const(1), chunk=chunk)
+    assert r.decision == "A" and r.games_used == n
+    assert r.games_played == chunk * math.ceil(n / chunk)
+    assert r.plus == n and r.minus == 0 and r.q == 1.0 and r.q_low > 0.9
+    b = sequential_compare(const(-1), chunk=chunk, labels=("x", "y"))
+    assert b.decision == "B" and b.games_used == n and b.verdict.startswith("y better")
+
+
+def test_an_even_stream_is_decided_same():
+    alt = lambda start, count: np.where(np.arange(start, start + count) % 2 == 0, 1, -1)
+    r = sequential_compare(alt, chunk=64)
+    assert r.decision == "same"
+    assert (r.decision, r.games_used) == reference(alt(0, 5000))
+    assert r.plus - r.minus in (0, 1) and r.llr_a <= r.lower + 1e-9 and r.llr_b <= r.lower + 1e-9
+
+
+def test_zeros_are_skipped_but_counted_as_games():
+    r = sequential_compare(lambda s, c: np.where(np.arange(s, s + c) % 3 == 2, 0, 1), chunk=10)
+    assert r.decision == "A" and r.plus == 39 and r.zeros == 19 and r.games_used == 58
+
+
+@pytest.mark.parametrize("q,seed", [(0.5, 1), (0.54, 2), (0.47, 3), (0.6, 4)])
+def test_chunked_scan_equals_the_plain_reference(q, seed):
+    rng = np.random.default_rng(seed)
+    stream = rng.choice([1, -1, 0], p=[q * 0.9, (1 - q) * 0.9, 0.1], size=4000).astype(np.int8)
+    expect = reference(stream)
+    for chunk in (1, 37, 500, 4000):
+        r = sequential_compare(lambda s, c: stream[s:s + c], chunk=chunk, max_games=4000)
+        assert (r.decision, r.games_used) == expect
+
+
+def test_cap_gives_undecided():
+    alt = lambda start, count: np.where(np.arange(start, start + count) % 2 == 0, 1, -1)
+    r = sequential_compare(alt, chunk=50, max_games=120)
+    assert r.decision == "undecided" and not r.decided and r.games_used == r.games_played == 120
+
+
+def test_error_rates_on_simulated_streams():
+    rng = np.random.default_rng(11)
+
+    def coin(q):
+        return lambda s, c: np.where(rng.random(c) < q, 1, -1)
+
+    null = [sequential_compare(coin(0.5), chunk=400, max_games=20_000).decision for _ in range(150)]
+    alt = [sequential_compare(coin(0.56), chunk=400, max_games=20_000).decision for _ in range(100)]
+    assert sum(d in ("A", "B") for d in null) <= 0.12 * len(null)
+    assert sum(d == "A" for d in alt) >= 0.85 * len(alt)
+
+
+def test_paired_signs_and_reported_difference():
+    signs, d = paired_signs([3, 1, np.nan, 2], [1, 1, 5, 4])
+    assert signs.tolist() == [1, 0, 0, -1] and np.isnan(d[2])
+    r = sequential_compare(lambda s, c: (np.ones(c, np.int8), np.full(c, 2.0)), chunk=10)
+    assert r.mean_diff == 2.0
+
+
+def test_policy_duel_uses_the_tournament_games():
+    fn = policy_outcomes("millebornes", 2, "greedy", "random", seed=3)
+    t = play_tournament("millebornes", 2, ["greedy", "random"], games=20, seed=3)
+    assert fn(0, 20).tolist() == t.outcomes[0].tolist()
+    r = sequential_compare(fn, chunk=50, max_games=400)
+    assert r.decision == "A" and r.games_used < 100
+
+
+def test_design_duel_signs_match_the_records():
+    fn = design_outcomes("stapop", "touring", 4, ["greedy"], seed=5, metric="game_turns")
+    signs, diffs = fn(0, 15)
+    per = []
+    for deck in ("stapop", "touring"):
+        df = simulate(deck, 4, 15, ["greedy"], seed=5)
+        per.append(game_metrics(game_table(df, df.attrs))["game_turns"].to_numpy(float))
+    assert diffs.tolist() == (per[0] - per[1]).tolist()
+    assert signs.tolist() == np.sign(per[0] - per[1]).astype(int).tolist()
+    with pytest.raises(ValueError):
+        design_outcomes("stapop", "touring", 4, metric="nonsense")
+
+
+def test_sequential_command_both_modes(capsys):
+    r = sequential_command("millebornes", "greedy,random", 2, 1, chunk=40, max_games=200)
+    assert r.decision == "A" and "greedy better" in capsys.readouterr().out
+    d = sequential_command("stapop", "greedy", 4, 1, deck_b="touring", metric="game_turns", chunk=100, max_games=300)
+    assert d.decided and d.labels == ("stapop", "touring")
+    with pytest.raises(typer.Exit):
+        sequential_command("stapop", "greedy,random,bold", 2, 1)

@@ -1,0 +1,236 @@
+"""Tournaments: seat schedule and bookkeeping on tiny known cases, rating maths on hand-made results."""
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+import pytest
+import typer
+
+from etappe.analysis.race import simulate
+from etappe.analysis.tournament import (
+    ELO_PER_NAT, TournamentResult, bradley_terry, elo_from_score, fit_bradley_terry, head_to_head, pair_counts,
+    pair_outcomes, pair_table, play_tournament, score_matrix, seat_schedule, side_schedule,
+)
+from etappe.cli.tournament_cmds import tournament_command
+from etappe.reports.tournament_report import build_tournament_report
+
+ELO_75 = 400 * math.log10(3)  # 190.85: a 75 % score
+
+
+# ------------------------------------------------------------------ schedule
+def test_two_players_alternate_who_starts():
+    s = seat_schedule(2, 2, np.arange(6))
+    assert s.tolist() == [[0, 1], [1, 0]] * 3
+
+
+def test_four_individuals_hold_every_seat_equally():
+    s = seat_schedule(4, 4, np.arange(8))
+    assert s[0].tolist() == [0, 1, 0, 1] and s[1].tolist() == [1, 0, 1, 0]
+    assert (s == 0).mean(axis=0).tolist() == [0.5] * 4
+
+
+def test_teams_keep_partners_together():
+    s = seat_schedule(4, 2, np.arange(4))      # Mille Bornes 4 players: seats 0, 2 vs 1, 3
+    assert s.tolist() == [[0, 1, 0, 1], [1, 0, 1, 0]] * 2
+    s6 = seat_schedule(6, 3, np.arange(6))     # 6 players in 3 teams: seat p plays for side p % 3
+    assert (s6[:, :3] == s6[:, 3:]).all()
+    assert (s6 == 0).mean(axis=0).tolist() == [0.5] * 6
+    # an odd number of sides: the majority alternates between A and B
+    assert [int((row[:3] == 0).sum()) for row in s6] == [2, 1] * 3
+
+
+def test_side_schedule_formula():
+    assert side_schedule(3, np.array([0, 1])).tolist() == [[0, 1, 0], [1, 0, 1]]
+
+
+# ------------------------------------------------------------------ bookkeeping
+def _records(rows):
+    """Hand-made records: (game, hand, last_hand, winner_side)."""
+    return pd.DataFrame(rows, columns=["game", "hand", "last_hand", "winner_side"])
+
+
+def test_pair_outcomes_on_hand_made_records():
+    # game 0: A on side 0; game 1: A on side 1; game 2: A on side 0 (two hands)
+    f = _records([(1, 0, 1, 1), (0, 0, 1, 0), (2, 0, 0, 0), (2, 1, 1, 1), (3, 0, 1, -1)])
+    games, out = pair_outcomes(f, sides=2)
+    assert games.tolist() == [0, 1, 2, 3]
+    assert out.tolist() == [1, 1, -1, 0]
+
+
+def _result(outcomes, policies=("x", "y", "z"), players=2, sides=2):
+    pairs = [(i, j) for i in range(len(policies)) for j in range(i + 1, len(policies))]
+    o = np.asarray(outcomes, np.int8)
+    meta = {"design": "toy", "design_title": "Toy", "players": players, "sides": sides, "seed": 3,
+            "games": o.shape[1], "games_total": o.size, "policies": list(policies), "options": {},
+            "seating": "paired", "version": "test", "wall_seconds": 1.0}
+    return TournamentResult(list(policies), pairs, o, meta)
+
+
+def test_tables_of_a_known_round_robin():
+    # x-y: x wins 3, loses 1; x-z: 2 wins, 1 loss, 1 none; y-z: all lost by y
+    r = _result([[1, 1, 1, -1], [1, 0, -1, 1], [-1, -1, -1, -1]])
+    pt = pair_table(r)
+    assert pt[["wins_a", "wins_b", "no_winner"]].values.tolist() == [[3, 1, 0], [2, 1, 1], [0, 4, 0]]
+    assert pt["score_a"].tolist() == [0.75, 0.625, 0.0]
+    assert pt["elo_diff"].iloc[0] == pytest.approx(ELO_75)
+    # A starts the even games: x-y scores 1, 1 when x starts and 1, 0 when y starts
+    assert pt["score_a_first"].iloc[0] == 1.0 and pt["score_a_second"].iloc[0] == 0.5
+    h = head_to_head(r)
+    m = score_matrix(h)
+    assert list(m.index) == ["x", "y", "z"]
+    assert m.loc["x", "y"] == 0.75 and m.loc["y", "x"] == 0.25 and m.loc["z", "y"] == 1.0
+    off = ~np.eye(3, dtype=bool)
+    assert np.allclose((m.to_numpy() + m.to_numpy().T)[off], 1.0)
+    row = h[(h.policy == "x") & (h.opponent == "y")].iloc[0]
+    assert row.ci_low < 0.75 < row.ci_high
+    names, W, N = pair_counts(r)
+    assert W[0, 2] == 2.5 and W[2, 0] == 1.5 and N[0, 1] == 4
+
+
+# ------------------------------------------------------------------ ratings
+def test_two_players_75_percent_is_ln3():
+    f = pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [75], "wins_b": [25]})
+    bt = bradley_terry(f).set_index("policy")
+    assert bt.loc["A", "log_strength"] - bt.loc["B", "log_strength"] == pytest.approx(math.log(3), abs=1e-9)
+    assert bt.loc["A", "elo"] - bt.loc["B", "elo"] == pytest.approx(ELO_75, abs=1e-6)
+    assert bt.loc["A", "strength"] * bt.loc["B", "strength"] == pytest.approx(1.0)   # geometric mean 1
+    assert elo_from_score(0.75) == pytest.approx(ELO_75)
+    # Fisher: var(theta_A - theta_B) = 1 / (n p (1 - p)); centred, each se is half of that sd
+    sd_diff = 1 / math.sqrt(100 * 0.75 * 0.25)
+    assert bt.loc["A", "se"] == pytest.approx(sd_diff / 2)
+    anchored = bradley_terry(f, anchor="B").set_index("policy")
+    assert anchored.loc["B", "elo"] == 0 and anchored.loc["B", "se"] == 0
+    assert anchored.loc["A", "se"] == pytest.approx(sd_diff)
+    assert anchored.loc["A", "ci_low"] == pytest.approx(math.log(3) - 1.959964 * sd_diff, abs=1e-5)
+
+
+def test_known_strengths_are_recovered():
+    s = {"x": 1.0, "y": 2.0, "z": 4.0}
+    rows = [{"policy_a": a, "policy_b": b, "games": 600,
+             "wins_a": 600 * s[a] / (s[a] + s[b]), "wins_b": 600 * s[b] / (s[a] + s[b])}
+            for a, b in (("x", "y"), ("x", "z"), ("y", "z"))]
+    bt = bradley_terry(pd.DataFrame(rows), anchor="x").set_index("policy")
+    assert bt.loc["y", "strength"] == pytest.approx(2.0, rel=1e-8)
+    assert bt.loc["z", "strength"] == pytest.approx(4.0, rel=1e-8)
+    assert bt.loc["z", "elo"] == pytest.approx(400 * math.log10(4), rel=1e-8)
+    assert list(bradley_terry(pd.DataFrame(rows))["policy"]) == ["z", "y", "x"]
+    assert bt.attrs["regularized"] is False
+
+
+def test_no_winner_games_count_half():
+    with_ties = pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [70], "wins_b": [20], "no_winner": [20]})
+    bt = bradley_terry(with_ties).set_index("policy")
+    assert bt.loc["A", "log_strength"] - bt.loc["B", "log_strength"] == pytest.approx(math.log(80 / 30), abs=1e-9)
+    with pytest.raises(ValueError):
+        bradley_terry(pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [1], "wins_b": [1], "games": [3]}))
+
+
+def test_a_clean_sweep_is_regularized_with_open_intervals():
+    f = pd.DataFrame({"policy_a": ["A", "B"], "policy_b": ["B", "C"], "wins_a": [10, 6], "wins_b": [0, 4]})
+    bt = bradley_terry(f).set_index("policy")
+    assert bt.attrs["regularized"]
+    assert np.isfinite(bt["elo"]).all()
+    assert bt.loc["A", "elo_high"] == np.inf and np.isfinite(bt.loc["A", "elo_low"])
+    assert bt.loc["A", "elo"] > bt.loc["B", "elo"] > bt.loc["C", "elo"]
+
+
+def test_fit_matches_mm_algorithm():
+    rng = np.random.default_rng(5)
+    N = rng.integers(20, 60, (4, 4)).astype(float)
+    N = np.triu(N, 1) + np.triu(N, 1).T
+    true = np.array([0.0, 0.5, -0.3, 1.0])
+    p = 1 / (1 + np.exp(-(true[:, None] - true[None, :])))
+    upper = np.triu(rng.binomial(N.astype(int), p), 1).astype(float)
+    W = upper + (np.triu(N, 1) - upper).T          # W[j, i] = N[i, j] - W[i, j]
+    theta, cov, reg = fit_bradley_terry(W, N)
+    s = np.ones(4)                     # Hunter's MM: s_i <- W_i / sum_j N_ij / (s_i + s_j)
+    for _ in range(5000):
+        s = W.sum(1) / (N / (s[:, None] + s[None, :])).sum(1)
+        s /= np.exp(np.log(s).mean())
+    assert not reg
+    assert np.allclose(theta, np.log(s), atol=1e-7)
+    assert np.allclose(cov.sum(axis=0), 0, atol=1e-9)   # centred covariance
+
+
+def test_bootstrap_intervals_are_seeded():
+    rng = np.random.default_rng(2)
+    o = np.where(rng.random((3, 400)) < [[0.7], [0.6], [0.45]], 1, -1)
+    r = _result(o)
+    b1 = bradley_terry(r, bootstrap=50, seed=1)
+    b2 = bradley_terry(r, bootstrap=50, seed=1)
+    fisher = bradley_terry(r)
+    assert b1.attrs["method"] == "bootstrap" and fisher.attrs["method"] == "fisher"
+    assert b1.equals(b2)
+    assert (b1["elo_low"] <= b1["elo"]).all() and (b1["elo"] <= b1["elo_high"]).all()
+    assert np.allclose(b1["elo"], fisher["elo"])
+    assert np.allclose(b1["se"], fisher["se"], rtol=0.5)
+
+
+# ------------------------------------------------------------------ real games
+def test_pairing_matches_a_rotated_simulation():
+    """Pair (A, B) of a tournament plays exactly the games of `simulate` with seats rotated."""
+    res = play_tournament("millebornes", 2, ["random", "greedy", "aggressive"], games=12, seed=7, chunk_size=5)
+    assert res.outcomes.shape == (3, 12) and res.pairs == [(0, 1), (0, 2), (1, 2)]
+    for k, (i, j) in enumerate(res.pairs):
+        df = simulate("millebornes", 2, 12, [res.policies[i], res.policies[j]], seed=7, seating="rotate")
+        last = df[df.last_hand == 1].sort_values("game")
+        w = last["winner_side"].to_numpy()
+        holder = last[["seat0_policy", "seat1_policy"]].to_numpy()[np.arange(12), np.clip(w, 0, 1)]
+        expect = np.where(w < 0, 0, np.where(holder == 0, 1, -1))
+        assert res.outcomes[k].tolist() == expect.tolist()
+    again = play_tournament("millebornes", 2, ["random", "greedy", "aggressive"], games=12, seed=7)
+    assert np.array_equal(again.outcomes, res.outcomes)
+    assert (res.outcomes[0] == -1).sum() > 6           # greedy beats random
+
+
+def test_team_pairing_matches_a_rotated_simulation():
+    res = play_tournament("millebornes", 4, ["greedy", "random"], games=6, seed=2)
+    df = simulate("millebornes", 4, 6, ["greedy", "random", "greedy", "random"], seed=2, seating="rotate")
+    last = df[df.last_hand == 1].sort_values("game")
+    w = last["winner_side"].to_numpy()
+    holder = last[["seat0_policy", "seat1_policy"]].to_numpy()[np.arange(6), np.clip(w, 0, 1)]
+    assert res.outcomes[0].tolist() == np.where(w < 0, 0, np.where(holder == 0, 1, -1)).tolist()
+    assert res.meta["sides"] == 2 and res.meta["seat_side"] == [0, 1, 0, 1]
+
+
+def test_tournament_rejects_bad_pools():
+    with pytest.raises(ValueError):
+        play_tournament("stapop", 2, ["greedy"], games=4)
+    with pytest.raises(ValueError):
+        play_tournament("stapop", 2, ["greedy", "greedy"], games=4)
+
+
+# ------------------------------------------------------------------ report and CLI
+def test_report_has_the_heatmap_ratings_and_header(tmp_path):
+    rng = np.random.default_rng(4)
+    r = _result(np.where(rng.random((3, 200)) < [[0.7], [0.8], [0.6]], 1, -1))
+    rep = build_tournament_report(r)
+    titles = [s.title for s in rep.sections]
+    assert titles == ["Run", "At a glance", "Skill matrix", "Ratings", "Pairings", "Method", "Caveat"]
+    html_path = rep.write(tmp_path)
+    html = html_path.read_text()
+    md = (tmp_path / "report.md").read_text()
+    assert (tmp_path / "skill_matrix.png").exists() and (tmp_path / "ratings.png").exists()
+    assert "Bots are not people" in html and "etappe tournament" in md and "root seed" in md
+    bt = bradley_terry(r)
+    assert f"{bt['elo'].iloc[0]:.4g}" in md
+
+
+def test_tournament_command_prints_and_writes(tmp_path, capsys):
+    res = tournament_command("stapop", "random,greedy", 2, 10, 1, None, tmp_path / "out")
+    out = capsys.readouterr().out
+    assert "Bradley-Terry" in out and "greedy" in out
+    assert (tmp_path / "out" / "report.html").exists() and (tmp_path / "out" / "ratings.csv").exists()
+    assert res.games == 10
+    with pytest.raises(typer.Exit):
+        tournament_command("stapop", "greedy", 2, 10, 1, None, None)
+    with pytest.raises(typer.Exit):
+        tournament_command("stapop", "greedy,nonsense", 2, 10, 1, None, None)
+
+
+def test_elo_scale_constant():
+    assert ELO_PER_NAT == pytest.approx(400 / math.log(10))
