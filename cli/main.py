@@ -7,35 +7,160 @@ from typing import Annotated, Optional
 import typer
 
 from . import race_cmds
-from .common import fail
-from .race_cmds import DeckArg, OptionOpt, PlayersOpt, PolicyOpt, SeedOpt
+from .common import console, fail, parse_options, progress_bar, split_policies
+from .race_cmds import DeckArg, OptionOpt, PlayersOpt, SeedOpt
 
 app = typer.Typer(
-    help="Monte Carlo strategy analysis for tabletop race games: Stap op, Mille Bornes, Touring, "
-         "Bremer Stadtmusikanten, Tape l'étape.",
+    help="Monte Carlo strategy analysis for tabletop race games: Stap op, Mille Bornes, Touring "
+         "(and any deck design you write), Bremer Stadtmusikanten, Tape l'étape.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
 app.add_typer(race_cmds.decks_app, name="decks")
 
+OTHER_GAMES = ("etape", "bremen")
+PolicyOpt = Annotated[Optional[str], typer.Option(
+    "--policy", help="One policy for all seats, or one per seat: greedy,random,... (see `etappe policies`).")]
 SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
+ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", help="Numba threads (default: all cores); results do not depend on it.")]
 
 
 @app.command()
 def simulate(
-    deck: DeckArg,
+    deck: Annotated[str, typer.Argument(help="stapop, millebornes, touring, a design TOML file; or etape, bremen.")],
     players: PlayersOpt = 4,
-    games: Annotated[int, typer.Option("--games", "-n", help="Games to play.")] = 10_000,
-    policy: PolicyOpt = "greedy",
+    games: Annotated[int, typer.Option("--games", "-n", help="Games (races) to play.")] = 10_000,
+    policy: PolicyOpt = None,
     seed: SeedOpt = 0,
     out: Annotated[Optional[Path], typer.Option("--out", help="Parquet file for the records; an interrupted run resumes.")] = None,
     option: OptionOpt = None,
     seating: SeatingOpt = "fixed",
-    threads: Annotated[Optional[int], typer.Option("--threads", help="Numba threads (default: all cores).")] = None,
+    threads: ThreadsOpt = None,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Games per chunk written to disk.")] = 50_000,
 ) -> None:
-    """Play games of a design and print a summary; with --out, write the records as Parquet."""
-    race_cmds.simulate_race(deck, players, games, policy, seed, out, option, seating, threads, chunk_size)
+    """Play games and print a summary; with --out, write the records as Parquet."""
+    if threads:
+        import numba
+
+        numba.set_num_threads(threads)
+    if deck == "etape":
+        from .etape import simulate_command
+
+        try:
+            simulate_command(players, games, split_policies(policy or "heuristic"), seed, out, parse_options(option))
+        except ValueError as exc:
+            fail(str(exc))
+        return
+    if deck == "bremen":
+        from .bremen import simulate_command
+
+        try:
+            simulate_command(players, games, split_policies(policy or "greedy"), seed, out, None, parse_options(option))
+        except ValueError as exc:
+            fail(str(exc))
+        return
+    race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating, threads, chunk_size)
+
+
+@app.command()
+def report(
+    run: Annotated[Path, typer.Argument(help="Run file written by `etappe simulate --out`.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.html, report.md and figures.")] = Path("report"),
+) -> None:
+    """Write the balance report of a run (HTML and a Markdown twin)."""
+    from etappe.analysis.runio import read_metadata
+
+    try:
+        game = read_metadata(run).get("game")
+    except (OSError, ValueError) as exc:
+        fail(str(exc))
+    if game == "etape":
+        from .etape import report_command
+    elif game == "bremen":
+        from .bremen import report_command
+    else:
+        from .report_cmds import report_command
+    path = report_command(run, out)
+    console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")
+
+
+@app.command()
+def compare(
+    deck_a: Annotated[str, typer.Argument(help="First design (built-in name or TOML file).")],
+    deck_b: Annotated[Optional[str], typer.Argument(help="Second design (default: the first, with --option-b).")] = None,
+    players: PlayersOpt = 2,
+    games: Annotated[int, typer.Option("--games", "-n", help="Games per design (paired on the same seeds).")] = 10_000,
+    policy: PolicyOpt = None,
+    seed: SeedOpt = 0,
+    option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option key=value for design A (and B unless --option-b).")] = None,
+    option_b: Annotated[Optional[list[str]], typer.Option("--option-b", help="Rule option key=value for design B only.")] = None,
+    seating: SeatingOpt = "fixed",
+    out: Annotated[Path, typer.Option("--out", help="Folder for the comparison report.")] = Path("compare"),
+    threads: ThreadsOpt = None,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", help="Games per chunk (memory stays bounded).")] = 50_000,
+    sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
+    metric: Annotated[str, typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared.")] = "game_turns",
+    alpha: Annotated[float, typer.Option("--alpha", help="With --sequential: chance of a false 'different'.")] = 0.05,
+    beta: Annotated[float, typer.Option("--beta", help="With --sequential: chance of missing a difference of delta.")] = 0.05,
+    delta: Annotated[float, typer.Option("--delta", help="With --sequential: smallest difference in the share of games that matters.")] = 0.05,
+) -> None:
+    """Compare two designs (or one design under two rule options) on the same seeds.
+
+    Writes a side-by-side report with the headline answer first and every
+    metric's paired difference with its interval (Holm-corrected)."""
+    if threads:
+        import numba
+
+        numba.set_num_threads(threads)
+    if deck_b is None and not option_b:
+        fail("give a second design, or --option-b to compare one design under two rule options")
+    options_a = parse_options(option)
+    options_b = {**options_a, **parse_options(option_b)}
+    if sequential:
+        from .tournament_cmds import sequential_command
+
+        sequential_command(deck_a, policy or "greedy", players, seed, option, deck_b=deck_b or deck_a,
+                           option_b=[f"{k}={v}" for k, v in options_b.items()], metric=metric, alpha=alpha,
+                           beta=beta, delta=delta, max_games=games)
+        return
+    from etappe.analysis.race import DesignError
+    from etappe.kernels.race_policies import PolicyError
+
+    from .report_cmds import compare_designs
+
+    totals = {"a": 0, "b": 0}
+    try:
+        with progress_bar(2 * games, f"{deck_a} vs {deck_b or deck_a}") as advance:
+            def progress(side, done):
+                advance(done - totals[side])
+                totals[side] = done
+
+            path = compare_designs(deck_a, deck_b or deck_a, out, players=players, games=games,
+                                   policies=split_policies(policy or "greedy"), seed=seed, options_a=options_a,
+                                   options_b=options_b, seating=seating, chunk_size=chunk_size, progress=progress)
+    except (DesignError, PolicyError, ValueError) as exc:
+        fail(str(exc))
+    console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")
+
+
+@app.command()
+def tournament(
+    deck: DeckArg,
+    policies: Annotated[str, typer.Option("--policies", help="Policies, comma separated (at least two).")],
+    players: PlayersOpt = 2,
+    games: Annotated[int, typer.Option("--games", "-n", help="Games per pairing.")] = 2000,
+    seed: SeedOpt = 0,
+    option: OptionOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the report.")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the rating intervals (0: Fisher information).")] = 0,
+    anchor: Annotated[Optional[str], typer.Option("--anchor", help="Policy fixed at Elo 0.")] = None,
+    threads: ThreadsOpt = None,
+) -> None:
+    """Round robin of policies on the same seeds: head-to-head matrix and Bradley-Terry / Elo ratings."""
+    from .tournament_cmds import tournament_command
+
+    tournament_command(deck, policies, players, games, seed, option, out, bootstrap=bootstrap, anchor=anchor,
+                       threads=threads)
 
 
 @app.command()
@@ -50,17 +175,30 @@ def moves(
 
 
 @app.command()
+def analyze(
+    deck: DeckArg,
+    position: Annotated[Path, typer.Argument(help="Position file (TOML or JSON, see docs/positions.md).")],
+    playouts: Annotated[int, typer.Option("--playouts", help="Deals of the unseen cards; each is played out after every legal move.")] = 2000,
+    policy: Annotated[str, typer.Option("--policy", help="Greedy-family policy that plays the hands out.")] = "greedy",
+    seed: SeedOpt = 0,
+    option: OptionOpt = None,
+) -> None:
+    """Each legal move's chance to win the hand, with its 95 % interval, for the player on turn."""
+    race_cmds.analyze_command(deck, position, playouts, policy, seed, option)
+
+
+@app.command()
 def replay(
     deck: DeckArg,
     players: PlayersOpt = 4,
-    policy: PolicyOpt = "greedy",
+    policy: PolicyOpt = None,
     seed: SeedOpt = 0,
     game: Annotated[int, typer.Option("--game", help="Game index within the run.")] = 0,
     option: OptionOpt = None,
     seating: SeatingOpt = "fixed",
 ) -> None:
     """Print a readable play-by-play of one game of a run."""
-    race_cmds.replay_command(deck, players, policy, seed, game, option, seating)
+    race_cmds.replay_command(deck, players, policy or "greedy", seed, game, option, seating)
 
 
 @app.command()
@@ -72,14 +210,10 @@ def policies(deck: Annotated[Optional[str], typer.Argument(help="Design (optiona
 @app.command()
 def bench(
     games: Annotated[int, typer.Option("--games", "-n", help="Games per case.")] = 100_000,
-    threads: Annotated[Optional[int], typer.Option("--threads", help="Numba threads (default: all cores).")] = None,
+    threads: ThreadsOpt = None,
     starts: Annotated[bool, typer.Option("--starts/--no-starts", help="Also time cold and warm process starts.")] = True,
 ) -> None:
     """Print games per second per design, player count and policy, and start-up times."""
     from .bench import bench as run_bench
 
     run_bench(games, threads, starts)
-
-
-def main() -> None:  # pragma: no cover - console entry point
-    app()

@@ -16,7 +16,7 @@ from etappe.analysis.race import RaceRun, iter_chunks
 from etappe.analysis.runio import ChunkedRun, file_hash
 from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
-from etappe.kernels.race_position import legal_moves_of, read_position_file
+from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 from etappe.kernels.race_replay import format_replay
 
 from .common import console, fail, parse_options, progress_bar, split_policies
@@ -203,6 +203,30 @@ def moves_command(deck: str, position_file: Path, option: list[str] | None, as_j
             console.print(m, highlight=False)
 
 
+def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, seed: int,
+                    option: list[str] | None) -> None:
+    from etappe.analysis.stats import wilson_interval
+
+    d = design_or_fail(deck)
+    if playouts < 1:
+        fail("--playouts must be at least 1")
+    try:
+        position = read_position_file(position_file)
+        with progress_bar(1, "playing out") as advance:
+            rows = analyze_position(d, position, playouts, policy, parse_options(option), seed, str(position_file))
+            advance(1)
+    except (DesignError, PolicyError, OSError) as exc:
+        fail(str(exc))
+    table = Table("move", "P(win the hand)", "95 % interval", "playouts",
+                  title=f"{d.title}: seat {position.get('on_turn', 0)} to play")
+    for row in sorted(rows, key=lambda r: -r["probability"]):
+        low, high = wilson_interval(row["wins"], row["playouts"])
+        table.add_row(row["move"], f"{row['probability']:.3f}", f"{low:.3f} - {high:.3f}", str(row["playouts"]))
+    console.print(table)
+    console.print("The unseen cards are dealt afresh for each playout; every move is tried on the same deals, "
+                  f"then the hand is played out by {policy} players.", highlight=False)
+
+
 def replay_command(deck: str, players: int, policy: str, seed: int, game: int, option: list[str] | None,
                    seating: str) -> None:
     run = make_run(deck, players, policy, seed, option, seating)
@@ -213,6 +237,8 @@ def replay_command(deck: str, players: int, policy: str, seed: int, game: int, o
 
 
 def policies_command(deck: str | None) -> None:
+    from etappe.kernels.race_policies import LOOKAHEAD_DESCRIPTION, LOOKAHEAD_PARAMETERS
+
     if deck:
         d = design_or_fail(deck)
         console.print(f"policies for {d.title} (every race design uses the same ones):")
@@ -221,7 +247,13 @@ def policies_command(deck: str | None) -> None:
     for name, (text, overrides) in PRESETS.items():
         params = ", ".join(f"{k}={overrides.get(k, default):g}" for k, (_, default, _) in GREEDY_PARAMETERS.items())
         table.add_row(name, "greedy", text, params)
+    look = ", ".join(f"{k}={d:g}" for k, (_, d, _) in LOOKAHEAD_PARAMETERS.items())
+    table.add_row("lookahead", "lookahead", LOOKAHEAD_DESCRIPTION, look + " (+ greedy parameters)")
+    table.add_row("FILE.py:FUNCTION", "user", "your own jitted policy (docs/policies.md)", "-")
     console.print(table)
+    console.print("lookahead parameters:")
+    for key, (_, default, text) in LOOKAHEAD_PARAMETERS.items():
+        console.print(f"  {key} (default {default:g}): {text}", highlight=False)
     console.print("greedy parameters (override with name:key=value,...):")
     for key, (_, default, text) in GREEDY_PARAMETERS.items():
         console.print(f"  {key} (default {default:g}): {text}", highlight=False)

@@ -777,10 +777,12 @@ def rollout(ct, rules, state, seat, horizon, ids, params, pkeys, key, sides_out,
 
 
 @njit(cache=True)
-def playout_value(ct, rules, state, side, over, sides_out):
+def playout_value(ct, rules, state, side, over, sides_out, win_only):
     """Value of a playout's end for `side`: in scored designs its hand score
     minus the best opponent's; otherwise 1 for completing the trip, 0 for
-    another side completing it, and the distance lead in between."""
+    another side completing it, and the distance lead in between. With
+    win_only: 1 if the side wins the hand (completes the trip, or has the
+    strictly best hand score in scored designs), else 0."""
     sides = rules[R_SIDES]
     if rules[R_SCORING] == 1:
         for s in range(sides):
@@ -796,9 +798,13 @@ def playout_value(ct, rules, state, side, over, sides_out):
         for s in range(sides):
             if s != side and sides_out[s, S_SCORE] > best:
                 best = sides_out[s, S_SCORE]
+        if win_only:
+            return 1.0 if sides_out[side, S_SCORE] > best else 0.0
         return (sides_out[side, S_SCORE] - best) / 1000.0
     if state[ST_TRIP_SIDE] >= 0:
         return 1.0 if state[ST_TRIP_SIDE] == side else 0.0
+    if win_only:
+        return 0.0
     best = 0
     for s in range(sides):
         if s != side and state[side_at(s) + SD_DIST] > best:
@@ -847,8 +853,8 @@ def determinize(state, ct, rules, seat, scratch, key):
 
 
 @njit(cache=True)
-def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, totals, squares, diffs,
-                   diff_squares, counts):
+def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, win_only, totals, squares,
+                   diffs, diff_squares, counts):
     """Flat Monte Carlo over determinizations with common random numbers.
 
     Each of `worlds` times: deal the cards `seat` cannot see afresh
@@ -890,7 +896,7 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
             if not over:
                 over, chance = rollout(ct, rules, scratch, nxt, horizon, ids, rollout_params, pkeys, chance,
                                        sides_out, cards, rollout_moves, no_log)
-            values[i] = playout_value(ct, rules, scratch, side, over, sides_out)
+            values[i] = playout_value(ct, rules, scratch, side, over, sides_out, win_only)
         for i in range(n):
             v = values[i]
             d = v - values[baseline]
@@ -921,8 +927,8 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
     diff_squares = np.zeros(n)
     counts = np.zeros(n)
     worlds = max(2, int(params[P_PLAYOUTS]) // n)
-    key = evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, totals, squares, diffs,
-                         diff_squares, counts)
+    key = evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, False, totals, squares,
+                         diffs, diff_squares, counts)
     best = baseline
     best_gain = 0.0
     for i in range(n):

@@ -19,9 +19,10 @@ from .race import (
 
 # name -> (offset in the parameter row, default, meaning)
 GREEDY_PARAMETERS = {
-    "attack": (P_ATTACK, 1.75, "weight of attacking against building: above 1.5 attacks before laying "
-                               "distance, below 1.5 lays distance first, below 1.25 also fixes nothing "
-                               "for it (go and remedies always come first)"),
+    "attack": (P_ATTACK, 1.75, "weight of attacking: an attack scores 40 x attack, against 60-70 for laying "
+                               "distance, 80 for a go or remedy, 100 for a safety that clears a hazard; so "
+                               "1.75 attacks before laying distance, 3 before anything, 1 only when nothing "
+                               "else is useful"),
     "target_leader": (P_TARGET_LEADER, 1.0, "1: attack the side with the most distance; 0: the next side in turn order"),
     "hold_safeties": (P_HOLD_SAFETIES, 1.0, "1: keep safeties for a coup fourré (lay one only when it clears "
                                             "a hazard on us or instead of a discard); 0: lay at once for the extra turn"),

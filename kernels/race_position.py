@@ -249,3 +249,33 @@ def legal_moves_of(design: Design, position: dict, source: str = "position", opt
     n = K.legal_moves(state, ct, rules, seat, moves)
     side = seat % int(rules[K.R_SIDES])
     return [describe_move(design, int(m), side) for m in moves[:n]]
+
+
+def analyze_position(design: Design, position: dict, playouts: int = 2000, policy: str = "greedy",
+                     options: dict | None = None, seed: int = 0, source: str = "position") -> list[dict]:
+    """Each legal move's chance to win the hand for the player on turn.
+
+    For each of `playouts` deals of the cards the player cannot see (drawn
+    from the unseen cards, never from the position's stock or other hands),
+    every legal move is played and the hand is played out to its end by
+    `policy` players (greedy by default); a move's value is the share of
+    deals in which the player's side wins the hand: completes the trip, or
+    in scored designs has the strictly best hand score.
+    Returns one dict per move: move, wins, playouts, probability.
+    """
+    from .race_policies import parse_policy
+
+    state, ct, rules, seat = position_state(design, position, source, options, seed)
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    n = K.legal_moves(state, ct, rules, seat, moves)
+    spec = parse_policy(policy)
+    if spec.kernel_id not in (K.POLICY_GREEDY,):
+        raise DesignError(f"analyze plays the hand out with a greedy-family policy, not {policy!r}")
+    params = np.array(spec.params, np.float64)
+    params[K.P_HORIZON] = 0  # to the end of the hand
+    sums = [np.zeros(n) for _ in range(5)]
+    K.evaluate_moves(state, ct, rules, seat, moves, n, params, playouts, np.uint64(seed + 1), 0, True, *sums)
+    side = seat % int(rules[K.R_SIDES])
+    wins, counts = sums[0], sums[4]
+    return [{"move": describe_move(design, int(moves[i]), side), "wins": int(round(wins[i])),
+             "playouts": int(counts[i]), "probability": wins[i] / counts[i]} for i in range(n)]

@@ -272,8 +272,9 @@ def test_replay_log_referee_sees_coups_fourres_and_extensions():
     assert seen["coups"] > 0 and seen["extension"] > 0
 
 
-def test_turns_column_counts_passes_as_records_md_says():
-    # docs/records.md: `turns` = turns played in the hand (a turn = one card out of a hand, or a pass).
+def test_turns_column_counts_cards_out_of_hands_not_passes():
+    # docs/records.md, after the rules page ("every turn moves exactly one card out of a hand"):
+    # `turns` counts plays and discards; a seat with no card to play passes, which is no turn.
     # A pass needs a seat with no card while another still holds some after the stock ran out
     # (a coup fourré on an empty stock): rare, so look through games until one shows up.
     d = DESIGNS["millebornes"]
@@ -284,7 +285,7 @@ def test_turns_column_counts_passes_as_records_md_says():
             for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, None, 3, game):
                 c = referee(d, ct, rules, d.resolved_options(), log, hand_out, sides_out, players)
                 if c["passes"]:
-                    assert hand_out[K.H_TURNS] == c["turns"] + c["passes"], (
+                    assert hand_out[K.H_TURNS] == c["turns"], (
                         f"{players} players, seed 3, game {game}, hand {hand}: {c['turns']} cards played, "
                         f"{c['passes']} passes, turns column {hand_out[K.H_TURNS]}")
                     return

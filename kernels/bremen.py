@@ -1,0 +1,760 @@
+"""Bremer Stadtmusikanten: Numba kernels (rules, policies, batch driver).
+
+Rules: ../shared/rules/bremer_stadtmusikanten.md; decisions: docs/bremen.md.
+
+Animals are numbered a = 4 * colour + (size - 1): rooster 1, cat 2, dog 3,
+donkey 4. A field holds at most one animal of each size and the largest is
+always at the bottom, so a stack is fully described by which animal of each
+size stands on the field: the occupancy table below.
+
+State: one int32 row per game.
+
+    0         16        32     36 37 38 39 40     44     48     52     56 ...   S_OCC
+    | POS[16] | HOME[16]| OWNER | R| S| F| P| PTS | STORM| BONUS| CHASE| counters | OCC[4 * n_fields]
+      field     home      seat   robber  |  |   per seat points and their sources
+      of a      field     of     field   |  nplayers
+                of a      colour        seat on turn, first seat
+                          (-1 = neutral)
+
+    counters: S_TURNS, S_ROLLS, S_ROBBER_MOVES, S_SENT_ROBBER, S_SENT_KNOCK,
+              S_EXTRA_ROLLS, S_CHAIN_MAX, S_STORMS, S_CHASES, S_WINNER, S_CAPPED
+    OCC[4 * f + size - 1] = animal of that size on field f, or -1.
+
+Board tables (from kernels/bremen_board.py): kind[f] (K_*; K_START + colour
+for a start field), adj[f, j] neighbours (padded -1), deg[f], dist[f] (steps
+to the house), binfo (B_HOUSE, B_START + colour, B_N).
+
+Moves are packed int64: slot << 24 | animal << 16 | destination field.
+Random keys are passed by value and returned; they never live in the state.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, randint, uniform
+
+# --- state offsets ---------------------------------------------------------
+S_POS = 0
+S_HOME = 16
+S_OWNER = 32
+S_ROBBER = 36
+S_SEAT = 37
+S_FIRST_SEAT = 38
+S_NPLAYERS = 39
+S_POINTS = 40
+S_STORM = 44
+S_BONUS = 48
+S_CHASE = 52
+S_TURNS = 56
+S_ROLLS = 57
+S_ROBBER_MOVES = 58
+S_SENT_ROBBER = 59
+S_SENT_KNOCK = 60
+S_EXTRA_ROLLS = 61
+S_CHAIN_MAX = 62
+S_STORMS = 63
+S_CHASES = 64
+S_WINNER = 65
+S_CAPPED = 66
+S_OCC = 67
+
+# --- board tables ------------------------------------------------------------
+K_ROAD = 0
+K_FOREST = 1
+K_BRIDGE = 2
+K_HOUSE = 3
+K_START = 4  # + colour
+B_HOUSE = 0
+B_START = 1  # + colour
+B_N = 5
+B_LEN = 6
+
+# --- rule options (int64 row) ------------------------------------------------
+O_HARDER = 0          # extra roll only for climbing without sending anyone home
+O_TURBULENT = 1       # mixed start stacks
+O_TIE = 2             # 0: the player on turn counts as last on turn; 1: counts first
+O_FOREIGN_STACK = 3   # 0: a moved foreign animal must sit directly on an own one
+O_BRIDGE_STACK = 4    # 1: a single animal may climb onto a larger one on a bridge
+O_TARGET = 5          # points to win
+O_MAX_TURNS = 6       # turn cap
+N_OPT = 7
+
+# --- policies ------------------------------------------------------------------
+POL_RANDOM = 0
+POL_GREEDY = 1
+# greedy parameter row
+P_STORM = 0      # per point the storm brings the mover
+P_CHASE = 1      # chasing the robber
+P_CLIMB = 2      # sitting on top (another roll)
+P_KNOCK = 3      # per size unit of a foreign animal sent home
+P_OWN_HOME = 4   # per size unit of an own animal sent home (a cost)
+P_PROGRESS = 5   # per own animal carried one step nearer the house
+P_BUILD = 6      # per animal in a stack built on an own donkey
+P_LEADER = 7     # extra weight on the leader's animals (moves and robber)
+P_NOISE = 8      # uniform tie-breaking noise
+N_PARAM = 9
+
+# --- records (one int32 row per game) ----------------------------------------
+R_GAME = 0
+R_WINNER = 1
+R_CAPPED = 2
+R_TURNS = 3
+R_ROLLS = 4
+R_ROBBER_MOVES = 5
+R_SENT_ROBBER = 6
+R_SENT_KNOCK = 7
+R_EXTRA_ROLLS = 8
+R_CHAIN_MAX = 9
+R_STORMS = 10
+R_CHASES = 11
+R_FIRST_SEAT = 12
+R_POINTS = 13    # 4 per seat block: points, storm, robber bonus, chase
+N_REC = R_POINTS + 16
+
+# apply_move effect bits; animals sent home are counted from bit 8 up
+E_CLIMB = 1
+E_STORM = 2
+E_CHASE = 4
+
+
+@njit(cache=True)
+def owner_of(state, a):
+    return state[S_OWNER + (a >> 2)]
+
+
+@njit(cache=True)
+def rebuild_occ(state, n_fields):
+    """Recompute the occupancy table from the animals' positions."""
+    for i in range(4 * n_fields):
+        state[S_OCC + i] = -1
+    for a in range(16):
+        state[S_OCC + 4 * state[S_POS + a] + (a & 3)] = a
+
+
+@njit(cache=True)
+def send_home(state, a):
+    """Put animal a back on its home field; return how many animals moved.
+
+    An animal of the same size standing on that home (a visitor: every home
+    has one animal of each size) is sent to its own home in turn.
+    """
+    moved = 0
+    while a >= 0:
+        h = state[S_HOME + a]
+        s = a & 3
+        old = state[S_POS + a]
+        if state[S_OCC + 4 * old + s] == a:
+            state[S_OCC + 4 * old + s] = -1
+        b = state[S_OCC + 4 * h + s]
+        state[S_POS + a] = h
+        state[S_OCC + 4 * h + s] = a
+        moved += 1
+        a = b if b != a else -1
+    return moved
+
+
+@njit(cache=True)
+def state_errors(state, kind, n_fields):
+    """0 if the state is consistent, else a code naming the first broken invariant.
+
+    1: an animal's position and the occupancy table disagree; 2: the table
+    lists more or fewer than 16 animals; 3: an animal stands on the house;
+    4: the robber is off its area; 5: points differ from the sum of sources.
+    The stack rules (one animal per size, largest at the bottom) hold by the
+    layout of the occupancy table itself.
+    """
+    listed = 0
+    for f in range(n_fields):
+        for t in range(4):
+            b = state[S_OCC + 4 * f + t]
+            if b >= 0:
+                listed += 1
+                if (b & 3) != t or state[S_POS + b] != f:
+                    return 1
+                if kind[f] == K_HOUSE:
+                    return 3
+    if listed != 16:
+        return 2
+    k = kind[state[S_ROBBER]]
+    if k != K_FOREST and k != K_BRIDGE and k != K_HOUSE:
+        return 4
+    for o in range(4):
+        if state[S_POINTS + o] != state[S_STORM + o] + state[S_BONUS + o] + state[S_CHASE + o]:
+            return 5
+    return 0
+
+
+@njit(cache=True)
+def init_game(state, nplayers, binfo, opts, key):
+    """Set up a game: stacks on the start fields, robber home, first seat drawn."""
+    state[:] = 0
+    for c in range(4):
+        if nplayers == 4:
+            state[S_OWNER + c] = c
+        elif nplayers == 2:
+            state[S_OWNER + c] = c % 2  # diagonally opposite corners
+        else:
+            state[S_OWNER + c] = c if c < 3 else -1  # colour 3 is neutral
+    if opts[O_TURBULENT] == 1:
+        # Layer by layer from the donkeys up: a random permutation of colours
+        # per size, redrawn until no donkey is on its own corner and nobody
+        # sits directly on its own colour. Every layer has the same number of
+        # valid choices, so this draws uniformly from all valid set-ups.
+        below = np.arange(4)  # "colour below" of the donkey layer: the corner
+        perm = np.empty(4, np.int64)
+        for s in range(3, -1, -1):
+            ok = False
+            while not ok:
+                for i in range(4):
+                    perm[i] = i
+                for i in range(3, 0, -1):
+                    j, key = randint(key, i + 1)
+                    t = perm[i]
+                    perm[i] = perm[j]
+                    perm[j] = t
+                ok = True
+                for corner in range(4):
+                    if perm[corner] == below[corner]:
+                        ok = False
+            for corner in range(4):
+                state[S_HOME + 4 * perm[corner] + s] = binfo[B_START + corner]
+                below[corner] = perm[corner]
+    else:
+        for a in range(16):
+            state[S_HOME + a] = binfo[B_START + (a >> 2)]
+    for a in range(16):
+        state[S_POS + a] = state[S_HOME + a]
+    rebuild_occ(state, binfo[B_N])
+    state[S_ROBBER] = binfo[B_HOUSE]
+    state[S_NPLAYERS] = nplayers
+    first, key = randint(key, nplayers)
+    state[S_SEAT] = first
+    state[S_FIRST_SEAT] = first
+    state[S_WINNER] = -1
+    return key
+
+
+@njit(cache=True)
+def unit_count(state, a):
+    """Animal a plus the smaller animals riding on it."""
+    base = S_OCC + 4 * state[S_POS + a]
+    n = 1
+    for t in range(a & 3):
+        if state[base + t] >= 0:
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _landing_ok(state, a, x, seat, first, own_animal, multi, kind, opts):
+    """May animal a (moving with its riders) end its move on field x?"""
+    s = a & 3
+    base = S_OCC + 4 * x
+    k = kind[x]
+    if k == K_HOUSE:
+        return s == 3 and multi == 4  # only a full pyramid storms the house
+    below = -1  # the animal it would sit directly on
+    for t in range(s + 1, 4):
+        if state[base + t] >= 0:
+            below = state[base + t]
+            break
+    if k == K_BRIDGE and below >= 0 and opts[O_BRIDGE_STACK] == 0:
+        return False
+    if k >= K_START:  # an own start field (foreign ones are never entered)
+        if not first:
+            return False
+        for t in range(s + 1):
+            b = state[base + t]
+            if b >= 0 and (owner_of(state, b) == seat or state[S_HOME + b] == x):
+                return False
+    if not own_animal:
+        if below < 0:
+            return False
+        if opts[O_FOREIGN_STACK] == 0:
+            return owner_of(state, below) == seat
+        for t in range(s + 1, 4):
+            b = state[base + t]
+            if b >= 0 and owner_of(state, b) == seat:
+                return True
+        return False
+    return True
+
+
+@njit(cache=True)
+def animal_moves(state, a, d, slot, seat, first, kind, adj, deg, opts, out, n, path, it, vis):
+    """Append to out[n:] the moves of animal a by exactly d fields; return new n.
+
+    Simple paths in any direction, jumping occupied fields; the house only as
+    the last field; foreign start fields never; a carrying animal never onto a
+    bridge. Several paths to one field are one move.
+    """
+    start = state[S_POS + a]
+    multi = unit_count(state, a)
+    own_animal = owner_of(state, a) == seat
+    n0 = n
+    depth = 0
+    path[0] = start
+    it[0] = 0
+    vis[start] = 1
+    while depth >= 0:
+        f = path[depth]
+        i = it[depth]
+        if i >= deg[f]:
+            vis[f] = 0
+            depth -= 1
+            continue
+        it[depth] = i + 1
+        x = adj[f, i]
+        if vis[x] == 1:
+            continue
+        k = kind[x]
+        if k >= K_START and state[S_OWNER + k - K_START] != seat:
+            continue
+        if k == K_BRIDGE and multi > 1:
+            continue
+        if depth + 1 == d:
+            if _landing_ok(state, a, x, seat, first, own_animal, multi, kind, opts):
+                m = (slot << 24) | (a << 16) | x
+                dup = False
+                for j in range(n0, n):
+                    if out[j] == m:
+                        dup = True
+                if not dup:
+                    out[n] = m
+                    n += 1
+            continue
+        if k == K_HOUSE:
+            continue
+        depth += 1
+        path[depth] = x
+        it[depth] = 0
+        vis[x] = 1
+    return n
+
+
+@njit(cache=True)
+def second_moves(state, d, slot, seat, first_animal, first_field, kind, adj, deg, opts, out, path, it, vis, limit):
+    """Moves for the second die: another animal, never onto an own start field.
+
+    If the first move landed on an own start field (first_field >= 0), the
+    second must carry that animal off it again. Stops after `limit` moves.
+    """
+    n = 0
+    for k in range(16):
+        a = (k + 4 * seat) & 15  # own animals first: the look-ahead stops early
+        if a == first_animal:
+            continue
+        if first_field >= 0 and not (state[S_POS + a] == first_field and (a & 3) > (first_animal & 3)):
+            continue
+        if (a & 3) == 3 and owner_of(state, a) != seat:
+            continue  # a foreign donkey can never sit on anything
+        n = animal_moves(state, a, d, slot, seat, False, kind, adj, deg, opts, out, n, path, it, vis)
+        if n >= limit:
+            break
+    return n
+
+
+@njit(cache=True)
+def apply_move(state, seat, m, binfo):
+    """Play packed move m for `seat`; return effect bits + 256 * animals sent home."""
+    a = (m >> 16) & 0xFF
+    g = m & 0xFFFF
+    s = a & 3
+    f = state[S_POS + a]
+    house = binfo[B_HOUSE]
+    if g == house:  # storm: score, then pyramid and robber go home
+        for t in range(4):
+            o = owner_of(state, state[S_OCC + 4 * f + t])
+            if o >= 0:
+                state[S_POINTS + o] += 1
+                state[S_STORM + o] += 1
+        if state[S_ROBBER] == house:
+            o = owner_of(state, a)
+            state[S_POINTS + o] += 1
+            state[S_BONUS + o] += 1
+        pyramid = 0
+        for t in range(4):
+            pyramid |= state[S_OCC + 4 * f + t] << (8 * t)
+        for t in range(4):
+            send_home(state, (pyramid >> (8 * t)) & 0xFF)  # not counted as "sent home"
+        state[S_ROBBER] = house
+        state[S_STORMS] += 1
+        return E_STORM
+    eff = 0
+    if s == 3 and unit_count(state, a) == 4 and g == state[S_ROBBER]:
+        state[S_ROBBER] = house
+        state[S_POINTS + seat] += 1
+        state[S_CHASE + seat] += 1
+        state[S_CHASES] += 1
+        eff |= E_CHASE
+    for t in range(s + 1, 4):
+        if state[S_OCC + 4 * g + t] >= 0:
+            eff |= E_CLIMB
+    # Lift the animals to be knocked off g (ids packed 8 bits each), move the
+    # unit in, then send them home: a chain of homes can never clash with it.
+    knocked = 0
+    nk = 0
+    for t in range(s + 1):
+        b = state[S_OCC + 4 * g + t]
+        if b >= 0:
+            knocked |= b << (8 * nk)
+            nk += 1
+            state[S_OCC + 4 * g + t] = -1
+        b = state[S_OCC + 4 * f + t]
+        if b >= 0:
+            state[S_OCC + 4 * f + t] = -1
+            state[S_OCC + 4 * g + t] = b
+            state[S_POS + b] = g
+    sent = 0
+    for j in range(nk):
+        sent += send_home(state, (knocked >> (8 * j)) & 0xFF)
+    state[S_SENT_KNOCK] += sent
+    return eff | (sent << 8)
+
+
+@njit(cache=True)
+def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path, it, vis, key):
+    """Enumerate the robber's simple paths of exactly d fields in its area.
+
+    mode 0: return (number of paths, key). mode 1: play path number `pick`,
+    sending home every animal on a field passed or stopped on; returns
+    (animals sent home, key). mode 2: return (index of the greedy policy's
+    best path, key), scoring the animals each path would send home.
+    """
+    start = state[S_ROBBER]
+    count = 0
+    best = -1
+    best_score = -1e300
+    leader = -1
+    if mode == 2:
+        top = -1
+        for o in range(state[S_NPLAYERS]):
+            if o != seat and state[S_POINTS + o] > top:
+                top = state[S_POINTS + o]
+                leader = o
+    depth = 0
+    path[0] = start
+    it[0] = 0
+    vis[start] = 1
+    while depth >= 0:
+        f = path[depth]
+        i = it[depth]
+        if i >= deg[f] or depth == d:
+            if depth == d:
+                if mode == 1 and count == pick:
+                    sent = 0
+                    for j in range(1, d + 1):
+                        for t in range(4):
+                            b = state[S_OCC + 4 * path[j] + t]
+                            if b >= 0:
+                                sent += send_home(state, b)
+                    for j in range(d + 1):
+                        vis[path[j]] = 0
+                    state[S_ROBBER] = path[d]
+                    state[S_SENT_ROBBER] += sent
+                    state[S_ROBBER_MOVES] += 1
+                    return sent, key
+                if mode == 2:
+                    score = 0.0
+                    for j in range(1, d + 1):
+                        x = path[j]
+                        for t in range(4):
+                            b = state[S_OCC + 4 * x + t]
+                            if b >= 0:
+                                o = owner_of(state, b)
+                                h = state[S_HOME + b]
+                                value = (t + 1) * (1.0 + max(0, dist[h] - dist[x]) / max(1, dist[h]))
+                                if o == seat:
+                                    score -= params[P_OWN_HOME] * value
+                                elif o >= 0:
+                                    w = 1.0 + (params[P_LEADER] if o == leader else 0.0)
+                                    score += params[P_KNOCK] * value * w
+                                else:
+                                    score += 0.5 * params[P_KNOCK] * value
+                    u, key = uniform(key)
+                    score += params[P_NOISE] * u
+                    if score > best_score:
+                        best_score = score
+                        best = count
+                count += 1
+            vis[f] = 0
+            depth -= 1
+            continue
+        it[depth] = i + 1
+        x = adj[f, i]
+        if vis[x] == 1:
+            continue
+        k = kind[x]
+        if k != K_FOREST and k != K_BRIDGE and k != K_HOUSE:
+            continue
+        depth += 1
+        path[depth] = x
+        it[depth] = 0
+        vis[x] = 1
+    if mode == 2:
+        return best, key
+    return count, key
+
+
+@njit(cache=True)
+def greedy_score(state, m, seat, params, dist, binfo):
+    """One-step value of packed move m for the greedy family."""
+    a = (m >> 16) & 0xFF
+    g = m & 0xFFFF
+    s = a & 3
+    f = state[S_POS + a]
+    house = binfo[B_HOUSE]
+    own_in_unit = 0
+    nu = 0
+    for t in range(s + 1):
+        b = state[S_OCC + 4 * f + t]
+        if b >= 0:
+            nu += 1
+            if owner_of(state, b) == seat:
+                own_in_unit += 1
+    if g == house:
+        gain = own_in_unit + (1 if state[S_ROBBER] == house else 0)
+        return params[P_STORM] * gain
+    leader = -1
+    top = -1
+    for o in range(state[S_NPLAYERS]):
+        if o != seat and state[S_POINTS + o] > top:
+            top = state[S_POINTS + o]
+            leader = o
+    score = 0.0
+    if nu == 4 and g == state[S_ROBBER]:
+        score += params[P_CHASE]
+    bottom = a
+    for t in range(s + 1, 4):
+        b = state[S_OCC + 4 * g + t]
+        if b >= 0:
+            bottom = b
+    if bottom != a:
+        score += params[P_CLIMB]
+    for t in range(s + 1):
+        b = state[S_OCC + 4 * g + t]
+        if b >= 0:
+            o = owner_of(state, b)
+            if o == seat:
+                score -= params[P_OWN_HOME] * (t + 1)
+            elif o >= 0:
+                score += params[P_KNOCK] * (t + 1) * (1.0 + (params[P_LEADER] if o == leader else 0.0))
+            else:
+                score += 0.5 * params[P_KNOCK] * (t + 1)
+    if owner_of(state, a) == seat:
+        score += params[P_PROGRESS] * own_in_unit * (dist[f] - dist[g])
+    if (bottom & 3) == 3 and owner_of(state, bottom) == seat:
+        height = nu
+        for t in range(s + 1, 4):
+            if state[S_OCC + 4 * g + t] >= 0:
+                height += 1
+        score += params[P_BUILD] * height
+    return score
+
+
+@njit(cache=True)
+def choose(state, moves, n, seat, pol, params, dist, binfo, key):
+    """The policy's pick among moves[:n]: returns (index, key)."""
+    if pol == POL_RANDOM:
+        return randint(key, n)
+    best = 0
+    best_score = -1e300
+    for j in range(n):
+        u, key = uniform(key)
+        sc = greedy_score(state, moves[j], seat, params, dist, binfo) + params[P_NOISE] * u
+        if sc > best_score:
+            best_score = sc
+            best = j
+    return best, key
+
+
+@njit(cache=True)
+def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf, path, it, vis):
+    """Legal first moves for dice (d0, d1), packed into out; return the count.
+
+    Both dice must be used when possible: if some first move leaves a second
+    move (or storms the house), only such first moves are legal. Landing on
+    an own start field is legal only if a second move can carry it off.
+    """
+    n = 0
+    for slot in range(2):
+        if slot == 1 and d1 == d0:
+            break  # equal dice: one slot is enough
+        d = d0 if slot == 0 else d1
+        for a in range(16):
+            if (a & 3) == 3 and owner_of(state, a) != seat:
+                continue
+            n = animal_moves(state, a, d, slot, seat, True, kind, adj, deg, opts, out, n, path, it, vis)
+    full = 0
+    kept = 0
+    for j in range(n):
+        m = out[j]
+        slot = m >> 24
+        a = (m >> 16) & 0xFF
+        g = m & 0xFFFF
+        own_start = kind[g] >= K_START
+        tmp[:] = state
+        eff = apply_move(tmp, seat, m, binfo)
+        if eff & E_STORM:
+            ok2 = True
+        else:
+            d = d1 if slot == 0 else d0
+            ok2 = second_moves(tmp, d, 1 - slot, seat, a, g if own_start else -1,
+                               kind, adj, deg, opts, buf, path, it, vis, 1) > 0
+        if own_start and not ok2:
+            continue
+        if ok2:
+            full += 1
+            m |= 1 << 40  # flag: a second move follows
+        out[kept] = m
+        kept += 1
+    n = 0
+    for j in range(kept):
+        if full == 0 or out[j] >> 40:
+            out[n] = out[j] & ((1 << 40) - 1)
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def check_end(state, seat, opts):
+    """Set the winner once someone has reached the target; return True then.
+
+    Highest points among those at the target; equal points go to the player
+    who was on turn last (O_TIE 0: the player on turn now; 1: the one before).
+    """
+    P = state[S_NPLAYERS]
+    best = -1
+    for o in range(P):
+        if state[S_POINTS + o] >= opts[O_TARGET] and state[S_POINTS + o] > best:
+            best = state[S_POINTS + o]
+    if best < 0:
+        return False
+    start = 0 if opts[O_TIE] == 0 else 1
+    for back in range(start, start + P):
+        o = (seat - back) % P
+        if state[S_POINTS + o] == best:
+            state[S_WINNER] = o
+            return True
+    return True
+
+
+@njit(cache=True)
+def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+              moves, buf, tmp, path, it, vis, key):
+    """One player's turn with all its extra rolls; returns the chance key."""
+    chain = 0
+    while True:
+        state[S_ROLLS] += 1
+        d0, key = randint(key, 6)
+        d0 += 1
+        r, key = randint(key, 6)  # face 0 of the robber die is the R
+        pol = pols[seat]
+        prow = params[seat]
+        if r == 0:
+            n, key = robber_paths(state, d0, seat, 0, 0, prow, kind, adj, deg, dist, path, it, vis, key)
+            if n > 0:
+                pk = pkeys[seat]
+                if pol == POL_RANDOM:
+                    pick, pk = randint(pk, n)
+                else:
+                    pick, pk = robber_paths(state, d0, seat, 2, 0, prow, kind, adj, deg, dist, path, it, vis, pk)
+                pkeys[seat] = pk
+                robber_paths(state, d0, seat, 1, pick, prow, kind, adj, deg, dist, path, it, vis, key)
+            return key
+        d1 = r + 1
+        n = first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, moves, tmp, buf, path, it, vis)
+        if n == 0:
+            return key
+        j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
+        pkeys[seat] = pk
+        m = moves[j]
+        eff = apply_move(state, seat, m, binfo)
+        if check_end(state, seat, opts) or eff & E_STORM:
+            return key
+        extra = _earns_roll(eff, opts)
+        slot = m >> 24
+        a = (m >> 16) & 0xFF
+        g = m & 0xFFFF
+        n = second_moves(state, d1 if slot == 0 else d0, 1 - slot, seat, a,
+                         g if kind[g] >= K_START else -1, kind, adj, deg, opts, moves, path, it, vis, moves.shape[0])
+        if n > 0:
+            j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
+            pkeys[seat] = pk
+            eff = apply_move(state, seat, moves[j], binfo)
+            if check_end(state, seat, opts) or eff & E_STORM:
+                return key
+            extra = extra or _earns_roll(eff, opts)
+        if not extra:
+            return key
+        chain += 1
+        state[S_EXTRA_ROLLS] += 1
+        if chain > state[S_CHAIN_MAX]:
+            state[S_CHAIN_MAX] = chain
+
+
+@njit(cache=True)
+def _earns_roll(eff, opts):
+    if opts[O_HARDER] == 1:
+        return (eff & E_CLIMB) != 0 and (eff >> 8) == 0
+    return (eff & E_CLIMB) != 0
+
+
+@njit(cache=True)
+def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key):
+    """Play a set-up game to its end or the turn cap; returns the chance key."""
+    nf = binfo[B_N]
+    moves = np.empty(32 * nf, np.int64)
+    buf = np.empty(32 * nf, np.int64)
+    tmp = np.empty_like(state)
+    path = np.empty(8, np.int64)
+    it = np.empty(8, np.int64)
+    vis = np.zeros(nf, np.int8)
+    seat = state[S_SEAT]
+    P = state[S_NPLAYERS]
+    while state[S_WINNER] < 0:
+        if state[S_TURNS] >= opts[O_MAX_TURNS]:
+            state[S_CAPPED] = 1
+            break
+        state[S_TURNS] += 1
+        state[S_SEAT] = seat
+        key = play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+                        moves, buf, tmp, path, it, vis, key)
+        seat = (seat + 1) % P
+    return key
+
+
+@njit(parallel=True, cache=True)
+def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, dist, binfo, opts, out):
+    """Play games first_game .. first_game + len(out) - 1; row i of out is game i.
+
+    pols[seat] policy id, params[seat] its parameter row; out: int32 (n, N_REC).
+    """
+    nf = binfo[B_N]
+    for i in prange(out.shape[0]):
+        g = first_game + i
+        state = np.empty(S_OCC + 4 * nf, np.int32)
+        pkeys = np.empty(4, np.uint64)
+        for s in range(4):
+            pkeys[s] = game_key(root_seed, g, STREAM_POLICY_BASE + s)
+        key = game_key(root_seed, g, STREAM_CHANCE)
+        key = init_game(state, nplayers, binfo, opts, key)
+        play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key)
+        row = out[i]
+        row[R_GAME] = g
+        row[R_WINNER] = state[S_WINNER]
+        row[R_CAPPED] = state[S_CAPPED]
+        row[R_TURNS] = state[S_TURNS]
+        row[R_ROLLS] = state[S_ROLLS]
+        row[R_ROBBER_MOVES] = state[S_ROBBER_MOVES]
+        row[R_SENT_ROBBER] = state[S_SENT_ROBBER]
+        row[R_SENT_KNOCK] = state[S_SENT_KNOCK]
+        row[R_EXTRA_ROLLS] = state[S_EXTRA_ROLLS]
+        row[R_CHAIN_MAX] = state[S_CHAIN_MAX]
+        row[R_STORMS] = state[S_STORMS]
+        row[R_CHASES] = state[S_CHASES]
+        row[R_FIRST_SEAT] = state[S_FIRST_SEAT]
+        for s in range(4):
+            row[R_POINTS + 4 * s] = state[S_POINTS + s]
+            row[R_POINTS + 4 * s + 1] = state[S_STORM + s]
+            row[R_POINTS + 4 * s + 2] = state[S_BONUS + s]
+            row[R_POINTS + 4 * s + 3] = state[S_CHASE + s]
