@@ -171,9 +171,7 @@ class RaceRun:
         for s in range(self.sides):
             for r in range(K.PROGRESS_ROUNDS):
                 cols[f"s{s}_r{r + 1}"] = progress[:, s, r]
-        frame = pd.DataFrame(cols)
-        frame.sort_values(["game", "hand"], inplace=True, kind="stable")
-        frame.reset_index(drop=True, inplace=True)
+        frame = pd.DataFrame(cols).sort_values(["game", "hand"], kind="stable").reset_index(drop=True)
         return _add_game_columns(frame, self)
 
 

@@ -1,0 +1,159 @@
+"""Policies: user plugins, the look-ahead's information set, presets."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from etappe.analysis.race import RaceRun, simulate
+from etappe.kernels import race as K
+from etappe.kernels.race_design import load_design
+from etappe.kernels.race_policies import PolicyError, parse_policy
+from etappe.kernels.race_position import position_state
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "docs" / "examples" / "first_legal.py"
+
+
+def test_documented_example_policy_runs_and_beats_random():
+    df = simulate("millebornes", players=2, games=60, policies=[f"{EXAMPLE}:distance_first", "random"],
+                  seed=4, seating="rotate")
+    last = df[df.last_hand == 1]
+    wins = np.where(last.winner_side == 0, last.seat0_policy, last.seat1_policy)
+    assert df.attrs["policy_names"][0].endswith("first_legal.py:distance_first")
+    # Laying distance whenever possible beats random play nearly always.
+    assert (wins == 0).sum() >= 50
+
+
+def test_user_policy_with_wrong_signature_is_refused(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def pick(state, moves):\n    return 0\n")
+    with pytest.raises(PolicyError, match="takes \\(state, moves\\), but a policy takes"):
+        parse_policy(f"{bad}:pick")
+
+
+def test_user_policy_that_does_not_type_is_refused(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+                   "    return 'first'\n")
+    with pytest.raises(PolicyError, match="does not compile to the policy signature"):
+        parse_policy(f"{bad}:pick")
+
+
+def test_user_policy_missing_function_or_file(tmp_path):
+    good = tmp_path / "p.py"
+    good.write_text("x = 1\n")
+    with pytest.raises(PolicyError, match="has no function 'pick'"):
+        parse_policy(f"{good}:pick")
+    with pytest.raises(PolicyError, match="no file"):
+        parse_policy(f"{tmp_path / 'missing.py'}:pick")
+
+
+def test_user_policy_returning_an_illegal_index_is_reported(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+                   "    return n_moves\n")
+    with pytest.raises(PolicyError, match="not one of the legal moves"):
+        simulate("stapop", players=2, games=2, policies=[f"{bad}:pick", "greedy"], seed=1)
+
+
+def test_unknown_policy_and_parameter_are_refused():
+    with pytest.raises(PolicyError, match="unknown policy 'clever'"):
+        parse_policy("clever")
+    with pytest.raises(PolicyError, match="bad parameter"):
+        parse_policy("greedy:bravery=3")
+    with pytest.raises(PolicyError, match="must be a number"):
+        parse_policy("greedy:attack=lots")
+
+
+MIDGAME = {
+    "players": 2, "on_turn": 0, "stock": 45,
+    "hands": {"0": ["km100", "km25", "roll", "stop", "gasoline", "km50", "speed_limit"]},
+    "sides": [{"battle": "roll", "distance": {"km200": 1, "km100": 2}},
+              {"battle": "roll", "distance": {"km100": 3}, "safeties": ["driving_ace"]}],
+}
+
+
+def redeal_hidden(state, seat, players, seed):
+    """The same public position with the hidden cards (the stock and the
+    other hands) dealt differently: only card locations nobody but their
+    holder can see change."""
+    state = state.copy()
+    hidden = list(state[K.STOCK_AT:K.STOCK_AT + state[K.ST_STOCK_N]])
+    for p in range(players):
+        if p != seat:
+            for t in range(K.MAX_TYPES):
+                hidden += [t] * int(state[K.HAND_AT + p * K.MAX_TYPES + t])
+                state[K.HAND_AT + p * K.MAX_TYPES + t] = 0
+    np.random.default_rng(seed).shuffle(hidden)
+    n = int(state[K.ST_STOCK_N])
+    state[K.STOCK_AT:K.STOCK_AT + n] = hidden[:n]
+    used = n
+    for p in range(players):
+        if p != seat:
+            for t in hidden[used:used + state[K.HAND_N_AT + p]]:
+                state[K.HAND_AT + p * K.MAX_TYPES + t] += 1
+            used += state[K.HAND_N_AT + p]
+    assert used == len(hidden)
+    return state
+
+
+def lookahead_choice(position, hidden_seed, key):
+    design = load_design("millebornes")
+    state, ct, rules, seat = position_state(design, position, seed=0)
+    state = redeal_hidden(state, seat, position["players"], hidden_seed)
+    assert K.check_state(state, ct, rules) in (0, K.BROKEN_HAND_SIZE)  # seat on turn holds 7
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    n = K.legal_moves(state, ct, rules, seat, moves)
+    params = np.array(parse_policy("lookahead:playouts=40,horizon=10,confidence=0").params)
+    return int(K.choose_move(state, ct, rules, seat, moves, n, K.POLICY_LOOKAHEAD, params, np.uint64(key),
+                             RaceRun("millebornes", 2, ["greedy"], 0).user_policies)[0])
+
+
+def test_lookahead_never_uses_hidden_cards():
+    # The same public position with the stock and the opponent's hand dealt
+    # differently: with the same policy key, the decision must be the same,
+    # whatever the hidden cards are; so its decision distribution is too.
+    for key in range(1, 9):
+        choices = {lookahead_choice(MIDGAME, hidden_seed, key) for hidden_seed in range(5)}
+        assert len(choices) == 1, f"key {key}: decisions {choices} depend on hidden cards"
+
+
+def test_lookahead_decisions_do_depend_on_its_key():
+    # The check above would pass trivially if the decision ignored the playouts.
+    choices = {lookahead_choice(MIDGAME, 0, key) for key in range(1, 25)}
+    assert len(choices) > 1
+
+
+def test_lookahead_takes_the_winning_card():
+    # Stap op: one 10 km stage left, Stap op on the pile, tailwind shown:
+    # laying it wins at once, every other move can only lose time.
+    design = load_design("stapop")
+    position = {
+        "players": 2, "on_turn": 0, "stock": 30,
+        "hands": {"0": ["km10", "km5", "go", "crossing", "tailwind", "km6"]},
+        "sides": [{"battle": "go", "limit": "tailwind", "distance": {"km5": 8, "km6": 4, "km8": 2, "km10": 1}},
+                  {"battle": "go", "limit": "tailwind", "distance": {"km5": 3}}],
+    }
+    state, ct, rules, seat = position_state(design, position, seed=1)
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    n = K.legal_moves(state, ct, rules, seat, moves)
+    params = np.array(parse_policy("lookahead:playouts=60,confidence=0").params)
+    m, _ = K.choose_move(state, ct, rules, seat, moves, n, K.POLICY_LOOKAHEAD, params, np.uint64(3),
+                         RaceRun("stapop", 2, ["greedy"], 0).user_policies)
+    assert m == design.card_index("km10") * 8 + 0
+
+
+def test_presets_are_parameter_settings_of_one_family():
+    greedy, aggressive = parse_policy("greedy"), parse_policy("aggressive")
+    assert greedy.kernel_id == aggressive.kernel_id == K.POLICY_GREEDY
+    assert aggressive.params[K.P_ATTACK] == 3.0 and greedy.params[K.P_ATTACK] == 1.75
+    assert parse_policy("greedy:attack=3").params == aggressive.params
+
+
+def test_policies_command_lists_every_preset():
+    out = subprocess.run([sys.executable, "-m", "etappe.cli", "policies"], capture_output=True, text=True,
+                         check=True).stdout
+    for name in ("random", "greedy", "aggressive", "builder", "hoarder", "spender", "cautious", "lookahead"):
+        assert name in out
