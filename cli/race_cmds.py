@@ -233,7 +233,7 @@ def replay_command(deck: str, players: int, policy: str, seed: int, game: int, o
     if game < 0:
         fail("--game must be >= 0")
     specs = [run.distinct[i] for i in run.seat_policies(np.array([game]))[0]]
-    console.print(format_replay(run.design, run.card_table, run.rules, specs, seed, game), highlight=False)
+    typer.echo(format_replay(run.design, run.card_table, run.rules, specs, seed, game))
 
 
 def policies_command(deck: str | None) -> None:

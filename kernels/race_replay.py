@@ -53,6 +53,7 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
     for hand, log, sides_out, hand_out, totals in replay_hands(design, card_table, rules, seat_specs, None, seed, game):
         lines.append(f"\n== hand {hand + 1}: seat {hand % players} plays first ==")
         deal: dict[int, list[str]] = {}
+        previous = -1
         for turn, seat, event, card, side, value in log:
             if event == K.EV_DEAL:
                 deal.setdefault(seat, []).append(names[card])
@@ -62,7 +63,9 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
                     lines.append(f"  seat {s} is dealt: {' '.join(sorted(deal[s]))}")
                 deal = {}
             who = f"t{turn:>4} seat {seat}"  # plays are logged once the turn is counted
-            if event == K.EV_DRAW:
+            if event == K.EV_DRAW and previous == K.EV_COUP_FOURRE:
+                lines.append(f"{'':>5} seat {seat} draws {names[card]} to replace the safety")
+            elif event == K.EV_DRAW:
                 lines.append(f"t{turn + 1:>4} seat {seat} draws {names[card]}")
             elif event == K.EV_PLAY:
                 target = "" if side == seat % sides else f" on side {side}"
@@ -79,6 +82,9 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
                 lines.append(f"{'':>5} seat {seat} has no card and passes")
             elif event == K.EV_RESHUFFLE:
                 lines.append(f"{'':>5} the stock is empty: reshuffled into {value} cards")
+            elif event == K.EV_BROKEN_INVARIANT:
+                lines.append(f"{'':>5} BROKEN INVARIANT {value} after this move (a bug: please report it)")
+            previous = event
         end = "cut off by the turn cap" if hand_out[K.H_CAPPED] else (
             f"side {hand_out[K.H_TRIP_SIDE]} completes the trip" if hand_out[K.H_TRIP_SIDE] >= 0 else "no side completed the trip")
         lines.append(f"-- hand over after {hand_out[K.H_TURNS]} turns: {end}")

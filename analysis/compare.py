@@ -1,0 +1,307 @@
+"""Comparing two designs (or one design under two rule options) on the same seeds.
+
+Game i of run A and game i of run B start from the same random keys (common
+random numbers), so per-game metrics are differenced game by game:
+d_i = metric_A(i) - metric_B(i). A `PairedComparison` keeps, per metric, the
+number of pairs n and the sums of d and d^2 (and of each side's values), so
+it aggregates chunk by chunk and two of them `merge`. `paired_table` turns it
+into the mean difference with a 95 % normal interval, a two-sided p-value
+and Holm's correction across the metrics shown.
+
+Pairs where a metric is undefined on either side (e.g. the winner's deficit
+in a game without a winner) are left out of that metric's n.
+
+Card-level rates (played share, dead share) cannot be paired game by game;
+`card_comparison` compares them as two independent proportions (Newcombe
+interval), and says so in its `method` column.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .race_summary import RaceSummary, outcomes_by_position
+from .stats import holm, newcombe_difference, paired_difference, rate
+
+# (column of game_table, label, unit); won_s{s} rows are added per side.
+PAIRED_METRICS = (
+    ("game_turns", "turns per game", "turns"),
+    ("hands", "hands per game", "hands"),
+    ("capped", "turn-cap (stall) rate", "rate"),
+    ("no_winner", "no-winner rate", "rate"),
+    ("first_position_won", "first-player win rate", "rate"),
+    ("lead_changes", "lead changes per game", "changes"),
+    ("winner_deficit", "winner's largest deficit", "distance"),
+    ("winner_deficit_share", "winner's largest deficit (share of the trip)", "share"),
+    ("final_gap", "final gap (winner minus runner-up)", "total"),
+    ("hazard_turns", "turns lost to hazards per game", "turns"),
+    ("hazard_decided", "won by the side least hit by hazards", "rate"),
+    ("dead_share", "share of drawn cards wasted (discarded or held)", "share"),
+)
+SUMS = ("n", "sum_d", "sum_d2", "sum_a", "sum_b", "sum_a2", "sum_b2")
+
+
+def game_metrics(table: pd.DataFrame) -> pd.DataFrame:
+    """The per-game metrics used for pairing, indexed by game (from game_table)."""
+    t = table.set_index("game")
+    out = pd.DataFrame(index=t.index)
+    for col, _, _ in PAIRED_METRICS:
+        if col == "no_winner":
+            out[col] = (t["winner_side"] < 0).astype(float)
+        elif col in t:
+            out[col] = t[col].astype(float)
+    for col in t.columns:
+        if col.startswith("won_s"):
+            out[col] = t[col].astype(float)
+    return out
+
+
+@dataclass
+class PairedComparison:
+    """Running sums of paired per-game differences, metric by metric."""
+
+    metrics: list[str] = field(default_factory=list)
+    sums: dict[str, np.ndarray] = field(default_factory=dict)  # SUMS -> array over metrics
+    pending_a: pd.DataFrame | None = None
+    pending_b: pd.DataFrame | None = None
+
+    def _ensure(self, columns) -> None:
+        for col in columns:
+            if col not in self.metrics:
+                self.metrics.append(col)
+                for key in SUMS:
+                    self.sums[key] = np.append(self.sums.get(key, np.zeros(0)), 0.0)
+
+    def add_a(self, table: pd.DataFrame) -> None:
+        """Per-game table (game_table) of games of run A; pairs as soon as B has them."""
+        self.pending_a = _stack(self.pending_a, game_metrics(table))
+        self._pair()
+
+    def add_b(self, table: pd.DataFrame) -> None:
+        self.pending_b = _stack(self.pending_b, game_metrics(table))
+        self._pair()
+
+    def add_pairs(self, a: pd.DataFrame, b: pd.DataFrame) -> None:
+        """Accumulate aligned per-game metric frames (same index = same games)."""
+        cols = [c for c in a.columns if c in b.columns]
+        self._ensure(cols)
+        for col in cols:
+            x = a[col].to_numpy(float)
+            y = b[col].to_numpy(float)
+            ok = ~(np.isnan(x) | np.isnan(y))
+            d = x[ok] - y[ok]
+            i = self.metrics.index(col)
+            self.sums["n"][i] += ok.sum()
+            self.sums["sum_d"][i] += d.sum()
+            self.sums["sum_d2"][i] += (d * d).sum()
+            self.sums["sum_a"][i] += x[ok].sum()
+            self.sums["sum_b"][i] += y[ok].sum()
+            self.sums["sum_a2"][i] += (x[ok] ** 2).sum()
+            self.sums["sum_b2"][i] += (y[ok] ** 2).sum()
+
+    def _pair(self) -> None:
+        if self.pending_a is None or self.pending_b is None:
+            return
+        common = self.pending_a.index.intersection(self.pending_b.index)
+        if len(common) == 0:
+            return
+        self.add_pairs(self.pending_a.loc[common], self.pending_b.loc[common])
+        self.pending_a = self.pending_a.drop(common)
+        self.pending_b = self.pending_b.drop(common)
+
+    @property
+    def unpaired(self) -> int:
+        """Games seen in one run only (should be 0 when both runs are complete)."""
+        return sum(len(p) for p in (self.pending_a, self.pending_b) if p is not None)
+
+    def merge(self, other: "PairedComparison") -> "PairedComparison":
+        out = PairedComparison()
+        for src in (self, other):
+            out._ensure(src.metrics)
+            for col in src.metrics:
+                i, j = out.metrics.index(col), src.metrics.index(col)
+                for key in SUMS:
+                    out.sums[key][i] += src.sums[key][j]
+        out.pending_a = _stack(self.pending_a, other.pending_a)
+        out.pending_b = _stack(self.pending_b, other.pending_b)
+        out._pair()
+        return out
+
+
+def _stack(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return pd.concat([a, b])
+
+
+def compare_tables(table_a: pd.DataFrame, table_b: pd.DataFrame) -> PairedComparison:
+    """PairedComparison of two per-game tables (game_table) held in memory."""
+    comp = PairedComparison()
+    comp.add_a(table_a)
+    comp.add_b(table_b)
+    return comp
+
+
+def _label(metric: str, sides_labels: dict | None) -> tuple[str, str]:
+    for col, label, unit in PAIRED_METRICS:
+        if col == metric:
+            return label, unit
+    if metric.startswith("won_s"):
+        s = int(metric[5:])
+        name = (sides_labels or {}).get(s, f"side {s}")
+        return f"win rate of {name}", "rate"
+    return metric, ""
+
+
+def gap_sums(comp: PairedComparison, metric: str, fair: float):
+    """Paired sums of g = |a - fair| - |b - fair| for a rate metric.
+
+    The signs are those of the two estimated means (mean_a - fair, mean_b -
+    fair), held fixed: per game g = sa (a - fair) - sb (b - fair), whose mean
+    is the difference of the two distances from the fair share and whose
+    variance var(a) + var(b) - 2 sa sb cov(a, b) comes from the kept sums
+    (sum a b = (sum a^2 + sum b^2 - sum d^2) / 2).
+    Returns (n, sum_g, sum_g2, mean_a, mean_b).
+    """
+    i = comp.metrics.index(metric)
+    n = comp.sums["n"][i]
+    sa_, sb_ = comp.sums["sum_a"][i], comp.sums["sum_b"][i]
+    saa, sbb, sdd = comp.sums["sum_a2"][i], comp.sums["sum_b2"][i], comp.sums["sum_d2"][i]
+    if n < 2:
+        return n, np.nan, np.nan, np.nan, np.nan
+    ma, mb = sa_ / n, sb_ / n
+    sga = 1.0 if ma >= fair else -1.0
+    sgb = 1.0 if mb >= fair else -1.0
+    var_a = (saa - n * ma * ma) / (n - 1)
+    var_b = (sbb - n * mb * mb) / (n - 1)
+    cov = ((saa + sbb - sdd) / 2 - n * ma * mb) / (n - 1)
+    var_g = max(var_a + var_b - 2 * sga * sgb * cov, 0.0)
+    mean_g = sga * (ma - fair) - sgb * (mb - fair)
+    return n, n * mean_g, (n - 1) * var_g + n * mean_g * mean_g, abs(ma - fair), abs(mb - fair)
+
+
+def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side_labels: dict | None = None,
+                 fair: float | None = None) -> pd.DataFrame:
+    """One row per metric: n, mean_a, mean_b, diff (A - B), sd, 95 % interval, p, Holm.
+
+    Holm's correction runs across the rows of this table (the metrics shown);
+    `metrics` selects and orders them (default: all with n > 0). With
+    `fair` (1/sides) a row "first_player_gap" is added: the first player's
+    distance from the fair share, |rate - fair|, A - B (see `gap_sums`).
+    """
+    names = [m for m in (metrics or comp.metrics) if m in comp.metrics]
+    idx = [comp.metrics.index(m) for m in names]
+    n = comp.sums["n"][idx] if idx else np.zeros(0)
+    keep = n > 0
+    names = [m for m, k in zip(names, keep) if k]
+    idx = [i for i, k in zip(idx, keep) if k]
+    n = comp.sums["n"][idx]
+    sum_d, sum_d2 = comp.sums["sum_d"][idx], comp.sums["sum_d2"][idx]
+    mean_a, mean_b = rate(comp.sums["sum_a"][idx], n), rate(comp.sums["sum_b"][idx], n)
+    labels = [_label(m, side_labels) for m in names]
+    if fair is not None and "first_position_won" in names:
+        gn, gs, gs2, ga, gb = gap_sums(comp, "first_position_won", fair)
+        at = names.index("first_position_won") + 1
+        names.insert(at, "first_player_gap")
+        labels.insert(at, ("first player's distance from the fair share", "rate"))
+        n, sum_d, sum_d2 = (np.insert(v, at, x) for v, x in ((n, gn), (sum_d, gs), (sum_d2, gs2)))
+        mean_a, mean_b = np.insert(mean_a, at, ga), np.insert(mean_b, at, gb)
+    d = paired_difference(n, sum_d, sum_d2)
+    d = {k: np.atleast_1d(v) for k, v in d.items()}
+    adjusted, reject = holm(d["p_value"], alpha)
+    return pd.DataFrame({
+        "metric": [l for l, _ in labels], "key": names, "unit": [u for _, u in labels],
+        "n": np.asarray(n).astype(np.int64),
+        "mean_a": mean_a, "mean_b": mean_b,
+        "diff": d["mean"], "sd": d["sd"], "ci_low": d["ci_low"], "ci_high": d["ci_high"],
+        "p_value": d["p_value"], "p_holm": adjusted, "reject": reject,
+    })
+
+
+def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
+    """Unpaired comparison of card rates (played share, dead share) between two runs.
+
+    Card keys present in both runs are compared card by card; when the decks
+    share no keys, cards are pooled by role. Differences A - B with
+    Newcombe's interval; these rates are not paired game by game.
+    """
+    def per(s: RaceSummary, by_role: bool) -> pd.DataFrame:
+        L = s.layout
+        frame = pd.DataFrame({"key": list(L.card_roles if by_role else L.cards),
+                              "drawn": s.c["card_drawn"], "played": s.c["card_played"],
+                              "dead": s.c["card_discarded"] + s.c["card_in_hand"]})
+        return frame.groupby("key", sort=False).sum()
+
+    by_role = not (set(a.layout.cards) & set(b.layout.cards))
+    pa, pb = per(a, by_role), per(b, by_role)
+    keys = [k for k in pa.index if k in pb.index]
+    pa, pb = pa.loc[keys], pb.loc[keys]
+    rows = []
+    for what, col in (("played share", "played"), ("dead share", "dead")):
+        diff = newcombe_difference(pa[col], pa["drawn"], pb[col], pb["drawn"])
+        rows.append(pd.DataFrame({
+            ("role" if by_role else "card"): keys, "rate": what,
+            "a": rate(pa[col], pa["drawn"]), "n_a": pa["drawn"].to_numpy(),
+            "b": rate(pb[col], pb["drawn"]), "n_b": pb["drawn"].to_numpy(),
+            "diff": diff["diff"], "ci_low": diff["ci_low"], "ci_high": diff["ci_high"], "p_value": diff["p_value"],
+            "method": "unpaired (Newcombe)",
+        }))
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def seat_bias_strength(s: RaceSummary) -> float:
+    """Largest distance of a turn-order position's win rate from the fair share 1/sides."""
+    pos = outcomes_by_position(s)
+    return float(np.nanmax(np.abs(pos["rate"] - pos["fair_share"]))) if len(pos) else float("nan")
+
+
+HEADLINE = (
+    ("stronger seat bias", "first_player_gap"),
+    ("longer games", "game_turns"),
+    ("more decisive hazards", "hazard_decided"),
+    ("deader cards", "dead_share"),
+)
+
+
+def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str = "A", name_b: str = "B") -> pd.DataFrame:
+    """The first-screen answers: which design has more of each, and how sure.
+
+    Columns question, answer (name_a / name_b / "no clear difference ..." /
+    "n/a") and evidence (both values, the paired difference with its
+    interval and the Holm-adjusted p-value from `paired`, the table shown;
+    make it with `fair=1/sides` for the seat-bias row).
+    * stronger seat bias: the first player's distance from the fair share,
+      |P(first player wins) - 1/sides| (games with a winner);
+    * longer games: mean turns per game;
+    * more decisive hazards: share of games (with a winner and some turns
+      lost to hazards) won by the side that lost the fewest turns to hazards;
+    * deader cards: share of drawn cards discarded or left in hand.
+    An answer names a design only when the Holm-corrected paired difference
+    rejects; otherwise it says which way the estimate leans.
+    """
+    rows = []
+    p = paired.set_index("key")
+    for question, key in HEADLINE:
+        q = f"Which has {question}?"
+        if key not in p.index:
+            rows.append({"question": q, "answer": "n/a", "evidence": "not measured in both runs"})
+            continue
+        r = p.loc[key]
+        ev = (f"{name_a} {r['mean_a']:.4g} vs {name_b} {r['mean_b']:.4g}; paired difference {r['diff']:+.4g} "
+              f"[{r['ci_low']:.4g}, {r['ci_high']:.4g}], Holm p = {r['p_holm']:.3g}, n = {int(r['n'])}")
+        if key == "first_player_gap":
+            ev = (f"largest gap of a turn-order position from the fair share {seat_bias_strength(a):.3g} ({name_a}) "
+                  f"vs {seat_bias_strength(b):.3g} ({name_b}); first player's distance from the fair share: " + ev)
+        larger = name_a if r["diff"] > 0 else name_b
+        if bool(r["reject"]):
+            answer = larger
+        elif r["diff"] == 0 or not np.isfinite(r["diff"]):
+            answer = "no clear difference"
+        else:
+            answer = f"no clear difference (leaning {larger})"
+        rows.append({"question": q, "answer": answer, "evidence": ev})
+    return pd.DataFrame(rows)

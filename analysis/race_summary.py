@@ -1,0 +1,742 @@
+"""Balance statistics of race-game runs as a mergeable summary.
+
+A run (docs/records.md: one row per hand, wide per-side columns, metadata in
+``df.attrs`` / the Parquet key ``etappe``) is reduced chunk by chunk to a
+`RaceSummary` of sufficient statistics: counts, sums, sums of squares and
+exact integer histograms. Two summaries of the same run layout add with
+`merge`, so a million-game report never needs a million-row table in memory:
+
+    summary = summarize_chunks(iter_parquet(path), read_metadata(path))
+
+The table functions below (`outcomes_by_seat`, `length_table`,
+`card_balance`, ...) turn a summary into tidy DataFrames; every rate carries
+n and a 95 % Wilson interval.
+
+Game-level facts come from each game's rows as a whole (the winner and game
+turns are on every row, caps and lead changes are summed or or-ed over the
+game's hands). `RaceSummarizer` holds back the rows of a game whose last hand
+has not arrived yet, so chunks may cut a game anywhere.
+
+Turn order: the "position" of a side in a game is its rank in the turn order
+of the game's first hand (the side of ``first_seat`` is position 1). The
+first-player advantage is the win rate of position 1; seat uniformity is
+tested on the wins per position and, separately, per fixed side.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .stats import (
+    IntHistogram,
+    chisquare_uniform,
+    hist_ecdf,
+    mean_interval,
+    newcombe_difference,
+    rate,
+    wilson_interval,
+)
+
+CARD_STATS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
+HAZARD_ROLES = {"hazard", "limit", "setback", "delay", "attack", "speed_limit"}
+RESPONSIVE_ROLES = {"remedy", "end_limit", "end_of_limit", "go"}
+EXAMPLES_KEPT = 20
+
+# Thresholds of the "rarely worth playing" rule (see `worth_playing`).
+MIN_DRAWN = 50
+DEAD_PLAYED_SHARE = 0.10
+
+
+# ------------------------------------------------------------------ layout
+@dataclass(frozen=True)
+class Layout:
+    """What a run's shape is: sides, seats, cards, rounds (from the metadata)."""
+
+    players: int
+    sides: int
+    seat_side: tuple[int, ...]
+    policies: tuple[str, ...]  # label per seat
+    cards: tuple[str, ...]
+    card_names: tuple[str, ...]
+    card_roles: tuple[str, ...]
+    rounds: int
+    multi_hand: bool
+    unit: str
+    policy_names: tuple[str, ...] = ()  # distinct policies; seat{p}_policy indexes them
+    seating: str = "fixed"
+    target: float = 0.0  # the trip (distance of one hand)
+
+    @property
+    def hazard_mask(self) -> np.ndarray:
+        return np.array([_role(r) in HAZARD_ROLES or _role(r).startswith("hazard") for r in self.card_roles], bool)
+
+    @property
+    def safety_mask(self) -> np.ndarray:
+        return np.array([_role(r).startswith("safety") for r in self.card_roles], bool)
+
+    def side_label(self, side: int) -> str:
+        seats = [i for i, s in enumerate(self.seat_side) if s == side]
+        if len(seats) == 1:
+            return f"seat {seats[0]}"
+        return f"side {side} (seats {', '.join(map(str, seats))})"
+
+
+def _role(role: str) -> str:
+    return str(role).strip().lower().replace(" ", "_").replace("-", "_")
+
+
+def policy_label(policy) -> str:
+    """A policy's label: its name as given ({name, family, params} from the engine),
+    or 'name(k=v, ...)' for a {name, params} dict without a family; a string as is."""
+    if isinstance(policy, str):
+        return policy
+    name = str(policy.get("name", "?"))
+    params = policy.get("params") or {}
+    if not params or "family" in policy:
+        return name
+    return f"{name}({', '.join(f'{k}={v}' for k, v in sorted(params.items()))})"
+
+
+def layout_from(meta: dict, columns=None) -> Layout:
+    """The run layout from its metadata (card keys fall back to the columns)."""
+    players = int(meta.get("players", len(meta.get("seat_side", [])) or 2))
+    seat_side = tuple(int(s) for s in meta.get("seat_side", range(players)))
+    sides = int(meta.get("sides", max(seat_side) + 1))
+    pols = meta.get("policies") or [{"name": "?"}] * players
+    policies = tuple(policy_label(p) for p in pols)
+    cards_meta = meta.get("cards")
+    if cards_meta:
+        keys = tuple(str(c["key"]) for c in cards_meta)
+        names = tuple(str(c.get("name", c["key"])) for c in cards_meta)
+        roles = tuple(str(c.get("role", "")) for c in cards_meta)
+    else:
+        keys = tuple(c[3:-6] for c in (columns or []) if c.startswith("s0_") and c.endswith("_drawn"))
+        names, roles = keys, tuple("" for _ in keys)
+    rounds = meta.get("progress_rounds")
+    if rounds is None:
+        rounds = sum(1 for c in (columns or []) if c.startswith("s0_r") and c[4:].isdigit())
+    policy_names = tuple(str(n) for n in meta.get("policy_names") or dict.fromkeys(policies))
+    return Layout(
+        policy_names=policy_names,
+        seating=str(meta.get("seating", "fixed")),
+        target=_target(meta),
+        players=players,
+        sides=sides,
+        seat_side=seat_side,
+        policies=policies,
+        cards=keys,
+        card_names=names,
+        card_roles=roles,
+        rounds=int(rounds),
+        multi_hand=bool(meta.get("multi_hand", False)),
+        unit=str(meta.get("unit", "km")),
+    )
+
+
+# ------------------------------------------------------------------ summary
+@dataclass
+class RaceSummary:
+    """Sufficient statistics of a run (or of part of one); add with `merge`.
+
+    ``c`` holds additive count/sum arrays, ``h`` integer histograms,
+    ``examples`` the smallest game indices showing each anomaly.
+
+    Keys of ``c`` (G = games, H = hands, S = sides, C = cards, R = rounds):
+      games, hands, no_winner, capped_games, tie_games, capped_hands,
+      stock_exhausted, reshuffles, extension_called, trip_completed  (scalars)
+      side_wins[S], position_wins[S], first_seat_games[P], disqualified[S], safeties[S],
+      coups_side[S], hazards_played[S], hazards_received[S]
+      comeback_games (winner was behind at some point), hazard_decided,
+      hazard_games
+      card_<stat>[C] for stat in CARD_STATS (sums over sides and hands)
+      card_played_by_winner[C], card_played_won_games[C],
+      card_units_played[C], card_wins_played[C] (game-side units),
+      card_units_received[C], card_wins_received[C], conservation_breaks
+      prog_side_s1/s2[S, R], prog_pos_s1/s2[S, R], prog_pos_n[S]
+    Histograms: game_turns, hands_per_game, hand_turns, lead_changes,
+      winner_deficit, final_gap, winner_score_deficit, hazard_turns.
+    """
+
+    layout: Layout
+    c: dict[str, np.ndarray] = field(default_factory=dict)
+    h: dict[str, IntHistogram] = field(default_factory=dict)
+    examples: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def games(self) -> int:
+        return int(self.c.get("games", 0))
+
+    def merge(self, other: "RaceSummary") -> "RaceSummary":
+        """A new summary of both parts (the parts are left untouched)."""
+        if other.layout != self.layout:
+            raise ValueError("cannot merge summaries of runs with different layouts")
+        out = RaceSummary(self.layout)
+        for key in self.c.keys() | other.c.keys():
+            a, b = self.c.get(key), other.c.get(key)
+            out.c[key] = copy.copy(b) if a is None else copy.copy(a) if b is None else a + b
+        for key in self.h.keys() | other.h.keys():
+            out.h[key] = self.h.get(key, IntHistogram()).merge(other.h.get(key, IntHistogram()))
+        for key in self.examples.keys() | other.examples.keys():
+            both = sorted(set(self.examples.get(key, [])) | set(other.examples.get(key, [])))
+            out.examples[key] = both[:EXAMPLES_KEPT]
+        return out
+
+    __add__ = merge
+
+
+def empty_summary(layout: Layout) -> RaceSummary:
+    return RaceSummary(layout)
+
+
+# ------------------------------------------------------------- per-game facts
+def _col(frame: pd.DataFrame, name: str, default: int = 0) -> np.ndarray:
+    if name in frame.columns:
+        return frame[name].to_numpy(dtype=np.int64, na_value=default)
+    return np.full(len(frame), default, dtype=np.int64)
+
+
+def _sides(frame: pd.DataFrame, fmt: str, sides: int) -> np.ndarray:
+    return np.stack([_col(frame, fmt.format(s=s)) for s in range(sides)], axis=1)
+
+
+def _side_ranks(first_seat: np.ndarray, L: Layout) -> np.ndarray:
+    """(rows, S) turn-order rank of each side given the first seat of the hand."""
+    seats = np.arange(L.players)
+    pos = (seats[None, :] - first_seat[:, None]) % L.players  # (rows, P)
+    side_of = np.asarray(L.seat_side)
+    minpos = np.full((len(first_seat), L.sides), L.players, dtype=np.int64)
+    for s in range(L.sides):
+        cols = np.flatnonzero(side_of == s)
+        if cols.size:
+            minpos[:, s] = pos[:, cols].min(axis=1)
+    return np.argsort(np.argsort(minpos, axis=1, kind="stable"), axis=1, kind="stable")
+
+
+@dataclass
+class _Games:
+    """Per-game arrays of one chunk of complete games (internal)."""
+
+    table: pd.DataFrame
+    starts: np.ndarray
+    winner: np.ndarray
+    frame: pd.DataFrame
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    g = frame["game"].to_numpy()
+    h = frame["hand"].to_numpy()
+    ordered = len(g) < 2 or bool(np.all((g[1:] > g[:-1]) | ((g[1:] == g[:-1]) & (h[1:] > h[:-1]))))
+    return frame if ordered else frame.sort_values(["game", "hand"], kind="stable").reset_index(drop=True)
+
+
+def game_table(frame: pd.DataFrame, meta: dict) -> pd.DataFrame:
+    """One row per (complete) game: the per-game metrics used in reports and pairing.
+
+    Columns: game, hands, game_turns, winner_side (-1: none), capped (any
+    hand capped), first_seat (of hand 0), winner_position (turn-order rank of
+    the winner's side at hand 0, from 0; -1 none), first_position_won (NaN
+    without a winner),
+    lead_changes (summed over hands), winner_deficit (largest gap behind the
+    leader, winner's side, over the hands), winner_deficit_share (the same
+    as a share of the trip, comparable across designs), final_gap (winner's total minus
+    the best other total at the end), winner_score_deficit (multi-hand:
+    largest gap in cumulative score behind after a hand), hazard_turns (turns
+    lost by all sides to hazards), hazard_decided (winner lost strictly fewer
+    turns to hazards than every other side; NaN without a winner or without
+    any turn lost to hazards), dead_share (share of drawn
+    cards discarded or left in hand), won_s{s} (side s won).
+    NaN where undefined (no winner, no cards drawn).
+    """
+    L = layout_from(meta, list(frame.columns))
+    return _game_facts(_sorted(frame), L).table
+
+
+def _target(meta: dict) -> float:
+    try:
+        return float(meta.get("target") or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _game_facts(f: pd.DataFrame, L: Layout) -> _Games:
+    g = f["game"].to_numpy()
+    n = len(g)
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    ends = (np.r_[starts[1:], n] - 1) if n else np.zeros(0, dtype=np.int64)
+    G = len(starts)
+
+    def gsum(x):
+        return np.add.reduceat(x, starts, axis=0) if G else x[:0]
+
+    def gmax(x):
+        return np.maximum.reduceat(x, starts, axis=0) if G else x[:0]
+
+    winner = _col(f, "winner_side", -1)[ends]
+    has_w = winner >= 0
+    wi = np.where(has_w, winner, 0)
+    rows_g = np.arange(G)
+    first_seat = _col(f, "first_seat")[starts]
+    ranks0 = _side_ranks(first_seat, L) if G else np.zeros((0, L.sides), dtype=np.int64)
+    wpos = np.where(has_w, ranks0[rows_g, wi], -1)
+
+    deficit = gmax(_sides(f, "s{s}_max_deficit", L.sides))
+    totals_last = _sides(f, "s{s}_total", L.sides)[ends].astype(float)
+    other_best = np.where(np.eye(L.sides, dtype=bool)[wi], -np.inf, totals_last).max(axis=1) if L.sides > 1 else np.zeros(G)
+    final_gap = np.where(has_w, totals_last[rows_g, wi] - other_best, np.nan)
+
+    table = {
+        "game": g[starts],
+        "hands": ends - starts + 1,
+        "game_turns": _col(f, "game_turns")[ends],
+        "winner_side": winner,
+        "capped": (gmax(_col(f, "capped")) > 0).astype(np.int64),
+        "first_seat": first_seat,
+        "winner_position": wpos,
+        "first_position_won": np.where(has_w, (wpos == 0).astype(float), np.nan),
+        "lead_changes": gsum(_col(f, "lead_changes")),
+        "winner_deficit": np.where(has_w, deficit[rows_g, wi], np.nan),
+        "winner_deficit_share": np.where(has_w, deficit[rows_g, wi], np.nan) / L.target if L.target > 0 else np.nan,
+        "final_gap": final_gap,
+    }
+    if L.multi_hand:
+        totals = _sides(f, "s{s}_total", L.sides).astype(float)
+        hw = np.repeat(wi, ends - starts + 1)
+        hrow = np.arange(n)
+        mine = totals[hrow, hw]
+        others = np.where(np.eye(L.sides, dtype=bool)[hw], -np.inf, totals).max(axis=1) if L.sides > 1 else mine
+        behind = np.maximum(others - mine, 0.0)
+        table["winner_score_deficit"] = np.where(has_w, gmax(behind), np.nan)
+
+    hz = L.hazard_mask
+    hazard_side = np.zeros((G, L.sides), dtype=np.int64)
+    drawn_g = np.zeros(G, dtype=np.int64)
+    dead_g = np.zeros(G, dtype=np.int64)
+    for ci, key in enumerate(L.cards):
+        drawn_g += gsum(_sides(f, f"s{{s}}_{key}_drawn", L.sides)).sum(axis=1)
+        dead_g += gsum(_sides(f, f"s{{s}}_{key}_discarded", L.sides) + _sides(f, f"s{{s}}_{key}_in_hand", L.sides)).sum(axis=1)
+        if hz[ci]:
+            hazard_side += gsum(_sides(f, f"s{{s}}_{key}_victim_turns", L.sides))
+    table["hazard_turns"] = hazard_side.sum(axis=1)
+    if L.sides > 1:
+        others_min = np.where(np.eye(L.sides, dtype=bool)[wi], np.iinfo(np.int64).max, hazard_side).min(axis=1)
+        decided = hazard_side[rows_g, wi] < others_min
+    else:
+        decided = np.zeros(G, bool)
+    table["hazard_decided"] = np.where(has_w & (table["hazard_turns"] > 0), decided.astype(float), np.nan)
+    table["dead_share"] = np.where(drawn_g > 0, dead_g / np.maximum(drawn_g, 1), np.nan)
+    for s in range(L.sides):
+        table[f"won_s{s}"] = (winner == s).astype(np.int64)
+    return _Games(pd.DataFrame(table), starts, winner, f)
+
+
+# ------------------------------------------------------------- summarizing
+def summarize(frame: pd.DataFrame, meta: dict | None = None) -> RaceSummary:
+    """Summary of a table of complete games (every hand of each game present).
+
+    `meta` defaults to ``frame.attrs``. Use `RaceSummarizer` (or
+    `summarize_chunks`) when chunks may cut a game in two.
+    """
+    meta = meta if meta is not None else dict(frame.attrs)
+    L = layout_from(meta, list(frame.columns))
+    return _summarize(_sorted(frame), L)
+
+
+def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceSummary:
+    S, C, R = L.sides, len(L.cards), L.rounds
+    games = games if games is not None else _game_facts(f, L)
+    t = games.table
+    G = len(t)
+    winner = t["winner_side"].to_numpy()
+    has_w = winner >= 0
+    wi = np.where(has_w, winner, 0)
+    capped = t["capped"].to_numpy() > 0
+    out = RaceSummary(L)
+    c = out.c
+
+    c["games"] = np.int64(G)
+    c["hands"] = np.int64(len(f))
+    c["no_winner"] = np.int64((~has_w).sum())
+    c["capped_games"] = np.int64(capped.sum())
+    c["tie_games"] = np.int64((~has_w & ~capped).sum())
+    c["capped_hands"] = np.int64((_col(f, "capped") > 0).sum())
+    c["stock_exhausted"] = np.int64((_col(f, "stock_exhausted") > 0).sum())
+    c["reshuffles"] = np.int64(_col(f, "reshuffles").sum())
+    c["extension_called"] = np.int64((_col(f, "extension_side", -1) >= 0).sum())
+    c["trip_completed"] = np.int64((_col(f, "trip_side", -1) >= 0).sum())
+    c["side_wins"] = np.bincount(winner[has_w], minlength=S).astype(np.int64)
+    wpos = t["winner_position"].to_numpy()
+    c["position_wins"] = np.bincount(wpos[wpos >= 0], minlength=S).astype(np.int64)
+    # policies: seat{p}_policy (per game, hand 0) indexes policy_names; without
+    # the columns every seat keeps the policy of the metadata
+    K = len(L.policy_names)
+    c["policy_seat_games"] = np.zeros(K, dtype=np.int64)
+    c["policy_wins"] = np.zeros(K, dtype=np.int64)
+    for p in range(L.players):
+        col = f"seat{p}_policy"
+        if col in f.columns:
+            k = f[col].to_numpy(dtype=np.int64)[games.starts]
+        else:
+            k = np.full(G, L.policy_names.index(L.policies[p]) if L.policies[p] in L.policy_names else 0)
+        c["policy_seat_games"] += np.bincount(k, minlength=K)[:K]
+        c["policy_wins"] += np.bincount(k, weights=(winner == L.seat_side[p]), minlength=K)[:K].astype(np.int64)
+    c["first_seat_games"] = np.bincount(t["first_seat"].to_numpy() % L.players, minlength=L.players).astype(np.int64)
+    for name, col in (("disqualified", "disqualified"), ("safeties", "safeties"), ("coups_side", "coups"),
+                      ("hazards_played", "hazards_played"), ("hazards_received", "hazards_received")):
+        c[name] = _sides(f, "s{s}_" + col, S).sum(axis=0)
+    wd = t["winner_deficit"].to_numpy()
+    c["comeback_games"] = np.int64((wd[has_w] > 0).sum())
+    hd = t["hazard_decided"].to_numpy()
+    c["hazard_games"] = np.int64((~np.isnan(hd)).sum())
+    c["hazard_decided"] = np.int64(np.nansum(hd))
+
+    # cards
+    starts = games.starts
+    rows_g = np.arange(G)
+    for stat in CARD_STATS:
+        c[f"card_{stat}"] = np.zeros(C, dtype=np.int64)
+    for name in ("played_by_winner", "played_won_games", "units_played", "wins_played",
+                 "units_received", "wins_received"):
+        c[f"card_{name}"] = np.zeros(C, dtype=np.int64)
+    breaks = 0
+    for ci, key in enumerate(L.cards):
+        per = {stat: _sides(f, f"s{{s}}_{key}_{stat}", S) for stat in CARD_STATS}
+        for stat in CARD_STATS:
+            c[f"card_{stat}"][ci] = per[stat].sum()
+        if all(f"s0_{key}_{x}" in f.columns for x in ("drawn", "played", "discarded", "in_hand")):
+            breaks += int((per["drawn"] != per["played"] + per["discarded"] + per["in_hand"]).sum())
+        if G:
+            pg = np.add.reduceat(per["played"], starts, axis=0)  # (G, S)
+            rg = np.add.reduceat(per["received"], starts, axis=0)
+            won = np.zeros((G, S), bool)
+            won[rows_g[has_w], winner[has_w]] = True
+            c["card_played_by_winner"][ci] = pg[rows_g, wi][has_w].sum()
+            c["card_played_won_games"][ci] = pg[has_w].sum()
+            c["card_units_played"][ci] = (pg > 0).sum()
+            c["card_wins_played"][ci] = ((pg > 0) & won).sum()
+            c["card_units_received"][ci] = (rg > 0).sum()
+            c["card_wins_received"][ci] = ((rg > 0) & won).sum()
+    c["conservation_breaks"] = np.int64(breaks)
+
+    # progress per side and per turn-order position (of the hand)
+    ranks = _side_ranks(_col(f, "first_seat"), L) if len(f) else np.zeros((0, S), dtype=np.int64)
+    s1 = np.zeros((S, R)); s2 = np.zeros((S, R))
+    p1 = np.zeros((S, R)); p2 = np.zeros((S, R))
+    for s in range(S):
+        for r in range(R):
+            x = _col(f, f"s{s}_r{r + 1}").astype(float)
+            s1[s, r] += x.sum(); s2[s, r] += (x * x).sum()
+            p1[:, r] += np.bincount(ranks[:, s], weights=x, minlength=S)
+            p2[:, r] += np.bincount(ranks[:, s], weights=x * x, minlength=S)
+    c["prog_side_s1"], c["prog_side_s2"], c["prog_pos_s1"], c["prog_pos_s2"] = s1, s2, p1, p2
+
+    # histograms
+    h = out.h
+    h["game_turns"] = IntHistogram.of(t["game_turns"].to_numpy())
+    h["hands_per_game"] = IntHistogram.of(t["hands"].to_numpy())
+    h["hand_turns"] = IntHistogram.of(_col(f, "turns"))
+    h["lead_changes"] = IntHistogram.of(t["lead_changes"].to_numpy())
+    h["winner_deficit"] = IntHistogram.of(wd)
+    h["final_gap"] = IntHistogram.of(t["final_gap"].to_numpy())
+    h["hazard_turns"] = IntHistogram.of(t["hazard_turns"].to_numpy())
+    if "winner_score_deficit" in t:
+        h["winner_score_deficit"] = IntHistogram.of(t["winner_score_deficit"].to_numpy())
+
+    gidx = t["game"].to_numpy()
+    out.examples["capped"] = sorted(gidx[capped].tolist())[:EXAMPLES_KEPT]
+    out.examples["tie"] = sorted(gidx[~has_w & ~capped].tolist())[:EXAMPLES_KEPT]
+    return out
+
+
+class RaceSummarizer:
+    """Feed chunks of a run (any cut); `result()` is the summary of all complete games.
+
+    Rows of a game whose rows are not all there yet (no ``last_hand`` row, or
+    fewer rows than hands) are held back and joined with the next chunk.
+    `on_games`, when given, is called with the per-game table of each batch
+    of complete games (used by the paired comparison).
+    """
+
+    def __init__(self, meta: dict, on_games=None):
+        self.meta = meta
+        self.layout: Layout | None = None
+        self.summary: RaceSummary | None = None
+        self.pending: pd.DataFrame | None = None
+        self.on_games = on_games
+
+    def add(self, frame: pd.DataFrame) -> None:
+        if self.pending is not None and len(self.pending):
+            frame = pd.concat([self.pending, frame], ignore_index=True)
+        if self.layout is None:
+            self.layout = layout_from(self.meta, list(frame.columns))
+        if len(frame) == 0:
+            return
+        frame = _sorted(frame)
+        game = frame["game"].to_numpy()
+        last = frame["last_hand"].to_numpy() > 0
+        hand = frame["hand"].to_numpy()
+        count = pd.Series(1, index=game).groupby(level=0).size()
+        need = pd.Series(hand[last] + 1, index=game[last])
+        complete_games = need.index[need.to_numpy() == count.reindex(need.index).to_numpy()]
+        done = np.isin(game, complete_games.to_numpy())
+        self.pending = frame.loc[~done].reset_index(drop=True)
+        ready = frame.loc[done].reset_index(drop=True) if not done.all() else frame
+        if len(ready) == 0:
+            return
+        games = _game_facts(ready, self.layout)
+        part = _summarize(ready, self.layout, games)
+        if self.on_games is not None:
+            self.on_games(games.table)
+        self.summary = part if self.summary is None else self.summary.merge(part)
+
+    def result(self) -> RaceSummary:
+        if self.pending is not None and len(self.pending):
+            games = sorted(set(self.pending["game"].tolist()))
+            raise ValueError(f"incomplete games in the records (no last hand): {games[:10]}")
+        if self.summary is None:
+            return RaceSummary(self.layout or layout_from(self.meta))
+        return self.summary
+
+
+def summarize_chunks(chunks, meta: dict) -> RaceSummary:
+    """Summary of a run given as an iterable of DataFrame chunks (bounded memory)."""
+    acc = RaceSummarizer(meta)
+    for chunk in chunks:
+        acc.add(chunk)
+    return acc.result()
+
+
+# ------------------------------------------------------------------ tables
+def _rate_columns(k, n) -> dict:
+    lo, hi = wilson_interval(k, n)
+    return {"wins": np.asarray(k), "n": np.asarray(n), "rate": rate(k, n), "ci_low": lo, "ci_high": hi}
+
+
+def outcomes_by_seat(s: RaceSummary) -> pd.DataFrame:
+    """Win rate of each seat (a seat wins when its side wins), n = games.
+
+    The policy column is the seat's policy, or "rotated" when policies move
+    seat by seat from game to game.
+    """
+    L = s.layout
+    wins = np.array([s.c["side_wins"][L.seat_side[i]] for i in range(L.players)])
+    n = np.full(L.players, s.games)
+    pol = list(L.policies) if L.seating == "fixed" else ["rotated"] * L.players
+    return pd.DataFrame({"seat": np.arange(L.players), "side": list(L.seat_side), "policy": pol,
+                         **_rate_columns(wins, n)})
+
+
+def outcomes_by_policy(s: RaceSummary) -> pd.DataFrame:
+    """Win rate per policy over seat-games (n = games x seats it held).
+
+    Seats of one game are not independent (and partners win together), so
+    read the intervals as a little too narrow when a policy holds several seats.
+    """
+    L = s.layout
+    seat_games = s.c["policy_seat_games"]
+    return pd.DataFrame({"policy": list(L.policy_names), "seat_games": seat_games,
+                         **_rate_columns(s.c["policy_wins"], seat_games)})
+
+
+def outcomes_by_position(s: RaceSummary) -> pd.DataFrame:
+    """Win rate by turn-order position at the start of the game (1 = plays first).
+
+    n = games with a winner, so the rates add up to 1 and compare with the
+    fair share 1/sides (the chi-square test uses the same games).
+    """
+    L = s.layout
+    n = np.full(L.sides, s.games - int(s.c["no_winner"]))
+    return pd.DataFrame({"position": np.arange(1, L.sides + 1), **_rate_columns(s.c["position_wins"], n),
+                         "fair_share": np.full(L.sides, 1.0 / L.sides)})
+
+
+def seat_uniformity(s: RaceSummary) -> pd.DataFrame:
+    """Chi-square tests of uniform wins over turn-order positions and over fixed sides.
+
+    Only games with a winner count; df = sides - 1.
+    """
+    rows = []
+    for name, counts in (("turn-order position", s.c["position_wins"]), ("side (fixed seats)", s.c["side_wins"])):
+        t = chisquare_uniform(counts)
+        rows.append({"test": f"uniform wins by {name}", "chi2": t.statistic, "df": t.df, "p_value": t.p_value, "n": t.n})
+    return pd.DataFrame(rows)
+
+
+def game_end_rates(s: RaceSummary) -> pd.DataFrame:
+    """Rates of how games and hands end, each with n and a Wilson interval."""
+    G, H = s.games, int(s.c["hands"])
+    rows = [
+        ("games without a winner", int(s.c["no_winner"]), G),
+        ("games that hit the cap (stall)", int(s.c["capped_games"]), G),
+        ("games tied at the end (no winner, not capped)", int(s.c["tie_games"]), G),
+        ("winner was behind at some point (comeback)", int(s.c["comeback_games"]), G - int(s.c["no_winner"])),
+        ("hands where the stock ran out", int(s.c["stock_exhausted"]), H),
+        ("hands where a side completed the trip", int(s.c["trip_completed"]), H),
+    ]
+    if s.layout.multi_hand:
+        rows.append(("hands with an extension called", int(s.c["extension_called"]), H))
+    k = np.array([r[1] for r in rows]); n = np.array([r[2] for r in rows])
+    lo, hi = wilson_interval(k, n)
+    return pd.DataFrame({"event": [r[0] for r in rows], "count": k, "n": n, "rate": rate(k, n), "ci_low": lo, "ci_high": hi})
+
+
+def _hist_row(label: str, hist: IntHistogram) -> dict:
+    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
+    vals, _ = hist.nonzero()
+    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
+            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
+            "max": float(vals.max()) if vals.size else np.nan}
+
+
+def length_table(s: RaceSummary) -> pd.DataFrame:
+    """Turns per game (and hands per game, turns per hand for multi-hand games)."""
+    rows = [_hist_row("turns per game", s.h["game_turns"])]
+    if s.layout.multi_hand:
+        rows += [_hist_row("hands per game", s.h["hands_per_game"]), _hist_row("turns per hand", s.h["hand_turns"])]
+    return pd.DataFrame(rows)
+
+
+def hist_frame(s: RaceSummary, metric: str) -> pd.DataFrame:
+    """Histogram and ECDF data of one integer metric: value, count, ecdf."""
+    vals, counts = s.h[metric].nonzero()
+    x, F = hist_ecdf(vals, counts)
+    return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})
+
+
+def tension_table(s: RaceSummary) -> pd.DataFrame:
+    """Lead changes per game, the winner's largest deficit, the final gap."""
+    u = s.layout.unit
+    rows = [_hist_row("lead changes per game", s.h["lead_changes"]),
+            _hist_row(f"winner's largest deficit ({u})", s.h["winner_deficit"]),
+            _hist_row("final gap (winner minus runner-up, total)", s.h["final_gap"])]
+    if "winner_score_deficit" in s.h:
+        rows.append(_hist_row("winner's largest deficit in score after a hand", s.h["winner_score_deficit"]))
+    return pd.DataFrame(rows)
+
+
+def progress_table(s: RaceSummary, by: str = "side") -> pd.DataFrame:
+    """Mean distance at the end of each round, per side or per turn-order position.
+
+    Columns: group, round, n (hands), mean, sd, ci_low, ci_high (95 % interval
+    of the mean), band_low/band_high (mean +- 1 sd, the spread of hands).
+    """
+    L = s.layout
+    if by not in ("side", "position"):
+        raise ValueError("by must be 'side' or 'position'")
+    key = "side" if by == "side" else "pos"
+    s1, s2 = s.c[f"prog_{key}_s1"], s.c[f"prog_{key}_s2"]
+    n = int(s.c["hands"])
+    rows = []
+    for g in range(L.sides):
+        m = mean_interval(np.full(L.rounds, n), s1[g], s2[g])
+        label = L.side_label(g) if by == "side" else f"position {g + 1}"
+        rows.append(pd.DataFrame({"group": label, "round": np.arange(1, L.rounds + 1), "n": n,
+                                  "mean": m["mean"], "sd": m["sd"], "ci_low": m["ci_low"], "ci_high": m["ci_high"],
+                                  "band_low": m["mean"] - m["sd"], "band_high": m["mean"] + m["sd"]}))
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def card_balance(s: RaceSummary) -> pd.DataFrame:
+    """Per card type: drawn, played, discarded, in hand; shares and win rates.
+
+    played_share = played / drawn (Wilson); winner_share = share of the plays
+    in games with a winner made by the eventual winner's side (fair share is
+    1/sides); win_when_played / win_when_not: win rate of a side in games in
+    which it played the card at least once vs not (units: game x side), and
+    win_lift their unpaired difference (Newcombe interval): an association,
+    not an effect. Hazards: received, victim_turns, turns lost per hazard,
+    the victim's win rate. Safeties: coups fourrés.
+    """
+    L = s.layout
+    c = s.c
+    units = s.games * L.sides
+    wins_total = s.games - int(c["no_winner"])
+    drawn, played = c["card_drawn"], c["card_played"]
+    pl, ph = wilson_interval(np.minimum(played, drawn), drawn)
+    wl, wh = wilson_interval(c["card_played_by_winner"], c["card_played_won_games"])
+    up, wp = c["card_units_played"], c["card_wins_played"]
+    un, wn = units - up, wins_total - wp
+    lift = newcombe_difference(wp, up, wn, un)
+    rl, rh = wilson_interval(c["card_wins_received"], c["card_units_received"])
+    frame = pd.DataFrame({
+        "card": list(L.cards), "name": list(L.card_names), "role": list(L.card_roles),
+        "drawn": drawn, "played": played, "discarded": c["card_discarded"], "in_hand": c["card_in_hand"],
+        "played_per_game": rate(played, s.games),
+        "played_share": rate(played, drawn), "played_share_low": pl, "played_share_high": ph,
+        "dead_share": rate(c["card_discarded"] + c["card_in_hand"], drawn),
+        "winner_share": rate(c["card_played_by_winner"], c["card_played_won_games"]),
+        "winner_share_low": wl, "winner_share_high": wh,
+        "n_played": up, "win_when_played": rate(wp, up), "n_not": un, "win_when_not": rate(wn, un),
+        "win_lift": lift["diff"], "win_lift_low": lift["ci_low"], "win_lift_high": lift["ci_high"],
+        "received": c["card_received"], "victim_turns": c["card_victim_turns"],
+        "turns_lost_per_hazard": rate(c["card_victim_turns"], c["card_received"]),
+        "victim_win_rate": rate(c["card_wins_received"], c["card_units_received"]),
+        "victim_win_low": rl, "victim_win_high": rh,
+        "coups": c["card_coups"],
+    })
+    frame["hazard"] = L.hazard_mask if len(L.cards) else np.zeros(0, bool)
+    frame["safety"] = L.safety_mask if len(L.cards) else np.zeros(0, bool)
+    return frame
+
+
+def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float = DEAD_PLAYED_SHARE) -> pd.DataFrame:
+    """Cards that are almost never worth playing, with the reason.
+
+    The rule (documented in the report): a card drawn at least `min_drawn`
+    times is flagged
+      * "dead": the upper end of the 95 % interval of played / drawn is below
+        `dead_share` (held or thrown away nine times in ten, or more), or
+      * "goes with losing" (only cards played by choice: distance, hazards,
+        limits, setbacks, safeties): the eventual winner makes fewer than its
+        fair share (1/sides) of the plays AND sides that played it won less
+        often than sides that did not (both intervals entirely below).
+        Remedies, end-of-limit and go cards answer a hazard: a side plays
+        them because it was hit, so their link with losing says nothing
+        about the card and they are judged by the "dead" rule only.
+    Both are associations under the policies of the run, not effects.
+    """
+    cb = card_balance(s)
+    fair = 1.0 / s.layout.sides
+    enough = cb["drawn"] >= min_drawn
+    dead = enough & (cb["played_share_high"] < dead_share)
+    chosen = ~cb["role"].map(_role).isin(RESPONSIVE_ROLES)
+    losing = enough & chosen & (cb["winner_share_high"] < fair) & (cb["win_lift_high"] < 0)
+    reason = np.where(dead, "dead: almost never played when held",
+                      np.where(losing, "goes with losing: winners play it less, players of it win less", ""))
+    out = cb[["card", "name", "role", "drawn", "played_share", "winner_share", "win_lift"]].copy()
+    out["flag"] = dead | losing
+    out["reason"] = reason
+    return out
+
+
+def anomalies(s: RaceSummary) -> pd.DataFrame:
+    """Things a designer should look at: caps, ties, rules that never fire, accounting breaks."""
+    L = s.layout
+    c = s.c
+    rows = []
+
+    def add(check, count, of, detail=""):
+        rows.append({"check": check, "count": int(count), "of": int(of), "detail": detail})
+
+    add("games that hit the turn / hand cap", c["capped_games"], s.games,
+        "games " + ", ".join(map(str, s.examples.get("capped", []))) if c["capped_games"] else "")
+    add("games with no winner and no cap (tie)", c["tie_games"], s.games,
+        "games " + ", ".join(map(str, s.examples.get("tie", []))) if c["tie_games"] else "")
+    add("hands that hit the turn cap", c["capped_hands"], c["hands"])
+    never = [k for k, d, p in zip(L.cards, c["card_drawn"], c["card_played"]) if d > 0 and p == 0]
+    add("card types drawn but never played", len(never), len(L.cards), ", ".join(never))
+    undrawn = [k for k, d in zip(L.cards, c["card_drawn"]) if d == 0]
+    add("card types never drawn", len(undrawn), len(L.cards), ", ".join(undrawn))
+    safeties = [k for k, m in zip(L.cards, L.safety_mask) if m]
+    if safeties:
+        nocoup = [k for k, m, v in zip(L.cards, L.safety_mask, c["card_coups"]) if m and v == 0]
+        add("safeties never played as a coup fourré", len(nocoup), len(safeties), ", ".join(nocoup))
+    add("card accounting breaks (drawn != played + discarded + in hand)", c["conservation_breaks"],
+        int(c["hands"]) * L.sides * len(L.cards))
+    if int(np.sum(c["disqualified"])):
+        add("sides disqualified (overshoot)", int(np.sum(c["disqualified"])), int(c["hands"]) * L.sides)
+    if L.multi_hand:
+        add("hands with an extension called", c["extension_called"], c["hands"])
+    return pd.DataFrame(rows)

@@ -1,0 +1,285 @@
+"""Small, pure statistics used by the race reports.
+
+Everything here works on counts and sums (sufficient statistics), so the same
+functions serve one in-memory table and a million-game run aggregated in
+chunks. Conventions:
+
+* 95 % intervals by default (``Z95`` = 1.959964, the normal 97.5 % point).
+* Proportions: Wilson score interval (never the Wald interval, which collapses
+  at 0 and 1).
+* Paired differences (common random numbers): mean of the per-game difference
+  with a normal interval, mean +- z * sd / sqrt(n); the two-sided p-value
+  from the same normal approximation. Runs are hundreds of games or more,
+  where the t and normal points agree to the third digit.
+* Unpaired difference of two proportions: Newcombe's hybrid score interval
+  (method 10, built from the two Wilson intervals) and the pooled two-sample
+  z test for the p-value. Use it only where games cannot be paired.
+* Multiple comparisons: Holm's step-down adjustment.
+* Quantiles of integer data come from an exact integer histogram: the
+  q-quantile is the smallest value whose ECDF reaches q (the inverse ECDF,
+  Hyndman-Fan type 1), so the median of 1, 2, 3, 4 is 2.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _st
+
+Z95 = 1.959963984540054
+
+
+# ----------------------------------------------------------------- proportions
+def wilson_interval(k, n, z: float = Z95):
+    """Wilson score interval for k successes out of n; arrays broadcast.
+
+    Returns (low, high); NaN where n == 0.
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        z2 = z * z
+        denom = 1.0 + z2 / n
+        centre = (p + z2 / (2.0 * n)) / denom
+        half = z * np.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
+        # exact ends at k = 0 and k = n (the formula leaves rounding dust there)
+        low = np.where(n > 0, np.where(k <= 0, 0.0, np.clip(centre - half, 0.0, 1.0)), np.nan)
+        high = np.where(n > 0, np.where(k >= n, 1.0, np.clip(centre + half, 0.0, 1.0)), np.nan)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high
+
+
+def rate(k, n):
+    """k / n with NaN for n == 0 (arrays broadcast)."""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(n > 0, k / np.where(n > 0, n, 1.0), np.nan)
+    return float(out) if out.ndim == 0 else out
+
+
+def newcombe_difference(k1, n1, k2, n2, z: float = Z95):
+    """Unpaired difference p1 - p2 of two proportions.
+
+    Returns a dict of arrays: diff, ci_low, ci_high (Newcombe's hybrid score
+    interval from the two Wilson intervals) and p_value (pooled two-sample
+    z test, two-sided). NaN where either n is 0.
+    """
+    k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in (k1, n1, k2, n2))
+    p1, p2 = np.asarray(rate(k1, n1)), np.asarray(rate(k2, n2))
+    l1, u1 = (np.asarray(v) for v in wilson_interval(k1, n1, z))
+    l2, u2 = (np.asarray(v) for v in wilson_interval(k2, n2, z))
+    d = p1 - p2
+    low = d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pooled = (k1 + k2) / (n1 + n2)
+        se = np.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+        zstat = d / se
+        p = np.where(se > 0, 2 * _st.norm.sf(np.abs(zstat)), np.where(d == 0, 1.0, 0.0))
+        p = np.where(np.isnan(d), np.nan, p)
+    return _squeeze({"diff": d, "ci_low": low, "ci_high": high, "p_value": p})
+
+
+# ----------------------------------------------------------------- chi-square
+@dataclass(frozen=True)
+class ChiSquare:
+    statistic: float
+    df: int
+    p_value: float
+    n: int
+
+
+def chisquare_uniform(counts) -> ChiSquare:
+    """Pearson chi-square test that the counts come from a uniform distribution.
+
+    Statistic sum((o - e)^2 / e) with e = total / k, df = k - 1.
+    """
+    counts = np.asarray(counts, dtype=float)
+    k = counts.size
+    total = counts.sum()
+    if k < 2 or total <= 0:
+        return ChiSquare(float("nan"), max(k - 1, 0), float("nan"), int(total))
+    expected = total / k
+    stat = float(((counts - expected) ** 2 / expected).sum())
+    return ChiSquare(stat, k - 1, float(_st.chi2.sf(stat, k - 1)), int(total))
+
+
+# ------------------------------------------------------------ means and pairs
+def mean_interval(n, s, ss, z: float = Z95):
+    """Mean, sample sd and normal 95 % interval of the mean from n, sum, sum of squares.
+
+    Returns a dict of arrays: mean, sd, se, ci_low, ci_high. The variance is
+    clipped at 0 (rounding in ss - s^2/n). sd is NaN for n < 2.
+    """
+    n = np.asarray(n, dtype=float)
+    s = np.asarray(s, dtype=float)
+    ss = np.asarray(ss, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, s / np.where(n > 0, n, 1), np.nan)
+        var = np.where(n > 1, np.maximum(ss - s * s / np.where(n > 0, n, 1), 0.0) / np.where(n > 1, n - 1, 1), np.nan)
+        sd = np.sqrt(var)
+        se = sd / np.sqrt(n)
+    return _squeeze({"mean": mean, "sd": sd, "se": se, "ci_low": mean - z * se, "ci_high": mean + z * se})
+
+
+def _squeeze(d: dict) -> dict:
+    """0-d arrays to floats, so scalar inputs give scalar outputs."""
+    return {k: (float(v) if np.ndim(v) == 0 else np.asarray(v)) for k, v in d.items()}
+
+
+def paired_difference(n, sum_d, sum_d2, z: float = Z95):
+    """Paired difference summary from n, sum of d and sum of d^2 (d = a - b per game).
+
+    Returns a dict of arrays: mean, sd, se, ci_low, ci_high, z, p_value
+    (two-sided, normal). When every d is equal (se == 0) p is 1 for a mean
+    of 0 and 0 otherwise.
+    """
+    out = mean_interval(n, sum_d, sum_d2, z)
+    mean, se = out["mean"], out["se"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        zstat = np.where(se > 0, mean / np.where(se > 0, se, 1), np.nan)
+        p = np.where(se > 0, 2 * _st.norm.sf(np.abs(zstat)), np.where(mean == 0, 1.0, 0.0))
+        p = np.where(np.isnan(mean) | np.isnan(se), np.nan, p)
+    out["z"] = zstat
+    out["p_value"] = p
+    return _squeeze(out)
+
+
+def paired_from_values(a, b, z: float = Z95):
+    """`paired_difference` of two aligned arrays (pairs with a NaN are dropped)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    d = d[~np.isnan(d)]
+    return paired_difference(d.size, d.sum(), (d * d).sum(), z)
+
+
+def holm(p_values, alpha: float = 0.05):
+    """Holm's step-down adjustment.
+
+    Returns (adjusted p-values in the input order, reject flags). Sorted
+    ascending, the i-th (from 0) of m p-values is compared with
+    alpha / (m - i); testing stops at the first that fails. Adjusted
+    p_(i) = max over j <= i of min(1, (m - j) p_(j)). NaN p-values are left
+    out of m and are never rejected.
+    """
+    p = np.asarray(p_values, dtype=float)
+    adjusted = np.full(p.shape, np.nan)
+    reject = np.zeros(p.shape, dtype=bool)
+    valid = np.flatnonzero(~np.isnan(p))
+    m = valid.size
+    if m == 0:
+        return adjusted, reject
+    order = valid[np.argsort(p[valid], kind="stable")]
+    running = 0.0
+    still = True
+    for i, idx in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[idx]))
+        adjusted[idx] = running
+        still = still and p[idx] <= alpha / (m - i)
+        reject[idx] = still
+    return adjusted, reject
+
+
+# ---------------------------------------------------------- integer histograms
+class IntHistogram:
+    """Exact histogram of integer values (counts[i] = how often lo + i occurred).
+
+    Mergeable (`merge` adds two), so quantiles of a million games need only
+    one small array per metric.
+    """
+
+    __slots__ = ("lo", "counts")
+
+    def __init__(self, lo: int = 0, counts=None):
+        self.lo = int(lo)
+        self.counts = np.zeros(0, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+
+    @classmethod
+    def of(cls, values) -> "IntHistogram":
+        v = np.asarray(values)
+        if v.size and np.issubdtype(v.dtype, np.floating):
+            v = v[~np.isnan(v)]
+        v = np.rint(v).astype(np.int64) if v.size else np.zeros(0, dtype=np.int64)
+        if v.size == 0:
+            return cls()
+        lo = int(v.min())
+        return cls(lo, np.bincount(v - lo))
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.arange(self.lo, self.lo + self.counts.size)
+
+    def merge(self, other: "IntHistogram") -> "IntHistogram":
+        if other.counts.size == 0:
+            return IntHistogram(self.lo, self.counts.copy())
+        if self.counts.size == 0:
+            return IntHistogram(other.lo, other.counts.copy())
+        lo = min(self.lo, other.lo)
+        hi = max(self.lo + self.counts.size, other.lo + other.counts.size)
+        out = np.zeros(hi - lo, dtype=np.int64)
+        out[self.lo - lo : self.lo - lo + self.counts.size] += self.counts
+        out[other.lo - lo : other.lo - lo + other.counts.size] += other.counts
+        return IntHistogram(lo, out)
+
+    def __eq__(self, other) -> bool:  # same distribution, whatever the padding
+        if not isinstance(other, IntHistogram):
+            return NotImplemented
+        a, b = self.nonzero(), other.nonzero()
+        return np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+    def nonzero(self):
+        keep = self.counts > 0
+        return self.values[keep], self.counts[keep]
+
+    def quantile(self, q: float) -> float:
+        return hist_quantile(self.values, self.counts, q)
+
+    def mean_sd(self):
+        return hist_mean_sd(self.values, self.counts)
+
+    def ecdf(self):
+        return hist_ecdf(self.values, self.counts)
+
+    def to_dict(self) -> dict:
+        return {"lo": self.lo, "counts": self.counts.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "IntHistogram":
+        return cls(d["lo"], d["counts"])
+
+
+def hist_quantile(values, counts, q: float) -> float:
+    """Smallest value whose ECDF is >= q (inverse ECDF); NaN when empty."""
+    counts = np.asarray(counts, dtype=float)
+    total = counts.sum()
+    if total <= 0:
+        return float("nan")
+    cdf = np.cumsum(counts) / total
+    idx = int(np.searchsorted(cdf, q - 1e-12, side="left"))
+    return float(np.asarray(values)[min(idx, len(cdf) - 1)])
+
+
+def hist_mean_sd(values, counts):
+    """(mean, sample sd) of data given as a histogram."""
+    v = np.asarray(values, dtype=float)
+    c = np.asarray(counts, dtype=float)
+    n = c.sum()
+    out = mean_interval(n, (v * c).sum(), (v * v * c).sum())
+    return float(out["mean"]), float(out["sd"])
+
+
+def hist_ecdf(values, counts):
+    """ECDF points of a histogram: (x, F(x)) at the values that occur."""
+    v = np.asarray(values)
+    c = np.asarray(counts, dtype=float)
+    keep = c > 0
+    total = c.sum()
+    if total <= 0:
+        return np.zeros(0), np.zeros(0)
+    return v[keep], np.cumsum(c[keep]) / total

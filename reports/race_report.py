@@ -1,0 +1,394 @@
+"""Balance reports of race-game runs, laid out as in design/reports.md.
+
+`build_report(summary, meta)` gives the report of one run: header (all that
+is needed to reproduce it), at a glance, outcomes, length, tension, progress,
+card balance, anomalies, caveat. `build_comparison_report(...)` puts two runs
+played on the same seeds side by side, the headline answers first.
+Numbers go in tables, pictures where a reader would rather look. Statistics
+come from `etappe.analysis`; this module only lays them out.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import race_summary as rs
+from ..analysis.compare import PairedComparison, card_comparison, headline, paired_table, seat_bias_strength
+from ..analysis.race_summary import RaceSummary
+from ..analysis.stats import rate, wilson_interval
+from . import plots
+from .document import Report, Section
+
+
+# ------------------------------------------------------------------ helpers
+def _pct(x) -> str:
+    return "n/a" if x is None or not np.isfinite(x) else f"{100 * x:.1f} %"
+
+
+def _ci(lo, hi) -> str:
+    return "" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{100 * lo:.1f}, {100 * hi:.1f}] %"
+
+
+def design_name(meta: dict) -> str:
+    """The design's title (or name), marked when the deck is a reconstruction."""
+    name = str(meta.get("design_title") or meta.get("design", "design"))
+    return f"{name} (reconstructed)" if meta.get("reconstructed") else name
+
+
+def comparison_names(meta_a: dict, meta_b: dict) -> tuple[str, str]:
+    """Short names of the two sides: the designs, with the rule options that differ."""
+    oa, ob = meta_a.get("options") or {}, meta_b.get("options") or {}
+    diff = sorted(k for k in oa.keys() | ob.keys() if oa.get(k) != ob.get(k))
+
+    def name(meta, opts):
+        changed = ", ".join(f"{k}={opts[k]}" for k in diff if k in opts)
+        base = design_name(meta)
+        return f"{base} ({changed})" if changed else base
+
+    a, b = name(meta_a, oa), name(meta_b, ob)
+    if a == b:
+        a, b = f"A: {a}", f"B: {b}"
+    return a, b
+
+
+def _policy_text(p) -> str:
+    if isinstance(p, dict) and p.get("params") and "family" in p:
+        params = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(p["params"].items()))
+        return f"{p.get('name')} ({p.get('family')}: {params})"
+    return rs.policy_label(p)
+
+
+def _policies(meta: dict) -> str:
+    return "; ".join(f"seat {i}: {_policy_text(p)}" for i, p in enumerate(meta.get("policies") or []))
+
+
+def reproduce_command(meta: dict) -> str:
+    """The `etappe simulate` command line that replays the run (same seed, same games)."""
+    source = str(meta.get("design_file") or "")
+    deck = meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source
+    parts = ["etappe simulate", str(deck)]
+    if meta.get("players") is not None:
+        parts.append(f"--players {meta['players']}")
+    if meta.get("games") is not None:
+        parts.append(f"--games {meta['games']}")
+    pols = [rs.policy_label(p) for p in meta.get("policies") or []]
+    if pols:
+        spec = pols[0] if len(set(pols)) == 1 else ",".join(pols)
+        parts.append(f"--policy '{spec}'" if any(ch in spec for ch in " ()") else f"--policy {spec}")
+    for k, v in sorted((meta.get("options") or {}).items()):
+        value = str(v).lower() if isinstance(v, bool) else str(v)
+        parts.append(f"--option {k}={value}")
+    if meta.get("seating", "fixed") != "fixed":
+        parts.append(f"--seating {meta['seating']}")
+    if meta.get("seed") is not None:
+        parts.append(f"--seed {meta['seed']}")
+    return " ".join(parts)
+
+
+def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
+    """Everything needed to reproduce the run, as (item, value) rows."""
+    L = summary.layout
+    wall = meta.get("wall_seconds")
+    fs = summary.c.get("first_seat_games", np.zeros(L.players))
+    seating = ", ".join(f"seat {i} -> {L.side_label(s)}" for i, s in enumerate(L.seat_side)) if L.sides < L.players else "one seat per side"
+    first = "; ".join(f"seat {i} in {int(v)} games" for i, v in enumerate(fs))
+    rows = [
+        ("game", meta.get("game", "race")),
+        ("design", design_name(meta)),
+        ("design file", meta.get("design_file", "")),
+        ("design key", meta.get("design", "")),
+        ("design hash", meta.get("design_hash", "")),
+        ("rule options", json.dumps(meta.get("options") or {}, sort_keys=True)),
+        ("players", L.players),
+        ("sides / seating", f"{L.sides} sides; {seating}"),
+        ("first player (game start)", first),
+        ("policies", _policies(meta)),
+        ("seating of the policies", meta.get("seating", "fixed")),
+        ("games", summary.games),
+        ("hands", int(summary.c.get("hands", 0))),
+        ("root seed", meta.get("seed", "")),
+        ("package version", meta.get("version", "")),
+        ("turn cap / hand cap", f"{meta.get('turn_cap', '')} / {meta.get('hand_cap', '')}"),
+        ("target", f"{meta.get('target', '')} {L.unit}"),
+        ("wall time", f"{wall:.2f} s" if isinstance(wall, (int, float)) else ""),
+        ("games per second", f"{summary.games / wall:.0f}" if isinstance(wall, (int, float)) and wall > 0 else ""),
+        ("reproduce", reproduce_command(meta)),
+    ]
+    return pd.DataFrame({"item": [r[0] for r in rows], "value": [str(r[1]) for r in rows]})
+
+
+def _rate_display(frame: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
+    out = frame[keep + ["wins", "n", "rate", "ci_low", "ci_high"]].copy()
+    return out.rename(columns={"rate": "win rate", "ci_low": "95 % low", "ci_high": "95 % high"})
+
+
+def glance(summary: RaceSummary) -> list[str]:
+    """Short sentences with the main numbers of one run."""
+    pos = rs.outcomes_by_position(summary)
+    test = rs.seat_uniformity(summary).iloc[0]
+    length = rs.length_table(summary).iloc[0]
+    rates = rs.game_end_rates(summary).set_index("event")
+    cap = rates.loc["games that hit the cap (stall)"]
+    lines = []
+    if len(pos):
+        first = pos.iloc[0]
+        lines.append(
+            f"The side that plays first wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
+            f"{int(first['n'])} games with a winner (fair share {_pct(first['fair_share'])}); chi-square test of uniform wins over "
+            f"turn order: chi2 = {test['chi2']:.3g}, df = {int(test['df'])}, p = {test['p_value']:.3g}.")
+    lines.append(f"A game lasts {length['median']:g} turns (median; 95th percentile {length['p95']:g}).")
+    lines.append(f"{int(cap['count'])} of {summary.games} games ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
+                 "hit the cap.")
+    flagged = rs.worth_playing(summary)
+    flagged = flagged[flagged["flag"]]
+    if len(flagged):
+        lines.append("Cards rarely worth playing: " + ", ".join(flagged["name"].astype(str)) + ".")
+    return lines
+
+
+# ------------------------------------------------------------------ sections
+def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
+    L = s.layout
+    pos = rs.outcomes_by_position(s)
+    seats = rs.outcomes_by_seat(s)
+    sec.text("Win rates with 95 % Wilson intervals; n is the number of games (games with a winner for the "
+             "turn order; seat-games for policies: seats of one game are not independent, so read those "
+             "intervals as a little too narrow).")
+    sec.table(_rate_display(pos, ["position", "fair_share"]), "Win rate by turn-order position at the start of the game (1 = plays first)")
+    sec.figure(plots.seat_bias(pos).figure, "Win rate by turn-order position with 95 % intervals", name=f"seat_bias{tag}")
+    sec.table(_rate_display(seats, ["seat", "side", "policy"]), "Win rate per seat (a seat wins when its side wins)")
+    sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]),
+              "Win rate per policy" + (" (policies rotate over the seats game by game)" if L.seating != "fixed" else ""))
+    if L.players > 1:
+        sec.figure(plots.win_bars(seats.assign(label=[f"seat {i}: {p}" for i, p in zip(seats["seat"], seats["policy"])]),
+                                  "label", fair_share=1.0 / L.sides).figure, "Win rate per seat", name=f"win_bars{tag}")
+    sec.table(rs.seat_uniformity(s), "Seat uniformity: Pearson chi-square tests (games with a winner)")
+    sec.table(rs.game_end_rates(s).rename(columns={"ci_low": "95 % low", "ci_high": "95 % high"}),
+              "How games and hands end (draw, stall / turn cap), with 95 % intervals")
+
+
+def _length(sec: Section, s: RaceSummary, tag: str = "") -> None:
+    table = rs.length_table(s)
+    sec.table(table, "Length: median and 95th percentile from the exact distribution")
+    metrics = [("game_turns", "turns per game")]
+    if s.layout.multi_hand:
+        metrics += [("hands_per_game", "hands per game"), ("hand_turns", "turns per hand")]
+    for key, label in metrics:
+        row = table.set_index("metric").loc[label]
+        fig = plots.length_panel(rs.hist_frame(s, key), label, row["median"], row["p95"])
+        sec.figure(fig, f"Histogram and ECDF of {label}", name=f"length_{key}{tag}")
+
+
+def _tension(sec: Section, s: RaceSummary, tag: str = "") -> None:
+    sec.text("Lead changes: times the strict distance leader changed, summed over the hands of a game. "
+             "Deficit: the largest gap between the leader and the eventual winner during the game "
+             "(0: the winner was never behind). Final gap: the winner's total minus the best other total.")
+    sec.table(rs.tension_table(s), "Tension")
+    ax = plots.histogram(rs.hist_frame(s, "lead_changes"), xlabel="lead changes per game")
+    sec.figure(ax.figure, "Lead changes per game", name=f"lead_changes{tag}")
+    if s.h["winner_deficit"].n:
+        fig = plots.length_panel(rs.hist_frame(s, "winner_deficit"), f"winner's largest deficit ({s.layout.unit})")
+        sec.figure(fig, "How far behind the eventual winner was", name=f"winner_deficit{tag}")
+
+
+def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
+    if s.layout.rounds == 0:
+        sec.text("The run has no progress columns.")
+        return
+    unit = s.layout.unit
+    by_pos = rs.progress_table(s, "position")
+    by_side = rs.progress_table(s, "side")
+    sec.text("Mean distance laid at the end of each round of a hand (a round is one turn per player), "
+             "per turn-order position of the hand and per seat. Dark band: 95 % interval of the mean; "
+             "light band: mean +- 1 sd (the spread of hands).")
+    sec.figure(plots.progress_curves(by_pos, ylabel=f"distance ({unit})").figure,
+               "Progress by turn-order position", name=f"progress_position{tag}")
+    sec.figure(plots.progress_curves(by_side, ylabel=f"distance ({unit})").figure,
+               "Progress by seat / side", name=f"progress_side{tag}")
+    R = s.layout.rounds
+    picks = sorted({max(1, round(R * q)) for q in (0.1, 0.25, 0.5, 0.75, 1.0)})
+    show = by_pos[by_pos["round"].isin(picks)][["group", "round", "n", "mean", "ci_low", "ci_high", "sd"]]
+    sec.table(show, f"Mean distance ({unit}) at selected rounds, by turn-order position")
+
+
+def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
+    cb = rs.card_balance(s)
+    if not len(cb):
+        sec.text("The run has no card columns.")
+        return
+    sec.text("Per card type over all sides and hands. played share = played / drawn; dead = discarded or "
+             "still in hand at the end. winner share: share of the plays (in games with a winner) made by the "
+             "eventual winner's side; fair share is 1 / sides. Win when played / not: win rate of a side in "
+             "games in which it played the card at least once, vs not (units: game x side); the lift is their "
+             "difference with an unpaired (Newcombe) interval, an association under these policies, not an effect.")
+    main = cb[["name", "role", "drawn", "played", "discarded", "in_hand", "played_per_game", "played_share",
+               "played_share_low", "played_share_high", "dead_share", "winner_share"]]
+    sec.table(main, "Card balance: drawn, played, discarded, in hand")
+    sec.figure(plots.card_balance_chart(cb).figure, "What happens to each card drawn", name=f"card_balance{tag}")
+    sec.table(cb[["name", "n_played", "win_when_played", "n_not", "win_when_not", "win_lift", "win_lift_low",
+                  "win_lift_high"]], "Win rate of a side when it played the card vs not (unpaired)")
+    hz = cb[cb["hazard"]]
+    if len(hz):
+        sec.table(hz[["name", "played", "received", "victim_turns", "turns_lost_per_hazard", "victim_win_rate",
+                      "victim_win_low", "victim_win_high"]],
+                  "Hazards: turns the victim lost, and the victim's win rate when hit at least once")
+        decided, games = int(s.c["hazard_decided"]), int(s.c["hazard_games"])
+        if games:
+            lo, hi = wilson_interval(decided, games)
+            sec.text(f"In {_pct(decided / games)} {_ci(lo, hi)} of the {games} games with a winner and some turns "
+                     "lost to hazards, the winner was the side that lost strictly the fewest turns to hazards.")
+    sf = cb[cb["safety"]]
+    if len(sf):
+        sec.table(sf[["name", "drawn", "played", "coups", "in_hand"]].assign(
+            coup_share=rate(sf["coups"].to_numpy(), sf["played"].to_numpy())),
+            "Safeties: coups fourrés (coup share = coups / played)")
+    flags = rs.worth_playing(s)
+    sec.text(f"Rule for 'rarely worth playing' (cards drawn at least {rs.MIN_DRAWN} times): dead if the upper end of "
+             f"the 95 % interval of played / drawn is below {rs.DEAD_PLAYED_SHARE:.0%}; goes with losing if the "
+             "winner makes less than its fair share of the plays and sides that played it won less often than "
+             "sides that did not (both intervals entirely below).")
+    flagged = flags[flags["flag"]]
+    if len(flagged):
+        sec.table(flagged[["name", "role", "drawn", "played_share", "winner_share", "win_lift", "reason"]],
+                  "Cards rarely worth playing")
+    else:
+        sec.text("No card is flagged as rarely worth playing.")
+
+
+def _caveat(sec: Section, metas: list[dict]) -> None:
+    pols = sorted({rs.policy_label(p) for m in metas for p in (m.get("policies") or [])})
+    for m in metas:
+        if m.get("reconstructed"):
+            sec.text(f"{design_name(m)} is a reconstructed deck: where the sources are silent its rules are "
+                     "assumptions (see its design file), so its numbers describe that reading of the rules.")
+    sec.text("Bots are not people. Every number here holds for these policies only: " + (", ".join(pols) or "?")
+             + ". Stronger or weaker play can move win rates, game length and which cards are worth playing; "
+             "card-level associations (win when played) are not effects of playing the card.")
+
+
+# ------------------------------------------------------------------ reports
+def build_report(summary: RaceSummary, meta: dict, title: str | None = None) -> Report:
+    """The balance report of one run (summary of all its games; meta of the run)."""
+    rep = Report(title or f"Balance report: {design_name(meta)}, {summary.layout.players} players, {summary.games} games")
+    rep.section("Run").table(header_table(summary, meta))
+    at = rep.section("At a glance")
+    for line in glance(summary):
+        at.text(line)
+    _outcomes(rep.section("Outcomes"), summary)
+    _length(rep.section("Length"), summary)
+    _tension(rep.section("Tension"), summary)
+    _progress(rep.section("Progress"), summary)
+    _cards(rep.section("Card balance"), summary)
+    rep.section("Anomalies").table(rs.anomalies(summary), "Caps, ties, rules that never fire, accounting")
+    _caveat(rep.section("Caveat"), [meta])
+    return rep
+
+
+def _side_by_side(fn, a: RaceSummary, b: RaceSummary, name_a: str, name_b: str, key: str) -> pd.DataFrame:
+    ta, tb = fn(a), fn(b)
+    return pd.concat([ta.assign(design=name_a), tb.assign(design=name_b)], ignore_index=True).set_index(
+        [key, "design"]).sort_index(level=0, sort_remaining=False).reset_index()
+
+
+def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: RaceSummary, meta_b: dict,
+                            comparison: PairedComparison, alpha: float = 0.05) -> Report:
+    """Two runs on the same seeds side by side; the headline answers first.
+
+    Paired differences are A - B per game with 95 % intervals and Holm's
+    correction across the metrics in the table.
+    """
+    name_a, name_b = comparison_names(meta_a, meta_b)
+    La = summary_a.layout
+    side_labels = {s: La.side_label(s) for s in range(La.sides)}
+    Lb = summary_b.layout
+    multi = La.multi_hand or Lb.multi_hand
+    same_scale = (La.unit, La.target, La.multi_hand) == (Lb.unit, Lb.target, Lb.multi_hand)
+    # distances and totals compare directly only on the same scale; otherwise
+    # the deficit as a share of the trip stands in and the final gap is left out
+    skip = {"hands"} if not multi else set()
+    skip |= {"winner_deficit_share"} if same_scale else {"winner_deficit", "final_gap"}
+    shown = [m for m in comparison.metrics if m not in skip]
+    paired = paired_table(comparison, metrics=shown, alpha=alpha, side_labels=side_labels, fair=1.0 / La.sides)
+    rep = Report(f"Comparison: {name_a} vs {name_b}, {La.players} players")
+
+    sec = rep.section("Headline")
+    heads = headline(summary_a, summary_b, paired, name_a, name_b)
+    for q, a in zip(heads["question"], heads["answer"]):
+        sec.text(f"{q} {a}.")
+    sec.table(heads, "Answers with their evidence (paired on the same seeds, Holm-corrected)")
+    same_seed = meta_a.get("seed") == meta_b.get("seed")
+    sec.text(f"Paired on common random numbers: game i of both runs started from the same root seed "
+             f"{meta_a.get('seed')} and game index; {int(paired['n'].max()) if len(paired) else 0} games paired."
+             if same_seed else
+             f"Warning: the runs have different root seeds ({meta_a.get('seed')} vs {meta_b.get('seed')}); "
+             "the games are not on common random numbers and the paired intervals are only approximate.")
+    if comparison.unpaired:
+        sec.text(f"{comparison.unpaired} games appear in one run only and are left out.")
+
+    sec = rep.section("Paired differences")
+    sec.text("Per game d = A - B; mean difference with a 95 % normal interval, two-sided p-value, and Holm's "
+             f"step-down correction across the {len(paired)} metrics below (alpha {alpha}).")
+    sec.table(paired.drop(columns=["key"]).rename(columns={"mean_a": name_a, "mean_b": name_b}),
+              "Every metric with its interval")
+    if len(paired):
+        sec.figure(plots.forest(paired[paired["sd"] > 0]).figure, "Paired differences in sd units",
+                   name="forest")
+
+    header = header_table(summary_a, meta_a).rename(columns={"value": name_a})
+    header[name_b] = header_table(summary_b, meta_b)["value"]
+    rep.section("Runs").table(header)
+
+    sec = rep.section("Outcomes")
+    bias = pd.DataFrame({"design": [name_a, name_b],
+                         "largest gap from the fair share": [seat_bias_strength(summary_a), seat_bias_strength(summary_b)]})
+    sec.table(_side_by_side(rs.outcomes_by_position, summary_a, summary_b, name_a, name_b, "position")
+              .rename(columns={"rate": "win rate", "ci_low": "95 % low", "ci_high": "95 % high"}),
+              "Win rate by turn-order position, both designs")
+    sec.table(bias, "Seat bias")
+    sec.table(pd.concat([rs.seat_uniformity(summary_a).assign(design=name_a),
+                         rs.seat_uniformity(summary_b).assign(design=name_b)], ignore_index=True),
+              "Seat uniformity (chi-square)")
+    sec.table(_side_by_side(rs.game_end_rates, summary_a, summary_b, name_a, name_b, "event"), "How games end")
+    ax = plots.seat_bias(rs.outcomes_by_position(summary_a), title=name_a)
+    sec.figure(ax.figure, f"Win rate by turn order: {name_a}", name="seat_bias_a")
+    ax = plots.seat_bias(rs.outcomes_by_position(summary_b), title=name_b)
+    sec.figure(ax.figure, f"Win rate by turn order: {name_b}", name="seat_bias_b")
+
+    sec = rep.section("Length")
+    sec.table(_side_by_side(rs.length_table, summary_a, summary_b, name_a, name_b, "metric"), "Length")
+    ax = plots.ecdf(rs.hist_frame(summary_a, "game_turns"), xlabel="turns per game", label=name_a, color=plots.COLORS[0])
+    plots.ecdf(rs.hist_frame(summary_b, "game_turns"), ax=ax, xlabel="turns per game", label=name_b, color=plots.COLORS[1])
+    sec.figure(ax.figure, "ECDF of turns per game, both designs", name="length_ecdf")
+
+    sec = rep.section("Tension")
+    sec.table(_side_by_side(rs.tension_table, summary_a, summary_b, name_a, name_b, "metric"), "Tension")
+
+    sec = rep.section("Progress")
+    for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
+        if s.layout.rounds:
+            ax = plots.progress_curves(rs.progress_table(s, "position"), ylabel=f"distance ({s.layout.unit})", title=name)
+            sec.figure(ax.figure, f"Progress by turn-order position: {name}", name=f"progress_{tag}")
+
+    sec = rep.section("Card balance")
+    cc = card_comparison(summary_a, summary_b)
+    if len(cc):
+        sec.text("Card rates cannot be paired game by game: these are unpaired comparisons of two proportions "
+                 "(Newcombe interval), A - B" + (", pooled by card role since the decks share no card keys." if "role" in cc else "."))
+        sec.table(cc.rename(columns={"a": name_a, "b": name_b}), "Played and dead shares (unpaired)")
+    for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
+        cb = rs.card_balance(s)
+        if len(cb):
+            sec.figure(plots.card_balance_chart(cb, title=name).figure, f"What happens to each card drawn: {name}",
+                       name=f"card_balance_{tag}")
+    flags = pd.concat([rs.worth_playing(summary_a).assign(design=name_a), rs.worth_playing(summary_b).assign(design=name_b)])
+    flags = flags[flags["flag"]]
+    sec.table(flags[["design", "name", "role", "drawn", "played_share", "winner_share", "reason"]], "Cards rarely worth playing") \
+        if len(flags) else sec.text("No card is flagged as rarely worth playing in either design.")
+
+    sec = rep.section("Anomalies")
+    sec.table(pd.concat([rs.anomalies(summary_a).assign(design=name_a), rs.anomalies(summary_b).assign(design=name_b)],
+                        ignore_index=True), "Anomalies, both designs")
+    _caveat(rep.section("Caveat"), [meta_a, meta_b])
+    return rep

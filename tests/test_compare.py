@@ -1,0 +1,193 @@
+"""Paired comparison of two runs on the same seeds (hand-worked differences)."""
+import math
+
+import pandas as pd
+import pytest
+
+from etappe.analysis.compare import (
+    PairedComparison,
+    card_comparison,
+    compare_tables,
+    game_metrics,
+    headline,
+    paired_table,
+    seat_bias_strength,
+)
+from etappe.analysis.race_summary import game_table, summarize
+from etappe.cli.report_cmds import compare_summaries
+
+from test_race_summary import make_records, toy_hands, toy_meta
+
+Z = 1.959964
+
+
+def b_hands():
+    """Run B on the same four game indices as the toy run A."""
+    a = toy_hands()
+    b = [dict(h) for h in a]
+    b[0].update(turns=6, winner_side=1, total=[60, 100], max_deficit=[10, 20])
+    b[1].update(turns=10)
+    b[2].update(turns=10, capped=0)
+    b[3].update(turns=16, winner_side=0, total=[100, 30], max_deficit=[5, 0])
+    return b
+
+
+@pytest.fixture
+def runs():
+    meta = toy_meta()
+    return make_records(toy_hands(), meta), make_records(b_hands(), meta)
+
+
+def test_paired_differences_by_hand(runs):
+    a, b = runs
+    comp = compare_tables(game_table(a, a.attrs), game_table(b, b.attrs))
+    t = paired_table(comp).set_index("key")
+    # turns: d = [10-6, 12-10, 20-10, 8-16] = [4, 2, 10, -8]: mean 2, var 168/3 = 56
+    se = math.sqrt(56) / 2
+    r = t.loc["game_turns"]
+    assert (r["n"], r["mean_a"], r["mean_b"], r["diff"]) == (4, 12.5, 10.5, 2.0)
+    assert r["sd"] == pytest.approx(math.sqrt(56))
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((2 - Z * se, 2 + Z * se), abs=1e-5)
+    assert r["p_value"] == pytest.approx(math.erfc(2 / se / math.sqrt(2)), rel=1e-6)
+    # first player won (games with a winner): A [1, 1, -, 1], B [0, 1, -, 0]: d = [1, 0, 1], var 1/3
+    r = t.loc["first_position_won"]
+    assert r["n"] == 3 and r["diff"] == pytest.approx(2 / 3) and r["sd"] == pytest.approx(math.sqrt(1 / 3))
+    assert r["ci_high"] == pytest.approx(2 / 3 + Z * math.sqrt(1 / 3) / math.sqrt(3), abs=1e-5)
+    # capped: A [0, 0, 1, 0], B all 0: mean .25, sd .5
+    r = t.loc["capped"]
+    assert r["diff"] == 0.25 and r["sd"] == pytest.approx(0.5)
+    # no winner in game 2 of both: d = 0 everywhere, p = 1
+    assert t.loc["no_winner", "diff"] == 0 and t.loc["no_winner", "p_value"] == 1.0
+    # winner's deficit: A [10, 25, -, 0], B [20, 25, -, 5]: the pair with no winner is left out
+    r = t.loc["winner_deficit"]
+    assert r["n"] == 3 and r["diff"] == -5 and r["sd"] == pytest.approx(5.0)
+    # final gap 40, 20, 70 in both
+    assert t.loc["final_gap", "diff"] == 0
+    # only game 0 has turns lost to hazards and a winner: A's winner was the side least hit, B's not
+    r = t.loc["hazard_decided"]
+    assert (r["n"], r["mean_a"], r["mean_b"]) == (1, 1.0, 0.0)
+    # per side win rates: side 0 A [1, 0, 0, 0], B [0, 0, 0, 1]
+    r = t.loc["won_s0"]
+    assert r["diff"] == 0 and r["mean_a"] == 0.25 and r["metric"] == "win rate of side 0"
+
+
+def test_holm_across_rows():
+    # d = 1 in every game (p = 0), d = 0 (p = 1), d = [2, 3, 1, 2] (p = erfc(z / sqrt 2), z = 2 / se)
+    a = pd.DataFrame({"x": [1.0, 1, 1, 1], "y": [0.0, 0, 0, 0], "w": [3.0, 5, 4, 6]})
+    b = pd.DataFrame({"x": [0.0, 0, 0, 0], "y": [0.0, 0, 0, 0], "w": [1.0, 2, 3, 4]})
+    comp = PairedComparison()
+    comp.add_pairs(a, b)
+    t = paired_table(comp).set_index("key")
+    p_w = math.erfc(2 / (math.sqrt(2 / 3) / 2) / math.sqrt(2))
+    assert t.loc["w", "p_value"] == pytest.approx(p_w, rel=1e-6)
+    # sorted: x (0) * 3, w * 2, y (1) * 1
+    assert t.loc["x", "p_holm"] == 0 and t.loc["w", "p_holm"] == pytest.approx(2 * p_w, rel=1e-6)
+    assert t.loc["y", "p_holm"] == 1.0
+    assert list(t["reject"]) == [True, False, True]
+    # the metrics shown decide m: w alone is not multiplied
+    alone = paired_table(comp, metrics=["w"]).set_index("key")
+    assert alone.loc["w", "p_holm"] == pytest.approx(p_w, rel=1e-6)
+
+
+def _pairs(a, b):
+    comp = PairedComparison()
+    comp.add_pairs(pd.DataFrame({"first_position_won": a}, dtype=float),
+                   pd.DataFrame({"first_position_won": b}, dtype=float))
+    return paired_table(comp, fair=0.5).set_index("key").loc["first_player_gap"]
+
+
+def test_first_player_gap_opposite_sides():
+    # A .75, B .25: both .25 from 1/2; g = (a - .5) + (b - .5) = [0, 1, 0, -1]: mean 0, var 2/3
+    r = _pairs([1, 1, 1, 0], [0, 1, 0, 0])
+    assert r["diff"] == pytest.approx(0.0, abs=1e-12)
+    assert r["sd"] == pytest.approx(math.sqrt(2 / 3))
+    assert (r["mean_a"], r["mean_b"]) == pytest.approx((0.25, 0.25))
+
+
+def test_first_player_gap_same_side():
+    # A .75, B .5 (on the fair share, counted as above it): g = a - b = [0, 1, 0, 0]: mean .25, var .25
+    r = _pairs([1, 1, 1, 0], [1, 0, 1, 0])
+    assert r["diff"] == pytest.approx(0.25)
+    assert r["sd"] == pytest.approx(0.5)
+    assert r["ci_low"] == pytest.approx(0.25 - Z * 0.25, abs=1e-5)
+
+
+def test_pairing_across_uneven_chunks(runs):
+    a, b = runs
+    whole = paired_table(compare_tables(game_table(a, a.attrs), game_table(b, b.attrs)))
+    comp = PairedComparison()
+    comp.add_a(game_table(a.iloc[:3], a.attrs))
+    comp.add_b(game_table(b.iloc[:1], b.attrs))
+    assert comp.unpaired == 2
+    comp.add_b(game_table(b.iloc[1:], b.attrs))
+    comp.add_a(game_table(a.iloc[3:], a.attrs))
+    assert comp.unpaired == 0
+    pd.testing.assert_frame_equal(paired_table(comp), whole)
+    # merge of two partial comparisons
+    c1 = compare_tables(game_table(a.iloc[:2], a.attrs), game_table(b.iloc[:2], b.attrs))
+    c2 = compare_tables(game_table(a.iloc[2:], a.attrs), game_table(b.iloc[2:], b.attrs))
+    pd.testing.assert_frame_equal(paired_table(c1.merge(c2)), whole)
+
+
+def test_compare_summaries_lockstep(runs):
+    a, b = runs
+    chunks_a = [a.iloc[:1], a.iloc[1:]]
+    chunks_b = [b.iloc[:3], b.iloc[3:4], b.iloc[4:]]
+    sa, ma, sb, mb, comp = compare_summaries(chunks_a, None, chunks_b, None)
+    assert sa.games == 4 and sb.games == 4 and comp.unpaired == 0
+    assert ma["design"] == "toy"
+    t = paired_table(comp).set_index("key")
+    assert t.loc["game_turns", "diff"] == 2.0
+
+
+def test_card_comparison_unpaired(runs):
+    a, b = runs
+    b = b.copy()
+    b["s0_go_played"] -= b["s0_go_played"]  # B's side 0 never plays go ...
+    b["s0_go_discarded"] += a["s0_go_played"]  # ... and discards it instead
+    cc = card_comparison(summarize(a), summarize(b))
+    go = cc[(cc["card"] == "go") & (cc["rate"] == "played share")].iloc[0]
+    # A: 8 / 13; B: side 1 only, 1 + 1 + 2 = 4 / 13
+    assert (go["a"], go["b"]) == pytest.approx((8 / 13, 4 / 13))
+    assert go["diff"] == pytest.approx(4 / 13) and go["method"].startswith("unpaired")
+    assert go["n_a"] == 13 and go["n_b"] == 13
+
+
+def test_card_comparison_by_role_when_no_common_keys(runs):
+    a, _ = runs
+    other = toy_meta()
+    other["cards"] = [{"key": "roll", "name": "Roll", "role": "go"}, {"key": "crash", "name": "Crash", "role": "hazard"}]
+    renamed = a.rename(columns=lambda c: c.replace("_go_", "_roll_").replace("_flat_", "_crash_"))
+    cc = card_comparison(summarize(a), summarize(renamed, other))
+    assert "role" in cc and set(cc["role"]) == {"go", "hazard"}
+    assert (cc["diff"] == 0).all()
+
+
+def test_headline(runs):
+    a, b = runs
+    # 50 copies of each game: differences become clear
+    big_a = make_records([dict(h, game=h["game"] + 4 * k) for k in range(50) for h in toy_hands()], toy_meta())
+    big_b = make_records([dict(h, game=h["game"] + 4 * k) for k in range(50) for h in b_hands()], toy_meta())
+    sa, sb = summarize(big_a), summarize(big_b)
+    paired = paired_table(compare_tables(game_table(big_a, big_a.attrs), game_table(big_b, big_b.attrs)), fair=0.5)
+    h = headline(sa, sb, paired, "Stap op", "Mille Bornes").set_index("question")
+    # turns: d repeats [4, 2, 10, -8]: mean 2, sd about 7.5, se about 0.53 (n = 200): z about 3.8
+    assert h.loc["Which has longer games?", "answer"] == "Stap op"
+    # first player among decided games: A 3 of 3, B 1 of 3; gaps .5 and 1/6, g = a + b - 1 = [0, 1, 0]
+    assert seat_bias_strength(sa) == pytest.approx(0.5) and seat_bias_strength(sb) == pytest.approx(1 / 6)
+    gap = paired.set_index("key").loc["first_player_gap"]
+    assert gap["diff"] == pytest.approx(1 / 3) and gap["n"] == 150
+    assert h.loc["Which has stronger seat bias?", "answer"] == "Stap op"
+    # hazards: only 50 paired games, A's winner always least hit, B's never
+    assert h.loc["Which has more decisive hazards?", "answer"] == "Stap op"
+    # dead share per game is the same in both runs
+    assert h.loc["Which has deader cards?", "answer"] == "no clear difference"
+    assert "paired difference" in h.loc["Which has longer games?", "evidence"]
+
+
+def test_game_metrics_columns(runs):
+    a, _ = runs
+    m = game_metrics(game_table(a, a.attrs))
+    assert list(m.index) == [0, 1, 2, 3]
+    assert m["no_winner"].tolist() == [0, 0, 1, 0]
+    assert {"game_turns", "first_position_won", "won_s0", "won_s1", "dead_share"} <= set(m.columns)

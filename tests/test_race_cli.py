@@ -1,0 +1,168 @@
+"""The race commands through typer's CliRunner."""
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from etappe.analysis.race import RaceRun
+from etappe.analysis.runio import ChunkedRun, read_metadata
+from etappe.cli.main import app
+
+runner = CliRunner()
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_decks_list_and_show():
+    result = run("decks", "list")
+    assert result.exit_code == 0
+    for name in ("stapop", "millebornes", "touring"):
+        assert name in result.stdout
+    shown = run("decks", "show", "millebornes")
+    assert shown.exit_code == 0 and "right_of_way" in shown.stdout and "permanent go" in shown.stdout
+
+
+def test_decks_validate_good_and_bad(tmp_path):
+    text = (Path(__file__).resolve().parents[1] / "kernels" / "designs" / "stapop.toml").read_text()
+    good = tmp_path / "redesign.toml"
+    good.write_text(text.replace('name = "stapop"', 'name = "stapop_8_crossings"').replace(
+        'role = "hazard"\ncount = 3\nremedy = "barriers_open"', 'role = "hazard"\ncount = 8\nremedy = "barriers_open"'))
+    ok = run("decks", "validate", good)
+    assert ok.exit_code == 0 and "valid design 'stapop_8_crossings'" in ok.stdout
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('remedy = "bike_repairer"', 'remedy = "bike_shop"'))
+    refused = run("decks", "validate", bad)
+    assert refused.exit_code != 0
+    assert "cards[2] (flat_tyre).remedy: no card 'bike_shop'" in refused.stderr
+
+
+def test_simulate_writes_parquet_with_identity(tmp_path):
+    out = tmp_path / "run.parquet"
+    result = run("simulate", "stapop", "--players", 3, "--games", 300, "--seed", 5, "--out", out,
+                 "--chunk-size", 100)
+    assert result.exit_code == 0, result.stderr
+    meta = read_metadata(out)
+    assert meta["design"] == "stapop" and meta["seed"] == 5 and meta["games"] == 300 and meta["players"] == 3
+    assert len(meta["design_hash"]) == 16 and meta["version"]
+    frame = pq.read_table(out).to_pandas()
+    assert sorted(frame["game"].unique()) == list(range(300))
+    assert not out.with_name("run.parquet.parts").exists()
+    assert "summary" in result.stdout
+
+
+def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
+    out = tmp_path / "run.parquet"
+    args = ("simulate", "millebornes", "--players", 2, "--games", 200, "--seed", 9, "--out", out,
+            "--chunk-size", 100)
+    # Play it once completely, then fake an interruption after chunk 0 of a second
+    # run whose chunk 0 was marked: the resumed run must reuse it, not replay it.
+    assert run(*args).exit_code == 0
+    full = pq.read_table(out).to_pandas()
+    out.unlink()
+    rr = RaceRun("millebornes", 2, ["greedy"], 9)
+    meta = rr.metadata(200)
+    identity = {k: meta[k] for k in ("design_hash", "players", "policies", "seating", "seed", "games",
+                                     "version", "options")} | {"chunk_size": 100}
+    marked = rr.play(0, 100)
+    marked["lead_changes"] = -7  # a value no real game has
+    ChunkedRun(out, identity).save(0, marked)
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    resumed = pq.read_table(out).to_pandas()
+    assert (resumed.loc[resumed.game < 100, "lead_changes"] == -7).all()
+    later = resumed[resumed.game >= 100].reset_index(drop=True)
+    pd.testing.assert_frame_equal(later, full[full.game >= 100].reset_index(drop=True), check_dtype=False)
+
+
+def test_simulate_refuses_parts_of_another_run(tmp_path):
+    out = tmp_path / "run.parquet"
+    ChunkedRun(out, {"seed": 1})
+    result = run("simulate", "stapop", "--games", 10, "--out", out)
+    assert result.exit_code != 0 and "different run" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("simulate", "stapop", "--players", 7), "not 7"),
+    (("simulate", "millebornes", "--players", 5), "not 5"),
+    (("simulate", "nosuchdeck"), "no such design file"),
+    (("simulate", "stapop", "--policy", "clever"), "unknown policy"),
+    (("simulate", "stapop", "--option", "overshoot=sometimes"), "overshoot"),
+    (("simulate", "stapop", "--option", "colour=red"), "unknown rule option"),
+])
+def test_bad_input_gives_a_clear_error_and_nonzero_exit(args, message):
+    result = run(*args)
+    assert result.exit_code != 0
+    assert message in result.stderr
+
+
+def test_moves_lists_the_legal_moves(tmp_path):
+    position = tmp_path / "p.toml"
+    position.write_text("""
+players = 2
+on_turn = 0
+stock = 40
+hands = { "0" = ["km100", "km75", "roll", "flat_tire", "extra_tank", "km25", "km50"] }
+[[sides]]
+battle = "roll"
+limit = "speed_limit"
+[[sides]]
+battle = "roll"
+""")
+    result = run("moves", "millebornes", position)
+    assert result.exit_code == 0, result.stderr
+    lines = set(result.stdout.split("\n"))
+    # Under Speed Limit only 25 and 50; Roll is already on top; the flat tire
+    # goes on the moving opponent; the safety may always be laid.
+    assert {"play km25", "play km50", "play flat_tire on side 1", "play extra_tank"} <= lines
+    assert "play km100" not in lines and "play km75" not in lines and "play roll" not in lines
+
+
+def test_replay_shows_the_recorded_game():
+    result = run("replay", "stapop", "--players", 2, "--seed", 3, "--game", 4)
+    assert result.exit_code == 0
+    frame = RaceRun("stapop", 2, ["greedy"], 3).play(4, 1)
+    row = frame.iloc[0]
+    assert f"hand over after {row.turns} turns" in result.stdout
+    assert f"side 0: {row.s0_distance} km" in result.stdout and f"side 1: {row.s1_distance} km" in result.stdout
+
+
+def test_golden_playthrough():
+    """A seeded game's play-by-play, diffed against the reviewed file.
+    After an intended change: ETAPPE_REGENERATE_GOLDEN=1 pytest, then read the diff."""
+    result = run("replay", "millebornes", "--players", 2, "--policy", "greedy,random", "--seed", 7, "--game", 2)
+    assert result.exit_code == 0
+    golden = GOLDEN / "millebornes_2p_seed7_game2.txt"
+    if os.environ.get("ETAPPE_REGENERATE_GOLDEN"):
+        golden.write_text(result.stdout)
+    assert result.stdout == golden.read_text()
+
+
+def test_analyze_prefers_the_winning_card(tmp_path):
+    position = tmp_path / "p.toml"
+    position.write_text("""
+players = 2
+on_turn = 0
+stock = 30
+hands = { "0" = ["km10", "km5", "go", "crossing", "tailwind", "km6"] }
+[[sides]]
+battle = "go"
+limit = "tailwind"
+distance = { km5 = 8, km6 = 4, km8 = 2, km10 = 1 }
+[[sides]]
+battle = "go"
+limit = "tailwind"
+distance = { km5 = 7, km6 = 4, km8 = 2, km10 = 2 }
+""")
+    # Both sides need one stage card; only laying the 10 km now is a sure win.
+    result = run("analyze", "stapop", position, "--playouts", 40)
+    assert result.exit_code == 0, result.stderr
+    first_row = next(line for line in result.stdout.split("\n") if line.startswith("│"))
+    assert "play km10" in first_row and "1.000" in first_row
+    second_row = [line for line in result.stdout.split("\n") if line.startswith("│")][1]
+    assert "1.000" not in second_row

@@ -1,0 +1,152 @@
+"""Statistics on hand-worked examples (answers computed by hand, not by the code)."""
+import math
+
+import numpy as np
+import pytest
+
+from etappe.analysis.stats import (
+    IntHistogram,
+    chisquare_uniform,
+    hist_ecdf,
+    hist_quantile,
+    holm,
+    mean_interval,
+    newcombe_difference,
+    paired_difference,
+    paired_from_values,
+    wilson_interval,
+)
+
+
+def test_wilson_8_of_10():
+    # p = .8, z^2 = 3.8415: centre .71674, half-width .22658
+    low, high = wilson_interval(8, 10)
+    assert low == pytest.approx(0.4902, abs=1e-4)
+    assert high == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_wilson_edges_closed_form():
+    # k = 0: (0, z^2 / (n + z^2)); k = n: (n / (n + z^2), 1)
+    z2 = 1.959964**2
+    assert wilson_interval(0, 10) == pytest.approx((0.0, z2 / (10 + z2)), abs=1e-6)
+    assert wilson_interval(10, 10) == pytest.approx((10 / (10 + z2), 1.0), abs=1e-6)
+    low, high = wilson_interval(0, 0)
+    assert math.isnan(low) and math.isnan(high)
+
+
+def test_wilson_vectorised():
+    low, high = wilson_interval(np.array([8, 5]), np.array([10, 10]))
+    assert low == pytest.approx([0.4902, 0.2366], abs=1e-4)
+    assert high == pytest.approx([0.9433, 0.7634], abs=1e-4)
+
+
+def test_chisquare_uniform_hand_example():
+    # expected 25 each: (25 + 25 + 0 + 0) / 25 = 2.0 on 3 df
+    t = chisquare_uniform([30, 20, 25, 25])
+    assert t.statistic == pytest.approx(2.0)
+    assert t.df == 3
+    assert t.n == 100
+    # chi2(3) survival at x: 2(1 - Phi(sqrt x)) + sqrt(2x/pi) e^(-x/2)
+    x = 2.0
+    p = math.erfc(math.sqrt(x) / math.sqrt(2)) + math.sqrt(2 * x / math.pi) * math.exp(-x / 2)
+    assert t.p_value == pytest.approx(p, abs=1e-9)
+    assert t.p_value == pytest.approx(0.5724, abs=1e-4)
+
+
+def test_chisquare_two_cells():
+    # [3, 0]: expected 1.5, (2.25 + 2.25) / 1.5 = 3; chi2(1) tail = 2(1 - Phi(sqrt 3)) = 0.0833
+    t = chisquare_uniform([3, 0])
+    assert t.statistic == pytest.approx(3.0)
+    assert t.df == 1
+    assert t.p_value == pytest.approx(math.erfc(math.sqrt(3.0 / 2)), abs=1e-12)
+    assert math.isnan(chisquare_uniform([0, 0]).statistic)
+
+
+def test_paired_difference_hand_example():
+    # d = [2, 3, 1, 2]: mean 2, sample var 2/3, se = sqrt(2/3)/2 = 0.40825
+    out = paired_from_values([3, 5, 4, 6], [1, 2, 3, 4])
+    se = math.sqrt(2 / 3) / 2
+    assert out["mean"] == pytest.approx(2.0)
+    assert out["sd"] == pytest.approx(math.sqrt(2 / 3))
+    assert out["se"] == pytest.approx(se)
+    assert out["ci_low"] == pytest.approx(2 - 1.959964 * se, abs=1e-6)
+    assert out["ci_high"] == pytest.approx(2 + 1.959964 * se, abs=1e-6)
+    assert out["ci_low"] == pytest.approx(1.1998, abs=1e-4)
+    assert out["p_value"] == pytest.approx(math.erfc(2 / se / math.sqrt(2)), rel=1e-6)
+
+
+def test_paired_difference_from_sums_and_nans():
+    # same d as above from n, sum d = 8, sum d^2 = 18
+    out = paired_difference(4, 8, 18)
+    assert out["mean"] == pytest.approx(2.0) and out["se"] == pytest.approx(math.sqrt(2 / 3) / 2)
+    # pairs with a NaN are dropped: d = [1, -1]
+    out = paired_from_values([1, np.nan, 0], [0, 5, 1])
+    assert out["mean"] == pytest.approx(0.0) and out["p_value"] == pytest.approx(1.0)
+
+
+def test_paired_difference_constant():
+    assert paired_from_values([1, 1, 1], [1, 1, 1])["p_value"] == 1.0
+    assert paired_from_values([2, 2, 2], [1, 1, 1])["p_value"] == 0.0
+
+
+def test_mean_interval():
+    # 1, 2, 3: mean 2, sd 1, se 1/sqrt 3
+    out = mean_interval(3, 6, 14)
+    assert out["mean"] == 2 and out["sd"] == pytest.approx(1.0)
+    assert out["ci_high"] == pytest.approx(2 + 1.959964 / math.sqrt(3), abs=1e-6)
+
+
+def test_holm_hand_example():
+    # sorted .01 <= .05/3 yes; .03 <= .05/2 no -> stop: only the first rejected
+    adjusted, reject = holm([0.01, 0.04, 0.03])
+    assert list(reject) == [True, False, False]
+    # adjusted: 3 * .01 = .03; max(.03, 2 * .03) = .06; max(.06, 1 * .04) = .06
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_holm_all_and_nan():
+    adjusted, reject = holm([0.01, 0.02, 0.03])
+    assert list(reject) == [True, True, True]
+    assert adjusted == pytest.approx([0.03, 0.04, 0.04])
+    adjusted, reject = holm([0.02, np.nan, 0.04])  # m = 2
+    assert list(reject) == [True, False, True]
+    assert adjusted[0] == pytest.approx(0.04) and math.isnan(adjusted[1])
+
+
+def test_newcombe_hand_example():
+    # Wilson 8/10 = (.4902, .9433), 5/10 = (.2366, .7634)
+    out = newcombe_difference(8, 10, 5, 10)
+    assert out["diff"] == pytest.approx(0.3)
+    assert out["ci_low"] == pytest.approx(0.3 - math.hypot(0.8 - 0.4902, 0.7634 - 0.5), abs=2e-4)
+    assert out["ci_high"] == pytest.approx(0.3 + math.hypot(0.9433 - 0.8, 0.5 - 0.2366), abs=2e-4)
+    # pooled 13/20: se = sqrt(.65 * .35 * .2), z = .3 / se
+    z = 0.3 / math.sqrt(0.65 * 0.35 * 0.2)
+    assert out["p_value"] == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-6)
+
+
+def test_histogram_quantiles_and_ecdf():
+    # inverse ECDF: median of 1, 2, 3, 4 is 2; p95 is 4
+    assert hist_quantile([1, 2, 3, 4], [1, 1, 1, 1], 0.5) == 2
+    assert hist_quantile([1, 2, 3, 4], [1, 1, 1, 1], 0.95) == 4
+    assert hist_quantile([1, 2, 3, 4], [1, 1, 1, 1], 0.26) == 2
+    # 10 x "5", 90 x "7": median 7, 10 % quantile 5
+    assert hist_quantile([5, 6, 7], [10, 0, 90], 0.5) == 7
+    assert hist_quantile([5, 6, 7], [10, 0, 90], 0.10) == 5
+    x, F = hist_ecdf([5, 6, 7], [10, 0, 90])
+    assert list(x) == [5, 7] and F == pytest.approx([0.1, 1.0])
+    assert math.isnan(hist_quantile([], [], 0.5))
+
+
+def test_int_histogram_merge():
+    a = IntHistogram.of([3, 5, 5])
+    b = IntHistogram.of([-1, 5, 9])
+    m = a.merge(b)
+    assert m == IntHistogram.of([3, 5, 5, -1, 5, 9])
+    assert m.n == 6
+    vals, counts = m.nonzero()
+    assert list(vals) == [-1, 3, 5, 9] and list(counts) == [1, 1, 3, 1]
+    assert m.quantile(0.5) == 5
+    mean, sd = IntHistogram.of([1, 2, 3]).mean_sd()
+    assert mean == 2 and sd == pytest.approx(1.0)
+    assert IntHistogram().merge(a) == a
+    assert IntHistogram.of([np.nan, 2.0]) == IntHistogram.of([2])
