@@ -155,7 +155,7 @@ def side_at(side):
     return SIDE_AT + side * SIDE_STRIDE
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_moving(state, ct, side):
     """Can the side lay distance as far as its battle pile goes?"""
     b = side_at(side)
@@ -165,19 +165,19 @@ def is_moving(state, ct, side):
     return top == VIRTUAL_GO or (top >= 0 and ct[top, C_ROLE] == ROLE_GO)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_limited(state, side):
     b = side_at(side)
     return state[b + SD_LIMITED] == 1 and state[b + SD_LIMIT_IMMUNE] == 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def protected(state, ct, side, card):
     safety = ct[card, C_PROTECTED_BY]
     return safety >= 0 and state[side_at(side) + SD_TABLEAU + safety] > 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def can_lay_distance(state, ct, rules, side, t):
     b = side_at(side)
     if not is_moving(state, ct, side):
@@ -192,7 +192,7 @@ def can_lay_distance(state, ct, rules, side, t):
     return state[b + SD_DIST] + ct[t, C_VALUE] <= state[ST_TRIP]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def can_play_own(state, ct, rules, side, t):
     """May card type t be laid on the player's own side now?"""
     role = ct[t, C_ROLE]
@@ -217,7 +217,7 @@ def can_play_own(state, ct, rules, side, t):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def can_attack(state, ct, rules, target, t):
     """May card type t be laid on side `target` (an opponent)?"""
     role = ct[t, C_ROLE]
@@ -235,7 +235,7 @@ def can_attack(state, ct, rules, target, t):
     return state[b + SD_LAID + ct[t, C_REMOVES]] > 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def legal_moves(state, ct, rules, seat, moves):
     """Fill `moves` with the legal moves of `seat`; return how many.
 
@@ -315,7 +315,7 @@ def check_state(state, ct, rules):
 
 
 # ---- chance -----------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def log_event(log, state, seat, event, card, side, value):
     if log.shape[0] == 0:
         return
@@ -372,7 +372,7 @@ def rebuild_stock(state, ct, rules, key):
     return shuffle_stock(state, key)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def draw(state, ct, rules, seat, key, cards, log):
     """Draw the top card of the stock into seat's hand (rebuilding the stock
     first in reshuffle designs). Returns (drew a card, key)."""
@@ -430,13 +430,13 @@ def deal(state, ct, rules, first_seat, key, cards, log):
 
 
 # ---- effects ----------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def take_from_hand(state, seat, t):
     state[HAND_AT + seat * MAX_TYPES + t] -= 1
     state[HAND_N_AT + seat] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def land_safety(state, ct, rules, side, s):
     """A safety lands on `side` (on its turn or as a coup fourré): protection
     for the rest of the hand, and the matching hazard or limit in play is
@@ -462,7 +462,7 @@ def land_safety(state, ct, rules, side, s):
             state[b + SD_LIMITED] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def update_tension(state, rules, sides_out):
     """After a distance change: lead changes and each side's deficit."""
     sides = rules[R_SIDES]
@@ -485,7 +485,7 @@ def update_tension(state, rules, sides_out):
             sides_out[s, S_MAX_DEFICIT] = gap
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def trip_complete(state, rules, side):
     b = side_at(side)
     if state[b + SD_DISQ] == 1:
@@ -496,7 +496,7 @@ def trip_complete(state, rules, side):
 
 
 # ---- policies -----------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def keep_value(state, ct, rules, seat, t):
     """How much a greedy player wants to keep card t (it discards the lowest).
     Cards that can never help are worth least; a second copy of a go,
@@ -539,7 +539,7 @@ def keep_value(state, ct, rules, seat, t):
     return -5.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def greedy_score(state, ct, rules, seat, m, params):
     t = m >> 3
     target = m & 7
@@ -570,7 +570,7 @@ def greedy_score(state, ct, rules, seat, m, params):
     return 80.0  # go or remedy: get moving again
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def choose_basic(state, ct, rules, seat, moves, n, policy_id, params, key):
     """The random and greedy policies (also the look-ahead's playout policy)."""
     if policy_id == POLICY_RANDOM:
@@ -651,7 +651,7 @@ def offer_coup_fourre(state, ct, rules, attacker, target, t, policy_ids, params,
     return -1, key
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_out, cards, log):
     """Play move m for `seat` (a legal move) and everything it sets off:
     coup fourré, extension decision, trip completion. Returns (seat that
@@ -940,7 +940,7 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
     return moves[best], key
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def choose_move(state, ct, rules, seat, moves, n, policy_id, params, key, user_policies):
     """The decision point: built-in policies by id, user policies through
     the tuple of first-class functions. Returns (move, key); move -1 if a
