@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
+from etappe.analysis.stats import wilson_interval
 from etappe.kernels import etape as K
 
 GAME = "etape"
@@ -207,18 +208,6 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
 
 
 # ---------------------------------------------------------------- summaries
-def wilson(successes, n, z: float = 1.96):
-    """95 % Wilson score interval for a proportion (works on arrays)."""
-    successes = np.asarray(successes, float)
-    n = np.asarray(n, float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = successes / n
-        denom = 1 + z * z / n
-        centre = (p + z * z / (2 * n)) / denom
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return centre - half, centre + half
-
-
 def _players(df: pd.DataFrame) -> int:
     return int(df.attrs.get("players") or sum(c.startswith("time_") for c in df.columns))
 
@@ -250,7 +239,7 @@ def win_rates(races_df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
     out = long.groupby(by, sort=True).agg(n=("win", "size"), wins=("win", "sum"),
                                           mean_time=("time", "mean")).reset_index()
     out["win_rate"] = out["wins"] / out["n"]
-    out["ci_low"], out["ci_high"] = wilson(out["wins"], out["n"])
+    out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
     return out
 
 
@@ -293,8 +282,8 @@ def profile_stats(stages_df: pd.DataFrame) -> pd.DataFrame:
         others = grp[~grp["is_picker"]]
         blocked = int(stages["blocked"].sum())
         pw = int(picker["won"].sum())
-        b_lo, b_hi = wilson(blocked, k)
-        w_lo, w_hi = wilson(pw, k)
+        b_lo, b_hi = wilson_interval(blocked, k)
+        w_lo, w_hi = wilson_interval(pw, k)
         rows.append({"profile": profile, "stages": k, "share": k / len(stages_df),
                      "blocked_rate": blocked / k, "blocked_lo": b_lo, "blocked_hi": b_hi,
                      "no_winner_rate": float((stages["winner"] < 0).mean()),
@@ -314,7 +303,7 @@ def profile_by_policy(stages_df: pd.DataFrame) -> pd.DataFrame:
     out = long.groupby(["profile", "policy"], observed=True).agg(
         n=("time", "size"), mean_time=("time", "mean"), wins=("won", "sum")).reset_index()
     out["win_rate"] = out["wins"] / out["n"]
-    out["ci_low"], out["ci_high"] = wilson(out["wins"], out["n"])
+    out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
     return out
 
 

@@ -51,3 +51,20 @@ def progress_bar(total: int, what: str) -> Iterator:
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=False) as bar:
         task = bar.add_task(what, total=total)
         yield lambda n: bar.advance(task, n)
+
+
+def print_seat_summary(winners, players: int, games: int, extra: str) -> None:
+    """The short table `simulate` prints: wins per seat with 95 % intervals."""
+    import numpy as np
+    from rich.table import Table
+
+    from etappe.analysis.stats import wilson_interval
+
+    winners = np.asarray(winners)
+    table = Table("seat", "wins", "win rate", "95 % interval", title="summary")
+    for seat in range(players):
+        wins = int((winners == seat).sum())
+        low, high = wilson_interval(wins, games)
+        table.add_row(str(seat), str(wins), f"{wins / games:.3f}", f"{low:.3f} - {high:.3f}")
+    console.print(table)
+    console.print(f"{games} games, no winner {int((winners < 0).sum())}; {extra}", highlight=False)

@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 import typer
 
 from . import race_cmds
-from .common import console, fail, parse_options, progress_bar, split_policies
+from .bremen import app as bremen_app
+from .common import console, fail, parse_options, print_seat_summary, progress_bar, split_policies
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt, SeedOpt
 
 app = typer.Typer(
@@ -17,6 +18,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(race_cmds.decks_app, name="decks")
+app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: simulate, report, board sweep.")
 
 OTHER_GAMES = ("etape", "bremen")
 PolicyOpt = Annotated[Optional[str], typer.Option(
@@ -37,6 +39,7 @@ def simulate(
     seating: SeatingOpt = "fixed",
     threads: ThreadsOpt = None,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Games per chunk written to disk.")] = 50_000,
+    board: Annotated[Optional[Path], typer.Option("--board", help="bremen: board TOML file (default: the reconstruction).")] = None,
 ) -> None:
     """Play games and print a summary; with --out, write the records as Parquet."""
     if threads:
@@ -47,17 +50,23 @@ def simulate(
         from .etape import simulate_command
 
         try:
-            simulate_command(players, games, split_policies(policy or "heuristic"), seed, out, parse_options(option))
+            races, _ = simulate_command(players, games, split_policies(policy or "heuristic"), seed, out,
+                                        parse_options(option))
         except ValueError as exc:
             fail(str(exc))
+        print_seat_summary(races["winner"], players, len(races),
+                           f"stages cut off by the cap {int(races['capped_stages'].sum())}")
         return
     if deck == "bremen":
         from .bremen import simulate_command
 
         try:
-            simulate_command(players, games, split_policies(policy or "greedy"), seed, out, None, parse_options(option))
+            frame = simulate_command(players, games, split_policies(policy or "greedy"), seed, out, board,
+                                     parse_options(option))
         except ValueError as exc:
             fail(str(exc))
+        print_seat_summary(frame["winner_seat"], players, len(frame),
+                           f"{frame['turns'].mean():.1f} turns per game, turn cap hit {int(frame['capped'].sum())}")
         return
     race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating, threads, chunk_size)
 

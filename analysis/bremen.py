@@ -1,0 +1,444 @@
+"""Bremer Stadtmusikanten: simulation API, a scenario API for single positions,
+and pure summary functions over the record table.
+
+    df = simulate(players=4, games=10_000, policies=["greedy", "random"] * 2, seed=1)
+    win_rates(df, by="policy")
+
+Rule options (defaults in OPTIONS; documented in docs/bremen.md) and policies
+("random", "greedy", "greedy:climb=0,knock=3") are named, never numbered, here.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numba
+import numpy as np
+import pandas as pd
+
+from etappe.analysis.runio import package_version
+from etappe.analysis.stats import wilson_interval
+from etappe.kernels import bremen as K
+from etappe.kernels.bremen_board import Board, load_board
+
+SIZES = {"rooster": 1, "cat": 2, "dog": 3, "donkey": 4}
+SIZE_NAMES = {v: k for k, v in SIZES.items()}
+
+# name -> (default, allowed values or type); the order is the kernel's O_* row
+OPTIONS = {
+    "harder": (False, bool),            # variant: extra roll only without sending anyone home
+    "turbulent": (False, bool),         # variant: mixed start stacks
+    "tie_rule": ("mover_first", ("mover_first", "mover_last")),
+    "foreign_onto": ("direct", ("direct", "stack")),
+    "bridge_stack": (False, bool),
+    "target": (7, int),
+    "max_turns": (2000, int),
+}
+
+GREEDY_DEFAULTS = {
+    "storm": 10.0, "chase": 4.0, "climb": 2.0, "knock": 1.0, "own_home": 1.0,
+    "progress": 0.5, "build": 0.5, "leader": 1.0, "noise": 0.01,
+}
+_PARAM_INDEX = {
+    "storm": K.P_STORM, "chase": K.P_CHASE, "climb": K.P_CLIMB, "knock": K.P_KNOCK,
+    "own_home": K.P_OWN_HOME, "progress": K.P_PROGRESS, "build": K.P_BUILD,
+    "leader": K.P_LEADER, "noise": K.P_NOISE,
+}
+_RECORD_COLUMNS = {
+    "winner_seat": K.R_WINNER, "capped": K.R_CAPPED, "turns": K.R_TURNS, "rolls": K.R_ROLLS,
+    "robber_moves": K.R_ROBBER_MOVES, "sent_home_by_robber": K.R_SENT_ROBBER,
+    "sent_home_by_knock": K.R_SENT_KNOCK, "extra_rolls": K.R_EXTRA_ROLLS,
+    "extra_roll_chain_max": K.R_CHAIN_MAX, "storms": K.R_STORMS, "chases": K.R_CHASES,
+    "first_seat": K.R_FIRST_SEAT,
+}
+SOURCES = ("storm", "robber_bonus", "chase")
+
+
+def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
+    """(kernel option row, the full option dict with defaults filled in)."""
+    options = dict(options or {})
+    unknown = set(options) - set(OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown Bremen rule option(s) {sorted(unknown)}; known: {list(OPTIONS)}")
+    full = {}
+    for name, (default, allowed) in OPTIONS.items():
+        value = options.get(name, default)
+        if allowed is bool:
+            if isinstance(value, str):
+                value = {"true": True, "1": True, "false": False, "0": False}.get(value.lower(), value)
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"rule option {name} must be true or false, got {value!r}")
+            value = bool(value)
+        elif allowed is int:
+            value = int(value)
+            if value < 1:
+                raise ValueError(f"rule option {name} must be positive, got {value}")
+        elif value not in allowed:
+            raise ValueError(f"rule option {name} must be one of {allowed}, got {value!r}")
+        full[name] = value
+    row = np.zeros(K.N_OPT, np.int64)
+    row[K.O_HARDER] = full["harder"]
+    row[K.O_TURBULENT] = full["turbulent"]
+    row[K.O_TIE] = 0 if full["tie_rule"] == "mover_first" else 1
+    row[K.O_FOREIGN_STACK] = full["foreign_onto"] == "stack"
+    row[K.O_BRIDGE_STACK] = full["bridge_stack"]
+    row[K.O_TARGET] = full["target"]
+    row[K.O_MAX_TURNS] = full["max_turns"]
+    return row, full
+
+
+def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
+    """'random' | 'greedy' | 'greedy:knock=3,climb=0' -> (id, parameter row, canonical name)."""
+    name, _, rest = spec.strip().partition(":")
+    params = np.zeros(K.N_PARAM)
+    if name == "random":
+        if rest:
+            raise ValueError(f"policy 'random' takes no parameters: {spec!r}")
+        return K.POL_RANDOM, params, "random"
+    if name != "greedy":
+        raise ValueError(f"unknown Bremen policy {name!r}; known: random, greedy[:name=value,...]")
+    values = dict(GREEDY_DEFAULTS)
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if key.strip() not in values or not eq:
+            raise ValueError(f"bad greedy parameter {item!r}; known: {list(GREEDY_DEFAULTS)}")
+        values[key.strip()] = float(value)
+    for key, value in values.items():
+        params[_PARAM_INDEX[key]] = value
+    changed = ",".join(f"{k}={values[k]:g}" for k in GREEDY_DEFAULTS if values[k] != GREEDY_DEFAULTS[k])
+    return K.POL_GREEDY, params, "greedy" + (f":{changed}" if changed else "")
+
+
+def _board(board: Board | str | None) -> Board:
+    return board if isinstance(board, Board) else load_board(board)
+
+
+def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = None, seed: int = 0,
+             board: Board | str | None = None, options: dict | None = None, threads: int | None = None,
+             progress: Callable[[int, int], None] | None = None, first_game: int = 0,
+             chunk: int = 5000) -> pd.DataFrame:
+    """Play `games` games; one row per game, run identity in df.attrs.
+
+    Game i uses keys derived from (seed, first_game + i): any game can be
+    replayed alone, and chunking or threads never change a result.
+    policies: one spec per seat (default all 'random'). progress(done, total)
+    is called after each chunk.
+    """
+    if players not in (2, 3, 4):
+        raise ValueError(f"Bremer Stadtmusikanten takes 2 to 4 players, got {players}")
+    policies = list(policies or ["random"] * players)
+    if len(policies) != players:
+        raise ValueError(f"{players} players need {players} policies, got {len(policies)}")
+    b = _board(board)
+    opts, full_options = options_row(options)
+    parsed = [parse_policy(p) for p in policies]
+    pols = np.array([p[0] for p in parsed] + [0] * (4 - players), np.int64)
+    params = np.zeros((4, K.N_PARAM))
+    for s, p in enumerate(parsed):
+        params[s] = p[1]
+    out = np.zeros((games, K.N_REC), np.int32)
+    previous = numba.get_num_threads()
+    if threads:
+        numba.set_num_threads(threads)
+    start = time.perf_counter()
+    try:
+        for lo in range(0, games, chunk):
+            hi = min(games, lo + chunk)
+            K.play_batch(np.uint64(seed), first_game + lo, players, pols, params,
+                         b.kind, b.adj, b.deg, b.dist, b.binfo, opts, out[lo:hi])
+            if progress:
+                progress(hi, games)
+    finally:
+        numba.set_num_threads(previous)
+    wall = time.perf_counter() - start
+    df = records_frame(out, players)
+    df.attrs.update(
+        game="bremen", board=b.name, board_path=b.path, board_hash=b.hash,
+        board_reconstruction=b.reconstruction, seed=int(seed), first_game=int(first_game),
+        players=players, policies=[p[2] for p in parsed], options=full_options,
+        version=package_version(), wall_s=wall, games_per_s=games / wall if wall > 0 else float("nan"),
+    )
+    return df
+
+
+def records_frame(out: np.ndarray, players: int) -> pd.DataFrame:
+    """Kernel record rows -> the documented record table."""
+    cols = {"game": out[:, K.R_GAME].astype(np.int64), "seed_index": out[:, K.R_GAME].astype(np.int64)}
+    for name, j in _RECORD_COLUMNS.items():
+        cols[name] = out[:, j]
+    cols["capped"] = cols["capped"].astype(bool)
+    cols["animals_sent_home"] = out[:, K.R_SENT_ROBBER] + out[:, K.R_SENT_KNOCK]
+    for s in range(players):
+        base = K.R_POINTS + 4 * s
+        cols[f"points_s{s}"] = out[:, base]
+        for j, source in enumerate(SOURCES):
+            cols[f"points_{source}_s{s}"] = out[:, base + 1 + j]
+    return pd.DataFrame(cols)
+
+
+def from_run_file(path) -> pd.DataFrame:
+    """A run file written by the CLI, with its metadata back in df.attrs."""
+    from etappe.analysis.runio import read_parquet
+
+    df, meta = read_parquet(path)
+    df.attrs.update(meta)
+    return df
+
+
+# --- summaries (pure: record table in, tidy table out) -------------------------
+
+def _rate_row(label: dict, wins: int, n: int) -> dict:
+    lo, hi = wilson_interval(wins, n)
+    return {**label, "n": n, "wins": wins, "win_rate": wins / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
+
+
+def win_rates(df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
+    """Win rate per seat or per policy with n and a 95 % Wilson interval.
+
+    Capped games count as games without a win. Per policy, n counts seats
+    played (a policy on two seats of a game counts twice, winning at most once).
+    """
+    players = df.attrs["players"]
+    rows = []
+    if by == "seat":
+        for s in range(players):
+            rows.append(_rate_row({"seat": s, "policy": df.attrs["policies"][s]},
+                                  int((df["winner_seat"] == s).sum()), len(df)))
+    elif by == "policy":
+        for pol in dict.fromkeys(df.attrs["policies"]):
+            seats = [s for s, p in enumerate(df.attrs["policies"]) if p == pol]
+            wins = int(df["winner_seat"].isin(seats).sum())
+            rows.append(_rate_row({"policy": pol, "seats": ",".join(map(str, seats))}, wins, len(df) * len(seats)))
+    else:
+        raise ValueError("by must be 'seat' or 'policy'")
+    return pd.DataFrame(rows)
+
+
+def first_seat_advantage(df: pd.DataFrame) -> pd.DataFrame:
+    """Win rate by position in the turn order (0 = the drawn first player)."""
+    players = df.attrs["players"]
+    done = df[df["winner_seat"] >= 0]
+    position = (done["winner_seat"] - done["first_seat"]) % players
+    return pd.DataFrame([_rate_row({"turn_position": p}, int((position == p).sum()), len(df))
+                         for p in range(players)])
+
+
+def seat_uniformity(df: pd.DataFrame) -> dict:
+    """Chi-square test that decided games are won equally often by each turn position."""
+    from scipy.stats import chisquare
+
+    counts = first_seat_advantage(df)["wins"].to_numpy()
+    if counts.sum() == 0:
+        return {"chi2": float("nan"), "p_value": float("nan"), "games": 0}
+    stat, p = chisquare(counts)
+    return {"chi2": float(stat), "p_value": float(p), "games": int(counts.sum())}
+
+
+def points_by_source(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean points per game and per seat from each source, and its share."""
+    players = df.attrs["players"]
+    rows = []
+    total_all = sum(df[f"points_{src}_s{s}"].sum() for src in SOURCES for s in range(players))
+    for src in SOURCES:
+        total = sum(df[f"points_{src}_s{s}"].sum() for s in range(players))
+        rows.append({"source": src, "points_per_game": total / len(df),
+                     "points_per_seat_game": total / len(df) / players,
+                     "share": total / total_all if total_all else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def length_stats(df: pd.DataFrame) -> pd.DataFrame:
+    """Turns, rolls and robber statistics: mean, median, 95th percentile, max."""
+    cols = ["turns", "rolls", "robber_moves", "animals_sent_home", "sent_home_by_robber",
+            "sent_home_by_knock", "extra_rolls", "extra_roll_chain_max", "storms", "chases"]
+    return pd.DataFrame([{"metric": c, "mean": df[c].mean(), "median": df[c].median(),
+                          "p95": df[c].quantile(0.95), "max": int(df[c].max())} for c in cols])
+
+
+def capped_rate(df: pd.DataFrame) -> dict:
+    k, n = int(df["capped"].sum()), len(df)
+    lo, hi = wilson_interval(k, n)
+    return {"capped": k, "n": n, "rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
+
+
+def conclusions(df: pd.DataFrame) -> pd.DataFrame:
+    """The yes/no findings of one run that a board sweep checks on every board."""
+    players = df.attrs["players"]
+    fair = 1 / players
+
+    def side(lo, hi):
+        return "above" if lo > fair else "below" if hi < fair else "undecided"
+
+    rows = [{"finding": f"win rate of {r['policy']} vs 1/{players}", "verdict": side(r["ci_low"], r["ci_high"])}
+            for _, r in win_rates(df, by="policy").iterrows()]
+    first = first_seat_advantage(df).iloc[0]
+    rows.append({"finding": f"win rate of the starting player vs 1/{players}",
+                 "verdict": side(first["ci_low"], first["ci_high"])})
+    share = points_by_source(df).set_index("source")["share"]
+    rows.append({"finding": "storms give most points", "verdict": "yes" if share["storm"] > 0.5 else "no"})
+    rows.append({"finding": "under 1 % of games capped", "verdict": "yes" if df["capped"].mean() < 0.01 else "no"})
+    return pd.DataFrame(rows)
+
+
+def sweep_summary(runs: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(finding x board verdict table with how many boards agree, per-board key numbers)."""
+    verdicts = pd.concat([conclusions(df).set_index("finding")["verdict"].rename(df.attrs["board"])
+                          for df in runs], axis=1)
+    modal = verdicts.mode(axis=1)[0]
+    verdicts.insert(0, "boards_agreeing", (verdicts.eq(modal, axis=0)).sum(axis=1).astype(str)
+                    + f" of {len(runs)}")
+    verdicts.insert(0, "most_common", modal)
+    verdicts.insert(0, "holds_everywhere", verdicts.iloc[:, 2:].nunique(axis=1) == 1)
+    numbers = []
+    for df in runs:
+        row = {"board": df.attrs["board"], "board_hash": df.attrs["board_hash"], "games": len(df),
+               "mean_turns": df["turns"].mean(), "capped_rate": df["capped"].mean()}
+        for _, r in win_rates(df, by="policy").iterrows():
+            row[f"win_{r['policy']}"] = r["win_rate"]
+        row["storm_share"] = points_by_source(df).set_index("source").loc["storm", "share"]
+        numbers.append(row)
+    return verdicts.reset_index(), pd.DataFrame(numbers)
+
+
+# --- scenario API: one position, for tests, replays and examples ----------------
+
+class Game:
+    """One game state with named animals and fields.
+
+        g = Game(players=4); g.place(0, "donkey", "r05") ...
+        g.first_moves(3, 2) -> {(die, colour, animal, field), ...}
+    """
+
+    def __init__(self, board: Board | str | None = None, players: int = 4, options: dict | None = None,
+                 seed: int = 0, game_index: int = 0):
+        from etappe.kernels.rng import STREAM_CHANCE, game_key
+
+        self.board = _board(board)
+        self.opts, self.options = options_row(options)
+        self.state = np.zeros(K.S_OCC + 4 * int(self.board.binfo[K.B_N]), np.int32)
+        key = np.uint64(game_key(np.uint64(seed), game_index, STREAM_CHANCE))  # a Python int would retype the kernel
+        K.init_game(self.state, players, self.board.binfo, self.opts, key)
+        n = int(self.board.binfo[K.B_N])
+        self._path = np.zeros(8, np.int64)
+        self._it = np.zeros(8, np.int64)
+        self._vis = np.zeros(n, np.int8)
+        self._moves = np.zeros(32 * n, np.int64)
+        self._buf = np.zeros(32 * n, np.int64)
+
+    # positions
+    def field(self, name: str) -> int:
+        return self.board.index(name)
+
+    def animal(self, colour: int, animal: str) -> int:
+        return 4 * colour + SIZES[animal] - 1
+
+    def pos(self, colour: int, animal: str) -> str:
+        return self.board.names[self.state[K.S_POS + self.animal(colour, animal)]]
+
+    def stack(self, field: str) -> list[tuple[int, str]]:
+        """Animals on a field, bottom first, as (colour, animal)."""
+        f = self.field(field)
+        ids = [int(self.state[K.S_OCC + 4 * f + t]) for t in range(3, -1, -1)]
+        return [(a >> 2, SIZE_NAMES[(a & 3) + 1]) for a in ids if a >= 0]
+
+    def place(self, colour: int, animal: str, field: str) -> None:
+        self.state[K.S_POS + self.animal(colour, animal)] = self.field(field)
+        K.rebuild_occ(self.state, self.board.binfo[K.B_N])
+
+    def set_robber(self, field: str) -> None:
+        self.state[K.S_ROBBER] = self.field(field)
+
+    @property
+    def robber(self) -> str:
+        return self.board.names[self.state[K.S_ROBBER]]
+
+    @property
+    def seat(self) -> int:
+        return int(self.state[K.S_SEAT])
+
+    @seat.setter
+    def seat(self, value: int) -> None:
+        self.state[K.S_SEAT] = value
+
+    def points(self, seat: int) -> int:
+        return int(self.state[K.S_POINTS + seat])
+
+    # moves
+    def _decode(self, m: int, dice: tuple[int, int]) -> tuple[int, int, str, str]:
+        a = (m >> 16) & 0xFF
+        return dice[m >> 24], a >> 2, SIZE_NAMES[(a & 3) + 1], self.board.names[m & 0xFFFF]
+
+    def first_moves(self, d0: int, d1: int) -> set[tuple[int, int, str, str]]:
+        """Legal first moves as (die, colour, animal, destination)."""
+        b = self.board
+        tmp = np.empty_like(self.state)
+        n = K.first_moves(self.state, d0, d1, self.seat, b.kind, b.adj, b.deg, self.opts, b.binfo,
+                          self._moves, tmp, self._buf, self._path, self._it, self._vis)
+        return {self._decode(int(m), (d0, d1)) for m in self._moves[:n]}
+
+    def second_moves(self, d: int, first: tuple[int, str], first_field: str | None = None) -> set:
+        """Legal second moves with die d after `first` = (colour, animal) moved
+        (first_field: the own start field it landed on, if it did)."""
+        b = self.board
+        ff = self.field(first_field) if first_field else -1
+        n = K.second_moves(self.state, d, 1, self.seat, self.animal(*first), ff, b.kind, b.adj, b.deg,
+                           self.opts, self._moves, self._path, self._it, self._vis, len(self._moves))
+        return {self._decode(int(m), (d, d)) for m in self._moves[:n]}
+
+    def move(self, colour: int, animal: str, field: str) -> dict:
+        """Play a move without checking legality; return its effects."""
+        m = (self.animal(colour, animal) << 16) | self.field(field)
+        eff = int(K.apply_move(self.state, self.seat, m, self.board.binfo))
+        K.check_end(self.state, self.seat, self.opts)
+        return {"climbed": bool(eff & K.E_CLIMB), "storm": bool(eff & K.E_STORM),
+                "chase": bool(eff & K.E_CHASE), "sent_home": eff >> 8,
+                "extra_roll": bool(K._earns_roll(eff, self.opts)) and not eff & K.E_STORM}
+
+    def robber_paths(self, d: int) -> int:
+        b = self.board
+        n, _ = K.robber_paths(self.state, d, self.seat, 0, 0, np.zeros(K.N_PARAM), b.kind, b.adj, b.deg,
+                              b.dist, self._path, self._it, self._vis, np.uint64(0))
+        return int(n)
+
+    def rob(self, d: int, pick: int) -> int:
+        """Play robber path number `pick` of length d; return animals sent home."""
+        b = self.board
+        sent, _ = K.robber_paths(self.state, d, self.seat, 1, pick, np.zeros(K.N_PARAM), b.kind, b.adj,
+                                 b.deg, b.dist, self._path, self._it, self._vis, np.uint64(0))
+        return int(sent)
+
+    @property
+    def winner(self) -> int:
+        return int(self.state[K.S_WINNER])
+
+    def errors(self) -> int:
+        """kernels.bremen.state_errors of this position (0 = consistent)."""
+        return int(K.state_errors(self.state, self.board.kind, self.board.binfo[K.B_N]))
+
+    def play(self, policies: list[str], turns: int, seed: int = 0, game_index: int = 0, check=None):
+        """Play up to `turns` turns (fewer if the game ends) with the batch
+        driver's turn function, calling check(self) after each turn."""
+        from etappe.kernels.rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key
+
+        b = self.board
+        players = int(self.state[K.S_NPLAYERS])
+        parsed = [parse_policy(p) for p in policies]
+        pols = np.array([p[0] for p in parsed] + [0] * (4 - players), np.int64)
+        params = np.zeros((4, K.N_PARAM))
+        for s, p in enumerate(parsed):
+            params[s] = p[1]
+        key = np.uint64(game_key(np.uint64(seed), game_index, STREAM_CHANCE))
+        pkeys = np.array([game_key(np.uint64(seed), game_index, STREAM_POLICY_BASE + s) for s in range(4)],
+                         np.uint64)
+        tmp = np.empty_like(self.state)
+        for _ in range(turns):
+            if self.winner >= 0:
+                break
+            self.state[K.S_TURNS] += 1
+            key = np.uint64(K.play_turn(self.state, self.seat, pols, params, pkeys, b.kind, b.adj, b.deg,
+                                        b.dist, b.binfo, self.opts, self._moves, self._buf, tmp, self._path,
+                                        self._it, self._vis, key))
+            if check is not None:
+                check(self)
+            if self.winner < 0:
+                self.seat = (self.seat + 1) % players

@@ -1,0 +1,182 @@
+"""`etappe bremen ...`: simulate, report and board sweep for Bremer Stadtmusikanten.
+
+simulate_command() is the plain function behind `etappe simulate bremen`.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import pandas as pd
+import typer
+
+from etappe.analysis import bremen as A
+from etappe.analysis.runio import ChunkedRun, package_version
+from etappe.kernels.bremen_board import load_board, ring_board
+
+from .common import fail, parse_options, split_policies
+
+app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
+                  no_args_is_help=True)
+
+CHUNK = 20_000  # games per resumable chunk on disk
+_PROGRESS_AFTER_S = 2.0
+
+
+class _LazyProgress:
+    """A rich progress bar that appears only once a run has taken a few seconds."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.start = time.perf_counter()
+        self.bar = None
+        self.task = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if time.perf_counter() - self.start < _PROGRESS_AFTER_S:
+                return
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                                TimeRemainingColumn(), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _checked(items: list[str] | None) -> dict:
+    """--option pairs, refused before any game is played if a name or value is wrong."""
+    options = parse_options(items)
+    try:
+        A.options_row(options)
+    except ValueError as exc:
+        fail(str(exc))
+    return options
+
+
+def report_command(run: Path, out_dir: Path) -> Path:
+    """`etappe report` for a bremen run file: writes report.html/.md; returns the HTML path."""
+    from etappe.reports.bremen import build_report
+
+    return build_report(A.from_run_file(run)).write(out_dir)
+
+
+def simulate_command(players: int, games: int, policies: list[str], seed: int, out: Path | None,
+                     board: Path | None, options: dict) -> pd.DataFrame:
+    """Play the games, write them to `out` (Parquet with the run's identity) if
+    given, and return the records. Writing goes chunk by chunk into
+    `<out>.parts/`, so an interrupted run resumes where it stopped."""
+    policies = list(policies) if policies else ["random"] * players
+    if len(policies) == 1:
+        policies = policies * players
+    b = load_board(board)
+    _, full_options = A.options_row(options)
+    progress = _LazyProgress(f"bremen {players}p")
+    try:
+        if out is None:
+            return A.simulate(players, games, policies, seed, b, full_options, progress=progress)
+        identity = {"game": "bremen", "board_hash": b.hash, "players": players, "games": games,
+                    "policies": policies, "options": full_options, "seed": seed, "chunk": CHUNK,
+                    "version": package_version()}
+        run = ChunkedRun(out, identity)
+        chunks = range((games + CHUNK - 1) // CHUNK)
+        frames, attrs, wall = [], None, 0.0
+        for index in chunks:
+            lo, hi = index * CHUNK, min(games, (index + 1) * CHUNK)
+            if run.done(index):
+                frames.append(run.load(index))
+            else:
+                part = A.simulate(players, hi - lo, policies, seed, b, full_options, first_game=lo,
+                                  progress=lambda d, t, lo=lo: progress(lo + d, games))
+                attrs, wall = part.attrs, wall + part.attrs["wall_s"]
+                run.save(index, part)
+                frames.append(part)
+            progress(hi, games)
+        df = pd.concat(frames, ignore_index=True)
+        if attrs is None:  # every chunk was on disk already
+            attrs = A.simulate(players, 0, policies, seed, b, full_options).attrs
+        df.attrs.update(attrs)
+        df.attrs.update(first_game=0, wall_s=wall, games_per_s=games / wall if wall else float("nan"))
+        run.join(len(chunks), dict(df.attrs))
+        return df
+    finally:
+        progress.close()
+
+
+PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]
+PoliciesOpt = Annotated[Optional[str], typer.Option(
+    "--policy", help="one for all seats or one per seat: greedy,random,... (greedy:knock=3,climb=0 sets parameters)")]
+GamesOpt = Annotated[int, typer.Option("--games", "-n", help="games to play (per board in a sweep)")]
+OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="rule option name=value (repeat)")]
+
+
+@app.command()
+def simulate(players: PlayersOpt = 4, games: GamesOpt = 10_000, policy: PoliciesOpt = None, seed: int = 0,
+             out: Annotated[Optional[Path], typer.Option(help="Parquet file for the records")] = None,
+             board: Annotated[Optional[Path], typer.Option(help="board TOML (default: the reconstruction)")] = None,
+             option: OptionOpt = None):
+    """Play games and print a short summary (records to --out)."""
+    try:
+        df = simulate_command(players, games, split_policies(policy or "greedy"), seed, out, board, _checked(option))
+    except ValueError as exc:
+        fail(str(exc))
+    typer.echo(A.win_rates(df, by="seat").to_string(index=False))
+    typer.echo(f"{len(df)} games, {df.attrs['games_per_s']:.0f} games/s, capped {int(df['capped'].sum())}"
+               + (f", written to {out}" if out else ""))
+
+
+@app.command()
+def report(run: Annotated[Path, typer.Argument(help="a run file written by simulate --out")],
+           out: Annotated[Path, typer.Option(help="folder for report.html and report.md")] = Path("report")):
+    """Build the balance report of a run file."""
+    path = report_command(run, out)
+    typer.echo(f"report written to {path}")
+
+
+def _sweep_boards(roads, middles, road_links, house_links) -> list[dict]:
+    """The default plus one factor at a time: every listed value of each factor."""
+    base = dict(road=24, middle=16, inner=8, road_links=3, middle_links=0, house_links=1)
+    boards = [dict(base)]
+    for key, values in (("road", roads), ("middle", middles), ("road_links", road_links),
+                        ("house_links", house_links)):
+        for v in values:
+            variant = {**base, key: v}
+            if variant not in boards:
+                boards.append(variant)
+    return boards
+
+
+def _ints(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v.strip()]
+
+
+@app.command()
+def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt = None, seed: int = 0,
+          out: Annotated[Path, typer.Option(help="folder for boards, runs and the sweep report")] = Path("bremen-sweep"),
+          roads: Annotated[str, typer.Option(help="outer ring lengths (multiples of 4)")] = "16,20,28,32",
+          middles: Annotated[str, typer.Option(help="middle forest ring lengths")] = "12,20",
+          road_links: Annotated[str, typer.Option(help="road-to-forest link offsets from the corners")] = "2,4",
+          house_links: Annotated[str, typer.Option(help="inner-ring offsets of the house links (0 or 1)")] = "0",
+          option: OptionOpt = None):
+    """Run the same study (same seeds) on a range of ring boards and report
+    which conclusions hold on every board."""
+    from etappe.reports.bremen import build_sweep_report
+
+    options = _checked(option)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "boards").mkdir(exist_ok=True)
+    results = []
+    for spec in _sweep_boards(_ints(roads), _ints(middles), _ints(road_links), _ints(house_links)):
+        path = out / "boards" / f"ring-r{spec['road']}-m{spec['middle']}-l{spec['road_links']}-h{spec['house_links']}.toml"
+        path.write_text(ring_board(**spec, name=path.stem))
+        typer.echo(f"{path.stem}: {games} games")
+        df = simulate_command(players, games, split_policies(policy or "greedy"), seed, out / "runs" / f"{path.stem}.parquet", path, options)
+        results.append((spec, df))
+    report_path = build_sweep_report(results).write(out)
+    typer.echo(f"sweep report written to {report_path}")

@@ -1,0 +1,171 @@
+"""Bremer Stadtmusikanten balance report: build_report(df) -> Report.
+
+df is a record table from analysis.bremen.simulate (or read back with
+analysis.bremen.from_run_file), its run identity in df.attrs. Statistics come
+from analysis.bremen; this module only lays them out and draws.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from etappe.analysis import bremen as A
+from etappe.reports.document import Report
+
+CAVEAT = (
+    "The board is a reconstruction: no source documents the real field counts, links or "
+    "bridges, so every number here holds for the board file named above; check a conclusion "
+    "across boards with `etappe bremen sweep` before trusting it. Bots are not people: the "
+    "numbers hold for the policies named in the header, not for human play."
+)
+
+
+def build_report(df: pd.DataFrame, title: str | None = None) -> Report:
+    a = df.attrs
+    report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {len(df)} games")
+    _header(report, df)
+    _outcomes(report, df)
+    _length(report, df)
+    _points(report, df)
+    _robber(report, df)
+    _anomalies(report, df)
+    report.section("Caveat").text(CAVEAT)
+    return report
+
+
+def _header(report: Report, df: pd.DataFrame) -> None:
+    a = df.attrs
+    label = "RECONSTRUCTION (not the published board)" if a.get("board_reconstruction") else "board file"
+    rows = [
+        ("game", "bremen (Bremer Stadtmusikanten)"),
+        ("board", f"{a['board']}: {label}"),
+        ("board file", f"{a['board_path']} (sha256 {a['board_hash']})"),
+        ("players", a["players"]),
+        ("policies by seat", ", ".join(f"{s}: {p}" for s, p in enumerate(a["policies"]))),
+        ("seat design", "fixed seats, first player drawn each game"),
+        ("rule options", ", ".join(f"{k}={v}" for k, v in a["options"].items())),
+        ("games", f"{len(df)} (game indices {int(df['seed_index'].min())}..{int(df['seed_index'].max())})"),
+        ("root seed", a["seed"]),
+        ("package version", a["version"]),
+        ("wall time", f"{a.get('wall_s', float('nan')):.1f} s ({a.get('games_per_s', float('nan')):.0f} games/s)"),
+    ]
+    section = report.section("Run")
+    section.text("Everything needed to reproduce these games: the same board file, options, policies, "
+                 "seed and game indices give the same records on any number of threads.")
+    section.table(pd.DataFrame(rows, columns=["item", "value"]))
+
+
+def _outcomes(report: Report, df: pd.DataFrame) -> None:
+    section = report.section("Outcomes")
+    seats = A.win_rates(df, by="seat")
+    section.table(seats, "Win rate per seat (95 % Wilson interval; capped games count as no win)")
+    section.table(A.win_rates(df, by="policy"), "Win rate per policy")
+    position = A.first_seat_advantage(df)
+    test = A.seat_uniformity(df)
+    section.table(position, "Win rate by position in the turn order (0 = the drawn starting player)")
+    section.text(f"Turn-order uniformity among decided games: chi-square {test['chi2']:.2f}, "
+                 f"p = {test['p_value']:.3g} over {test['games']} games.")
+    fig = Figure(figsize=(6, 3))
+    _rate_bars(fig.add_subplot(), seats, "seat")
+    section.figure(fig, "Win rate per seat with 95 % intervals", "win_rate_by_seat")
+
+
+def _rate_bars(ax, table: pd.DataFrame, label: str):
+    x = np.arange(len(table))
+    rate = table["win_rate"].to_numpy()
+    err = np.clip(np.vstack([rate - table["ci_low"], table["ci_high"] - rate]), 0, None)
+    ax.bar(x, rate, yerr=err, capsize=4, color="#4c72b0")
+    ax.set_xticks(x, [f"{r[label]}\n{r['policy']}" for _, r in table.iterrows()], fontsize=8)
+    ax.set_ylabel("win rate")
+    return ax
+
+
+def _length(report: Report, df: pd.DataFrame) -> None:
+    section = report.section("Length")
+    section.table(A.length_stats(df), "Per game: mean, median, 95th percentile, maximum")
+    fig = Figure(figsize=(8, 3))
+    ax1, ax2 = fig.subplots(1, 2)
+    turns = df["turns"].to_numpy()
+    ax1.hist(turns, bins=40, color="#4c72b0")
+    ax1.set_xlabel("turns")
+    ax1.set_ylabel("games")
+    ordered = np.sort(turns)
+    ax2.step(ordered, np.arange(1, len(ordered) + 1) / len(ordered), where="post")
+    ax2.set_xlabel("turns")
+    ax2.set_ylabel("ECDF")
+    section.figure(fig, "Game length in turns: histogram and ECDF", "length")
+
+
+def _points(report: Report, df: pd.DataFrame) -> None:
+    section = report.section("Points by source")
+    section.text("Storms give a point per animal to its owner; the robber bonus is the extra point for "
+                 "storming while the robber is at home; a chase is a pyramid landing on the robber.")
+    table = A.points_by_source(df)
+    section.table(table)
+    fig = Figure(figsize=(5, 3))
+    ax = fig.add_subplot()
+    ax.bar(table["source"], table["points_per_game"], color=["#4c72b0", "#dd8452", "#55a868"])
+    ax.set_ylabel("points per game")
+    section.figure(fig, "Mean points per game by source", "points_by_source")
+
+
+def _robber(report: Report, df: pd.DataFrame) -> None:
+    section = report.section("Robber and knocking")
+    stats = A.length_stats(df).set_index("metric")
+    section.text(
+        f"The robber moved {stats.loc['robber_moves', 'mean']:.1f} times per game and sent "
+        f"{stats.loc['sent_home_by_robber', 'mean']:.1f} animals home; landings knocked "
+        f"{stats.loc['sent_home_by_knock', 'mean']:.1f} animals home. Extra rolls: "
+        f"{stats.loc['extra_rolls', 'mean']:.1f} per game, longest chain {int(stats.loc['extra_roll_chain_max', 'max'])}."
+    )
+
+
+def _anomalies(report: Report, df: pd.DataFrame) -> None:
+    section = report.section("Anomalies")
+    cap = A.capped_rate(df)
+    section.text(
+        f"{cap['capped']} of {cap['n']} games hit the turn cap of {df.attrs['options']['max_turns']} turns "
+        f"(rate {cap['rate']:.3f}, 95 % interval {cap['ci_low']:.3f}-{cap['ci_high']:.3f}); they are kept in "
+        "every table as games without a winner."
+    )
+    never = [name for name, col in (("storm", "storms"), ("chase", "chases"), ("robber move", "robber_moves"),
+                                    ("extra roll", "extra_rolls")) if df[col].sum() == 0]
+    if never:
+        section.text("Rules that never fired in these games: " + ", ".join(never) + ".")
+
+
+def build_sweep_report(results: list[tuple[dict, pd.DataFrame]]) -> Report:
+    """Report of a board sweep: results = [(generator parameters, records), ...]."""
+    runs = [df for _, df in results]
+    first = runs[0].attrs
+    report = Report(f"Bremer Stadtmusikanten board sweep: {len(runs)} boards, {len(runs[0])} games each")
+    section = report.section("Run")
+    section.text(f"Players {first['players']}; policies by seat {first['policies']}; root seed {first['seed']} "
+                 f"(the same game indices on every board); rule options {first['options']}; "
+                 f"package version {first['version']}. Every board is a generated ring board "
+                 "(kernels.bremen_board.ring_board), varied one factor at a time around the default "
+                 "reconstruction; the board files are in boards/ beside this report.")
+    boards = pd.DataFrame([{"board": df.attrs["board"], **spec, "file": df.attrs["board_path"],
+                            "sha256": df.attrs["board_hash"]} for spec, df in results])
+    section.table(boards, "Boards")
+    verdicts, numbers = A.sweep_summary(runs)
+    section = report.section("Which conclusions hold across boards")
+    section.text("A win-rate verdict is 'above' or 'below' the fair share when the 95 % Wilson interval "
+                 "excludes it, else 'undecided'. A finding holds everywhere when every board gives the "
+                 "same verdict.")
+    section.table(verdicts)
+    section = report.section("Key numbers per board")
+    section.table(numbers)
+    fig = Figure(figsize=(7, 3))
+    ax = fig.add_subplot()
+    x = np.arange(len(numbers))
+    for col in [c for c in numbers.columns if c.startswith("win_")]:
+        ax.plot(x, numbers[col], marker="o", label=col[4:])
+    ax.axhline(1 / first["players"], color="grey", linestyle=":", label="fair share")
+    ax.set_xticks(x, numbers["board"], rotation=45, ha="right", fontsize=7)
+    ax.set_ylabel("win rate per seat")
+    ax.legend(fontsize=7)
+    section.figure(fig, "Win rate per policy on each board", "sweep_win_rates")
+    report.section("Caveat").text(CAVEAT)
+    return report

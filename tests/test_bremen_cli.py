@@ -1,0 +1,83 @@
+"""Bremer Stadtmusikanten CLI and reports: run files, resumable chunks, report
+contents, the board sweep."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from etappe.analysis.bremen import from_run_file, simulate  # noqa: E402
+from etappe.analysis.runio import read_metadata  # noqa: E402
+from etappe.cli import bremen as C  # noqa: E402
+from etappe.reports.bremen import build_report  # noqa: E402
+
+POLICIES = ["greedy", "random", "greedy", "random"]
+OPTIONS = {"max_turns": 300}
+
+
+def test_simulate_command_writes_parquet_with_identity(tmp_path):
+    out = tmp_path / "run.parquet"
+    df = C.simulate_command(4, 30, POLICIES, 5, out, None, OPTIONS)
+    meta = read_metadata(out)
+    assert meta["game"] == "bremen" and meta["seed"] == 5 and meta["policies"] == POLICIES
+    assert meta["board_reconstruction"] and meta["options"]["max_turns"] == 300
+    back = from_run_file(out)
+    pd.testing.assert_frame_equal(back, df, check_dtype=False)
+    same = simulate(4, 30, POLICIES, 5, options=OPTIONS)
+    pd.testing.assert_frame_equal(same, df, check_dtype=False)
+
+
+def test_an_interrupted_run_resumes_from_its_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(C, "CHUNK", 10)
+    out = tmp_path / "run.parquet"
+    whole = C.simulate_command(4, 25, POLICIES, 2, None, None, OPTIONS)
+    first = C.simulate_command(4, 10, POLICIES, 2, tmp_path / "other.parquet", None, OPTIONS)
+    # fake an interruption: chunk 0 of the 25-game run is already on disk
+    run = C.ChunkedRun(out, {"game": "bremen", "board_hash": first.attrs["board_hash"], "players": 4,
+                             "games": 25, "policies": POLICIES, "options": first.attrs["options"], "seed": 2,
+                             "chunk": 10, "version": first.attrs["version"]})
+    run.save(0, first)
+    resumed = C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS)
+    pd.testing.assert_frame_equal(resumed, whole, check_dtype=False)
+    assert not (tmp_path / "run.parquet.parts").exists()
+
+
+def test_cli_simulate_and_report(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "run.parquet"
+    args = ["simulate", "--games", "40", "--seed", "3", "--out", str(out), "--option", "max_turns=300",
+            "--policy", "greedy,random,greedy,random"]
+    result = runner.invoke(C.app, args)
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(C.app, ["report", str(out), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "rep" / "report.md").read_text()
+    for needed in ("RECONSTRUCTION", "default.toml", "root seed", "Win rate per seat", "turn cap",
+                   "Bots are not people", "robber"):
+        assert needed in md
+    assert (tmp_path / "rep" / "report.html").exists() and (tmp_path / "rep" / "length.png").exists()
+
+
+def test_cli_refuses_unknown_rule_options():
+    result = CliRunner().invoke(C.app, ["simulate", "--games", "1", "--option", "hardr=true"])
+    assert result.exit_code == 2 and "hardr" in result.output
+
+
+def test_report_counts_capped_games():
+    df = simulate(4, 12, ["random"] * 4, 1, options={"max_turns": 20})
+    md = build_report(df).to_markdown()
+    assert "12 of 12 games hit the turn cap of 20 turns" in md
+    assert "Rules that never fired" in md
+
+
+def test_sweep_runs_every_board_and_reports_what_holds(tmp_path):
+    args = ["sweep", "--games", "60", "--roads", "16", "--middles", "", "--road-links", "", "--house-links", "",
+            "--out", str(tmp_path), "-o", "max_turns=300", "--policy", "greedy,random,greedy,random"]
+    result = CliRunner().invoke(C.app, args)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "boards").iterdir()) == [
+        "ring-r16-m16-l3-h1.toml", "ring-r24-m16-l3-h1.toml"]
+    md = (tmp_path / "report.md").read_text()
+    assert "Which conclusions hold across boards" in md and "2 of 2" in md
+    assert "ring-r16-m16-l3-h1" in md

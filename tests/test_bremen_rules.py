@@ -1,0 +1,382 @@
+"""Bremer Stadtmusikanten rule scenarios, from the rulebook
+(../shared/seeds/bremer_stadtmusikanten.nl.txt, digest in
+../shared/rules/bremer_stadtmusikanten.md) on the default reconstruction board.
+
+Default board: road r00..r23 with starts r00 (colour 0), r06 (1), r12 (2),
+r18 (3); bridge b0 between r03 and m02, b2 between r15 and m10; plain links
+r09-m06, r21-m14; middle ring m00..m15 to inner ring i00..i07 at m00-i00,
+m04-i02, m08-i04, m12-i06; the house next to i01, i03, i05, i07.
+Four players: seat c plays colour c. Every test puts seat 0 on turn.
+"""
+import pytest
+
+from etappe.analysis.bremen import Game
+from etappe.kernels import bremen as K
+from etappe.kernels.bremen_board import BoardError, load_board, ring_board
+
+
+def game(players=4, **options):
+    g = Game(players=players, options=options)
+    g.seat = 0
+    return g
+
+
+def dests(moves, colour, animal, die=None):
+    return {f for (d, c, a, f) in moves if c == colour and a == animal and (die is None or d == die)}
+
+
+def park(g, colour, fields):
+    """Put a colour's donkey, dog, cat, rooster on the given fields."""
+    for animal, field in zip(("donkey", "dog", "cat", "rooster"), fields):
+        g.place(colour, animal, field)
+
+
+# --- the board ----------------------------------------------------------------
+
+def test_default_board_is_the_documented_reconstruction():
+    b = load_board()
+    assert b.reconstruction and "reconstruction" in b.label
+    assert len(b.names) == 24 + 16 + 8 + 2 + 1
+    neighbours = {n: {b.names[j] for j in b.adj[i][: b.deg[i]]} for i, n in enumerate(b.names)}
+    assert neighbours["house"] == {"i01", "i03", "i05", "i07"}
+    assert neighbours["b0"] == {"r03", "m02"} and neighbours["b2"] == {"r15", "m10"}
+    assert "m06" in neighbours["r09"] and "m14" in neighbours["r21"]
+    assert {"i00", "m01", "m15"} == neighbours["m00"]
+    assert [b.names[b.binfo[1 + c]] for c in range(4)] == ["r00", "r06", "r12", "r18"]
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "board.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("edit, field, problem", [
+    (lambda t: t.replace('r12 = "start:2"', 'r12 = "road"'), None, "start field of colour 2 missing"),
+    (lambda t: t.replace('["r03", "b0", "m02"]', '["r03", "b0"]'), "b0", "a bridge must join two"),
+    (lambda t: t.replace('r05 = "road"', 'r05 = "swamp"'), "r05", "unknown kind"),
+    (lambda t: t.replace('["r21", "m14"]', '["r21", "m99"]'), "m99", "unknown field"),
+])
+def test_board_errors_name_file_field_and_problem(tmp_path, edit, field, problem):
+    path = _write(tmp_path, edit(ring_board()))
+    with pytest.raises(BoardError) as err:
+        load_board(path)
+    message = str(err.value)
+    assert str(path) in message and problem in message
+    if field:
+        assert f"field '{field}'" in message
+
+
+def test_unreachable_house_is_an_error(tmp_path):
+    # cut all four links between the road and the forest
+    text = ring_board()
+    for link in ('["r03", "b0", "m02"]', '["r09", "m06"]', '["r15", "b2", "m10"]', '["r21", "m14"]'):
+        text = text.replace(link + ",\n", "")
+    text = text.replace('b0 = "bridge"\n', "").replace('b2 = "bridge"\n', "")
+    with pytest.raises(BoardError, match="house unreachable from the start field of colour 0"):
+        load_board(_write(tmp_path, text))
+
+
+# --- moving: exact length, any direction, jumping, forbidden fields ----------------
+
+def test_exact_length_any_direction_and_single_animals_cross_bridges():
+    g = game()
+    g.place(0, "dog", "r03")
+    moves = g.first_moves(2, 2)
+    assert dests(moves, 0, "dog") == {"r01", "r05", "m02"}  # m02 over the bridge b0
+
+
+def test_an_animal_carrying_another_cannot_cross_a_bridge():
+    g = game()
+    g.place(0, "dog", "r03")
+    g.place(0, "cat", "r03")
+    assert dests(g.first_moves(2, 2), 0, "dog") == {"r01", "r05"}
+    assert "m02" in dests(g.first_moves(2, 2), 0, "cat")  # the cat alone may
+
+
+def test_occupied_fields_are_jumped_and_counted():
+    g = game()
+    g.place(0, "dog", "r03")
+    g.place(1, "donkey", "r04")
+    assert "r05" in dests(g.first_moves(2, 2), 0, "dog")
+
+
+def test_foreign_start_fields_are_never_entered_nor_passed():
+    g = game()
+    g.place(0, "dog", "r04")
+    moves = g.first_moves(3, 3)
+    assert dests(moves, 0, "dog") == {"r01", "m02"}  # r07 would pass r06 (colour 1's start)
+    g.place(0, "cat", "r05")
+    assert "r06" not in dests(g.first_moves(1, 1), 0, "cat")
+
+
+def test_no_passing_through_the_house():
+    g = game()
+    g.place(0, "dog", "i01")
+    assert "i05" not in dests(g.first_moves(2, 2), 0, "dog")  # only reachable over the house
+    assert "i03" in dests(g.first_moves(2, 2), 0, "dog")      # round the ring
+
+
+def test_only_a_full_pyramid_enters_the_house_with_exact_count():
+    g = game()
+    park(g, 0, ["i01", "i01", "i01", "r02"])  # donkey, dog, cat: no rooster
+    assert "house" not in dests(g.first_moves(1, 1), 0, "donkey")
+    g.place(0, "rooster", "i01")
+    assert "house" in dests(g.first_moves(1, 4), 0, "donkey", die=1)
+    assert "house" not in dests(g.first_moves(1, 4), 0, "donkey", die=4)
+
+
+# --- the worked example of the rulebook (section 5) --------------------------------
+
+def test_rulebook_example_donkey_and_dog():
+    """Own four animals stacked on the start field; five fields further a
+    foreign donkey with a rooster on top. Roll 3 and 2: the donkey takes all
+    three fields, then the dog (with cat and rooster) two fields onto the
+    foreign donkey; the own donkey stays; the foreign rooster goes home; the
+    player rolls again."""
+    g = game()
+    g.place(1, "donkey", "r05")
+    g.place(1, "rooster", "r05")
+    assert g.stack("r00") == [(0, "donkey"), (0, "dog"), (0, "cat"), (0, "rooster")]
+    assert (3, 0, "donkey", "r03") in g.first_moves(3, 2)
+    first = g.move(0, "donkey", "r03")
+    assert g.stack("r03") == [(0, "donkey"), (0, "dog"), (0, "cat"), (0, "rooster")]
+    assert not first["extra_roll"]
+    assert (2, 0, "dog", "r05") in g.second_moves(2, first=(0, "donkey"))
+    second = g.move(0, "dog", "r05")
+    assert g.stack("r05") == [(1, "donkey"), (0, "dog"), (0, "cat"), (0, "rooster")]
+    assert g.stack("r03") == [(0, "donkey")]
+    assert g.stack("r06") == [(1, "dog"), (1, "cat"), (1, "rooster")]
+    assert second["sent_home"] == 1 and second["climbed"] and second["extra_roll"]
+    assert g.errors() == 0
+
+
+def test_both_dice_never_move_the_same_animal():
+    g = game()
+    park(g, 0, ["r02", "r09", "r10", "r11"])
+    assert dests(g.second_moves(2, first=(0, "donkey")), 0, "donkey") == set()
+
+
+# --- landing: climbing, knocking home -------------------------------------------------
+
+def test_equal_and_smaller_animals_are_knocked_home():
+    g = game()
+    g.place(0, "dog", "r03")
+    g.place(1, "dog", "r05")
+    g.place(1, "cat", "r05")
+    eff = g.move(0, "dog", "r05")
+    assert g.stack("r05") == [(0, "dog")]
+    assert eff["sent_home"] == 2 and not eff["climbed"] and not eff["extra_roll"]
+    assert g.stack("r06") == [(1, "donkey"), (1, "dog"), (1, "cat"), (1, "rooster")]
+
+
+def test_larger_stay_smaller_go_and_the_harder_variant_denies_the_roll():
+    for harder, extra in ((False, True), (True, False)):
+        g = game(harder=harder)
+        g.place(0, "dog", "r03")
+        g.place(1, "donkey", "r05")
+        g.place(1, "cat", "r05")
+        eff = g.move(0, "dog", "r05")
+        assert g.stack("r05") == [(1, "donkey"), (0, "dog")]
+        assert eff["climbed"] and eff["sent_home"] == 1 and eff["extra_roll"] is extra
+    g = game(harder=True)
+    g.place(0, "dog", "r03")
+    g.place(1, "donkey", "r05")
+    assert g.move(0, "dog", "r05")["extra_roll"]  # climbing without knocking: still a roll
+
+
+def test_the_mover_carries_smaller_riders_and_leaves_larger_animals():
+    g = game()
+    g.place(0, "donkey", "r03")
+    g.place(0, "dog", "r03")
+    g.place(2, "cat", "r03")
+    g.move(0, "dog", "r05")
+    assert g.stack("r05") == [(0, "dog"), (2, "cat")]
+    assert g.stack("r03") == [(0, "donkey")]
+
+
+# --- moving foreign animals ------------------------------------------------------------
+
+def test_a_foreign_animal_may_move_only_onto_an_own_animal():
+    g = game()
+    g.place(1, "cat", "r10")
+    g.place(0, "dog", "r08")
+    g.place(2, "donkey", "m04")
+    moves = g.first_moves(2, 4)
+    assert dests(moves, 1, "cat", die=2) == {"r08"}  # onto the own dog; not the empty m06
+    assert dests(moves, 1, "cat", die=4) == set()    # m04 (r09, m06, m05) holds only a foreign donkey
+    assert dests(moves, 1, "donkey") == set()         # a foreign donkey can sit on nothing
+
+
+def test_foreign_animal_onto_own_animal_under_a_foreign_one_is_an_option():
+    for rule, allowed in (("direct", False), ("stack", True)):
+        g = game(foreign_onto=rule)
+        g.place(1, "cat", "r10")
+        g.place(0, "donkey", "r08")
+        g.place(2, "dog", "r08")  # own donkey below a foreign dog
+        assert ("r08" in dests(g.first_moves(2, 2), 1, "cat")) is allowed
+
+
+# --- the own start field ----------------------------------------------------------------
+
+def test_landing_on_the_own_start_field_first_then_carried_off():
+    g = game()
+    g.place(0, "rooster", "r02")  # donkey, dog, cat stay on r00
+    assert (2, 0, "rooster", "r00") in g.first_moves(2, 3)
+    eff = g.move(0, "rooster", "r00")
+    assert eff["climbed"]
+    second = g.second_moves(3, first=(0, "rooster"), first_field="r00")
+    assert second and {a for (_, c, a, _) in second} <= {"cat", "dog", "donkey"}
+    assert all(c == 0 for (_, c, _, _) in second)
+
+
+def test_own_start_field_needs_a_carrier_and_never_sends_own_animals_home():
+    g = game()
+    park(g, 0, ["r10", "r11", "r14", "r02"])  # r00 empty: nobody could carry the rooster off
+    assert "r00" not in dests(g.first_moves(2, 3), 0, "rooster")
+    g = game()
+    g.place(0, "cat", "r02")  # rooster still on r00: the cat would knock it home
+    assert "r00" not in dests(g.first_moves(2, 3), 0, "cat")
+
+
+def test_the_second_move_never_lands_on_the_own_start_field():
+    g = game()
+    g.place(0, "rooster", "r02")
+    assert "r00" not in dests(g.second_moves(2, first=(0, "donkey")), 0, "rooster")
+
+
+# --- the robber ----------------------------------------------------------------------
+
+def test_robber_paths_stay_in_forest_bridges_and_house():
+    g = game()
+    assert g.robber == "house"
+    assert g.robber_paths(1) == 4  # i01, i03, i05, i07
+    assert g.robber_paths(2) == 8
+    g.set_robber("m02")
+    assert g.robber_paths(1) == 3  # m01, m03, the bridge b0
+    assert g.robber_paths(2) == 2  # the bridge is a dead end: the road is out of bounds
+
+
+def test_robber_sends_home_every_animal_it_passes_or_stops_on():
+    sent = []
+    for pick in range(8):
+        g = game()
+        g.place(1, "dog", "i01")
+        g.place(2, "cat", "i00")
+        sent.append(g.rob(2, pick))
+        if sent[-1] == 2:
+            assert g.robber == "i00"
+            assert g.pos(1, "dog") == "r06" and g.pos(2, "cat") == "r12"
+        assert g.errors() == 0
+    # house-i01-i00 takes both; house-i01-i02 the dog; house-i07-i00 the cat
+    assert sorted(sent) == [0, 0, 0, 0, 0, 1, 1, 2]
+
+
+def test_chasing_the_robber_takes_a_full_pyramid_landing_exactly_on_it():
+    g = game()
+    g.set_robber("m05")
+    for animal in ("donkey", "dog", "cat"):
+        g.place(0, animal, "m03")
+    eff = g.move(0, "donkey", "m05")  # no rooster: no chase
+    assert not eff["chase"] and g.robber == "m05" and g.points(0) == 0
+    g = game()
+    g.set_robber("m05")
+    park(g, 0, ["m03", "m03", "m03"])
+    g.place(3, "rooster", "m03")  # any colours make a pyramid
+    eff = g.move(0, "donkey", "m05")
+    assert eff["chase"] and g.robber == "house" and g.points(0) == 1 and g.points(3) == 0
+
+
+# --- storming the house and the end -------------------------------------------------------
+
+def test_storm_scores_per_animal_plus_bonus_when_the_robber_is_home():
+    g = game()
+    for colour, animal in ((0, "donkey"), (1, "dog"), (0, "cat"), (2, "rooster")):
+        g.place(colour, animal, "i01")
+    eff = g.move(0, "donkey", "house")
+    assert eff["storm"] and not eff["extra_roll"]
+    assert [g.points(s) for s in range(4)] == [3, 1, 1, 0]
+    assert g.pos(0, "donkey") == "r00" and g.pos(1, "dog") == "r06" and g.pos(2, "rooster") == "r12"
+    assert g.errors() == 0
+
+
+def test_storm_without_the_robber_at_home_gives_no_bonus_and_sends_it_home():
+    g = game()
+    g.set_robber("m05")
+    park(g, 0, ["i01", "i01", "i01", "i01"])
+    g.move(0, "donkey", "house")
+    assert g.points(0) == 4 and g.robber == "house"
+
+
+def test_a_storm_is_legal_even_when_no_second_move_would_follow():
+    g = game()
+    park(g, 0, ["i01", "i01", "i01", "i01"])
+    assert (1, 0, "donkey", "house") in g.first_moves(1, 6)
+
+
+def _storm_to_tie(tie_rule, seat0_points, seat1_points):
+    g = game(tie_rule=tie_rule)
+    g.state[K.S_POINTS], g.state[K.S_STORM] = seat0_points, seat0_points
+    g.state[K.S_POINTS + 1], g.state[K.S_STORM + 1] = seat1_points, seat1_points
+    for colour, animal in ((0, "donkey"), (1, "dog"), (0, "cat"), (1, "rooster")):
+        g.place(colour, animal, "i01")
+    g.move(0, "donkey", "house")  # seat 0: 2 + robber bonus 1; seat 1: 2
+    return g
+
+
+def test_first_to_seven_wins_and_equal_points_go_to_the_last_on_turn():
+    g = _storm_to_tie("mover_first", 4, 4)
+    assert g.points(0) == 7 and g.points(1) == 6 and g.winner == 0
+    g = _storm_to_tie("mover_first", 5, 6)  # both reach 8 at the same moment
+    assert g.points(0) == g.points(1) == 8 and g.winner == 0
+    g = _storm_to_tie("mover_last", 5, 6)  # the other reading: the mover's turn counts first
+    assert g.winner == 1
+    g = _storm_to_tie("mover_first", 3, 6)  # 6 against 8: more points win
+    assert g.winner == 1
+
+
+# --- player counts -----------------------------------------------------------------
+
+def test_two_players_play_two_diagonal_colours_each():
+    g = game(players=2)
+    g.place(2, "dog", "r15")  # colour 2 belongs to seat 0
+    assert dests(g.first_moves(2, 2), 2, "dog") == {"r13", "r17", "m10"}  # r12 is its own start: 3 away
+    assert "r12" not in dests(g.first_moves(3, 3), 2, "dog")  # would knock its own cat and rooster home
+    assert "r11" in dests(g.first_moves(4, 4), 2, "dog")      # passing the own start field is fine
+    for colour, animal in ((0, "donkey"), (2, "dog"), (1, "cat"), (3, "rooster")):
+        g.place(colour, animal, "i01")
+    g.move(0, "donkey", "house")
+    assert (g.points(0), g.points(1)) == (3, 2)
+
+
+def test_three_players_leave_a_neutral_colour_that_scores_for_nobody():
+    g = game(players=3)
+    g.place(0, "dog", "r16")
+    assert "r18" not in dests(g.first_moves(2, 2), 0, "dog")  # the neutral start is foreign too
+    for colour, animal in ((0, "donkey"), (3, "dog"), (1, "cat"), (3, "rooster")):
+        g.place(colour, animal, "i01")
+    g.move(0, "donkey", "house")
+    assert [g.points(s) for s in range(3)] == [2, 1, 0]
+
+
+# --- going home and the turbulent start ----------------------------------------------------
+
+def test_animals_sent_home_stack_largest_at_the_bottom():
+    g = game()
+    g.place(1, "donkey", "r08")
+    g.place(1, "cat", "r09")
+    g.place(0, "donkey", "r10")
+    g.move(0, "donkey", "r09")  # knocks the cat home, on top of dog and rooster
+    assert g.stack("r06") == [(1, "dog"), (1, "cat"), (1, "rooster")]
+    g.move(0, "donkey", "r08")
+    assert g.stack("r06") == [(1, "donkey"), (1, "dog"), (1, "cat"), (1, "rooster")]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_turbulent_start_stacks(seed):
+    g = Game(players=4, options={"turbulent": True}, seed=seed)
+    for colour, corner in enumerate(("r00", "r06", "r12", "r18")):
+        stack = g.stack(corner)
+        assert [a for _, a in stack] == ["donkey", "dog", "cat", "rooster"]
+        assert stack[0][0] != colour  # the bottom animal is never the corner's colour
+        assert all(lower[0] != upper[0] for lower, upper in zip(stack, stack[1:]))

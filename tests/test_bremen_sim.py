@@ -1,0 +1,140 @@
+"""Bremer Stadtmusikanten: invariants under play, record consistency,
+known dice odds and determinism (threads, chunks, JIT off)."""
+import json
+import os
+import subprocess
+import sys
+
+import numba
+import numpy as np
+import pandas as pd
+import pytest
+
+from etappe.kernels import bremen as K
+from etappe.analysis.bremen import Game, options_row, parse_policy, simulate, win_rates
+
+GREEDY_RANDOM = ["greedy", "random", "greedy", "random"]
+
+
+@pytest.mark.parametrize("players, options", [
+    (4, {}), (3, {}), (2, {}), (4, {"turbulent": True}), (4, {"harder": True, "bridge_stack": True}),
+])
+def test_invariants_hold_after_every_turn(players, options):
+    """Random and greedy play never lose an animal, break a stack, put an
+    animal in the house, let the robber leave the forest or miscount points."""
+    seen = []
+
+    def check(g):
+        assert g.errors() == 0, f"state invariant {g.errors()} broken at turn {g.state[K.S_TURNS]}"
+        stacks = [g.stack(f) for f in g.board.names]
+        assert sum(len(s) for s in stacks) == 16
+        for colour in range(4):
+            assert sum(c == colour for s in stacks for c, _ in s) == 4
+        seen.append(g.seat)
+
+    for seed in range(3):
+        seen.clear()
+        g = Game(players=players, options=options, seed=seed)
+        policies = (["random", "greedy"] * 2)[:players]
+        g.play(policies, turns=150, seed=seed, check=check)
+        # turn order: each turn passes to the left
+        assert all((b - a) % players == 1 for a, b in zip(seen, seen[1:]))
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    return simulate(players=4, games=300, policies=GREEDY_RANDOM, seed=11, options={"max_turns": 400})
+
+
+def test_records_add_up(mixed):
+    df = mixed
+    for s in range(4):
+        parts = df[f"points_storm_s{s}"] + df[f"points_robber_bonus_s{s}"] + df[f"points_chase_s{s}"]
+        assert (df[f"points_s{s}"] == parts).all()
+    storm_points = sum(df[f"points_storm_s{s}"] for s in range(4))
+    assert (storm_points == 4 * df["storms"]).all()  # four animals, no neutral colour
+    assert (sum(df[f"points_robber_bonus_s{s}"] for s in range(4)) <= df["storms"]).all()
+    assert (sum(df[f"points_chase_s{s}"] for s in range(4)) == df["chases"]).all()
+    assert (df["animals_sent_home"] == df["sent_home_by_robber"] + df["sent_home_by_knock"]).all()
+    assert (df["extra_roll_chain_max"] <= df["extra_rolls"]).all()
+    assert (df["rolls"] == df["turns"] + df["extra_rolls"]).all()
+
+
+def test_winner_and_cap_are_consistent(mixed):
+    df = mixed
+    points = df[[f"points_s{s}" for s in range(4)]].to_numpy()
+    done = ~df["capped"].to_numpy()
+    assert (df.loc[df["capped"], "winner_seat"] == -1).all()
+    assert (df.loc[df["capped"], "turns"] == 400).all()
+    winners = df["winner_seat"].to_numpy()[done]
+    assert (winners >= 0).all()
+    won = points[done, :][np.arange(done.sum()), winners]
+    assert (won >= 7).all() and (won == points[done].max(axis=1)).all()
+
+
+def test_capped_games_are_recorded_not_hidden():
+    df = simulate(players=4, games=20, policies=["random"] * 4, seed=5, options={"max_turns": 30})
+    assert len(df) == 20 and df["capped"].all() and (df["winner_seat"] == -1).all()
+
+
+def test_robber_die_shows_r_one_time_in_six(mixed):
+    rolls, robber = mixed["rolls"].sum(), mixed["robber_moves"].sum()
+    se = np.sqrt(rolls * (1 / 6) * (5 / 6))
+    assert abs(robber - rolls / 6) < 4 * se
+
+
+def test_greedy_beats_random(mixed):
+    rates = win_rates(mixed, by="policy").set_index("policy")
+    assert rates.loc["greedy", "ci_low"] > rates.loc["random", "ci_high"]
+
+
+def test_three_players_storm_points_skip_the_neutral_colour():
+    df = simulate(players=3, games=100, policies=["greedy"] * 3, seed=4, options={"max_turns": 400})
+    storm_points = sum(df[f"points_storm_s{s}"] for s in range(3))
+    assert (storm_points <= 4 * df["storms"]).all()
+    assert (df["winner_seat"] < 3).all() and "points_s3" not in df
+
+
+def test_same_seed_same_records_any_threads_or_chunks():
+    kwargs = dict(players=4, games=40, policies=GREEDY_RANDOM, seed=99, options={"max_turns": 300})
+    one = simulate(threads=1, **kwargs)
+    many = simulate(threads=max(2, numba.config.NUMBA_NUM_THREADS), chunk=7, **kwargs)
+    pd.testing.assert_frame_equal(one, many)
+    other = simulate(**{**kwargs, "seed": 100})
+    assert not one.equals(other)
+    tail = simulate(first_game=30, **{**kwargs, "games": 10})
+    pd.testing.assert_frame_equal(tail.reset_index(drop=True), one.iloc[30:].reset_index(drop=True))
+
+
+def test_same_records_with_the_jit_disabled():
+    code = (
+        "import json; from etappe.analysis.bremen import simulate;"
+        "df = simulate(players=4, games=3, policies=['greedy','random','greedy','random'], seed=7,"
+        " options={'max_turns': 60});"
+        "print(json.dumps(df.to_dict(orient='list')))"
+    )
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    plain = json.loads(out.stdout.strip().splitlines()[-1])
+    jit = simulate(players=4, games=3, policies=GREEDY_RANDOM, seed=7, options={"max_turns": 60})
+    assert plain == json.loads(json.dumps(jit.to_dict(orient="list")))
+
+
+def test_attrs_say_how_to_reproduce(mixed):
+    a = mixed.attrs
+    assert a["game"] == "bremen" and a["seed"] == 11 and a["policies"] == GREEDY_RANDOM
+    assert a["board"] == "default-reconstruction" and a["board_reconstruction"] and len(a["board_hash"]) == 16
+    assert a["options"]["max_turns"] == 400 and a["options"]["tie_rule"] == "mover_first"
+
+
+def test_bad_options_and_policies_are_refused():
+    with pytest.raises(ValueError, match="unknown Bremen rule option"):
+        options_row({"hardr": True})
+    with pytest.raises(ValueError, match="tie_rule"):
+        options_row({"tie_rule": "coin"})
+    with pytest.raises(ValueError, match="unknown Bremen policy"):
+        parse_policy("smart")
+    with pytest.raises(ValueError, match="bad greedy parameter"):
+        parse_policy("greedy:klimb=2")
+    assert parse_policy("greedy:climb=0")[2] == "greedy:climb=0"
