@@ -214,7 +214,7 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     d = {k: np.atleast_1d(v) for k, v in d.items()}
     adjusted, reject = holm(d["p_value"], alpha)
     return pd.DataFrame({
-        "metric": [l for l, _ in labels], "key": names, "unit": [u for _, u in labels],
+        "metric": [label for label, _ in labels], "key": names, "unit": [u for _, u in labels],
         "n": np.asarray(n).astype(np.int64),
         "mean_a": mean_a, "mean_b": mean_b,
         "diff": d["mean"], "sd": d["sd"], "ci_low": d["ci_low"], "ci_high": d["ci_high"],

@@ -422,12 +422,13 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
 
     # progress per side and per turn-order position (of the hand)
     ranks = _side_ranks(_col(f, "first_seat"), L) if len(f) else np.zeros((0, S), dtype=np.int64)
-    s1 = np.zeros((S, R)); s2 = np.zeros((S, R))
-    p1 = np.zeros((S, R)); p2 = np.zeros((S, R))
+    s1, s2 = np.zeros((S, R)), np.zeros((S, R))
+    p1, p2 = np.zeros((S, R)), np.zeros((S, R))
     for s in range(S):
         for r in range(R):
             x = _col(f, f"s{s}_r{r + 1}").astype(float)
-            s1[s, r] += x.sum(); s2[s, r] += (x * x).sum()
+            s1[s, r] += x.sum()
+            s2[s, r] += (x * x).sum()
             p1[:, r] += np.bincount(ranks[:, s], weights=x, minlength=S)
             p2[:, r] += np.bincount(ranks[:, s], weights=x * x, minlength=S)
     c["prog_side_s1"], c["prog_side_s2"], c["prog_pos_s1"], c["prog_pos_s2"] = s1, s2, p1, p2
@@ -577,7 +578,8 @@ def game_end_rates(s: RaceSummary) -> pd.DataFrame:
     ]
     if s.layout.multi_hand:
         rows.append(("hands with an extension called", int(s.c["extension_called"]), H))
-    k = np.array([r[1] for r in rows]); n = np.array([r[2] for r in rows])
+    k = np.array([r[1] for r in rows])
+    n = np.array([r[2] for r in rows])
     lo, hi = wilson_interval(k, n)
     return pd.DataFrame({"event": [r[0] for r in rows], "count": k, "n": n, "rate": rate(k, n), "ci_low": lo, "ci_high": hi})
 

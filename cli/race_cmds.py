@@ -12,7 +12,7 @@ import pandas as pd
 import typer
 from rich.table import Table
 
-from etappe.analysis.race import RaceRun, iter_chunks
+from etappe.analysis.race import RaceRun
 from etappe.analysis.runio import ChunkedRun, file_hash
 from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError

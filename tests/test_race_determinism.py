@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import numba
-import numpy as np
 import pandas as pd
 import pytest
 

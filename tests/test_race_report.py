@@ -235,7 +235,7 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
 
 def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
     a, b = real_runs["stapop"], real_runs["stapop_disq"]
-    out = compare_runs(a, None, b, None, tmp_path / "opt")
+    compare_runs(a, None, b, None, tmp_path / "opt")
     md = (tmp_path / "opt" / "report.md").read_text()
     assert "Stap op (overshoot=forbid) vs Stap op (overshoot=disqualify)" in md
     assert "unpaired (Newcombe)" in md and "| card | rate |" in md  # same deck: card by card

@@ -68,7 +68,9 @@ def test_always_a_stops_where_the_formula_says(chunk):
 
 
 def test_an_even_stream_is_decided_same():
-    alt = lambda start, count: np.where(np.arange(start, start + count) % 2 == 0, 1, -1)
+    def alt(start, count):
+        return np.where(np.arange(start, start + count) % 2 == 0, 1, -1)
+
     r = sequential_compare(alt, chunk=64)
     assert r.decision == "same"
     assert (r.decision, r.games_used) == reference(alt(0, 5000))
@@ -91,7 +93,9 @@ def test_chunked_scan_equals_the_plain_reference(q, seed):
 
 
 def test_cap_gives_undecided():
-    alt = lambda start, count: np.where(np.arange(start, start + count) % 2 == 0, 1, -1)
+    def alt(start, count):
+        return np.where(np.arange(start, start + count) % 2 == 0, 1, -1)
+
     r = sequential_compare(alt, chunk=50, max_games=120)
     assert r.decision == "undecided" and not r.decided and r.games_used == r.games_played == 120
 
