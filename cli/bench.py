@@ -43,6 +43,22 @@ def kernel_rate(run: RaceRun, games: int) -> tuple[float, float]:
     return games / elapsed, float(outs[0][:, K.H_TURNS].mean())
 
 
+def lookahead_cost(design: str, games: int) -> tuple[float, float]:
+    """(milliseconds per look-ahead decision, look-ahead win share) over
+    2-player games of the default look-ahead against greedy, seats rotated.
+    Decisions are counted as half the turns (the look-ahead plays every other turn)."""
+    run = RaceRun(design, 2, ["lookahead", "greedy"], seed=1, seating="rotate")
+    run.play(0, 2)
+    started = time.perf_counter()
+    frame = run.play(0, games)
+    elapsed = time.perf_counter() - started
+    last = frame[frame["last_hand"] == 1]
+    winner = last["winner_side"].to_numpy()
+    winning_policy = np.where(winner == 0, last["seat0_policy"], last["seat1_policy"])
+    decisions = frame["turns"].sum() / 2
+    return 1000 * elapsed / decisions, float((winning_policy[winner >= 0] == 0).mean())
+
+
 def start_times() -> tuple[float, float]:
     """(cold, warm) seconds for a fresh process to play a tiny run: cold with an
     empty kernel cache (compiles everything), warm with the cache it left."""
@@ -71,6 +87,12 @@ def bench(games: int, threads: int | None, starts: bool) -> None:
         table.add_row(design, str(players), policy, f"{turns:.0f}", f"{hands_per_s:,.0f}", f"{games_per_s:,.0f}",
                       f"{len(frame) / games:.2f}")
     console.print(table)
+    look = Table("design", "ms per look-ahead decision", "look-ahead share of wins vs greedy",
+                 title="look-ahead (default parameters), 2 players, 40 games")
+    for design in ("stapop", "millebornes"):
+        ms, share = lookahead_cost(design, 40)
+        look.add_row(design, f"{ms:.2f}", f"{share:.2f}")
+    console.print(look)
     if starts:
         cold, warm = start_times()
         console.print(f"start, fresh process playing a tiny run: cold (empty cache, compiles) {cold:.1f} s, "
