@@ -43,10 +43,10 @@ class RaceRun:
         if seed < 0:
             raise ValueError("seed must be >= 0")
         specs = [parse_policy(p) for p in policies] or [parse_policy("greedy")]
-        if len(specs) == 1:
-            specs = specs * players
-        if len(specs) != players:
-            raise ValueError(f"give one policy for all seats or one per seat ({players}), not {len(specs)}")
+        if players % len(specs):
+            raise ValueError(f"give one policy per seat ({players}), or a list that repeats around the "
+                             f"table (1 or a divisor of {players}), not {len(specs)}")
+        specs = specs * (players // len(specs))  # e.g. A,B for 4 seats: A,B,A,B (teams A and B)
         if seating not in ("fixed", "rotate"):
             raise ValueError("seating must be 'fixed' or 'rotate'")
         self.seating = seating

@@ -22,7 +22,7 @@ app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: simulate,
 
 OTHER_GAMES = ("etape", "bremen")
 PolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", help="One policy for all seats, or one per seat: greedy,random,... (see `etappe policies`).")]
+    "--policy", help="Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B); see `etappe policies`.")]
 SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
 ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", help="Numba threads (default: all cores); results do not depend on it.")]
 
@@ -79,6 +79,8 @@ def report(
     """Write the balance report of a run (HTML and a Markdown twin)."""
     from etappe.analysis.runio import read_metadata
 
+    if not run.exists():
+        fail(f"{run}: no such run file")
     try:
         game = read_metadata(run).get("game")
     except (OSError, ValueError) as exc:

@@ -162,6 +162,8 @@ class _RunningSummary:
         self.capped = 0
         self.turns = 0
         self.hands = 0
+        self.policy_wins = np.zeros(len(run.distinct), np.int64)
+        self.policy_seats = np.zeros(len(run.distinct), np.int64)
 
     def add(self, frame: pd.DataFrame) -> None:
         last = frame[frame["last_hand"] == 1]
@@ -172,7 +174,11 @@ class _RunningSummary:
         winner = last["winner_side"].to_numpy()
         self.no_winner += int((winner < 0).sum())
         for p in range(self.run.players):
-            self.wins[p] += int((winner == p % self.run.sides).sum())
+            won = winner == p % self.run.sides
+            self.wins[p] += int(won.sum())
+            policy = last[f"seat{p}_policy"].to_numpy()
+            self.policy_wins += np.bincount(policy[won], minlength=len(self.policy_wins))
+            self.policy_seats += np.bincount(policy, minlength=len(self.policy_seats))
 
     def print(self, meta: dict) -> None:
         from etappe.analysis.stats import wilson_interval
@@ -183,6 +189,14 @@ class _RunningSummary:
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
                           else "rotated", str(self.wins[p]), f"{self.wins[p] / self.games:.3f}", f"{low:.3f} - {high:.3f}")
         console.print(table)
+        if len(self.run.distinct) > 1:
+            by_policy = Table("policy", "seat-games", "won", "win rate", "95 % interval",
+                              title="by policy (a seat wins when its side wins)")
+            for k, spec in enumerate(self.run.distinct):
+                low, high = wilson_interval(int(self.policy_wins[k]), int(self.policy_seats[k]))
+                by_policy.add_row(spec.name, str(self.policy_seats[k]), str(self.policy_wins[k]),
+                                  f"{self.policy_wins[k] / self.policy_seats[k]:.3f}", f"{low:.3f} - {high:.3f}")
+            console.print(by_policy)
         rate = self.games / max(meta["wall_seconds"], 1e-9)
         console.print(f"{self.games} games, {self.hands} hands, {self.turns / self.games:.1f} turns per game, "
                       f"no winner {self.no_winner}, turn cap hit {self.capped}; "
