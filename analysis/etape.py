@@ -58,11 +58,14 @@ POLICIES = {
     "high": (K.POL_HEURISTIC, {**_HEURISTIC, "value": 3.0, "own": 0.5, "block": 0.0}),
     "blocker": (K.POL_HEURISTIC, {**_HEURISTIC, "value": 0.5, "own": 0.5, "block": 3.0}),
     "connector": (K.POL_HEURISTIC, {**_HEURISTIC, "value": 0.5, "own": 3.0, "block": 0.5}),
+    # The heuristic's weights drive its playouts and its other decisions.
+    "lookahead": (K.POL_LOOKAHEAD, {**_HEURISTIC, "playouts": 200, "horizon": 0, "confidence": 2.0}),
 }
 _PARAM_INDEX = {"joker_p": K.P_JOKER_P, "more_p": K.P_MORE_P, "value": K.P_W_VALUE,
                 "own": K.P_W_OWN, "block": K.P_W_BLOCK, "crev_cards": K.P_CREV_CARDS,
                 "vita_cards": K.P_VITA_CARDS, "braq_min": K.P_BRAQ_MIN, "pick": K.P_PICK,
-                "balai_w": K.P_BALAI_W}
+                "balai_w": K.P_BALAI_W, "playouts": K.P_PLAYOUTS, "horizon": K.P_HORIZON,
+                "confidence": K.P_CONFIDENCE}
 
 
 def check_players(players: int) -> int:

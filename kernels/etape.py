@@ -32,7 +32,7 @@ float parameter row (`P_*`); records are int64 rows (`C_*` per stage,
 import numpy as np
 from numba import njit, prange
 
-from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, randint, uniform
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, next_u64, randint, uniform
 
 MAX_P = 6
 HAND_SIZE = 8
@@ -86,7 +86,7 @@ O_BALAI_SECOND = 19      # Voiture balai: the one before
 N_OPTIONS = 20
 
 # ---- policies
-POL_RANDOM, POL_HEURISTIC = 0, 1
+POL_RANDOM, POL_HEURISTIC, POL_LOOKAHEAD = 0, 1, 2  # look-ahead: heuristic elsewhere
 P_JOKER_P = 0      # random: chance to use a held joker at each opportunity
 P_MORE_P = 1       # random: chance to lay one more card when allowed
 P_W_VALUE = 2      # heuristic: weight of the card's seconds (shed 30 s first)
@@ -97,7 +97,10 @@ P_VITA_CARDS = 6   # heuristic: Vitamine on an opponent with <= this many cards
 P_BRAQ_MIN = 7     # heuristic: Braquet when it lays >= this many cards
 P_PICK = 8         # heuristic: 0 pick the stage fitting the hand, 1 at random
 P_BALAI_W = 9      # heuristic: appetite for Voiture balai with a slow hand
-N_PARAMS = 10
+P_PLAYOUTS = 10    # look-ahead: playouts per decision (split over the candidates)
+P_HORIZON = 11     # look-ahead: turns played on after the move (0 = to the stage end)
+P_CONFIDENCE = 12  # look-ahead: standard errors by which a move must beat the heuristic's
+N_PARAMS = 13
 
 # ---- stage record (one int64 row per stage)
 C_STAGE, C_PICKER, C_PROFILE, C_START, C_WINNER = 0, 1, 2, 3, 4
@@ -577,10 +580,10 @@ def apply_crevaison(st, opts, user, target):
 
 
 @njit(cache=True)
-def play_turn(st, opts, pids, prm, ckey, pkeys, rec):
-    """The turn of st[S_TURN]: Crevaison window, skip, Vitamine, Braquet, lay.
-
-    Returns the chance key; policy keys are updated in `pkeys`."""
+def turn_start(st, opts, pids, prm, ckey, pkeys, rec):
+    """The turn of st[S_TURN] up to its first card: Crevaison window, skip,
+    Vitamine, Braquet. Returns (chance key, legal cards (0: the turn is
+    over), braquet declared, sprint allowed); policy keys updated in `pkeys`."""
     n = st[S_N]
     t = st[S_TURN]
     prof = st[S_PROFILE]
@@ -595,7 +598,7 @@ def play_turn(st, opts, pids, prm, ckey, pkeys, rec):
     if st[S_SKIP + t] > 0:
         st[S_SKIP + t] -= 1
         rec[seat_col(C_SEAT, F_SKIPPED, t)] += 1
-        return ckey
+        return ckey, np.int64(0), False, False
     if st[S_JOKERS + t] & J_VITAMINE:
         target, give, k = choose_vitamine(st, opts, t, pids[t], prm[t], pkeys[t])
         pkeys[t] = k
@@ -610,7 +613,7 @@ def play_turn(st, opts, pids, prm, ckey, pkeys, rec):
     legal = st[S_HAND + t] & legal_mask(st, opts)
     if legal == 0:
         rec[seat_col(C_SEAT, F_PASSES, t)] += 1
-        return ckey
+        return ckey, legal, False, False
     braquet = False
     if st[S_JOKERS + t] & J_BRAQUET:
         braquet, k = choose_braquet(st, opts, t, pids[t], prm[t], pkeys[t])
@@ -619,10 +622,24 @@ def play_turn(st, opts, pids, prm, ckey, pkeys, rec):
             st[S_JOKERS + t] &= ~J_BRAQUET
     sprint = prof == PLAINE or (prof == BALAI and opts[O_SPRINT_IN_BALAI] == 1)
     sprint = sprint and popcount(st[S_HAND + t]) == 2
+    return ckey, legal, braquet, sprint
+
+
+@njit(cache=True)
+def lay_cards(st, opts, pids, prm, pkeys, rec, legal, braquet, sprint, first):
+    """Lay the cards of the turn of st[S_TURN] (legal != 0): `first` (or the
+    policy's choice when -1), then more while the turn allows and the policy
+    wants; records the turn's end."""
+    t = st[S_TURN]
+    prof = st[S_PROFILE]
     laid = 0
     while legal != 0:
-        card, k = choose_card(st, opts, t, legal, pids[t], prm[t], pkeys[t])
-        pkeys[t] = k
+        if first >= 0:
+            card = first
+            first = -1
+        else:
+            card, k = choose_card(st, opts, t, legal, pids[t], prm[t], pkeys[t])
+            pkeys[t] = k
         lay(st, t, card)
         laid += 1
         if st[S_HAND + t] == 0 or not (braquet or prof == CLM or (sprint and laid == 1)):
@@ -639,6 +656,158 @@ def play_turn(st, opts, pids, prm, ckey, pkeys, rec):
     if st[S_HAND + t] == 0:
         st[S_NFIN] += 1
         st[S_FINISH + t] = st[S_NFIN]
+
+
+@njit(cache=True)
+def play_turn(st, opts, pids, prm, ckey, pkeys, rec):
+    """The turn of st[S_TURN] with the built-in choices (the look-ahead seat
+    plays its heuristic here; used by the look-ahead's playouts). Returns the
+    chance key; policy keys are updated in `pkeys`."""
+    ckey, legal, braquet, sprint = turn_start(st, opts, pids, prm, ckey, pkeys, rec)
+    if legal != 0:
+        lay_cards(st, opts, pids, prm, pkeys, rec, legal, braquet, sprint, -1)
+    return ckey
+
+
+@njit(cache=True)
+def next_turn(st):
+    n = st[S_N]
+    t = (st[S_TURN] + 1) % n
+    while st[S_HAND + t] == 0:
+        t = (t + 1) % n
+    st[S_TURN] = t
+
+
+# ---------------------------------------------------------------- look-ahead
+@njit(cache=True)
+def determinize(st, seat, world, key):
+    """Copy `st` into `world` with the other hands dealt afresh from the cards
+    `seat` cannot see: the cards in play minus its own hand and the columns
+    (with 3 players this pool includes the 8 cards out of play, which stay
+    out). Computed from public information only (cards in play, own hand,
+    laid cards, hand sizes), never from the other hands' contents, so the
+    look-ahead cannot learn what it should not know. (What a player learns
+    from its own Vitamine, the card it gave, is not used.) Returns the key."""
+    world[:] = st
+    pool = np.empty(48, np.int64)
+    m = 0
+    unseen = in_play(st) & ~st[S_HAND + seat] & ~st[S_LAID]
+    for c in range(48):
+        if (unseen >> c) & 1:
+            pool[m] = c
+            m += 1
+    for i in range(m - 1, 0, -1):
+        j, key = randint(key, i + 1)
+        a = pool[i]
+        pool[i] = pool[j]
+        pool[j] = a
+    used = 0
+    for s in range(st[S_N]):
+        if s == seat:
+            continue
+        h = np.int64(0)
+        for _ in range(popcount(st[S_HAND + s])):
+            h |= bit(pool[used])
+            used += 1
+        world[S_HAND + s] = h
+    return key
+
+
+@njit(cache=True)
+def playout_value(st, opts, seat, rec):
+    """Score the stage as it stands (ended, or cut at the horizon) in a copy:
+    the best opponent's stage seconds minus `seat`'s (bonuses included)."""
+    rec[:] = 0
+    score_stage(st, opts, rec, stage_status(st, opts))
+    own = rec[seat_col(C_SEAT, F_TIME, seat)]
+    best = np.int64(1) << 40
+    for s in range(st[S_N]):
+        if s != seat:
+            best = min(best, rec[seat_col(C_SEAT, F_TIME, s)])
+    return float(best - own)
+
+
+@njit(cache=True)
+def lookahead_card(st, opts, seat, legal, braquet, sprint, prm, key):
+    """The look-ahead's first card of its turn (st[S_TURN] == seat, legal has
+    two or more cards): the heuristic's card, unless playouts show another
+    better by more than prm[P_CONFIDENCE] standard errors of the paired
+    difference. Each world deals the hidden cards afresh (determinize); each
+    candidate is laid in a copy of that world, the turn finished and the stage
+    played on by heuristic players (prm's weights) for prm[P_HORIZON] turns,
+    every candidate with the same keys (common random numbers). Returns
+    (card, key)."""
+    n = st[S_N]
+    base_card, key = choose_card(st, opts, seat, legal, POL_HEURISTIC, prm, key)
+    k = popcount(legal)
+    cands = np.empty(k, np.int64)
+    baseline = 0
+    for i in range(k):
+        cands[i] = nth_card(legal, i)
+        if cands[i] == base_card:
+            baseline = i
+    worlds = max(2, int(prm[P_PLAYOUTS]) // k)
+    horizon = int(prm[P_HORIZON])
+    cap = opts[O_TURN_CAP]
+    if horizon > 0:
+        cap = min(cap, horizon)
+    pids = np.full(n, POL_HEURISTIC, np.int64)
+    rprm = np.empty((n, N_PARAMS), np.float64)
+    for s in range(n):
+        rprm[s] = prm
+    world = np.empty(S_SIZE, np.int64)
+    sim = np.empty(S_SIZE, np.int64)
+    rec = np.zeros(STAGE_COLS, np.int64)
+    wkeys = np.empty(n, np.uint64)
+    pkeys = np.empty(n, np.uint64)
+    values = np.empty(k)
+    diffs = np.zeros(k)
+    diff_squares = np.zeros(k)
+    for _ in range(worlds):
+        key = determinize(st, seat, world, key)
+        for s in range(n):
+            wkeys[s], key = next_u64(key)
+        wchance, key = next_u64(key)
+        for i in range(k):
+            sim[:] = world
+            pkeys[:] = wkeys
+            ckey = wchance
+            lay_cards(sim, opts, pids, rprm, pkeys, rec, legal, braquet, sprint, cands[i])
+            turns = 0
+            status = stage_status(sim, opts)
+            while status == 0 and turns < cap:
+                next_turn(sim)
+                ckey = play_turn(sim, opts, pids, rprm, ckey, pkeys, rec)
+                turns += 1
+                status = stage_status(sim, opts)
+            values[i] = playout_value(sim, opts, seat, rec)
+        for i in range(k):
+            d = values[i] - values[baseline]
+            diffs[i] += d
+            diff_squares[i] += d * d
+    best = baseline
+    best_gain = 0.0
+    for i in range(k):
+        mean = diffs[i] / worlds
+        var = max(diff_squares[i] / worlds - mean * mean, 0.0) / (worlds - 1)
+        if mean > prm[P_CONFIDENCE] * np.sqrt(var) and mean > best_gain:
+            best = i
+            best_gain = mean
+    return cands[best], key
+
+
+@njit(cache=True)
+def play_turn_top(st, opts, pids, prm, ckey, pkeys, rec):
+    """The turn of st[S_TURN] in the game itself: as play_turn, but a
+    look-ahead seat with a choice of first card decides it by playouts."""
+    ckey, legal, braquet, sprint = turn_start(st, opts, pids, prm, ckey, pkeys, rec)
+    if legal != 0:
+        t = st[S_TURN]
+        first = -1
+        if pids[t] == POL_LOOKAHEAD and popcount(legal) > 1:
+            first, k = lookahead_card(st, opts, t, legal, braquet, sprint, prm[t], pkeys[t])
+            pkeys[t] = k
+        lay_cards(st, opts, pids, prm, pkeys, rec, legal, braquet, sprint, first)
     return ckey
 
 
@@ -741,14 +910,11 @@ def play_stage(st, opts, pids, prm, skey, pkeys, rec):
         if turns >= opts[O_TURN_CAP]:
             rec[C_CAPPED] = 1
             break
-        skey = play_turn(st, opts, pids, prm, skey, pkeys, rec)
+        skey = play_turn_top(st, opts, pids, prm, skey, pkeys, rec)
         turns += 1
         status = stage_status(st, opts)
         if status == 0:
-            t = (st[S_TURN] + 1) % n
-            while st[S_HAND + t] == 0:
-                t = (t + 1) % n
-            st[S_TURN] = t
+            next_turn(st)
     rec[C_STAGE] = st[S_STAGE]
     rec[C_PICKER] = picker
     rec[C_PROFILE] = profile

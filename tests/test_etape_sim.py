@@ -265,3 +265,15 @@ def test_summaries_have_intervals_and_counts():
     assert list(usage["joker"]) == ["crevaison", "vitamine", "braquet"]
     side = E.side_classifications(races)
     assert np.isclose((side["mountain_top"] * side["n"]).sum(), 200)  # one top per race
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_lookahead_keeps_the_invariants_and_is_deterministic(n):
+    pols = ["lookahead:playouts=40", "heuristic", "random", "lookahead:playouts=40,horizon=6", "high"][:n]
+    races, stages = E.simulate(players=n, races=12, policies=pols, seed=40 + n, options={"mode": "endurance",
+                                                                                      "endurance_stages": 2})
+    check_invariants(races, stages)
+    one, _ = E.simulate(players=n, races=12, policies=pols, seed=40 + n, threads=1,
+                        options={"mode": "endurance", "endurance_stages": 2})
+    pd.testing.assert_frame_equal(races, one)
+    assert "lookahead:" in races.attrs["policies"][0] and "playouts=40" in races.attrs["policies"][0]
