@@ -5,7 +5,7 @@ and pure summary functions over the record table.
     win_rates(df, by="policy")
 
 Rule options (defaults in OPTIONS; documented in docs/bremen.md) and policies
-("random", "greedy", "greedy:climb=0,knock=3") are named, never numbered, here.
+("random", "greedy", "greedy:climb=0,knock=3", "lookahead:playouts=100") are named, never numbered, here.
 """
 from __future__ import annotations
 
@@ -39,10 +39,13 @@ GREEDY_DEFAULTS = {
     "storm": 10.0, "chase": 4.0, "climb": 2.0, "knock": 1.0, "own_home": 1.0,
     "progress": 0.5, "build": 0.5, "leader": 1.0, "noise": 0.01,
 }
+# the look-ahead: its own parameters on top of the greedy ones (used in its playouts)
+LOOKAHEAD_DEFAULTS = {"playouts": 800.0, "horizon": 4.0, "confidence": 2.0}
 _PARAM_INDEX = {
     "storm": K.P_STORM, "chase": K.P_CHASE, "climb": K.P_CLIMB, "knock": K.P_KNOCK,
     "own_home": K.P_OWN_HOME, "progress": K.P_PROGRESS, "build": K.P_BUILD,
     "leader": K.P_LEADER, "noise": K.P_NOISE,
+    "playouts": K.P_PLAYOUTS, "horizon": K.P_HORIZON, "confidence": K.P_CONFIDENCE,
 }
 _RECORD_COLUMNS = {
     "winner_seat": K.R_WINNER, "capped": K.R_CAPPED, "turns": K.R_TURNS, "rolls": K.R_ROLLS,
@@ -88,25 +91,33 @@ def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
 
 
 def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
-    """'random' | 'greedy' | 'greedy:knock=3,climb=0' -> (id, parameter row, canonical name)."""
+    """'random' | 'greedy' | 'greedy:knock=3,climb=0' | 'lookahead:playouts=800,horizon=4'
+    -> (id, parameter row, canonical name)."""
     name, _, rest = spec.strip().partition(":")
     params = np.zeros(K.N_PARAM)
     if name == "random":
         if rest:
             raise ValueError(f"policy 'random' takes no parameters: {spec!r}")
         return K.POL_RANDOM, params, "random"
-    if name != "greedy":
-        raise ValueError(f"unknown Bremen policy {name!r}; known: random, greedy[:name=value,...]")
-    values = dict(GREEDY_DEFAULTS)
+    if name not in ("greedy", "lookahead"):
+        raise ValueError(f"unknown Bremen policy {name!r}; known: random, greedy[:name=value,...], "
+                         "lookahead[:name=value,...]")
+    defaults = dict(GREEDY_DEFAULTS)
+    if name == "lookahead":
+        defaults.update(LOOKAHEAD_DEFAULTS)
+    values = dict(defaults)
     for item in filter(None, rest.split(",")):
         key, eq, value = item.partition("=")
         if key.strip() not in values or not eq:
-            raise ValueError(f"bad greedy parameter {item!r}; known: {list(GREEDY_DEFAULTS)}")
+            raise ValueError(f"bad {name} parameter {item!r}; known: {list(defaults)}")
         values[key.strip()] = float(value)
+    if name == "lookahead" and (values["playouts"] < 1 or values["horizon"] < 0):
+        raise ValueError(f"lookahead needs playouts >= 1 and horizon >= 0: {spec!r}")
     for key, value in values.items():
         params[_PARAM_INDEX[key]] = value
-    changed = ",".join(f"{k}={values[k]:g}" for k in GREEDY_DEFAULTS if values[k] != GREEDY_DEFAULTS[k])
-    return K.POL_GREEDY, params, "greedy" + (f":{changed}" if changed else "")
+    changed = ",".join(f"{k}={values[k]:g}" for k in defaults if values[k] != defaults[k])
+    pid = K.POL_GREEDY if name == "greedy" else K.POL_LOOKAHEAD
+    return pid, params, name + (f":{changed}" if changed else "")
 
 
 def _board(board: Board | str | None) -> Board:

@@ -18,6 +18,8 @@ State: one int32 row per game.
 
     counters: S_TURNS, S_ROLLS, S_ROBBER_MOVES, S_SENT_ROBBER, S_SENT_KNOCK,
               S_EXTRA_ROLLS, S_CHAIN_MAX, S_STORMS, S_CHASES, S_WINNER, S_CAPPED
+    S_TURBULENT: the turbulent variant flag; S_CORNER[4]: start field of colour c
+    (both set by init_game: sending home needs them)
     OCC[4 * f + size - 1] = animal of that size on field f, or -1.
 
 Board tables (from kernels/bremen_board.py): kind[f] (K_*; K_START + colour
@@ -30,7 +32,7 @@ Random keys are passed by value and returned; they never live in the state.
 import numpy as np
 from numba import njit, prange
 
-from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, randint, uniform
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, next_u64, randint, uniform
 
 # --- state offsets ---------------------------------------------------------
 S_POS = 0
@@ -55,7 +57,9 @@ S_STORMS = 63
 S_CHASES = 64
 S_WINNER = 65
 S_CAPPED = 66
-S_OCC = 67
+S_TURBULENT = 67   # 1: turbulent variant (homes are re-chosen on return)
+S_CORNER = 68      # start field of colour c (4 entries)
+S_OCC = 72
 
 # --- board tables ------------------------------------------------------------
 K_ROAD = 0
@@ -81,6 +85,7 @@ N_OPT = 7
 # --- policies ------------------------------------------------------------------
 POL_RANDOM = 0
 POL_GREEDY = 1
+POL_LOOKAHEAD = 2
 # greedy parameter row
 P_STORM = 0      # per point the storm brings the mover
 P_CHASE = 1      # chasing the robber
@@ -91,7 +96,10 @@ P_PROGRESS = 5   # per own animal carried one step nearer the house
 P_BUILD = 6      # per animal in a stack built on an own donkey
 P_LEADER = 7     # extra weight on the leader's animals (moves and robber)
 P_NOISE = 8      # uniform tie-breaking noise
-N_PARAM = 9
+P_PLAYOUTS = 9   # look-ahead: playouts per decision (divided among the legal moves)
+P_HORIZON = 10   # look-ahead: further turns per playout (0 = to the end of the game)
+P_CONFIDENCE = 11  # look-ahead: standard errors another move must beat greedy's by
+N_PARAM = 12
 
 # --- records (one int32 row per game) ----------------------------------------
 R_GAME = 0
@@ -131,19 +139,74 @@ def rebuild_occ(state, n_fields):
 
 
 @njit(cache=True)
+def home_fits(state, a, h, corner_colour):
+    """Turbulent variant: may animal a join the stack on start field h without
+    sitting directly on (or directly under) an animal of its own colour, and
+    without being the bottom animal on the start field of its own colour?
+    The animal of a's size on h (if any) is not looked at."""
+    s = a & 3
+    c = a >> 2
+    base = S_OCC + 4 * h
+    below = -1
+    for t in range(s + 1, 4):
+        if state[base + t] >= 0:
+            below = state[base + t]
+            break
+    if below < 0:
+        if c == corner_colour:
+            return False
+    elif (below >> 2) == c:
+        return False
+    for t in range(s - 1, -1, -1):
+        if state[base + t] >= 0:
+            return (state[base + t] >> 2) != c
+    return True
+
+
+@njit(cache=True)
+def turbulent_home(state, a):
+    """Turbulent variant: the start field animal a goes back to (its old slot
+    already emptied). Its home if it fits there (home_fits); otherwise the
+    first start field, in colour order after its home's colour, whose animal
+    of a's size is away and where a fits: a takes over that animal's place
+    and that animal gets a's old home. If no start field fits, its home."""
+    h0 = state[S_HOME + a]
+    s = a & 3
+    c0 = 0
+    for c in range(4):
+        if state[S_CORNER + c] == h0:
+            c0 = c
+    if home_fits(state, a, h0, c0):
+        return h0
+    for j in range(1, 4):
+        c = (c0 + j) & 3
+        h = state[S_CORNER + c]
+        if state[S_OCC + 4 * h + s] >= 0:
+            continue  # that start field's animal of this size is there
+        if home_fits(state, a, h, c):
+            for b in range(s, 16, 4):
+                if state[S_HOME + b] == h:
+                    state[S_HOME + b] = h0
+            state[S_HOME + a] = h
+            return h
+    return h0
+
+
+@njit(cache=True)
 def send_home(state, a):
     """Put animal a back on its home field; return how many animals moved.
 
     An animal of the same size standing on that home (a visitor: every home
-    has one animal of each size) is sent to its own home in turn.
+    has one animal of each size) is sent to its own home in turn. In the
+    turbulent variant the home may change (turbulent_home).
     """
     moved = 0
     while a >= 0:
-        h = state[S_HOME + a]
         s = a & 3
         old = state[S_POS + a]
         if state[S_OCC + 4 * old + s] == a:
             state[S_OCC + 4 * old + s] = -1
+        h = turbulent_home(state, a) if state[S_TURBULENT] == 1 else state[S_HOME + a]
         b = state[S_OCC + 4 * h + s]
         state[S_POS + a] = h
         state[S_OCC + 4 * h + s] = a
@@ -158,7 +221,8 @@ def state_errors(state, kind, n_fields):
 
     1: an animal's position and the occupancy table disagree; 2: the table
     lists more or fewer than 16 animals; 3: an animal stands on the house;
-    4: the robber is off its area; 5: points differ from the sum of sources.
+    4: the robber is off its area; 5: points differ from the sum of sources;
+    6: the start fields are not each home to one animal of each size.
     The stack rules (one animal per size, largest at the bottom) hold by the
     layout of the occupancy table itself.
     """
@@ -180,6 +244,14 @@ def state_errors(state, kind, n_fields):
     for o in range(4):
         if state[S_POINTS + o] != state[S_STORM + o] + state[S_BONUS + o] + state[S_CHASE + o]:
             return 5
+    for c in range(4):
+        for t in range(4):
+            homed = 0
+            for b in range(t, 16, 4):
+                if state[S_HOME + b] == state[S_CORNER + c]:
+                    homed += 1
+            if homed != 1:
+                return 6
     return 0
 
 
@@ -224,6 +296,9 @@ def init_game(state, nplayers, binfo, opts, key):
     for a in range(16):
         state[S_POS + a] = state[S_HOME + a]
     rebuild_occ(state, binfo[B_N])
+    state[S_TURBULENT] = opts[O_TURBULENT]
+    for c in range(4):
+        state[S_CORNER + c] = binfo[B_START + c]
     state[S_ROBBER] = binfo[B_HOUSE]
     state[S_NPLAYERS] = nplayers
     first, key = randint(key, nplayers)
@@ -374,7 +449,7 @@ def apply_move(state, seat, m, binfo):
         pyramid = 0
         for t in range(4):
             pyramid |= state[S_OCC + 4 * f + t] << (8 * t)
-        for t in range(4):
+        for t in range(3, -1, -1):  # largest first: the home stacks are rebuilt bottom up
             send_home(state, (pyramid >> (8 * t)) & 0xFF)  # not counted as "sent home"
         state[S_ROBBER] = house
         state[S_STORMS] += 1
@@ -405,7 +480,7 @@ def apply_move(state, seat, m, binfo):
             state[S_OCC + 4 * g + t] = b
             state[S_POS + b] = g
     sent = 0
-    for j in range(nk):
+    for j in range(nk - 1, -1, -1):  # largest first
         sent += send_home(state, (knocked >> (8 * j)) & 0xFF)
     state[S_SENT_KNOCK] += sent
     return eff | (sent << 8)
@@ -443,7 +518,7 @@ def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path,
                 if mode == 1 and count == pick:
                     sent = 0
                     for j in range(1, d + 1):
-                        for t in range(4):
+                        for t in range(3, -1, -1):  # largest first
                             b = state[S_OCC + 4 * path[j] + t]
                             if b >= 0:
                                 sent += send_home(state, b)
@@ -639,33 +714,211 @@ def check_end(state, seat, opts):
 
 
 @njit(cache=True)
-def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
-              moves, buf, tmp, path, it, vis, key):
-    """One player's turn with all its extra rolls; returns the chance key."""
+def _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, it, vis, key):
+    """A robber move: the policy picks the path (the look-ahead as greedy)."""
+    n, key = robber_paths(state, d0, seat, 0, 0, prow, kind, adj, deg, dist, path, it, vis, key)
+    if n > 0:
+        pk = pkeys[seat]
+        if pol == POL_RANDOM:
+            pick, pk = randint(pk, n)
+        else:
+            pick, pk = robber_paths(state, d0, seat, 2, 0, prow, kind, adj, deg, dist, path, it, vis, pk)
+        pkeys[seat] = pk
+        robber_paths(state, d0, seat, 1, pick, prow, kind, adj, deg, dist, path, it, vis, key)
+    return key
+
+
+@njit(cache=True)
+def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field, extra, chain,
+             pols, params, pkeys, kind, adj, deg, dist, binfo, opts, moves, tmp, buf, path, it, vis, key):
+    """Play (the rest of) a turn with the random and greedy policies; returns the chance key.
+
+    stage 0: a fresh turn. stage 1: a roll's first move (first_animal, landing
+    on first_field, -1 unless an own start field) was just played, earning
+    another roll if `extra`; the second move with die d_other is pending.
+    stage 2: the roll's moves are done. chain: extra rolls so far this turn.
+    Any policy id other than POL_RANDOM plays greedy here (the look-ahead's
+    playouts use this function).
+    """
+    pol = pols[seat]
+    prow = params[seat]
+    while True:
+        if stage == 0:
+            state[S_ROLLS] += 1
+            d0, key = randint(key, 6)
+            d0 += 1
+            r, key = randint(key, 6)  # face 0 of the robber die is the R
+            if r == 0:
+                return _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, it, vis, key)
+            d1 = r + 1
+            n = first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, moves, tmp, buf, path, it, vis)
+            if n == 0:
+                return key
+            j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
+            pkeys[seat] = pk
+            m = moves[j]
+            eff = apply_move(state, seat, m, binfo)
+            if check_end(state, seat, opts) or eff & E_STORM:
+                return key
+            extra = _earns_roll(eff, opts)
+            slot = m >> 24
+            first_animal = (m >> 16) & 0xFF
+            g = m & 0xFFFF
+            first_field = g if kind[g] >= K_START else -1
+            d_other = d1 if slot == 0 else d0
+            slot_other = 1 - slot
+            stage = 1
+        if stage == 1:
+            n = second_moves(state, d_other, slot_other, seat, first_animal, first_field, kind, adj, deg, opts,
+                             moves, path, it, vis, moves.shape[0])
+            if n > 0:
+                j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
+                pkeys[seat] = pk
+                eff = apply_move(state, seat, moves[j], binfo)
+                if check_end(state, seat, opts) or eff & E_STORM:
+                    return key
+                extra = extra or _earns_roll(eff, opts)
+        if not extra:
+            return key
+        chain += 1
+        state[S_EXTRA_ROLLS] += 1
+        if chain > state[S_CHAIN_MAX]:
+            state[S_CHAIN_MAX] = chain
+        stage = 0
+        extra = False
+
+
+@njit(cache=True)
+def playout_value(state, seat, dist):
+    """A playout's end for `seat`: own points minus the best opponent's, +-5
+    for a won or lost game, plus 0.02 per step the own animals are nearer the
+    house than at home, minus the same for the most advanced opponent."""
+    P = state[S_NPLAYERS]
+    best = -1
+    for o in range(P):
+        if o != seat and state[S_POINTS + o] > best:
+            best = state[S_POINTS + o]
+    v = float(state[S_POINTS + seat] - best)
+    w = state[S_WINNER]
+    if w >= 0:
+        v += 5.0 if w == seat else -5.0
+    prog = np.zeros(4)
+    for a in range(16):
+        o = owner_of(state, a)
+        if o >= 0:
+            prog[o] += dist[state[S_HOME + a]] - dist[state[S_POS + a]]
+    top = -1e300
+    for o in range(P):
+        if o != seat and prog[o] > top:
+            top = prog[o]
+    return v + 0.02 * (prog[seat] - top)
+
+
+@njit(cache=True)
+def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
+                     kind, adj, deg, dist, binfo, opts, pkey):
+    """The look-ahead policy's pick among moves[:n]: returns (index, key).
+
+    Flat Monte Carlo with common random numbers: max(2, playouts // n) times,
+    draw a chance key and four policy keys from the seat's policy key; for
+    every move, play it in a copy of the state, finish the turn and play
+    `horizon` further turns with greedy players (this row's greedy weights),
+    all moves with the same keys; value each end with playout_value. Greedy's
+    move is kept unless another beats it by more than `confidence` standard
+    errors of the paired difference. stage 0: first moves for dice (d0, d1);
+    stage 1: second moves, `extra` = the first move earned another roll.
+    """
+    base, pkey = choose(state, moves, n, seat, POL_GREEDY, prow, dist, binfo, pkey)
+    if n == 1:
+        return base, pkey
+    P = state[S_NPLAYERS]
+    nf = binfo[B_N]
+    worlds = max(2, int(prow[P_PLAYOUTS]) // n)
+    horizon = int(prow[P_HORIZON])
+    rpols = np.full(4, POL_GREEDY, np.int64)
+    rparams = np.empty((4, prow.shape[0]))
+    for s in range(4):
+        rparams[s] = prow
+    keys0 = np.empty(4, np.uint64)
+    rkeys = np.empty(4, np.uint64)
+    scratch = np.empty_like(state)
+    tmp = np.empty_like(state)
+    mv = np.empty(32 * nf, np.int64)
+    bf = np.empty(32 * nf, np.int64)
+    path = np.empty(8, np.int64)
+    it = np.empty(8, np.int64)
+    vis = np.zeros(nf, np.int8)
+    values = np.empty(n)
+    diffs = np.zeros(n)
+    diff_sq = np.zeros(n)
+    for _ in range(worlds):
+        for s in range(4):
+            r, pkey = next_u64(pkey)
+            keys0[s] = r
+        chance0, pkey = next_u64(pkey)
+        for i in range(n):
+            scratch[:] = state
+            rkeys[:] = keys0
+            ck = chance0
+            m = moves[i]
+            eff = apply_move(scratch, seat, m, binfo)
+            if not check_end(scratch, seat, opts) and not (eff & E_STORM):
+                if stage == 0:
+                    slot = m >> 24
+                    g = m & 0xFFFF
+                    ck = sim_turn(scratch, seat, 1, d1 if slot == 0 else d0, 1 - slot, (m >> 16) & 0xFF,
+                                  g if kind[g] >= K_START else -1, _earns_roll(eff, opts), chain,
+                                  rpols, rparams, rkeys, kind, adj, deg, dist, binfo, opts, mv, tmp, bf,
+                                  path, it, vis, ck)
+                else:
+                    ck = sim_turn(scratch, seat, 2, 0, 0, -1, -1, extra or _earns_roll(eff, opts), chain,
+                                  rpols, rparams, rkeys, kind, adj, deg, dist, binfo, opts, mv, tmp, bf,
+                                  path, it, vis, ck)
+            s = seat
+            t = 0
+            while scratch[S_WINNER] < 0 and (horizon == 0 or t < horizon):
+                if scratch[S_TURNS] >= opts[O_MAX_TURNS]:
+                    break
+                scratch[S_TURNS] += 1
+                s = (s + 1) % P
+                ck = sim_turn(scratch, s, 0, 0, 0, -1, -1, False, 0, rpols, rparams, rkeys, kind, adj, deg,
+                              dist, binfo, opts, mv, tmp, bf, path, it, vis, ck)
+                t += 1
+            values[i] = playout_value(scratch, seat, dist)
+        for i in range(n):
+            d = values[i] - values[base]
+            diffs[i] += d
+            diff_sq[i] += d * d
+    best = base
+    best_gain = 0.0
+    for i in range(n):
+        mean = diffs[i] / worlds
+        var = max(diff_sq[i] / worlds - mean * mean, 0.0) / (worlds - 1)
+        if mean > prow[P_CONFIDENCE] * np.sqrt(var) and mean > best_gain:
+            best = i
+            best_gain = mean
+    return best, pkey
+
+
+@njit(cache=True)
+def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+                   moves, buf, tmp, path, it, vis, key):
+    """A turn of a look-ahead seat: sim_turn with lookahead_choice for the moves."""
+    prow = params[seat]
     chain = 0
     while True:
         state[S_ROLLS] += 1
         d0, key = randint(key, 6)
         d0 += 1
-        r, key = randint(key, 6)  # face 0 of the robber die is the R
-        pol = pols[seat]
-        prow = params[seat]
+        r, key = randint(key, 6)
         if r == 0:
-            n, key = robber_paths(state, d0, seat, 0, 0, prow, kind, adj, deg, dist, path, it, vis, key)
-            if n > 0:
-                pk = pkeys[seat]
-                if pol == POL_RANDOM:
-                    pick, pk = randint(pk, n)
-                else:
-                    pick, pk = robber_paths(state, d0, seat, 2, 0, prow, kind, adj, deg, dist, path, it, vis, pk)
-                pkeys[seat] = pk
-                robber_paths(state, d0, seat, 1, pick, prow, kind, adj, deg, dist, path, it, vis, key)
-            return key
+            return _robber_turn(state, seat, d0, POL_GREEDY, prow, pkeys, kind, adj, deg, dist, path, it, vis, key)
         d1 = r + 1
         n = first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, moves, tmp, buf, path, it, vis)
         if n == 0:
             return key
-        j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
+        j, pk = lookahead_choice(state, seat, moves, n, 0, d0, d1, False, chain, prow,
+                                 kind, adj, deg, dist, binfo, opts, pkeys[seat])
         pkeys[seat] = pk
         m = moves[j]
         eff = apply_move(state, seat, m, binfo)
@@ -678,7 +931,8 @@ def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opt
         n = second_moves(state, d1 if slot == 0 else d0, 1 - slot, seat, a,
                          g if kind[g] >= K_START else -1, kind, adj, deg, opts, moves, path, it, vis, moves.shape[0])
         if n > 0:
-            j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
+            j, pk = lookahead_choice(state, seat, moves, n, 1, d0, d1, extra, chain, prow,
+                                     kind, adj, deg, dist, binfo, opts, pkeys[seat])
             pkeys[seat] = pk
             eff = apply_move(state, seat, moves[j], binfo)
             if check_end(state, seat, opts) or eff & E_STORM:
@@ -690,6 +944,17 @@ def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opt
         state[S_EXTRA_ROLLS] += 1
         if chain > state[S_CHAIN_MAX]:
             state[S_CHAIN_MAX] = chain
+
+
+@njit(cache=True)
+def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+              moves, buf, tmp, path, it, vis, key):
+    """One player's turn with all its extra rolls; returns the chance key."""
+    if pols[seat] == POL_LOOKAHEAD:
+        return lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+                              moves, buf, tmp, path, it, vis, key)
+    return sim_turn(state, seat, 0, 0, 0, -1, -1, False, 0, pols, params, pkeys, kind, adj, deg, dist, binfo,
+                    opts, moves, tmp, buf, path, it, vis, key)
 
 
 @njit(cache=True)

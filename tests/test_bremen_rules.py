@@ -380,3 +380,67 @@ def test_turbulent_start_stacks(seed):
         assert [a for _, a in stack] == ["donkey", "dog", "cat", "rooster"]
         assert stack[0][0] != colour  # the bottom animal is never the corner's colour
         assert all(lower[0] != upper[0] for lower, upper in zip(stack, stack[1:]))
+
+
+# Turbulent variant: "Indien dieren naar huis gestuurd worden, moeten ze zodanig
+# teruggeplaatst worden dat ze deze regel niet overtreden" (animals sent home are
+# put back so that the start rule - bottom animal never of the corner's colour,
+# no animal directly on one of its own colour - still holds).
+
+CORNERS = ("r00", "r06", "r12", "r18")  # start fields of colours 0..3
+
+
+def turbulent_game(away=()):
+    """A turbulent game with this valid set-up, bottom first: on the start field
+    of colour k a donkey of colour k+1, a dog of k, a cat of k+1, a rooster of k
+    (mod 4). `away`: (colour, animal, field) put elsewhere on the board."""
+    g = game(turbulent=True)
+    for k, corner in enumerate(CORNERS):
+        for animal, shift in zip(("donkey", "dog", "cat", "rooster"), (1, 0, 1, 0)):
+            a = g.animal((k + shift) % 4, animal)
+            g.state[K.S_HOME + a] = g.state[K.S_POS + a] = g.field(corner)
+    K.rebuild_occ(g.state, g.board.binfo[K.B_N])
+    for k, corner in enumerate(CORNERS):
+        stack = g.stack(corner)
+        assert stack[0][0] != k and all(lo[0] != up[0] for lo, up in zip(stack, stack[1:]))
+    for colour, animal, field in away:
+        g.place(colour, animal, field)
+    return g
+
+
+def test_turbulent_home_never_puts_an_animal_directly_on_its_own_colour():
+    # r00 keeps donkey(1) and rooster(0): its cat(1) back home would sit on the donkey(1).
+    # r12's cat(3) is out too, and the cat(1) fits there: on dog(2), under rooster(2).
+    g = turbulent_game(away=[(0, "dog", "r02"), (1, "cat", "r03"), (3, "cat", "r04")])
+    g.move(0, "dog", "r03")  # knocks the cat(1) home
+    assert g.stack("r00") == [(1, "donkey"), (0, "rooster")]
+    assert g.stack("r12") == [(3, "donkey"), (2, "dog"), (1, "cat"), (2, "rooster")]
+    assert g.errors() == 0  # still one home animal of each size per start field
+    g.move(0, "dog", "r04")  # the cat(3) now goes to r00: on donkey(1), under rooster(0)
+    assert g.stack("r00") == [(1, "donkey"), (3, "cat"), (0, "rooster")]
+    assert g.errors() == 0
+
+
+def test_turbulent_home_bottom_animal_is_never_of_the_corners_colour():
+    # r00 has lost its donkey(1): its dog(0) back home would be the bottom animal
+    # on colour 0's start. r06 has only its donkey(2) left: the dog(0) fits on it.
+    g = turbulent_game(away=[(1, "donkey", "r21"), (0, "dog", "i01"),
+                             (1, "dog", "r08"), (2, "cat", "r08"), (1, "rooster", "r08")])
+    for pick in range(g.robber_paths(1)):  # the robber's one-step path from its house to i01
+        h = turbulent_game()
+        h.rob(1, pick)
+        if h.robber == "i01":
+            break
+    assert g.rob(1, pick) == 1 and g.robber == "i01"  # the robber sends the dog(0) home
+    assert g.stack("r06") == [(2, "donkey"), (0, "dog")]
+    assert g.stack("r00") == [(1, "cat"), (0, "rooster")]
+    assert g.errors() == 0
+
+
+def test_turbulent_home_falls_back_to_its_own_start_when_nothing_fits():
+    # as above, but every other start field still holds its cat: the cat(1) goes home anyway
+    g = turbulent_game(away=[(0, "dog", "r02"), (1, "cat", "r03")])
+    g.move(0, "dog", "r03")
+    assert g.stack("r00") == [(1, "donkey"), (1, "cat"), (0, "rooster")]
+    assert g.errors() == 0
+

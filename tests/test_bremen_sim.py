@@ -138,3 +138,56 @@ def test_bad_options_and_policies_are_refused():
     with pytest.raises(ValueError, match="bad greedy parameter"):
         parse_policy("greedy:klimb=2")
     assert parse_policy("greedy:climb=0")[2] == "greedy:climb=0"
+
+
+# --- the look-ahead policy -------------------------------------------------------------
+
+LOOK = "lookahead:playouts=20,horizon=2"
+
+
+def test_lookahead_decisions_are_reproducible_for_the_same_seed():
+    states = []
+    for _ in range(2):
+        g = Game(players=2, seed=3)
+        g.play([LOOK, "greedy"], turns=12, seed=3)
+        assert g.errors() == 0
+        states.append(g.state.copy())
+    assert (states[0] == states[1]).all()
+    kwargs = dict(players=2, games=2, policies=["greedy", LOOK], seed=5, options={"max_turns": 24})
+    pd.testing.assert_frame_equal(simulate(threads=1, **kwargs), simulate(chunk=1, **kwargs))
+
+
+def _lookahead_pick(g, d0, d1, spec):
+    b = g.board
+    _, prow, _ = parse_policy(spec)
+    moves = np.zeros(32 * int(b.binfo[K.B_N]), np.int64)
+    n = K.first_moves(g.state, d0, d1, g.seat, b.kind, b.adj, b.deg, g.opts, b.binfo, moves,
+                      np.empty_like(g.state), np.zeros_like(moves), np.zeros(8, np.int64),
+                      np.zeros(8, np.int64), np.zeros(len(b.names), np.int8))
+    j, _ = K.lookahead_choice(g.state, g.seat, moves[:n], n, 0, d0, d1, False, 0, prow, b.kind, b.adj,
+                              b.deg, b.dist, b.binfo, g.opts, np.uint64(7))
+    m = int(moves[j])
+    return b.names[m & 0xFFFF], (m >> 16) & 0xFF, n
+
+
+def test_lookahead_storms_when_a_full_pyramid_is_one_step_from_the_house():
+    """Rules 7: a full pyramid reaching the house with an exact count scores a
+    point per animal, +1 with the robber at home. A pyramid on i01 (next to the
+    house) with a 1 rolled: the look-ahead storms, even with a greedy
+    weighting that does not value storming itself (storm=0): its playouts see
+    the five points."""
+    g = Game(players=2, seed=0)
+    g.seat = 0
+    for animal in ("donkey", "dog", "cat", "rooster"):
+        g.place(0, animal, "i01")
+    field, animal, n = _lookahead_pick(g, 1, 4, "lookahead:storm=0,playouts=400,horizon=2")
+    assert n > 1 and (field, animal) == ("house", g.animal(0, "donkey"))
+    assert _lookahead_pick(g, 1, 4, "lookahead:playouts=40,horizon=2")[0] == "house"
+
+
+def test_lookahead_policy_names():
+    assert parse_policy("lookahead")[0] == K.POL_LOOKAHEAD
+    assert parse_policy("lookahead")[2] == "lookahead"
+    assert parse_policy("lookahead:horizon=3,knock=2")[2] == "lookahead:knock=2,horizon=3"
+    with pytest.raises(ValueError, match="bad lookahead parameter"):
+        parse_policy("lookahead:depth=3")
