@@ -83,6 +83,7 @@ DEFAULT_OPTIONS = {
     "turn_cap": 0,            # 0: derived from the deck (see `turn_cap`)
 }
 OPTION_CHOICES = {"overshoot": ("forbid", "disqualify"), "shutout": ("parker", "fr")}
+MAX_DISTANCE = 30_000  # the state stores distances as 16-bit integers
 HAND_CAP = 60  # hands per game before a multi-hand game is cut off (reported as capped)
 
 
@@ -487,6 +488,9 @@ def _check_reachable(v: "_Validator", d: Design) -> None:
             target = d.set_target(n)
             if sum(target.values()) == 0:
                 v.fail("cards", f"the set target is empty for {n} players: give distance cards a `target`")
+            total = sum(c.value * target[c.key] for c in distances)
+            if total > MAX_DISTANCE:
+                v.fail("cards", f"the set target is {total} {d.unit} for {n} players; at most {MAX_DISTANCE}")
             for c in distances:
                 if target[c.key] > counts[c.key]:
                     v.fail(f"cards ({c.key}).target", f"needs {target[c.key]} but the deck has {counts[c.key]} for {n} players")
@@ -495,9 +499,11 @@ def _check_reachable(v: "_Validator", d: Design) -> None:
         else:
             trip, extension = d.trip_for(n)
             for goal, what in ((trip, "trip"), (extension, "extension")):
+                where = f"players.{n}.{what}" if what in d.per_players.get(n, {}) else f"target.{what}"
+                if goal > MAX_DISTANCE:
+                    v.fail(where, f"{goal} {d.unit} is longer than the engine's {MAX_DISTANCE}")
                 if goal and not _sum_reachable(goal, [(c.value, min(counts[c.key], c.cap or counts[c.key])) for c in distances]):
-                    v.fail(f"players.{n}.{what}" if what in d.per_players.get(n, {}) else f"target.{what}",
-                           f"{goal} {d.unit} cannot be laid exactly with this deck's distance cards")
+                    v.fail(where, f"{goal} {d.unit} cannot be laid exactly with this deck's distance cards")
 
 
 def _sum_reachable(goal: int, cards: list[tuple[int, int]]) -> bool:
