@@ -17,18 +17,28 @@ from ..analysis.runio import iter_parquet, read_metadata
 from ..reports.race_report import build_comparison_report, build_report
 
 
-def summarize_run(run: Path, batch_rows: int = 200_000) -> tuple[RaceSummary, dict]:
-    """(summary, metadata) of a run file, read in chunks of `batch_rows` rows."""
+def summarize_run(run: Path, batch_rows: int = 200_000, progress=None) -> tuple[RaceSummary, dict]:
+    """(summary, metadata) of a run file, read in chunks of `batch_rows` rows;
+    `progress(rows)` is called after each chunk."""
     meta = read_metadata(run)
     acc = RaceSummarizer(meta)
     for chunk in iter_parquet(run, batch_rows=batch_rows):
         acc.add(chunk)
+        if progress:
+            progress(len(chunk))
     return acc.result(), meta
 
 
 def report_command(run: Path, out: Path, batch_rows: int = 200_000) -> Path:
-    """Write the balance report of a Parquet run into `out`; return report.html's path."""
-    summary, meta = summarize_run(Path(run), batch_rows)
+    """Write the balance report of a Parquet run into `out` (with a progress
+    bar over the rows read); return report.html's path."""
+    import pyarrow.parquet as pq
+
+    from .common import progress_bar
+
+    rows = pq.ParquetFile(run).metadata.num_rows
+    with progress_bar(rows, "reading records") as advance:
+        summary, meta = summarize_run(Path(run), batch_rows, advance)
     return build_report(summary, meta).write(out)
 
 
