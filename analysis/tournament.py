@@ -42,7 +42,6 @@ from etappe.kernels.race_design import Design, load_design
 from etappe.kernels.race_policies import parse_policy
 
 from .race import RaceRun
-from .runio import file_hash, package_version
 from .stats import Z95, wilson_interval
 
 __all__ = [
@@ -172,25 +171,12 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
     for k, (i, j) in enumerate(pairs):
         run = PairRun(d, players, policies[i], policies[j], seed, options)
         outcomes[k] = play_pair(run, 0, games, chunk_size, progress)
-    meta = {
-        "game": "race",
-        "design": d.name,
-        "design_title": d.title,
-        "design_file": d.source,
-        "design_hash": file_hash(d.text),
-        "reconstructed": d.reconstructed,
-        "players": players,
-        "sides": run.sides,
-        "seat_side": [p % run.sides for p in range(players)],
-        "options": run.options,
+    meta = run.metadata(games) | {
         "options_given": dict(options or {}),
         "policies": policies,
         "policy_details": [parse_policy(p).describe() for p in policies],
         "seating": "paired: side s of game g to A when s + g is even; seat p plays for side p % sides",
-        "seed": int(seed),
-        "games": int(games),
         "games_total": int(games * len(pairs)),
-        "version": package_version(),
         "wall_seconds": round(time.perf_counter() - started, 3),
     }
     return TournamentResult(policies, pairs, outcomes, meta)
