@@ -6,6 +6,8 @@ bounded whatever the number of games.
 from __future__ import annotations
 
 import itertools
+import os
+import pickle
 from pathlib import Path
 from typing import Iterable
 
@@ -95,31 +97,68 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
 
     `progress(side, games_done)` (side "a" or "b") is called after each chunk.
     Only the summaries and the per-game metrics of one chunk pair are in memory at a time.
+    After every chunk pair the summaries are saved atomically in `out`, so an
+    interrupted comparison run again with the same arguments resumes there.
     """
     import time
 
-    from ..analysis.race import RaceRun, iter_chunks
+    from ..analysis.race import RaceRun
 
     runs = {"a": RaceRun(deck_a, players, list(policies), seed, options_a, seating),
             "b": RaceRun(deck_b, players, list(policies), seed, options_b, seating)}
     metas = {k: r.metadata(games) for k, r in runs.items()}
-    clock = {"a": 0.0, "b": 0.0}
+    identity = {k: {f: m[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games", "version",
+                                      "options")} for k, m in metas.items()} | {"chunk_size": chunk_size}
+    checkpoint = Checkpoint(Path(out) / ".compare-checkpoint.pkl", identity)
+    state = checkpoint.load() or {"chunks_done": 0, "summaries": {"a": None, "b": None},
+                                  "comparison": PairedComparison(), "clock": {"a": 0.0, "b": 0.0}}
+    comp = state["comparison"]
+    accs = {"a": RaceSummarizer(metas["a"], on_games=comp.add_a), "b": RaceSummarizer(metas["b"], on_games=comp.add_b)}
+    for key, acc in accs.items():
+        acc.summary = state["summaries"][key]
+    for index, first in enumerate(range(0, games, chunk_size)):
+        count = min(chunk_size, games - first)
+        if index >= state["chunks_done"]:
+            for key, acc in accs.items():
+                started = time.perf_counter()
+                frame = runs[key].play(first, count)
+                state["clock"][key] += time.perf_counter() - started
+                acc.add(frame)
+            state["chunks_done"] = index + 1
+            state["summaries"] = {key: acc.summary for key, acc in accs.items()}
+            checkpoint.save(state)
+        if progress:
+            for key in accs:
+                progress(key, first + count)
+    ma, mb = metas["a"], metas["b"]
+    ma["wall_seconds"], mb["wall_seconds"] = round(state["clock"]["a"], 3), round(state["clock"]["b"], 3)
+    path = build_comparison_report(accs["a"].result(), ma, accs["b"].result(), mb, comp).write(out)
+    checkpoint.remove()
+    return path
 
-    def timed(key):
-        it = iter_chunks(runs[key], games, chunk_size)
-        done = 0
-        while True:
-            start = time.perf_counter()
-            item = next(it, None)
-            clock[key] += time.perf_counter() - start
-            if item is None:
-                return
-            frame = item[1]
-            done += int((frame["last_hand"] == 1).sum())
-            if progress:
-                progress(key, done)
-            yield frame
 
-    sa, ma, sb, mb, comp = compare_summaries(timed("a"), metas["a"], timed("b"), metas["b"])
-    ma["wall_seconds"], mb["wall_seconds"] = round(clock["a"], 3), round(clock["b"], 3)
-    return build_comparison_report(sa, ma, sb, mb, comp).write(out)
+class Checkpoint:
+    """A pickled state saved atomically, refused if it belongs to another run."""
+
+    def __init__(self, path: Path, identity: dict):
+        self.path = path
+        self.identity = identity
+
+    def load(self) -> dict | None:
+        if not self.path.exists():
+            return None
+        with open(self.path, "rb") as handle:
+            saved = pickle.load(handle)
+        if saved["identity"] != self.identity:
+            raise ValueError(f"{self.path} belongs to a different comparison; remove it or write to another --out")
+        return saved["state"]
+
+    def save(self, state: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "wb") as handle:
+            pickle.dump({"identity": self.identity, "state": state}, handle)
+        os.replace(tmp, self.path)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)

@@ -166,3 +166,38 @@ distance = { km5 = 7, km6 = 4, km8 = 2, km10 = 2 }
     assert "play km10" in first_row and "1.000" in first_row
     second_row = [line for line in result.stdout.split("\n") if line.startswith("│")][1]
     assert "1.000" not in second_row
+
+
+def test_interrupted_compare_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    out = tmp_path / "cmp"
+    args = ("compare", "stapop", "millebornes", "--games", 300, "--chunk-size", 100, "--seed", 2, "--out", out)
+    # Interrupt the run during its second chunk pair ...
+    calls = {"n": 0}
+    real_play = RaceRun.play
+
+    def flaky_play(self, start, count):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real_play(self, start, count)
+
+    monkeypatch.setattr(RaceRun, "play", flaky_play)
+    assert run(*args).exit_code != 0
+    assert (out / ".compare-checkpoint.pkl").exists() and not (out / "report.md").exists()
+    # ... then run it again: the first chunk pair is not played again.
+    calls["n"] = 0
+    monkeypatch.setattr(RaceRun, "play", lambda self, start, count: (calls.__setitem__("n", calls["n"] + 1),
+                                                                      real_play(self, start, count))[1])
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert calls["n"] == 4  # two chunk pairs left of three
+    assert not (out / ".compare-checkpoint.pkl").exists()
+    resumed = (out / "report.md").read_text()
+    # The same comparison played in one go gives the same report numbers.
+    monkeypatch.setattr(RaceRun, "play", real_play)
+    fresh = tmp_path / "fresh"
+    assert run(*args[:-1], fresh).exit_code == 0
+    def strip(text):
+        return [line for line in text.splitlines() if "wall time" not in line and "games per second" not in line]
+
+    assert strip(resumed) == strip((fresh / "report.md").read_text())
