@@ -760,13 +760,17 @@ def rollout(ct, rules, state, seat, horizon, ids, params, pkeys, key, sides_out,
     most `horizon` turns (0: to the end of the hand). Returns (hand over, key)."""
     players = rules[R_PLAYERS]
     start = state[ST_TURNS]
+    passes = 0
     while state[ST_TURNS] < rules[R_TURN_CAP] and (horizon == 0 or state[ST_TURNS] - start < horizon):
         _, key = draw(state, ct, rules, seat, key, cards, log)
         if state[HAND_N_AT + seat] == 0:
-            if hand_finished(state, rules):
+            passes += 1
+            # A pass is no turn: stop once nobody can play, or the loop would not end.
+            if passes >= players or hand_finished(state, rules):
                 return True, key
             seat = (seat + 1) % players
             continue
+        passes = 0
         n = legal_moves(state, ct, rules, seat, moves)
         m, pk = choose_basic(state, ct, rules, seat, moves, n, ids[seat], params[seat], pkeys[seat])
         pkeys[seat] = pk
