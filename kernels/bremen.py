@@ -32,7 +32,7 @@ Random keys are passed by value and returned; they never live in the state.
 import numpy as np
 from numba import njit, prange
 
-from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, next_u64, randint, uniform
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, uniform
 
 # --- state offsets ---------------------------------------------------------
 S_POS = 0
@@ -889,15 +889,7 @@ def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
             d = values[i] - values[base]
             diffs[i] += d
             diff_sq[i] += d * d
-    best = base
-    best_gain = 0.0
-    for i in range(n):
-        mean = diffs[i] / worlds
-        var = max(diff_sq[i] / worlds - mean * mean, 0.0) / (worlds - 1)
-        if mean > prow[P_CONFIDENCE] * np.sqrt(var) and mean > best_gain:
-            best = i
-            best_gain = mean
-    return best, pkey
+    return confident_best(diffs, diff_sq, worlds, base, prow[P_CONFIDENCE]), pkey
 
 
 @njit(cache=True)

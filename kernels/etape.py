@@ -32,7 +32,7 @@ float parameter row (`P_*`); records are int64 rows (`C_*` per stage,
 import numpy as np
 from numba import njit, prange
 
-from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, next_u64, randint, uniform
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, shuffle, uniform
 
 MAX_P = 6
 HAND_SIZE = 8
@@ -214,9 +214,7 @@ def deal(st, key):
         for v in range(st[S_VMIN], st[S_VMAX] + 1):
             cards[m] = col * 12 + v - 1
             m += 1
-    for i in range(m - 1, 0, -1):
-        j, key = randint(key, i + 1)
-        cards[i], cards[j] = cards[j], cards[i]
+    key = shuffle(cards, m, key)
     for s in range(n):
         h = np.int64(0)
         for k in range(HAND_SIZE):
@@ -696,11 +694,7 @@ def determinize(st, seat, world, key):
         if (unseen >> c) & 1:
             pool[m] = c
             m += 1
-    for i in range(m - 1, 0, -1):
-        j, key = randint(key, i + 1)
-        a = pool[i]
-        pool[i] = pool[j]
-        pool[j] = a
+    key = shuffle(pool, m, key)
     used = 0
     for s in range(st[S_N]):
         if s == seat:
@@ -785,15 +779,7 @@ def lookahead_card(st, opts, seat, legal, braquet, sprint, prm, key):
             d = values[i] - values[baseline]
             diffs[i] += d
             diff_squares[i] += d * d
-    best = baseline
-    best_gain = 0.0
-    for i in range(k):
-        mean = diffs[i] / worlds
-        var = max(diff_squares[i] / worlds - mean * mean, 0.0) / (worlds - 1)
-        if mean > prm[P_CONFIDENCE] * np.sqrt(var) and mean > best_gain:
-            best = i
-            best_gain = mean
-    return cands[best], key
+    return cands[confident_best(diffs, diff_squares, worlds, baseline, prm[P_CONFIDENCE])], key
 
 
 @njit(cache=True)

@@ -37,7 +37,7 @@ from .race_design import (
     R_TRIP_POINTS, R_TURN_CAP, ROLE_DISTANCE, ROLE_END_LIMIT, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT,
     ROLE_REMEDY, ROLE_SAFETY, ROLE_SETBACK,
 )
-from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, next_u64, randint, uniform
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, shuffle, uniform
 
 # ---- state layout -----------------------------------------------------------
 ST_STOCK_N = 0
@@ -333,13 +333,7 @@ def log_event(log, state, seat, event, card, side, value):
 
 @njit(cache=True)
 def shuffle_stock(state, key):
-    n = state[ST_STOCK_N]
-    for i in range(n - 1, 0, -1):
-        j, key = randint(key, i + 1)
-        a = state[STOCK_AT + i]
-        state[STOCK_AT + i] = state[STOCK_AT + j]
-        state[STOCK_AT + j] = a
-    return key
+    return shuffle(state[STOCK_AT:], state[ST_STOCK_N], key)
 
 
 @njit(cache=True)
@@ -836,11 +830,7 @@ def determinize(state, ct, rules, seat, scratch, key):
         for _ in range(ct[t, C_COUNT] - seen):
             pool[n] = t
             n += 1
-    for i in range(n - 1, 0, -1):
-        j, key = randint(key, i + 1)
-        a = pool[i]
-        pool[i] = pool[j]
-        pool[j] = a
+    key = shuffle(pool, n, key)
     used = 0
     for i in range(state[ST_STOCK_N]):
         scratch[STOCK_AT + i] = pool[used]
@@ -933,15 +923,7 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
     worlds = max(2, int(params[P_PLAYOUTS]) // n)
     key = evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, False, totals, squares,
                          diffs, diff_squares, counts)
-    best = baseline
-    best_gain = 0.0
-    for i in range(n):
-        mean = diffs[i] / worlds
-        var = max(diff_squares[i] / worlds - mean * mean, 0.0) / (worlds - 1)
-        if mean > params[P_CONFIDENCE] * np.sqrt(var) and mean > best_gain:
-            best = i
-            best_gain = mean
-    return moves[best], key
+    return moves[confident_best(diffs, diff_squares, worlds, baseline, params[P_CONFIDENCE])], key
 
 
 @njit(cache=True, inline="always")

@@ -62,3 +62,32 @@ def uniform(key):
     """Uniform float in [0, 1); returns (value, new key)."""
     r, key = next_u64(key)
     return np.float64(r >> _U11) * _TO_UNIT, key
+
+
+@njit(cache=True)
+def shuffle(values, n, key):
+    """Fisher-Yates shuffle of values[:n] in place; returns the new key."""
+    for i in range(n - 1, 0, -1):
+        j, key = randint(key, i + 1)
+        a = values[i]
+        values[i] = values[j]
+        values[j] = a
+    return key
+
+
+@njit(cache=True)
+def confident_best(diffs, diff_squares, worlds, baseline, confidence):
+    """The look-ahead's choice among candidates compared on common random
+    numbers: diffs[i] and diff_squares[i] sum candidate i's paired
+    differences with the baseline over `worlds` deals. Returns the candidate
+    with the largest mean gain among those whose gain exceeds `confidence`
+    standard errors, else the baseline (near ties chosen by noise lose tempo)."""
+    best = baseline
+    best_gain = 0.0
+    for i in range(diffs.shape[0]):
+        mean = diffs[i] / worlds
+        var = max(diff_squares[i] / worlds - mean * mean, 0.0) / (worlds - 1)
+        if mean > confidence * np.sqrt(var) and mean > best_gain:
+            best = i
+            best_gain = mean
+    return best
