@@ -37,6 +37,7 @@ from .race_design import (
     R_TRIP_POINTS, R_TURN_CAP, ROLE_DISTANCE, ROLE_END_LIMIT, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT,
     ROLE_REMEDY, ROLE_SAFETY, ROLE_SETBACK,
 )
+from .jit import allocating, allocation_free
 from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, shuffle, uniform
 
 # ---- state layout -----------------------------------------------------------
@@ -271,7 +272,7 @@ BROKEN_NEGATIVE = 3
 BROKEN_DISTANCE = 4
 
 
-@njit(cache=True)
+@allocating
 def check_state(state, ct, rules):
     """0 if the state is consistent after a move, else a BROKEN_* code:
     every card of the deck is in exactly one place, no hand holds more than
@@ -331,12 +332,12 @@ def log_event(log, state, seat, event, card, side, value):
         log[0, 0] = i + 1
 
 
-@njit(cache=True)
+@allocation_free
 def shuffle_stock(state, key):
     return shuffle(state[STOCK_AT:], state[ST_STOCK_N], key)
 
 
-@njit(cache=True)
+@allocation_free
 def rebuild_stock(state, ct, rules, key):
     """Stap op's reshuffle: the discard pile, every laid stage card and every
     battle and limit pile except its top card become the new stock. Laid
@@ -387,7 +388,7 @@ def draw(state, ct, rules, seat, key, cards, log):
     return True, key
 
 
-@njit(cache=True)
+@allocation_free
 def deal(state, ct, rules, first_seat, key, cards, log):
     """Fresh state for a hand: shuffled full deck, hand_size cards each."""
     state[:] = 0
@@ -588,7 +589,7 @@ def choose_basic(state, ct, rules, seat, moves, n, policy_id, params, key):
     return pick, key
 
 
-@njit(cache=True)
+@allocation_free
 def wants_coup_fourre(policy_id, params, key):
     if policy_id == POLICY_RANDOM:
         u, key = uniform(key)
@@ -597,7 +598,7 @@ def wants_coup_fourre(policy_id, params, key):
     return u < params[P_COUP_FOURRE], key
 
 
-@njit(cache=True)
+@allocation_free
 def wants_extension(state, rules, seat, policy_id, params, key):
     if policy_id == POLICY_RANDOM:
         u, key = uniform(key)
@@ -614,7 +615,7 @@ def wants_extension(state, rules, seat, policy_id, params, key):
 
 
 # ---- one hand -----------------------------------------------------------------
-@njit(cache=True)
+@allocation_free
 def offer_coup_fourre(state, ct, rules, attacker, target, t, policy_ids, params, pkeys, key, sides_out, cards, log):
     """A hazard (or limit, or setback) t has just been played on `target`:
     the first player of that side in turn order after the attacker who holds
@@ -737,7 +738,7 @@ def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_
     return next_seat, hand_over, key
 
 
-@njit(cache=True)
+@allocation_free
 def hand_finished(state, rules):
     """A play-out hand is over when the stock and every hand are empty."""
     if state[ST_STOCK_N] > 0 or rules[R_RESHUFFLE] == 1:
@@ -748,7 +749,7 @@ def hand_finished(state, rules):
     return True
 
 
-@njit(cache=True)
+@allocation_free
 def rollout(ct, rules, state, seat, horizon, ids, params, pkeys, key, sides_out, cards, moves, log):
     """Play on from `state` (seat to move next) with basic policies for at
     most `horizon` turns (0: to the end of the hand). Returns (hand over, key)."""
@@ -774,7 +775,7 @@ def rollout(ct, rules, state, seat, horizon, ids, params, pkeys, key, sides_out,
     return False, key
 
 
-@njit(cache=True)
+@allocation_free
 def playout_value(ct, rules, state, side, over, sides_out, win_only):
     """Value of a playout's end for `side`: in scored designs its hand score
     minus the best opponent's; otherwise 1 for completing the trip, 0 for
@@ -810,7 +811,7 @@ def playout_value(ct, rules, state, side, over, sides_out, win_only):
     return 0.5 + 0.5 * (state[side_at(side) + SD_DIST] - best) / state[ST_TRIP]
 
 
-@njit(cache=True)
+@allocating
 def determinize(state, ct, rules, seat, scratch, key):
     """Copy `state` into `scratch` with every card `seat` cannot see (the
     stock and the other hands) dealt afresh from the cards it has not seen.
@@ -846,7 +847,7 @@ def determinize(state, ct, rules, seat, scratch, key):
     return key
 
 
-@njit(cache=True)
+@allocating
 def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, win_only, totals, squares,
                    diffs, diff_squares, counts):
     """Flat Monte Carlo over determinizations with common random numbers.
@@ -902,7 +903,7 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
     return key
 
 
-@njit(cache=True)
+@allocating
 def lookahead_move(state, ct, rules, seat, moves, n, params, key):
     """The look-ahead policy: greedy's move, unless playouts show another
     move better by more than params[P_CONFIDENCE] standard errors of the
@@ -942,18 +943,18 @@ def choose_move(state, ct, rules, seat, moves, n, policy_id, params, key, user_p
     return choose_basic(state, ct, rules, seat, moves, n, policy_id, params, key)
 
 
-@njit(cache=True)
-def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, hand_out, sides_out, cards, progress, log,
-              user_policies):
+@allocation_free
+def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, moves, hand_out, sides_out, cards, progress,
+              log, user_policies):
     """Deal and play one hand to its end. Writes the hand's records into
     hand_out [H_NCOLS], sides_out [sides, S_NCOLS], cards [sides, types,
     K_NCOLS], progress [sides, PROGRESS_ROUNDS]; returns the chance key.
-    pkeys [seats] holds each seat's policy key and is updated in place."""
+    pkeys [seats] holds each seat's policy key and is updated in place;
+    moves [MAX_MOVES] is scratch space for the legal moves."""
     players = rules[R_PLAYERS]
     sides = rules[R_SIDES]
     n_types = rules[R_NTYPES]
     cap = rules[R_TURN_CAP]
-    moves = np.empty(MAX_MOVES, np.int32)
     key = deal(state, ct, rules, first_seat, key, cards, log)
     seat = first_seat
     capped = 0
@@ -1040,7 +1041,7 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, hand
     return key
 
 
-@njit(cache=True)
+@allocation_free
 def score_hand(state, rules, sides_out):
     """Hand scores: the design's scoring table, or the distance if it has none."""
     sides = rules[R_SIDES]
@@ -1084,7 +1085,7 @@ def score_hand(state, rules, sides_out):
 
 
 # ---- batch driver ---------------------------------------------------------------
-@njit(cache=True)
+@allocation_free
 def initial_keys(seed, games, players, chance_keys, policy_keys):
     """Keys of each game's chance stream and of each seat's policy stream."""
     for i in range(games.shape[0]):
@@ -1106,13 +1107,14 @@ def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, c
     players = rules[R_PLAYERS]
     for i in prange(first_seats.shape[0]):
         state = np.empty(STATE_SIZE, np.int16)
+        moves = np.empty(MAX_MOVES, np.int32)
         ids = np.empty(players, np.int32)
         params = np.empty((players, N_PARAMS), np.float64)
         for p in range(players):
             ids[p] = policy_ids[seat_policy[i, p]]
             params[p] = policy_params[seat_policy[i, p]]
         chance_keys[i] = play_hand(ct, rules, ids, params, first_seats[i], chance_keys[i],
-                                   policy_keys[i], state, hand_out[i], sides_out[i], cards_out[i],
+                                   policy_keys[i], state, moves, hand_out[i], sides_out[i], cards_out[i],
                                    progress_out[i], no_log, user_policies)
 
 
@@ -1122,10 +1124,10 @@ def play_hand_logged(ct, rules, policy_ids, params, first_seat, chance_key, pkey
     """play_hand for one game from Python: the chance key lives in a 1-element
     uint64 array so it never crosses into Python as a (signed) int."""
     chance_key[0] = play_hand(ct, rules, policy_ids, params, first_seat, chance_key[0], pkeys, state,
-                              hand_out, sides_out, cards, progress, log, user_policies)
+                              np.empty(MAX_MOVES, np.int32), hand_out, sides_out, cards, progress, log, user_policies)
 
 
-@njit(cache=True)
+@allocation_free
 def apply_move_boxed(ct, rules, state, seat, m, policy_ids, params, pkeys, chance_key, sides_out, cards, log,
                      result):
     """apply_move from Python (positions, tests): keys in arrays, results in

@@ -1,0 +1,18 @@
+"""How the kernels are compiled.
+
+Numba counts the references to every array a function receives, with an
+atomic increment and decrement each time, and its pruning pass misses most
+of those counts in branchy code (numba issue #2350). Inlined helpers receive
+the state, the card table and the rules on every call, so in the race
+engine's turn loop the counting took three quarters of the time of move
+generation. A kernel that allocates no arrays needs no counting: it is
+compiled without Numba's runtime (NRT), and so are the helpers inlined into
+it. A kernel that allocates (np.empty, np.zeros, ...) keeps the runtime, and
+says so with `allocating` where an `allocation_free` kernel calls it: a
+callee that does not say inherits the caller's setting, and the compiler
+refuses an allocation without the runtime.
+"""
+from numba import njit
+
+allocation_free = njit(cache=True, _nrt=False)
+allocating = njit(cache=True, _nrt=True)
