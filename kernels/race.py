@@ -26,10 +26,11 @@ opponent's) or DISCARD.
 """
 import numpy as np
 from numba import njit, prange
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .race_design import (
     C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMEDY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
-    MAX_DECK, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
+    MAX_DECK, MAX_HAND_SIZE, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
     R_EXTENSION, R_EXTENSION_POINTS, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
     R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
     R_ROLL_AFTER_SAFETY, R_SAFE_TRIP_POINTS, R_SAFE_TRIP_TYPE, R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING,
@@ -73,7 +74,9 @@ EMPTY = -1
 NEEDS_GO = -2
 VIRTUAL_GO = -3
 DISCARD = 7
-MAX_MOVES = 64
+# A held type gives at most one move per side (its own play, or an attack on each
+# opponent) besides its discard; a hand holds at most hand_size + 1 types.
+MAX_MOVES = (MAX_HAND_SIZE + 1) * MAX_SIDES
 
 # ---- records ----------------------------------------------------------------
 # Per hand.
@@ -247,10 +250,13 @@ def legal_moves(state, ct, rules, seat, moves):
     sides = rules[R_SIDES]
     side = seat % sides
     hand = HAND_AT + seat * MAX_TYPES
-    n = 0
+    held = 0  # bit t: the seat holds card type t (built without branches: which types are held is random)
     for t in range(n_types):
-        if state[hand + t] == 0:
-            continue
+        held |= np.int64(state[hand + t] > 0) << t
+    n = 0
+    while held != 0:
+        t = trailing_zeros(held)
+        held &= held - 1
         if can_play_own(state, ct, rules, side, t):
             moves[n] = t * 8 + side
             n += 1

@@ -20,6 +20,7 @@ MAX_TYPES = 32
 MAX_SEATS = 6
 MAX_DECK = 400
 MAX_SIDES = MAX_SEATS
+MAX_HAND_SIZE = 20
 
 ROLES = ("distance", "go", "hazard", "limit", "remedy", "end_limit", "safety", "setback")
 (ROLE_DISTANCE, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT, ROLE_REMEDY, ROLE_END_LIMIT,
@@ -275,7 +276,7 @@ def parse_design(text: str, source: str) -> Design:
         text=text,
         unit=v.string(head, "design.unit", default="km"),
         players=v.player_list(head, "design.players"),
-        hand_size=v.integer(head, "design.hand_size", low=1, high=20),
+        hand_size=v.integer(head, "design.hand_size", low=1, high=MAX_HAND_SIZE),
         reshuffle=v.choice(head, "design.stock_exhausted", ("reshuffle", "play_out")) == "reshuffle",
         start_under_limit=v.boolean(head, "design.start_under_limit", default=False),
         reconstructed=v.boolean(head, "design.reconstructed", default=False),

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from etappe.kernels import race as K
-from etappe.kernels.race_design import DesignError, load_design
+from etappe.kernels.race_design import DesignError, load_design, parse_design
 from etappe.kernels.race_position import legal_moves_of, play_position_move, position_state
 
 MB = load_design("millebornes")
@@ -717,3 +717,28 @@ def test_design_error_bad_team_size_and_unknown_option(tmp_path):
     assert "options.shutout" in msg and "'dutch'" in msg
     with pytest.raises(DesignError, match="unknown rule option"):
         MB.tables(2, {"speed_limit_stacks": True})
+
+
+# =================================================================================
+# Limits of the engine
+def many_hazards_design(hazard_types: int):
+    """A legal design at the engine's limits: 6 players, 20-card hands and
+    `hazard_types` hazards, each cleared by a go card (as Stap op's youth hostel)."""
+    cards = ['[[cards]]\nkey = "go"\nrole = "go"\ncount = 20\n',
+             '[[cards]]\nkey = "km25"\nrole = "distance"\nvalue = 25\ncount = 40\n']
+    for i in range(hazard_types):
+        cards.append(f'[[cards]]\nkey = "hazard{i}"\nrole = "hazard"\ncount = 10\nremedy = "go"\n')
+    text = ('[design]\nname = "many_hazards"\nplayers = [6]\nhand_size = 20\nstock_exhausted = "play_out"\n'
+            '[target]\nkind = "sum"\ntrip = 100\n' + "\n".join(cards))
+    return parse_design(text, "many_hazards.toml")
+
+
+def test_a_full_hand_of_attacks_on_five_opponents_lists_every_move():
+    # 21 distinct hazards after the draw, every opponent rolling: each hazard can be
+    # played on 5 opponents or discarded, so 21 x 6 = 126 moves, the most any design has.
+    design = many_hazards_design(21)
+    hand = [f"hazard{i}" for i in range(21)]
+    sides = [side(battle="go") for _ in range(6)]
+    moves = legal(design, position(6, {0: hand}, sides))
+    assert len(moves) == 21 * 6
+    assert K.MAX_MOVES >= 21 * 6
