@@ -160,6 +160,23 @@ def side_at(side):
 
 
 @njit(cache=True, inline="always")
+def side_of(seat, sides):
+    """seat % sides without a division (a turn needs it several times): design
+    validation keeps teams to at most 3 players, so seat < 3 * sides."""
+    if seat >= sides:
+        seat -= sides
+    if seat >= sides:
+        seat -= sides
+    return seat
+
+
+@njit(cache=True, inline="always")
+def seat_after(seat, players):
+    """(seat + 1) % players without a division."""
+    return 0 if seat + 1 == players else seat + 1
+
+
+@njit(cache=True, inline="always")
 def is_moving(state, ct, side):
     """Can the side lay distance as far as its battle pile goes?"""
     b = side_at(side)
@@ -248,7 +265,7 @@ def legal_moves(state, ct, rules, seat, moves):
     """
     n_types = rules[R_NTYPES]
     sides = rules[R_SIDES]
-    side = seat % sides
+    side = side_of(seat, sides)
     hand = HAND_AT + seat * MAX_TYPES
     held = 0  # bit t: the seat holds card type t (built without branches: which types are held is random)
     for t in range(n_types):
@@ -389,7 +406,7 @@ def draw(state, ct, rules, seat, key, cards, log):
         state[ST_STOCK_EXHAUSTED] = 1
     state[HAND_AT + seat * MAX_TYPES + t] += 1
     state[HAND_N_AT + seat] += 1
-    cards[seat % rules[R_SIDES], t, K_DRAWN] += 1
+    cards[side_of(seat, rules[R_SIDES]), t, K_DRAWN] += 1
     log_event(log, state, seat, EV_DRAW, t, -1, 0)
     return True, key
 
@@ -425,7 +442,7 @@ def deal(state, ct, rules, first_seat, key, cards, log):
             state[ST_STOCK_N] = n - 1
             state[HAND_AT + seat * MAX_TYPES + t] += 1
             state[HAND_N_AT + seat] += 1
-            cards[seat % rules[R_SIDES], t, K_DRAWN] += 1
+            cards[side_of(seat, rules[R_SIDES]), t, K_DRAWN] += 1
             log_event(log, state, seat, EV_DEAL, t, -1, 0)
     return key
 
@@ -503,7 +520,7 @@ def keep_value(state, ct, rules, seat, t):
     Cards that can never help are worth least; a second copy of a go,
     remedy or end-of-limit card is worth much less than the first."""
     sides = rules[R_SIDES]
-    side = seat % sides
+    side = side_of(seat, sides)
     b = side_at(side)
     role = ct[t, C_ROLE]
     held = state[HAND_AT + seat * MAX_TYPES + t]
@@ -545,7 +562,7 @@ def greedy_score(state, ct, rules, seat, m, params):
     t = m >> 3
     target = m & 7
     sides = rules[R_SIDES]
-    side = seat % sides
+    side = side_of(seat, sides)
     if target == DISCARD:
         return -keep_value(state, ct, rules, seat, t)
     role = ct[t, C_ROLE]
@@ -609,7 +626,7 @@ def wants_extension(state, rules, seat, policy_id, params, key):
     if policy_id == POLICY_RANDOM:
         u, key = uniform(key)
         return u < 0.5, key
-    side = seat % rules[R_SIDES]
+    side = side_of(seat, rules[R_SIDES])
     own = state[side_at(side) + SD_DIST]
     lead = 1 << 30
     for s in range(rules[R_SIDES]):
@@ -625,15 +642,15 @@ def wants_extension(state, rules, seat, policy_id, params, key):
 def offer_coup_fourre(state, ct, rules, attacker, target, t, policy_ids, params, pkeys, key, sides_out, cards, log):
     """A hazard (or limit, or setback) t has just been played on `target`:
     the first player of that side in turn order after the attacker who holds
-    the matching safety may lay it at once. Returns (coup seat or -1, key)."""
+    the matching safety may lay it at once. Called only when a safety
+    protects against t and the design allows coups fourrés.
+    Returns (coup seat or -1, key)."""
     s = ct[t, C_PROTECTED_BY]
-    if s < 0 or rules[R_COUP_FOURRE] == 0:
-        return -1, key
     players = rules[R_PLAYERS]
     sides = rules[R_SIDES]
     for i in range(1, players):
         seat = (attacker + i) % players
-        if seat % sides != target or state[HAND_AT + seat * MAX_TYPES + s] == 0:
+        if side_of(seat, sides) != target or state[HAND_AT + seat * MAX_TYPES + s] == 0:
             continue
         yes, pk = wants_coup_fourre(policy_ids[seat], params[seat], pkeys[seat])
         pkeys[seat] = pk
@@ -659,12 +676,12 @@ def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_
     plays next, hand over, chance key)."""
     players = rules[R_PLAYERS]
     sides = rules[R_SIDES]
-    side = seat % sides
+    side = side_of(seat, sides)
     t = m >> 3
     target = m & 7
     take_from_hand(state, seat, t)
     state[ST_TURNS] += 1
-    next_seat = (seat + 1) % players
+    next_seat = seat_after(seat, players)
     hand_over = False
     if target == DISCARD:
         state[DISCARD_AT + t] += 1
@@ -715,8 +732,10 @@ def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_
         else:
             # An attack on an opponent: hazard, limit or setback.
             sides_out[side, S_HAZARDS_PLAYED] += 1
-            coup, key = offer_coup_fourre(state, ct, rules, seat, target, t, policy_ids, params, pkeys,
-                                          key, sides_out, cards, log)
+            coup = -1
+            if ct[t, C_PROTECTED_BY] >= 0 and rules[R_COUP_FOURRE] == 1:  # else no coup fourré is possible
+                coup, key = offer_coup_fourre(state, ct, rules, seat, target, t, policy_ids, params, pkeys,
+                                              key, sides_out, cards, log)
             if coup >= 0:
                 next_seat = coup
             else:
@@ -769,7 +788,7 @@ def rollout(ct, rules, state, seat, horizon, ids, params, pkeys, key, sides_out,
             # A pass is no turn: stop once nobody can play, or the loop would not end.
             if passes >= players or hand_finished(state, rules):
                 return True, key
-            seat = (seat + 1) % players
+            seat = seat_after(seat, players)
             continue
         passes = 0
         n = legal_moves(state, ct, rules, seat, moves)
@@ -867,7 +886,7 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
     `baseline` into diffs[i], diff_squares[i]. Returns the key."""
     players = rules[R_PLAYERS]
     sides = rules[R_SIDES]
-    side = seat % sides
+    side = side_of(seat, sides)
     horizon = int(params[P_HORIZON])
     world = np.empty(STATE_SIZE, np.int16)
     scratch = np.empty(STATE_SIZE, np.int16)
@@ -969,7 +988,7 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
         if turns >= cap:
             capped = 1
             break
-        side = seat % sides
+        side = side_of(seat, sides)
         b = side_at(side)
         # Turns lost: the side starts the turn blocked by a hazard or a limit card.
         top = state[b + SD_BATTLE]
@@ -987,7 +1006,7 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
                     empty = False
             if empty:
                 break
-            seat = (seat + 1) % players
+            seat = seat_after(seat, players)
             continue
         n = legal_moves(state, ct, rules, seat, moves)
         m, pk = choose_move(state, ct, rules, seat, moves, n, policy_ids[seat], params[seat], pkeys[seat],
