@@ -143,16 +143,17 @@ class RaceRun:
     def _frame(self, games, parts, hand_cap_hit) -> pd.DataFrame:
         d = self.design
         idx = np.concatenate([p[0] for p in parts])
-        cols: dict[str, np.ndarray] = {
-            "game": games[idx],
-            "hand": np.concatenate([np.full(p[0].size, p[1], np.int32) for p in parts]),
-        }
-        hand_out = np.concatenate([p[2] for p in parts])
-        sides_out = np.concatenate([p[3] for p in parts])
-        cards_out = np.concatenate([p[4] for p in parts])
-        progress = np.concatenate([p[5] for p in parts])
-        totals = np.concatenate([p[6] for p in parts])
-        seat_policy = np.concatenate([p[7] for p in parts])
+        hands = np.concatenate([np.full(p[0].size, p[1], np.int32) for p in parts])
+        # Rows in game order, hands in order within a game: sorted here, on a
+        # few wide arrays, rather than as hundreds of DataFrame columns.
+        order = np.lexsort((hands, idx)) if len(parts) > 1 else slice(None)
+
+        def rows(k):
+            return np.concatenate([p[k] for p in parts])[order]
+
+        idx, hands = idx[order], hands[order]
+        cols: dict[str, np.ndarray] = {"game": games[idx], "hand": hands}
+        hand_out, sides_out, cards_out, progress, totals, seat_policy = (rows(k) for k in range(2, 8))
         for j, name in enumerate(K.HAND_COLUMNS):
             cols[name] = hand_out[:, j]
         if hand_cap_hit is not None:  # games still going at the hand cap
@@ -164,14 +165,15 @@ class RaceRun:
             for j, name in enumerate(K.SIDE_COLUMNS):
                 cols[f"s{s}_{name}"] = sides_out[:, s, j]
             cols[f"s{s}_total"] = totals[:, s]
-        for s in range(self.sides):
-            for t, card in enumerate(d.cards):
-                for j, stat in enumerate(K.CARD_COLUMNS):
-                    cols[f"s{s}_{card.key}_{stat}"] = cards_out[:, s, t, j]
-        for s in range(self.sides):
-            for r in range(K.PROGRESS_ROUNDS):
-                cols[f"s{s}_r{r + 1}"] = progress[:, s, r]
-        frame = pd.DataFrame(cols).sort_values(["game", "hand"], kind="stable").reset_index(drop=True)
+        # The card statistics and progress columns are whole arrays in C order
+        # (side, card, stat) and (side, round): each becomes one block as it is.
+        card_names = [f"s{s}_{card.key}_{stat}" for s in range(self.sides) for card in d.cards
+                      for stat in K.CARD_COLUMNS]
+        progress_names = [f"s{s}_r{r + 1}" for s in range(self.sides) for r in range(K.PROGRESS_ROUNDS)]
+        n = idx.size
+        frame = pd.concat([pd.DataFrame(cols),
+                           pd.DataFrame(cards_out.reshape(n, -1), columns=card_names, copy=False),
+                           pd.DataFrame(progress.reshape(n, -1), columns=progress_names, copy=False)], axis=1)
         return _add_game_columns(frame, self)
 
 
