@@ -263,12 +263,14 @@ def legal_moves(state, ct, rules, seat, moves):
     Discarding any held card is always legal, so a player holding cards
     always has a move.
     """
-    n_types = rules[R_NTYPES]
     sides = rules[R_SIDES]
     side = side_of(seat, sides)
     hand = HAND_AT + seat * MAX_TYPES
-    held = 0  # bit t: the seat holds card type t (built without branches: which types are held is random)
-    for t in range(n_types):
+    # Bit t: the seat holds card type t. Built without branches (which types
+    # are held is random) over all MAX_TYPES slots, unused ones being 0: a
+    # fixed length the compiler turns into a few vector instructions.
+    held = 0
+    for t in range(MAX_TYPES):
         held |= np.int64(state[hand + t] > 0) << t
     n = 0
     while held != 0:
