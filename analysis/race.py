@@ -142,16 +142,24 @@ class RaceRun:
 
     def _frame(self, games, parts, hand_cap_hit) -> pd.DataFrame:
         d = self.design
-        idx = np.concatenate([p[0] for p in parts])
-        hands = np.concatenate([np.full(p[0].size, p[1], np.int32) for p in parts])
-        # Rows in game order, hands in order within a game: sorted here, on a
-        # few wide arrays, rather than as hundreds of DataFrame columns.
-        order = np.lexsort((hands, idx)) if len(parts) > 1 else slice(None)
+        # Rows in game order, hands in order within a game: each hand's rows go
+        # straight to their place (a game's rows start at the total of the
+        # hands of the games before it).
+        hands_per_game = np.bincount(np.concatenate([p[0] for p in parts]), minlength=games.size)
+        first_row = np.cumsum(hands_per_game) - hands_per_game
+        places = [first_row[p[0]] + p[1] for p in parts]
+        n = int(hands_per_game.sum())
 
         def rows(k):
-            return np.concatenate([p[k] for p in parts])[order]
+            out = np.empty((n,) + parts[0][k].shape[1:], parts[0][k].dtype)
+            for place, part in zip(places, parts):
+                out[place] = part[k]
+            return out
 
-        idx, hands = idx[order], hands[order]
+        idx = rows(0)
+        hands = np.empty(n, np.int32)
+        for place, part in zip(places, parts):
+            hands[place] = part[1]
         cols: dict[str, np.ndarray] = {"game": games[idx], "hand": hands}
         hand_out, sides_out, cards_out, progress, totals, seat_policy = (rows(k) for k in range(2, 8))
         for j, name in enumerate(K.HAND_COLUMNS):
@@ -170,7 +178,6 @@ class RaceRun:
         card_names = [f"s{s}_{card.key}_{stat}" for s in range(self.sides) for card in d.cards
                       for stat in K.CARD_COLUMNS]
         progress_names = [f"s{s}_r{r + 1}" for s in range(self.sides) for r in range(K.PROGRESS_ROUNDS)]
-        n = idx.size
         frame = pd.concat([pd.DataFrame(cols),
                            pd.DataFrame(cards_out.reshape(n, -1), columns=card_names, copy=False),
                            pd.DataFrame(progress.reshape(n, -1), columns=progress_names, copy=False)], axis=1)
