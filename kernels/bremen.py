@@ -32,6 +32,7 @@ Random keys are passed by value and returned; they never live in the state.
 import numpy as np
 from numba import njit, prange
 
+from .jit import allocating, allocation_free
 from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, uniform
 
 # --- state offsets ---------------------------------------------------------
@@ -124,12 +125,12 @@ E_STORM = 2
 E_CHASE = 4
 
 
-@njit(cache=True)
+@allocation_free
 def owner_of(state, a):
     return state[S_OWNER + (a >> 2)]
 
 
-@njit(cache=True)
+@allocation_free
 def rebuild_occ(state, n_fields):
     """Recompute the occupancy table from the animals' positions."""
     for i in range(4 * n_fields):
@@ -138,7 +139,7 @@ def rebuild_occ(state, n_fields):
         state[S_OCC + 4 * state[S_POS + a] + (a & 3)] = a
 
 
-@njit(cache=True)
+@allocation_free
 def home_fits(state, a, h, corner_colour):
     """Turbulent variant: may animal a join the stack on start field h without
     sitting directly on (or directly under) an animal of its own colour, and
@@ -163,7 +164,7 @@ def home_fits(state, a, h, corner_colour):
     return True
 
 
-@njit(cache=True)
+@allocation_free
 def turbulent_home(state, a):
     """Turbulent variant: the start field animal a goes back to (its old slot
     already emptied). Its home if it fits there (home_fits); otherwise the
@@ -192,7 +193,7 @@ def turbulent_home(state, a):
     return h0
 
 
-@njit(cache=True)
+@allocation_free
 def send_home(state, a):
     """Put animal a back on its home field; return how many animals moved.
 
@@ -215,7 +216,7 @@ def send_home(state, a):
     return moved
 
 
-@njit(cache=True)
+@allocation_free
 def state_errors(state, kind, n_fields):
     """0 if the state is consistent, else a code naming the first broken invariant.
 
@@ -255,7 +256,7 @@ def state_errors(state, kind, n_fields):
     return 0
 
 
-@njit(cache=True)
+@allocating
 def init_game(state, nplayers, binfo, opts, key):
     """Set up a game: stacks on the start fields, robber home, first seat drawn."""
     state[:] = 0
@@ -308,7 +309,7 @@ def init_game(state, nplayers, binfo, opts, key):
     return key
 
 
-@njit(cache=True)
+@allocation_free
 def unit_count(state, a):
     """Animal a plus the smaller animals riding on it."""
     base = S_OCC + 4 * state[S_POS + a]
@@ -319,7 +320,7 @@ def unit_count(state, a):
     return n
 
 
-@njit(cache=True)
+@allocation_free
 def _landing_ok(state, a, x, seat, first, own_animal, multi, kind, opts):
     """May animal a (moving with its riders) end its move on field x?"""
     s = a & 3
@@ -354,7 +355,7 @@ def _landing_ok(state, a, x, seat, first, own_animal, multi, kind, opts):
     return True
 
 
-@njit(cache=True)
+@allocation_free
 def animal_moves(state, a, d, slot, seat, first, kind, adj, deg, opts, out, n, path, it, vis):
     """Append to out[n:] the moves of animal a by exactly d fields; return new n.
 
@@ -406,7 +407,7 @@ def animal_moves(state, a, d, slot, seat, first, kind, adj, deg, opts, out, n, p
     return n
 
 
-@njit(cache=True)
+@allocation_free
 def second_moves(state, d, slot, seat, first_animal, first_field, kind, adj, deg, opts, out, path, it, vis, limit):
     """Moves for the second die: another animal, never onto an own start field.
 
@@ -428,7 +429,7 @@ def second_moves(state, d, slot, seat, first_animal, first_field, kind, adj, deg
     return n
 
 
-@njit(cache=True)
+@allocation_free
 def apply_move(state, seat, m, binfo):
     """Play packed move m for `seat`; return effect bits + 256 * animals sent home."""
     a = (m >> 16) & 0xFF
@@ -486,7 +487,7 @@ def apply_move(state, seat, m, binfo):
     return eff | (sent << 8)
 
 
-@njit(cache=True)
+@allocation_free
 def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path, it, vis, key):
     """Enumerate the robber's simple paths of exactly d fields in its area.
 
@@ -570,7 +571,7 @@ def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path,
     return count, key
 
 
-@njit(cache=True)
+@allocation_free
 def greedy_score(state, m, seat, params, dist, binfo):
     """One-step value of packed move m for the greedy family."""
     a = (m >> 16) & 0xFF
@@ -626,7 +627,7 @@ def greedy_score(state, m, seat, params, dist, binfo):
     return score
 
 
-@njit(cache=True)
+@allocation_free
 def choose(state, moves, n, seat, pol, params, dist, binfo, key):
     """The policy's pick among moves[:n]: returns (index, key)."""
     if pol == POL_RANDOM:
@@ -642,7 +643,7 @@ def choose(state, moves, n, seat, pol, params, dist, binfo, key):
     return best, key
 
 
-@njit(cache=True)
+@allocation_free
 def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf, path, it, vis):
     """Legal first moves for dice (d0, d1), packed into out; return the count.
 
@@ -667,7 +668,8 @@ def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf,
         a = (m >> 16) & 0xFF
         g = m & 0xFFFF
         own_start = kind[g] >= K_START
-        tmp[:] = state
+        for i in range(state.shape[0]):  # tmp[:] = state, which would need Numba's runtime
+            tmp[i] = state[i]
         eff = apply_move(tmp, seat, m, binfo)
         if eff & E_STORM:
             ok2 = True
@@ -690,7 +692,7 @@ def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf,
     return n
 
 
-@njit(cache=True)
+@allocation_free
 def check_end(state, seat, opts):
     """Set the winner once someone has reached the target; return True then.
 
@@ -713,7 +715,7 @@ def check_end(state, seat, opts):
     return True
 
 
-@njit(cache=True)
+@allocation_free
 def _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, it, vis, key):
     """A robber move: the policy picks the path (the look-ahead as greedy)."""
     n, key = robber_paths(state, d0, seat, 0, 0, prow, kind, adj, deg, dist, path, it, vis, key)
@@ -728,7 +730,7 @@ def _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, 
     return key
 
 
-@njit(cache=True)
+@allocation_free
 def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field, extra, chain,
              pols, params, pkeys, kind, adj, deg, dist, binfo, opts, moves, tmp, buf, path, it, vis, key):
     """Play (the rest of) a turn with the random and greedy policies; returns the chance key.
@@ -788,7 +790,7 @@ def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field,
         extra = False
 
 
-@njit(cache=True)
+@allocating
 def playout_value(state, seat, dist):
     """A playout's end for `seat`: own points minus the best opponent's, +-5
     for a won or lost game, plus 0.02 per step the own animals are nearer the
@@ -814,7 +816,7 @@ def playout_value(state, seat, dist):
     return v + 0.02 * (prog[seat] - top)
 
 
-@njit(cache=True)
+@allocating
 def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
                      kind, adj, deg, dist, binfo, opts, pkey):
     """The look-ahead policy's pick among moves[:n]: returns (index, key).
@@ -892,7 +894,7 @@ def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
     return confident_best(diffs, diff_sq, worlds, base, prow[P_CONFIDENCE]), pkey
 
 
-@njit(cache=True)
+@allocation_free
 def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
                    moves, buf, tmp, path, it, vis, key):
     """A turn of a look-ahead seat: sim_turn with lookahead_choice for the moves."""
@@ -938,7 +940,7 @@ def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo
             state[S_CHAIN_MAX] = chain
 
 
-@njit(cache=True)
+@allocation_free
 def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
               moves, buf, tmp, path, it, vis, key):
     """One player's turn with all its extra rolls; returns the chance key."""
@@ -949,14 +951,14 @@ def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opt
                     opts, moves, tmp, buf, path, it, vis, key)
 
 
-@njit(cache=True)
+@allocation_free
 def _earns_roll(eff, opts):
     if opts[O_HARDER] == 1:
         return (eff & E_CLIMB) != 0 and (eff >> 8) == 0
     return (eff & E_CLIMB) != 0
 
 
-@njit(cache=True)
+@allocating
 def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key):
     """Play a set-up game to its end or the turn cap; returns the chance key."""
     nf = binfo[B_N]

@@ -32,6 +32,7 @@ float parameter row (`P_*`); records are int64 rows (`C_*` per stage,
 import numpy as np
 from numba import njit, prange
 
+from .jit import allocating, allocation_free
 from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, shuffle, uniform
 
 MAX_P = 6
@@ -121,18 +122,18 @@ RF_SLOT, RF_TIME, RF_RANK, RF_MOUNT, RF_SPRINT = range(5)
 RACE_COLS = R_SEAT + len(RACE_SEAT_FIELDS) * MAX_P
 
 
-@njit(cache=True)
+@allocation_free
 def seat_col(base, field, seat):
     return base + field * MAX_P + seat
 
 
 # ---------------------------------------------------------------- helpers
-@njit(cache=True)
+@allocation_free
 def bit(card):
     return np.int64(1) << np.int64(card)
 
 
-@njit(cache=True)
+@allocation_free
 def popcount(mask):
     count = 0
     while mask:
@@ -141,7 +142,7 @@ def popcount(mask):
     return count
 
 
-@njit(cache=True)
+@allocation_free
 def nth_card(mask, r):
     """Index of the r-th set bit (r from 0)."""
     for c in range(48):
@@ -152,12 +153,12 @@ def nth_card(mask, r):
     return -1
 
 
-@njit(cache=True)
+@allocation_free
 def card_secs(opts, card):
     return opts[O_LOW_SECS] if card % 12 < 6 else opts[O_HIGH_SECS]
 
 
-@njit(cache=True)
+@allocation_free
 def hand_secs(opts, mask):
     total = 0
     for c in range(48):
@@ -166,7 +167,7 @@ def hand_secs(opts, mask):
     return total
 
 
-@njit(cache=True)
+@allocation_free
 def value_range(n):
     """Values in play: 3-10 (3-4 players), 2-11 (5), 1-12 (6)."""
     if n <= 4:
@@ -176,7 +177,7 @@ def value_range(n):
     return 1, 12
 
 
-@njit(cache=True)
+@allocation_free
 def in_play(st):
     m = np.int64(0)
     for col in range(4):
@@ -185,13 +186,13 @@ def in_play(st):
     return m
 
 
-@njit(cache=True)
+@allocation_free
 def stages_per_race(n, opts):
     return n * opts[O_ENDURANCE_STAGES] if opts[O_MODE] == 1 else n
 
 
 # ---------------------------------------------------------------- rules
-@njit(cache=True)
+@allocation_free
 def init_race(st, n, opts):
     st[:] = 0
     st[S_N] = n
@@ -204,7 +205,7 @@ def init_race(st, n, opts):
             st[S_JOKERS + s] &= ~opts[O_WITHHOLD_MASK]
 
 
-@njit(cache=True)
+@allocating
 def deal(st, key):
     """Shuffle the cards in play and deal 8 to each player; returns the key."""
     n = st[S_N]
@@ -223,7 +224,7 @@ def deal(st, key):
     return key
 
 
-@njit(cache=True)
+@allocation_free
 def profile_start(st, opts, profile):
     """Start value of every column (Contre-la-montre: chosen, set apart)."""
     if profile == MONTAGNE or profile == DESCENTE:
@@ -241,7 +242,7 @@ def profile_start(st, opts, profile):
     return 6
 
 
-@njit(cache=True)
+@allocation_free
 def start_stage(st, opts, profile, start):
     st[S_PROFILE] = profile
     st[S_START] = start
@@ -258,7 +259,7 @@ def start_stage(st, opts, profile, start):
             st[S_SKIP + s] = 0
 
 
-@njit(cache=True)
+@allocation_free
 def legal_mask(st, opts):
     """Every card that may be laid now, whoever holds it."""
     prof = st[S_PROFILE]
@@ -281,7 +282,7 @@ def legal_mask(st, opts):
     return m
 
 
-@njit(cache=True)
+@allocation_free
 def lay(st, seat, card):
     col, v = card // 12, card % 12 + 1
     st[S_HAND + seat] &= ~bit(card)
@@ -296,7 +297,7 @@ def lay(st, seat, card):
     st[S_COLN + col] += 1
 
 
-@njit(cache=True)
+@allocation_free
 def depth(st, opts, card):
     """Cards of the column to lay before `card` can go, plus one (NEVER if it can't)."""
     col, v = card // 12, card % 12 + 1
@@ -314,7 +315,7 @@ def depth(st, opts, card):
     return NEVER
 
 
-@njit(cache=True)
+@allocation_free
 def stage_status(st, opts):
     """0 running, 1 a player emptied their hand, 2 blocked, 3 all hands empty."""
     if st[S_PROFILE] != BALAI and st[S_NFIN] > 0:
@@ -330,13 +331,13 @@ def stage_status(st, opts):
 
 
 # ---------------------------------------------------------------- policies
-@njit(cache=True)
+@allocation_free
 def random_card(mask, key):
     r, key = randint(key, popcount(mask))
     return nth_card(mask, r), key
 
 
-@njit(cache=True)
+@allocation_free
 def card_score(st, opts, seat, card, prm):
     """Heuristic worth of laying `card` now: seconds shed, own cards it leads
     to (connectors), opponents' cards it opens (blocking)."""
@@ -364,7 +365,7 @@ def card_score(st, opts, seat, card, prm):
             + prm[P_W_OWN] * own - prm[P_W_BLOCK] * opened)
 
 
-@njit(cache=True)
+@allocation_free
 def choose_card(st, opts, seat, legal, pid, prm, key):
     if pid == POL_RANDOM:
         return random_card(legal, key)
@@ -377,7 +378,7 @@ def choose_card(st, opts, seat, legal, pid, prm, key):
     return best_card, key
 
 
-@njit(cache=True)
+@allocation_free
 def choose_more(st, opts, seat, pid, prm, key):
     """Lay one more card (Contre-la-montre, Braquet, sprint)?"""
     if pid == POL_RANDOM:
@@ -387,7 +388,7 @@ def choose_more(st, opts, seat, pid, prm, key):
     return st[S_PROFILE] != BALAI, key
 
 
-@njit(cache=True)
+@allocation_free
 def mean_depth(st, opts, mask):
     total, count = 0, 0
     for c in range(48):
@@ -397,7 +398,7 @@ def mean_depth(st, opts, mask):
     return total / max(count, 1)
 
 
-@njit(cache=True)
+@allocation_free
 def best_clm_start(st, opts, seat):
     """Start value (columns empty, profile CLM set) that most favours `seat`'s
     hand against the unseen cards; returns (start, advantage in mean depth)."""
@@ -412,7 +413,7 @@ def best_clm_start(st, opts, seat):
     return best_start, best
 
 
-@njit(cache=True)
+@allocation_free
 def choose_profile(st, opts, seat, pid, prm, key):
     left = st[S_STAGECARDS + seat]
     if pid == POL_RANDOM or prm[P_PICK] == 1:
@@ -439,7 +440,7 @@ def choose_profile(st, opts, seat, pid, prm, key):
     return best_p, key
 
 
-@njit(cache=True)
+@allocation_free
 def choose_start(st, opts, seat, pid, prm, key):
     """Contre-la-montre start value, named by the picker (profile already set)."""
     if pid == POL_RANDOM:
@@ -448,12 +449,12 @@ def choose_start(st, opts, seat, pid, prm, key):
     return best_clm_start(st, opts, seat)[0], key
 
 
-@njit(cache=True)
+@allocation_free
 def last_stage(st):
     return st[S_STAGE] == st[S_NSTAGES] - 1
 
 
-@njit(cache=True)
+@allocation_free
 def choose_crevaison(st, opts, seat, on_turn, pid, prm, key):
     """Target of `seat`'s Crevaison in the window before `on_turn` plays, or -1."""
     n = st[S_N]
@@ -480,7 +481,7 @@ def choose_crevaison(st, opts, seat, on_turn, pid, prm, key):
     return -1, key
 
 
-@njit(cache=True)
+@allocation_free
 def vitamine_targets(st, seat):
     """Opponents `seat` may draw from: cards in hand, not barred by retaliation."""
     m = 0
@@ -490,7 +491,7 @@ def vitamine_targets(st, seat):
     return m
 
 
-@njit(cache=True)
+@allocation_free
 def choose_vitamine(st, opts, seat, pid, prm, key):
     """(target, card given) for `seat`'s Vitamine on its own turn, or (-1, -1)."""
     targets = vitamine_targets(st, seat)
@@ -526,7 +527,7 @@ def choose_vitamine(st, opts, seat, pid, prm, key):
     return -1, -1, key
 
 
-@njit(cache=True)
+@allocation_free
 def run_length(st, hand):
     """Cards of `hand` layable one after another now (Sevens steps)."""
     prof = st[S_PROFILE]
@@ -553,7 +554,7 @@ def run_length(st, hand):
     return total
 
 
-@njit(cache=True)
+@allocation_free
 def choose_braquet(st, opts, seat, pid, prm, key):
     if pid == POL_RANDOM:
         u, key = uniform(key)
@@ -571,13 +572,13 @@ def choose_braquet(st, opts, seat, pid, prm, key):
 
 
 # ---------------------------------------------------------------- play
-@njit(cache=True)
+@allocation_free
 def apply_crevaison(st, opts, user, target):
     st[S_JOKERS + user] &= ~J_CREVAISON
     st[S_SKIP + target] = st[S_SKIP + target] + 1 if opts[O_CREV_STACK] == 1 else 1
 
 
-@njit(cache=True)
+@allocation_free
 def turn_start(st, opts, pids, prm, ckey, pkeys, rec):
     """The turn of st[S_TURN] up to its first card: Crevaison window, skip,
     Vitamine, Braquet. Returns (chance key, legal cards (0: the turn is
@@ -623,7 +624,7 @@ def turn_start(st, opts, pids, prm, ckey, pkeys, rec):
     return ckey, legal, braquet, sprint
 
 
-@njit(cache=True)
+@allocation_free
 def lay_cards(st, opts, pids, prm, pkeys, rec, legal, braquet, sprint, first):
     """Lay the cards of the turn of st[S_TURN] (legal != 0): `first` (or the
     policy's choice when -1), then more while the turn allows and the policy
@@ -656,7 +657,7 @@ def lay_cards(st, opts, pids, prm, pkeys, rec, legal, braquet, sprint, first):
         st[S_FINISH + t] = st[S_NFIN]
 
 
-@njit(cache=True)
+@allocation_free
 def play_turn(st, opts, pids, prm, ckey, pkeys, rec):
     """The turn of st[S_TURN] with the built-in choices (the look-ahead seat
     plays its heuristic here; used by the look-ahead's playouts). Returns the
@@ -667,7 +668,7 @@ def play_turn(st, opts, pids, prm, ckey, pkeys, rec):
     return ckey
 
 
-@njit(cache=True)
+@allocation_free
 def next_turn(st):
     n = st[S_N]
     t = (st[S_TURN] + 1) % n
@@ -677,7 +678,7 @@ def next_turn(st):
 
 
 # ---------------------------------------------------------------- look-ahead
-@njit(cache=True)
+@allocating
 def determinize(st, seat, world, key):
     """Copy `st` into `world` with the other hands dealt afresh from the cards
     `seat` cannot see: the cards in play minus its own hand and the columns
@@ -707,7 +708,7 @@ def determinize(st, seat, world, key):
     return key
 
 
-@njit(cache=True)
+@allocation_free
 def playout_value(st, opts, seat, rec):
     """Score the stage as it stands (ended, or cut at the horizon) in a copy:
     the best opponent's stage seconds minus `seat`'s (bonuses included)."""
@@ -721,7 +722,7 @@ def playout_value(st, opts, seat, rec):
     return float(best - own)
 
 
-@njit(cache=True)
+@allocating
 def lookahead_card(st, opts, seat, legal, braquet, sprint, prm, key):
     """The look-ahead's first card of its turn (st[S_TURN] == seat, legal has
     two or more cards): the heuristic's card, unless playouts show another
@@ -782,7 +783,7 @@ def lookahead_card(st, opts, seat, legal, braquet, sprint, prm, key):
     return cands[confident_best(diffs, diff_squares, worlds, baseline, prm[P_CONFIDENCE])], key
 
 
-@njit(cache=True)
+@allocation_free
 def play_turn_top(st, opts, pids, prm, ckey, pkeys, rec):
     """The turn of st[S_TURN] in the game itself: as play_turn, but a
     look-ahead seat with a choice of first card decides it by playouts."""
@@ -797,7 +798,7 @@ def play_turn_top(st, opts, pids, prm, ckey, pkeys, rec):
     return ckey
 
 
-@njit(cache=True)
+@allocation_free
 def placed_before(x, y, winner, secs, cards):
     """Does seat x place strictly before seat y in the stage?"""
     if x == winner or y == winner:
@@ -805,7 +806,7 @@ def placed_before(x, y, winner, secs, cards):
     return secs[x] < secs[y] or (secs[x] == secs[y] and cards[x] < cards[y])
 
 
-@njit(cache=True)
+@allocating
 def score_stage(st, opts, rec, status):
     """Stage times, bonuses, side points and cumulative times; returns the winner."""
     n = st[S_N]
@@ -861,7 +862,7 @@ def score_stage(st, opts, rec, status):
     return winner
 
 
-@njit(cache=True)
+@allocation_free
 def play_stage(st, opts, pids, prm, skey, pkeys, rec):
     """One stage from the pick to the scoring; `skey` is this stage's chance key."""
     n = st[S_N]
@@ -914,7 +915,7 @@ def play_stage(st, opts, pids, prm, skey, pkeys, rec):
     rec[C_WINNER] = score_stage(st, opts, rec, status)
 
 
-@njit(cache=True)
+@allocation_free
 def play_race(st, n, opts, pids, prm, ckey, pkeys, rrow, srows):
     """All stages of one race; fills its race row and stage rows."""
     init_race(st, n, opts)
