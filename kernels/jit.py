@@ -13,6 +13,19 @@ callee that does not say inherits the caller's setting, and the compiler
 refuses an allocation without the runtime.
 """
 from numba import njit
+from numba.core.extending import overload
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 allocation_free = njit(cache=True, _nrt=False)
 allocating = njit(cache=True, _nrt=True)
+
+
+def lowest_set_bit(x):
+    """Index of the lowest set bit of x > 0. One instruction (tzcnt) when
+    compiled; this plain-Python form runs when the JIT is off."""
+    return int(x & -x).bit_length() - 1
+
+
+@overload(lowest_set_bit)
+def _lowest_set_bit_compiled(x):
+    return lambda x: trailing_zeros(x)

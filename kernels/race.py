@@ -26,7 +26,6 @@ opponent's) or DISCARD.
 """
 import numpy as np
 from numba import njit, prange
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .race_design import (
     C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMEDY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
@@ -38,7 +37,7 @@ from .race_design import (
     R_TRIP_POINTS, R_TURN_CAP, ROLE_DISTANCE, ROLE_END_LIMIT, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT,
     ROLE_REMEDY, ROLE_SAFETY, ROLE_SETBACK,
 )
-from .jit import allocating, allocation_free
+from .jit import allocating, allocation_free, lowest_set_bit
 from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, shuffle, uniform
 
 # ---- state layout -----------------------------------------------------------
@@ -274,7 +273,7 @@ def legal_moves(state, ct, rules, seat, moves):
         held |= np.int64(state[hand + t] > 0) << t
     n = 0
     while held != 0:
-        t = trailing_zeros(held)
+        t = lowest_set_bit(held)
         held &= held - 1
         if can_play_own(state, ct, rules, side, t):
             moves[n] = t * 8 + side
