@@ -10,7 +10,10 @@ compiled without Numba's runtime (NRT), and so are the helpers inlined into
 it. A kernel that allocates (np.empty, np.zeros, ...) keeps the runtime, and
 says so with `allocating` where an `allocation_free` kernel calls it: a
 callee that does not say inherits the caller's setting, and the compiler
-refuses an allocation without the runtime.
+refuses an allocation without the runtime (whole-array assignment `a[:] = b`
+needs it too). An `allocation_free` kernel must not return an array: a caller
+with the runtime would release a reference that was never taken. The kernels
+return numbers and keys only.
 """
 from numba import njit
 from numba.core.extending import overload
