@@ -5,12 +5,16 @@ A long run is played in chunks. Each finished chunk is written atomically
 no finished work; running the same command again skips the chunks already
 there (after checking they belong to the same run) and, once all are done,
 joins them into `<out>` and removes the parts folder.
+
+Work that is not a table of records (a comparison's running summaries, a
+tournament's outcomes) is saved the same way as a `Checkpoint`.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import pickle
 import shutil
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -127,3 +131,30 @@ class ChunkedRun:
         os.replace(tmp, self.out)
         shutil.rmtree(self.parts)
         return self.out
+
+
+class Checkpoint:
+    """A pickled state saved atomically, refused if it belongs to another run."""
+
+    def __init__(self, path: Path, identity: dict):
+        self.path = path
+        self.identity = identity
+
+    def load(self) -> dict | None:
+        if not self.path.exists():
+            return None
+        with open(self.path, "rb") as handle:
+            saved = pickle.load(handle)
+        if saved["identity"] != self.identity:
+            raise ValueError(f"{self.path} belongs to a different run; remove it or write to another --out")
+        return saved["state"]
+
+    def save(self, state: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "wb") as handle:
+            pickle.dump({"identity": self.identity, "state": state}, handle)
+        os.replace(tmp, self.path)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)

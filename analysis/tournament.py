@@ -42,6 +42,7 @@ from etappe.kernels.race_design import Design, load_design
 from etappe.kernels.race_policies import parse_policy
 
 from .race import RaceRun
+from .runio import Checkpoint, file_hash, package_version
 from .stats import Z95, wilson_interval
 
 __all__ = [
@@ -144,11 +145,15 @@ class TournamentResult:
 def play_tournament(design: str | Path | Design, players: int, policies: Sequence[str], games: int,
                     seed: int = 0, options: dict | None = None,
                     progress: Callable[[int], None] | None = None,
-                    chunk_size: int = DEFAULT_CHUNK, threads: int | None = None) -> TournamentResult:
+                    chunk_size: int = DEFAULT_CHUNK, threads: int | None = None,
+                    checkpoint: Path | None = None) -> TournamentResult:
     """Every pair of `policies` plays games 0 .. games-1 (same seed, same deals).
 
     progress: called with the number of games finished (summed over pairs;
     the total is games * K (K - 1) / 2).
+    checkpoint: a file where the outcomes are saved atomically after every
+    chunk; a tournament started again with the same arguments resumes from
+    it (the caller removes it once the results are safe elsewhere).
     """
     policies = [str(p).strip() for p in policies]
     if len(policies) < 2:
@@ -165,19 +170,37 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
         numba.set_num_threads(threads)
     d = design if isinstance(design, Design) else load_design(design)
     pairs = list(itertools.combinations(range(len(policies)), 2))
-    outcomes = np.zeros((len(pairs), games), np.int8)
-    started = time.perf_counter()
-    run = None
+    saved = None
+    if checkpoint is not None:
+        identity = {"design_hash": file_hash(d.text), "players": players, "policies": names, "games": games,
+                    "seed": seed, "options": dict(options or {}), "chunk_size": chunk_size,
+                    "version": package_version()}
+        saved = Checkpoint(Path(checkpoint), identity)
+    state = (saved.load() if saved else None) or {
+        "outcomes": np.zeros((len(pairs), games), np.int8),
+        "games_done": [0] * len(pairs),  # per pairing, in whole chunks
+        "seconds": 0.0,
+    }
+    outcomes = state["outcomes"]
+    if progress and sum(state["games_done"]):
+        progress(sum(state["games_done"]))
     for k, (i, j) in enumerate(pairs):
         run = PairRun(d, players, policies[i], policies[j], seed, options)
-        outcomes[k] = play_pair(run, 0, games, chunk_size, progress)
+        for first in range(state["games_done"][k], games, chunk_size):
+            started = time.perf_counter()
+            count = min(chunk_size, games - first)
+            outcomes[k, first:first + count] = play_pair(run, first, count, chunk_size, progress)
+            state["games_done"][k] = first + count
+            state["seconds"] += time.perf_counter() - started
+            if saved:
+                saved.save(state)
     meta = run.metadata(games) | {
         "options_given": dict(options or {}),
         "policies": policies,
         "policy_details": [parse_policy(p).describe() for p in policies],
         "seating": "paired: side s of game g to A when s + g is even; seat p plays for side p % sides",
         "games_total": int(games * len(pairs)),
-        "wall_seconds": round(time.perf_counter() - started, 3),
+        "wall_seconds": round(state["seconds"], 3),
     }
     return TournamentResult(policies, pairs, outcomes, meta)
 

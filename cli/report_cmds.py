@@ -6,8 +6,6 @@ bounded whatever the number of games.
 from __future__ import annotations
 
 import itertools
-import os
-import pickle
 from pathlib import Path
 from typing import Iterable
 
@@ -15,7 +13,7 @@ import pandas as pd
 
 from ..analysis.compare import PairedComparison
 from ..analysis.race_summary import RaceSummarizer, RaceSummary
-from ..analysis.runio import iter_parquet, read_metadata
+from ..analysis.runio import Checkpoint, iter_parquet, read_metadata
 from ..reports.race_report import build_comparison_report, build_report
 
 
@@ -135,30 +133,3 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
     path = build_comparison_report(accs["a"].result(), ma, accs["b"].result(), mb, comp).write(out)
     checkpoint.remove()
     return path
-
-
-class Checkpoint:
-    """A pickled state saved atomically, refused if it belongs to another run."""
-
-    def __init__(self, path: Path, identity: dict):
-        self.path = path
-        self.identity = identity
-
-    def load(self) -> dict | None:
-        if not self.path.exists():
-            return None
-        with open(self.path, "rb") as handle:
-            saved = pickle.load(handle)
-        if saved["identity"] != self.identity:
-            raise ValueError(f"{self.path} belongs to a different comparison; remove it or write to another --out")
-        return saved["state"]
-
-    def save(self, state: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "wb") as handle:
-            pickle.dump({"identity": self.identity, "state": state}, handle)
-        os.replace(tmp, self.path)
-
-    def remove(self) -> None:
-        self.path.unlink(missing_ok=True)

@@ -89,9 +89,13 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
         fail(str(exc))
     options = parse_options(option)
     n_pairs = len(names) * (len(names) - 1) // 2
+    # With a report folder, finished chunks are saved there: an interrupted
+    # tournament run again with the same arguments resumes.
+    checkpoint = Path(out) / ".tournament-checkpoint.pkl" if out is not None else None
     try:
         with progress_bar(games * n_pairs, f"tournament {design.name} x{players}, {n_pairs} pairings") as advance:
-            result = play_tournament(design, players, names, games, seed, options, progress=advance, threads=threads)
+            result = play_tournament(design, players, names, games, seed, options, progress=advance, threads=threads,
+                                     checkpoint=checkpoint)
         ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=seed)
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
@@ -106,6 +110,7 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
         path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor).write(out)
         ratings.to_csv(Path(out) / "ratings.csv", index=False)
         pair_table(result).to_csv(Path(out) / "pairings.csv", index=False)
+        checkpoint.unlink()
         console.print(f"report: {path}")
     return result
 

@@ -232,5 +232,38 @@ def test_tournament_command_prints_and_writes(tmp_path, capsys):
         tournament_command("stapop", "greedy,nonsense", 2, 10, 1, None, None)
 
 
+
+def test_interrupted_tournament_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    import etappe.analysis.tournament as T
+
+    out = tmp_path / "out"
+    args = ("millebornes", "random,greedy,aggressive", 2, 12, 3, None, out)
+    calls = {"n": 0}
+    real_play_pair = T.play_pair
+
+    def counted(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == fail_at:
+            raise KeyboardInterrupt
+        return real_play_pair(*a, **k)
+
+    monkeypatch.setattr(T, "play_pair", counted)
+    # Interrupted in the third of three pairings: the first two are saved ...
+    fail_at = 3
+    with pytest.raises(KeyboardInterrupt):
+        tournament_command(*args)
+    assert (out / ".tournament-checkpoint.pkl").exists() and not (out / "report.html").exists()
+    # ... so running it again plays only the third, and ends like a tournament played in one go.
+    calls["n"], fail_at = 0, None
+    resumed = tournament_command(*args)
+    assert calls["n"] == 1
+    assert not (out / ".tournament-checkpoint.pkl").exists() and (out / "report.html").exists()
+    whole = play_tournament("millebornes", 2, ["random", "greedy", "aggressive"], games=12, seed=3)
+    np.testing.assert_array_equal(resumed.outcomes, whole.outcomes)
+    # A checkpoint of another tournament is refused, not mixed in.
+    T.Checkpoint(out / ".tournament-checkpoint.pkl", {"other": 1}).save({})
+    with pytest.raises(typer.Exit):
+        tournament_command(*args)
+
 def test_elo_scale_constant():
     assert ELO_PER_NAT == pytest.approx(400 / math.log(10))
