@@ -1144,7 +1144,7 @@ def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, c
                                    progress_out[i], no_log, user_policies)
 
 
-@njit(cache=True)
+@allocating
 def play_hand_logged(ct, rules, policy_ids, params, first_seat, chance_key, pkeys, state, hand_out,
                      sides_out, cards, progress, log, user_policies):
     """play_hand for one game from Python: the chance key lives in a 1-element

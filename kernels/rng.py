@@ -9,6 +9,8 @@ from each seat's policy, so changing one seat's policy never changes the deck.
 import numpy as np
 from numba import njit
 
+from .jit import allocation_free
+
 # Stream numbers: chance first, then one stream per seat's policy.
 STREAM_CHANCE = 0
 STREAM_POLICY_BASE = 1
@@ -31,7 +33,7 @@ def mix64(z):
     return z ^ (z >> _U31)
 
 
-@njit(cache=True)
+@allocation_free
 def game_key(root_seed, game_index, stream):
     """The starting key of one stream of one game."""
     k = mix64(np.uint64(root_seed) + _GOLDEN)
@@ -64,7 +66,7 @@ def uniform(key):
     return np.float64(r >> _U11) * _TO_UNIT, key
 
 
-@njit(cache=True)
+@allocation_free
 def shuffle(values, n, key):
     """Fisher-Yates shuffle of values[:n] in place; returns the new key."""
     for i in range(n - 1, 0, -1):
@@ -75,7 +77,7 @@ def shuffle(values, n, key):
     return key
 
 
-@njit(cache=True)
+@allocation_free
 def confident_best(diffs, diff_squares, worlds, baseline, confidence):
     """The look-ahead's choice among candidates compared on common random
     numbers: diffs[i] and diff_squares[i] sum candidate i's paired
