@@ -311,7 +311,7 @@ def policy_outcomes(design, players: int, policy_a: str, policy_b: str, seed: in
     run = PairRun(design, players, policy_a, policy_b, seed, options)
 
     def fn(start: int, count: int) -> np.ndarray:
-        return play_pair(run, start, count, chunk_size=max(count, 1))
+        return play_pair(run, start, count)
 
     fn.run = run  # type: ignore[attr-defined]
     return fn

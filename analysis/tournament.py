@@ -106,18 +106,12 @@ def pair_outcomes(frame: pd.DataFrame, sides: int) -> tuple[np.ndarray, np.ndarr
     return games[order], out[order]
 
 
-def play_pair(run: PairRun, start: int, count: int, chunk_size: int = DEFAULT_CHUNK,
-              progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """Outcomes (+1 A, -1 B, 0 none) of games start .. start+count-1 of a pairing."""
-    out = np.zeros(count, np.int8)
-    for first in range(start, start + count, chunk_size):
-        n = min(chunk_size, start + count - first)
-        games, res = pair_outcomes(run.play(first, n), run.sides)
-        if games.size != n or games[0] != first or games[-1] != first + n - 1:
-            raise RuntimeError("a chunk of the pairing came back incomplete")
-        out[first - start: first - start + n] = res
-        if progress:
-            progress(n)
+def play_pair(run: PairRun, start: int, count: int) -> np.ndarray:
+    """Outcomes (+1 A, -1 B, 0 none) of games start .. start+count-1 of a
+    pairing, played in one batch (callers choose the chunks)."""
+    games, out = pair_outcomes(run.play(start, count), run.sides)
+    if games.size != count or games[0] != start or games[-1] != start + count - 1:
+        raise RuntimeError("a chunk of the pairing came back incomplete")
     return out
 
 
@@ -189,7 +183,9 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
         for first in range(state["games_done"][k], games, chunk_size):
             started = time.perf_counter()
             count = min(chunk_size, games - first)
-            outcomes[k, first:first + count] = play_pair(run, first, count, chunk_size, progress)
+            outcomes[k, first:first + count] = play_pair(run, first, count)
+            if progress:
+                progress(count)
             state["games_done"][k] = first + count
             state["seconds"] += time.perf_counter() - started
             if saved:
