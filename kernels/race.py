@@ -559,21 +559,21 @@ def keep_value(state, ct, rules, seat, t):
 
 
 @njit(cache=True, inline="always")
-def greedy_score(state, ct, rules, seat, m, params):
-    t = m >> 3
-    target = m & 7
+def attack_score(state, rules, side, target, params):
+    """Greedy's score of an attack from `side` on `target`: ranked by the
+    target's distance (leader) or by turn order."""
     sides = rules[R_SIDES]
-    side = side_of(seat, sides)
-    if target == DISCARD:
-        return -keep_value(state, ct, rules, seat, t)
+    if params[P_TARGET_LEADER] >= 0.5:
+        pick = state[side_at(target) + SD_DIST] / (state[ST_TRIP] + 1.0)
+    else:
+        pick = 1.0 - ((target - side) % sides) / sides
+    return 40.0 * params[P_ATTACK] + pick
+
+
+@njit(cache=True, inline="always")
+def own_score(state, ct, side, t, params):
+    """Greedy's score of laying card type t on its own side."""
     role = ct[t, C_ROLE]
-    if target != side:
-        # Attack: rank targets by distance (leader) or by turn order.
-        if params[P_TARGET_LEADER] >= 0.5:
-            pick = state[side_at(target) + SD_DIST] / (state[ST_TRIP] + 1.0)
-        else:
-            pick = 1.0 - ((target - side) % sides) / sides
-        return 40.0 * params[P_ATTACK] + pick
     if role == ROLE_DISTANCE:
         return 60.0 + 10.0 * ct[t, C_VALUE] / state[ST_TRIP]
     if role == ROLE_SAFETY:
@@ -590,27 +590,63 @@ def greedy_score(state, ct, rules, seat, m, params):
 
 
 @njit(cache=True, inline="always")
-def choose_basic(state, ct, rules, seat, moves, n, policy_id, params, key):
-    """The random and greedy policies (also the look-ahead's playout policy)."""
+def offer(m, score, pick, best, ties, key):
+    """One step of greedy's choice: keep the move with the highest score so
+    far; among equal scores, a uniform choice (reservoir sampling).
+    Returns (pick, best, ties, key)."""
+    if score > best:
+        return m, score, 1, key
+    if score == best:
+        ties += 1
+        j, key = randint(key, ties)
+        if j == 0:
+            pick = m
+    return pick, best, ties, key
+
+
+@njit(cache=True, inline="always")
+def greedy_move(state, ct, rules, seat, params, key):
+    """The greedy policy: the legal move with the highest score (own_score,
+    attack_score, or minus keep_value for a discard), ties broken uniformly.
+
+    It walks the legal moves in legal_moves' order and scores each as it
+    finds it, without listing them first: one pass over the held card
+    types instead of two over the moves. The same move with the same
+    random draws as scoring legal_moves' list (tests/test_race_policies.py
+    checks). Returns (move, key)."""
+    sides = rules[R_SIDES]
+    side = side_of(seat, sides)
+    hand = HAND_AT + seat * MAX_TYPES
+    held = 0
+    for t in range(MAX_TYPES):
+        held |= np.int64(state[hand + t] > 0) << t
+    pick = -1
+    best = -1e18
+    ties = 0
+    while held != 0:
+        t = lowest_set_bit(held)
+        held &= held - 1
+        if can_play_own(state, ct, rules, side, t):
+            pick, best, ties, key = offer(t * 8 + side, own_score(state, ct, side, t, params), pick, best, ties, key)
+        role = ct[t, C_ROLE]
+        if role == ROLE_HAZARD or role == ROLE_LIMIT or role == ROLE_SETBACK:
+            for other in range(sides):
+                if other != side and can_attack(state, ct, rules, other, t):
+                    pick, best, ties, key = offer(t * 8 + other, attack_score(state, rules, side, other, params),
+                                                  pick, best, ties, key)
+        pick, best, ties, key = offer(t * 8 + DISCARD, -keep_value(state, ct, rules, seat, t), pick, best, ties, key)
+    return pick, key
+
+
+@njit(cache=True, inline="always")
+def basic_move(state, ct, rules, seat, moves, policy_id, params, key):
+    """The random and greedy policies (also the look-ahead's playout
+    policy). Returns (move, key); `moves` is scratch space."""
     if policy_id == POLICY_RANDOM:
+        n = legal_moves(state, ct, rules, seat, moves)
         i, key = randint(key, n)
         return moves[i], key
-    best = -1e18
-    pick = moves[0]
-    ties = 0
-    for i in range(n):
-        s = greedy_score(state, ct, rules, seat, moves[i], params)
-        if s > best:
-            best = s
-            pick = moves[i]
-            ties = 1
-        elif s == best:
-            # reservoir sampling: a uniform choice among equal scores
-            ties += 1
-            j, key = randint(key, ties)
-            if j == 0:
-                pick = moves[i]
-    return pick, key
+    return greedy_move(state, ct, rules, seat, params, key)
 
 
 @allocation_free
@@ -792,8 +828,7 @@ def rollout(ct, rules, state, seat, horizon, ids, params, pkeys, key, sides_out,
             seat = seat_after(seat, players)
             continue
         passes = 0
-        n = legal_moves(state, ct, rules, seat, moves)
-        m, pk = choose_basic(state, ct, rules, seat, moves, n, ids[seat], params[seat], pkeys[seat])
+        m, pk = basic_move(state, ct, rules, seat, moves, ids[seat], params[seat], pkeys[seat])
         pkeys[seat] = pk
         seat, over, key = apply_move(ct, rules, state, seat, m, ids, params, pkeys, key, sides_out, cards, log)
         if over or hand_finished(state, rules):
@@ -937,7 +972,7 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
     noise loses tempo). Returns (move, key)."""
     if n == 1:
         return moves[0], key
-    baseline_move, key = choose_basic(state, ct, rules, seat, moves, n, POLICY_GREEDY, params, key)
+    baseline_move, key = greedy_move(state, ct, rules, seat, params, key)
     baseline = 0
     for i in range(n):
         if moves[i] == baseline_move:
@@ -954,19 +989,22 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
 
 
 @njit(cache=True, inline="always")
-def choose_move(state, ct, rules, seat, moves, n, policy_id, params, key, user_policies):
+def choose_move(state, ct, rules, seat, moves, policy_id, params, key, user_policies):
     """The decision point: built-in policies by id, user policies through
     the tuple of first-class functions. Returns (move, key); move -1 if a
-    user policy answered with an index that is not a legal move."""
+    user policy answered with an index that is not a legal move. `moves`
+    is scratch space for the policies that look at the list of legal moves."""
     if policy_id >= POLICY_USER:
+        n = legal_moves(state, ct, rules, seat, moves)
         index = user_policies[policy_id - POLICY_USER](state, ct, rules, seat, moves, n, params, key)
         _, key = next_u64(key)
         if index < 0 or index >= n:
             return -1, key
         return moves[index], key
     if policy_id == POLICY_LOOKAHEAD:
+        n = legal_moves(state, ct, rules, seat, moves)
         return lookahead_move(state, ct, rules, seat, moves, n, params, key)
-    return choose_basic(state, ct, rules, seat, moves, n, policy_id, params, key)
+    return basic_move(state, ct, rules, seat, moves, policy_id, params, key)
 
 
 @allocation_free
@@ -1009,8 +1047,7 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
                 break
             seat = seat_after(seat, players)
             continue
-        n = legal_moves(state, ct, rules, seat, moves)
-        m, pk = choose_move(state, ct, rules, seat, moves, n, policy_ids[seat], params[seat], pkeys[seat],
+        m, pk = choose_move(state, ct, rules, seat, moves, policy_ids[seat], params[seat], pkeys[seat],
                             user_policies)
         pkeys[seat] = pk
         if m < 0:

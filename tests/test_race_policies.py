@@ -105,9 +105,8 @@ def lookahead_choice(position, hidden_seed, key):
     state = redeal_hidden(state, seat, position["players"], hidden_seed)
     assert K.check_state(state, ct, rules) in (0, K.BROKEN_HAND_SIZE)  # seat on turn holds 7
     moves = np.empty(K.MAX_MOVES, np.int32)
-    n = K.legal_moves(state, ct, rules, seat, moves)
     params = np.array(parse_policy("lookahead:playouts=40,horizon=10,confidence=0").params)
-    return int(K.choose_move(state, ct, rules, seat, moves, n, K.POLICY_LOOKAHEAD, params, np.uint64(key),
+    return int(K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(key),
                              RaceRun("millebornes", 2, ["greedy"], 0).user_policies)[0])
 
 
@@ -138,11 +137,76 @@ def test_lookahead_takes_the_winning_card():
     }
     state, ct, rules, seat = position_state(design, position, seed=1)
     moves = np.empty(K.MAX_MOVES, np.int32)
-    n = K.legal_moves(state, ct, rules, seat, moves)
     params = np.array(parse_policy("lookahead:playouts=60,confidence=0").params)
-    m, _ = K.choose_move(state, ct, rules, seat, moves, n, K.POLICY_LOOKAHEAD, params, np.uint64(3),
+    m, _ = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(3),
                          RaceRun("stapop", 2, ["greedy"], 0).user_policies)
     assert m == design.card_index("km10") * 8 + 0
+
+
+def greedy_over_the_list(state, ct, rules, seat, params, key):
+    """Greedy as its docstring defines it: score every move legal_moves lists,
+    in its order, and keep the best, ties by reservoir sampling."""
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    n = K.legal_moves(state, ct, rules, seat, moves)
+    side = seat % int(rules[K.R_SIDES])
+    best, pick, ties = -np.inf, None, 0
+    for m in moves[:n]:
+        t, target = int(m) >> 3, int(m) & 7
+        if target == K.DISCARD:
+            score = -K.keep_value(state, ct, rules, seat, t)
+        elif target != side:
+            score = K.attack_score(state, rules, side, target, params)
+        else:
+            score = K.own_score(state, ct, side, t, params)
+        if score > best:
+            best, pick, ties = score, int(m), 1
+        elif score == best:
+            ties += 1
+            j, key = K.randint(key, ties)
+            key = np.uint64(key)  # a key comes back from the kernel as a Python int
+            if j == 0:
+                pick = int(m)
+    return pick, key
+
+
+@pytest.mark.parametrize("design_name,players", [("stapop", 4), ("millebornes", 4), ("millebornes", 6),
+                                                 ("touring", 3)])
+def test_greedy_move_is_greedy_over_the_listed_moves(design_name, players):
+    # greedy_move scores the legal moves as it finds them instead of listing
+    # them first; along random games it must pick the same move with the same
+    # random draws, for every greedy preset.
+    design = load_design(design_name)
+    ct, rules = design.tables(players)
+    sides = int(rules[K.R_SIDES])
+    rows = [np.array(parse_policy(p).params) for p in ("greedy", "aggressive", "builder", "spender", "next_target")]
+    rng = np.random.default_rng(7)
+    no_log = np.zeros((0, K.LOG_NCOLS), np.int32)
+    compared = 0
+    for game in range(4):
+        state = np.zeros(K.STATE_SIZE, np.int16)
+        cards = np.zeros((sides, len(design.cards), K.K_NCOLS), np.int16)
+        sides_out = np.zeros((sides, K.S_NCOLS), np.int32)
+        chance = np.array([game + 1], np.uint64)
+        chance[0] = K.deal(state, ct, rules, 0, chance[0], cards, no_log)
+        seat, result = 0, np.zeros(2, np.int64)
+        for _ in range(150):
+            _, chance[0] = K.draw(state, ct, rules, seat, chance[0], cards, no_log)
+            if state[K.HAND_N_AT + seat] == 0:
+                break
+            for row in rows:
+                key = np.uint64(rng.integers(1, 2**63))
+                assert K.greedy_move(state, ct, rules, seat, row, key) == greedy_over_the_list(
+                    state, ct, rules, seat, row, key)
+                compared += 1
+            moves = np.empty(K.MAX_MOVES, np.int32)
+            n = K.legal_moves(state, ct, rules, seat, moves)
+            K.apply_move_boxed(ct, rules, state, seat, moves[rng.integers(n)], np.zeros(players, np.int32),
+                               np.tile(rows[0], (players, 1)), np.ones(players, np.uint64), chance, sides_out, cards,
+                               no_log, result)
+            if result[1]:
+                break
+            seat = int(result[0])
+    assert compared > 500
 
 
 def test_presets_are_parameter_settings_of_one_family():
