@@ -256,6 +256,18 @@ def can_attack(state, ct, rules, target, t):
 
 
 @njit(cache=True, inline="always")
+def held_types(state, seat):
+    """Bit t: the seat holds card type t. Built without branches (which types
+    are held is random) over all MAX_TYPES slots, unused ones being 0: a
+    fixed length the compiler turns into a few vector instructions."""
+    hand = HAND_AT + seat * MAX_TYPES
+    held = 0
+    for t in range(MAX_TYPES):
+        held |= np.int64(state[hand + t] > 0) << t
+    return held
+
+
+@njit(cache=True, inline="always")
 def legal_moves(state, ct, rules, seat, moves):
     """Fill `moves` with the legal moves of `seat`; return how many.
 
@@ -264,13 +276,7 @@ def legal_moves(state, ct, rules, seat, moves):
     """
     sides = rules[R_SIDES]
     side = side_of(seat, sides)
-    hand = HAND_AT + seat * MAX_TYPES
-    # Bit t: the seat holds card type t. Built without branches (which types
-    # are held is random) over all MAX_TYPES slots, unused ones being 0: a
-    # fixed length the compiler turns into a few vector instructions.
-    held = 0
-    for t in range(MAX_TYPES):
-        held |= np.int64(state[hand + t] > 0) << t
+    held = held_types(state, seat)
     n = 0
     while held != 0:
         t = lowest_set_bit(held)
@@ -616,10 +622,7 @@ def greedy_move(state, ct, rules, seat, params, key):
     checks). Returns (move, key)."""
     sides = rules[R_SIDES]
     side = side_of(seat, sides)
-    hand = HAND_AT + seat * MAX_TYPES
-    held = 0
-    for t in range(MAX_TYPES):
-        held |= np.int64(state[hand + t] > 0) << t
+    held = held_types(state, seat)
     pick = -1
     best = -1e18
     ties = 0
