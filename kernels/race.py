@@ -258,8 +258,9 @@ def can_attack(state, ct, rules, target, t):
 @njit(cache=True, inline="always")
 def held_types(state, seat):
     """Bit t: the seat holds card type t. Built without branches (which types
-    are held is random) over all MAX_TYPES slots, unused ones being 0: a
-    fixed length the compiler turns into a few vector instructions."""
+    are held is random, so a branch per type would be mispredicted) over all
+    MAX_TYPES slots, unused ones being 0: a fixed length the compiler
+    unrolls."""
     hand = HAND_AT + seat * MAX_TYPES
     held = 0
     for t in range(MAX_TYPES):
