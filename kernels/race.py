@@ -7,10 +7,10 @@ in the state, so a policy that looks at the state cannot see the future deck.
 
 State row (int16), offsets below::
 
-    0                STOCK_AT                DISCARD_AT      HAND_AT             HAND_N_AT  SIDE_AT
-    | header (16)    | stock: card types,    | discard pile: | hands: card counts | cards per | per side: SIDE_STRIDE
-    | stock_n, turns | top at stock_n - 1    | count per type| [seat][type]       | seat      | (see SD_*)
-    |  ...           | (MAX_DECK)            | (MAX_TYPES)   | (SEATS x TYPES)    | (SEATS)   | x MAX_SIDES
+    0                STOCK_AT                DISCARD_AT      HAND_AT             HAND_N_AT  HELD_AT       SIDE_AT
+    | header (16)    | stock: card types,    | discard pile: | hands: card counts | cards per | held types: | per side: SIDE_STRIDE
+    | stock_n, turns | top at stock_n - 1    | count per type| [seat][type]       | seat      | bit mask,   | (see SD_*)
+    |  ...           | (MAX_DECK)            | (MAX_TYPES)   | (SEATS x TYPES)    | (SEATS)   | 2 x SEATS   | x MAX_SIDES
 
     side block: battle top | limited | limit top | distance | still needed | disqualified |
                 permanent go | limit immune | laid[type] (counted distance) | tableau[type] (physical cards)
@@ -55,7 +55,8 @@ STOCK_AT = 16
 DISCARD_AT = STOCK_AT + MAX_DECK
 HAND_AT = DISCARD_AT + MAX_TYPES
 HAND_N_AT = HAND_AT + MAX_SEATS * MAX_TYPES
-SIDE_AT = HAND_N_AT + MAX_SEATS
+HELD_AT = HAND_N_AT + MAX_SEATS  # per seat: bit t set if it holds card type t, in two 16-bit halves
+SIDE_AT = HELD_AT + 2 * MAX_SEATS
 SD_BATTLE = 0
 SD_LIMITED = 1
 SD_LIMIT_TOP = 2
@@ -257,15 +258,36 @@ def can_attack(state, ct, rules, target, t):
 
 @njit(cache=True, inline="always")
 def held_types(state, seat):
-    """Bit t: the seat holds card type t. Built without branches (which types
-    are held is random, so a branch per type would be mispredicted) over all
-    MAX_TYPES slots, unused ones being 0: a fixed length the compiler
-    unrolls."""
-    hand = HAND_AT + seat * MAX_TYPES
-    held = 0
-    for t in range(MAX_TYPES):
-        held |= np.int64(state[hand + t] > 0) << t
-    return held
+    """Bit t: the seat holds card type t. Kept up to date by add_to_hand and
+    take_from_hand (recount_held after writing hands directly), so a
+    decision reads it instead of testing all MAX_TYPES counts."""
+    at = HELD_AT + 2 * seat
+    return (np.int64(state[at]) & 0xFFFF) | ((np.int64(state[at + 1]) & 0xFFFF) << 16)
+
+
+@njit(cache=True, inline="always")
+def as_int16(half):
+    """A 16-bit half of a mask, 0..0xFFFF, as the int16 with the same bits."""
+    return half - ((half & 0x8000) << 1)
+
+
+@njit(cache=True, inline="always")
+def store_held(state, seat, held):
+    at = HELD_AT + 2 * seat
+    state[at] = as_int16(held & 0xFFFF)
+    state[at + 1] = as_int16((held >> 16) & 0xFFFF)
+
+
+@allocation_free
+def recount_held(state, rules):
+    """Rebuild every seat's held-types mask from its card counts, after
+    code that writes hands directly (positions, determinizations)."""
+    for seat in range(rules[R_PLAYERS]):
+        held = 0
+        for t in range(rules[R_NTYPES]):
+            if state[HAND_AT + seat * MAX_TYPES + t] > 0:
+                held |= np.int64(1) << t
+        store_held(state, seat, held)
 
 
 @njit(cache=True, inline="always")
@@ -301,14 +323,16 @@ BROKEN_CONSERVATION = 1
 BROKEN_HAND_SIZE = 2
 BROKEN_NEGATIVE = 3
 BROKEN_DISTANCE = 4
+BROKEN_HELD_MASK = 5
 
 
 @allocating
 def check_state(state, ct, rules):
     """0 if the state is consistent after a move, else a BROKEN_* code:
     every card of the deck is in exactly one place, no hand holds more than
-    hand_size cards between turns, no count is negative, and each side's
-    distance is the sum of its laid distance cards."""
+    hand_size cards between turns, no count is negative, each seat's
+    held-types mask matches its hand, and each side's distance is the sum
+    of its laid distance cards."""
     n_types = rules[R_NTYPES]
     players = rules[R_PLAYERS]
     sides = rules[R_SIDES]
@@ -326,13 +350,18 @@ def check_state(state, ct, rules):
             return BROKEN_CONSERVATION
     for p in range(players):
         held = 0
+        mask = 0
         for t in range(n_types):
             c = state[HAND_AT + p * MAX_TYPES + t]
             if c < 0:
                 return BROKEN_NEGATIVE
             held += c
+            if c > 0:
+                mask |= np.int64(1) << t
         if held != state[HAND_N_AT + p] or held > rules[R_HAND_SIZE]:
             return BROKEN_HAND_SIZE
+        if mask != held_types(state, p):
+            return BROKEN_HELD_MASK
     for s in range(sides):
         b = side_at(s)
         dist = 0
@@ -399,6 +428,13 @@ def rebuild_stock(state, ct, rules, key):
 
 
 @njit(cache=True, inline="always")
+def add_to_hand(state, seat, t):
+    state[HAND_AT + seat * MAX_TYPES + t] += 1
+    state[HAND_N_AT + seat] += 1
+    store_held(state, seat, held_types(state, seat) | (np.int64(1) << t))
+
+
+@njit(cache=True, inline="always")
 def draw(state, ct, rules, seat, key, cards, log):
     """Draw the top card of the stock into seat's hand (rebuilding the stock
     first in reshuffle designs). Returns (drew a card, key)."""
@@ -412,8 +448,7 @@ def draw(state, ct, rules, seat, key, cards, log):
     state[ST_STOCK_N] = n - 1
     if n == 1:
         state[ST_STOCK_EXHAUSTED] = 1
-    state[HAND_AT + seat * MAX_TYPES + t] += 1
-    state[HAND_N_AT + seat] += 1
+    add_to_hand(state, seat, t)
     cards[side_of(seat, rules[R_SIDES]), t, K_DRAWN] += 1
     log_event(log, state, seat, EV_DRAW, t, -1, 0)
     return True, key
@@ -448,8 +483,7 @@ def deal(state, ct, rules, first_seat, key, cards, log):
             n = state[ST_STOCK_N]
             t = state[STOCK_AT + n - 1]
             state[ST_STOCK_N] = n - 1
-            state[HAND_AT + seat * MAX_TYPES + t] += 1
-            state[HAND_N_AT + seat] += 1
+            add_to_hand(state, seat, t)
             cards[side_of(seat, rules[R_SIDES]), t, K_DRAWN] += 1
             log_event(log, state, seat, EV_DEAL, t, -1, 0)
     return key
@@ -458,8 +492,10 @@ def deal(state, ct, rules, first_seat, key, cards, log):
 # ---- effects ----------------------------------------------------------------
 @njit(cache=True, inline="always")
 def take_from_hand(state, seat, t):
-    state[HAND_AT + seat * MAX_TYPES + t] -= 1
+    left = state[HAND_AT + seat * MAX_TYPES + t] - 1
+    state[HAND_AT + seat * MAX_TYPES + t] = left
     state[HAND_N_AT + seat] -= 1
+    store_held(state, seat, held_types(state, seat) & ~(np.int64(left == 0) << t))
 
 
 @njit(cache=True, inline="always")
@@ -923,6 +959,7 @@ def determinize(state, ct, rules, seat, scratch, key):
         for _ in range(state[HAND_N_AT + p]):
             scratch[HAND_AT + p * MAX_TYPES + pool[used]] += 1
             used += 1
+    recount_held(scratch, rules)
     return key
 
 

@@ -154,6 +154,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         used += size
     for t in pool[used:]:
         state[K.DISCARD_AT + t] += 1
+    K.recount_held(state, rules)
     return state, ct, rules, seat
 
 

@@ -103,6 +103,7 @@ def lookahead_choice(position, hidden_seed, key):
     design = load_design("millebornes")
     state, ct, rules, seat = position_state(design, position, seed=0)
     state = redeal_hidden(state, seat, position["players"], hidden_seed)
+    K.recount_held(state, rules)
     assert K.check_state(state, ct, rules) in (0, K.BROKEN_HAND_SIZE)  # seat on turn holds 7
     moves = np.empty(K.MAX_MOVES, np.int32)
     params = np.array(parse_policy("lookahead:playouts=40,horizon=10,confidence=0").params)
