@@ -32,13 +32,13 @@ from .race_design import (
     MAX_DECK, MAX_HAND_SIZE, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
     R_EXTENSION, R_EXTENSION_POINTS, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
     R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
-    R_ROLL_AFTER_SAFETY, R_SAFE_TRIP_POINTS, R_SAFE_TRIP_TYPE, R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING,
+    R_ROLE_MASKS, R_ROLL_AFTER_SAFETY, R_SAFE_TRIP_POINTS, R_SAFE_TRIP_TYPE, R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING,
     R_SET_TOTAL, R_SHUTOUT_FR, R_SHUTOUT_POINTS, R_SIDES, R_START_LIMITED, R_TARGET_SET, R_TRIP,
     R_TRIP_POINTS, R_TURN_CAP, ROLE_DISTANCE, ROLE_END_LIMIT, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT,
     ROLE_REMEDY, ROLE_SAFETY, ROLE_SETBACK,
 )
 from .jit import allocating, allocation_free, lowest_set_bit
-from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, shuffle, uniform
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, rank, shuffle, uniform
 
 # ---- state layout -----------------------------------------------------------
 ST_STOCK_N = 0
@@ -633,48 +633,108 @@ def own_score(state, ct, side, t, params):
 
 
 @njit(cache=True, inline="always")
-def offer(m, score, pick, best, ties, key):
+def consider(m, score, pick, best, word):
     """One step of greedy's choice: keep the move with the highest score so
-    far; among equal scores, a uniform choice (reservoir sampling).
-    Returns (pick, best, ties, key)."""
+    far; among equal scores, the one of highest random rank under the
+    decision's random word (a uniform choice among them, whatever order
+    they are found in). Returns (pick, best)."""
     if score > best:
-        return m, score, 1, key
-    if score == best:
-        ties += 1
-        j, key = randint(key, ties)
-        if j == 0:
-            pick = m
-    return pick, best, ties, key
+        return m, score
+    if score == best and rank(word, m) > rank(word, pick):
+        return m, best
+    return pick, best
+
+
+@njit(cache=True, inline="always")
+def role_mask(rules, role):
+    """Bit t: card type t has this role."""
+    return np.int64(rules[R_ROLE_MASKS + role]) & 0xFFFFFFFF
+
+
+@njit(cache=True, inline="always")
+def battle_fits(state, ct, side, go_mask):
+    """Bit t: go or remedy card type t may be laid on the side's battle pile
+    now (can_play_own for those two roles, for all types at once)."""
+    b = side_at(side)
+    top = state[b + SD_BATTLE]
+    fits = 0
+    if top >= 0:
+        top_role = ct[top, C_ROLE]
+        if top_role == ROLE_HAZARD:
+            fits = np.int64(1) << ct[top, C_REMEDY]
+        elif top_role == ROLE_REMEDY:
+            fits = go_mask
+    elif top != VIRTUAL_GO:
+        fits = go_mask
+    if state[b + SD_ROW] == 1:
+        fits &= ~go_mask  # a permanent go makes go cards pointless
+    return fits
+
+
+# A discard scores -keep_value, and keep_value is never below -10 (its
+# distance formula stays above -10 for hands of up to MAX_HAND_SIZE + 1 cards).
+MAX_DISCARD_SCORE = 10.0
 
 
 @njit(cache=True, inline="always")
 def greedy_move(state, ct, rules, seat, params, key):
     """The greedy policy: the legal move with the highest score (own_score,
-    attack_score, or minus keep_value for a discard), ties broken uniformly.
+    attack_score, or minus keep_value for a discard); among equal scores,
+    a uniform choice (`consider`).
 
-    It walks the legal moves in legal_moves' order and scores each as it
-    finds it, without listing them first: one pass over the held card
-    types instead of two over the moves. The same move with the same
-    random draws as scoring legal_moves' list (tests/test_race_policies.py
-    checks). Returns (move, key)."""
+    It scores the legal moves as it finds them, card role by card role (so
+    the branches on a card's role go the same way at each place), and
+    looks at discards only when no play scores above the best a discard
+    can. The same moves as legal_moves lists (tests/test_race_policies.py
+    checks the choice against scoring that list). Returns (move, key)."""
     sides = rules[R_SIDES]
     side = side_of(seat, sides)
     held = held_types(state, seat)
+    word, key = next_u64(key)
     pick = -1
     best = -1e18
-    ties = 0
-    while held != 0:
-        t = lowest_set_bit(held)
-        held &= held - 1
-        if can_play_own(state, ct, rules, side, t):
-            pick, best, ties, key = offer(t * 8 + side, own_score(state, ct, side, t, params), pick, best, ties, key)
-        role = ct[t, C_ROLE]
-        if role == ROLE_HAZARD or role == ROLE_LIMIT or role == ROLE_SETBACK:
-            for other in range(sides):
-                if other != side and can_attack(state, ct, rules, other, t):
-                    pick, best, ties, key = offer(t * 8 + other, attack_score(state, rules, side, other, params),
-                                                  pick, best, ties, key)
-        pick, best, ties, key = offer(t * 8 + DISCARD, -keep_value(state, ct, rules, seat, t), pick, best, ties, key)
+    # Plays on the own side: go and remedy cards, distance, end of limit, safeties.
+    cards = held & battle_fits(state, ct, side, role_mask(rules, ROLE_GO))
+    while cards != 0:
+        t = lowest_set_bit(cards)
+        cards &= cards - 1
+        pick, best = consider(t * 8 + side, own_score(state, ct, side, t, params), pick, best, word)
+    cards = held & role_mask(rules, ROLE_DISTANCE)
+    while cards != 0:
+        t = lowest_set_bit(cards)
+        cards &= cards - 1
+        if can_lay_distance(state, ct, rules, side, t):
+            pick, best = consider(t * 8 + side, own_score(state, ct, side, t, params), pick, best, word)
+    if is_limited(state, side):
+        cards = held & role_mask(rules, ROLE_END_LIMIT)
+        while cards != 0:
+            t = lowest_set_bit(cards)
+            cards &= cards - 1
+            pick, best = consider(t * 8 + side, own_score(state, ct, side, t, params), pick, best, word)
+    cards = held & role_mask(rules, ROLE_SAFETY)
+    while cards != 0:
+        t = lowest_set_bit(cards)
+        cards &= cards - 1
+        pick, best = consider(t * 8 + side, own_score(state, ct, side, t, params), pick, best, word)
+    # Attacks on each opponent.
+    attacks = held & (role_mask(rules, ROLE_HAZARD) | role_mask(rules, ROLE_LIMIT) | role_mask(rules, ROLE_SETBACK))
+    if attacks != 0:
+        for other in range(sides):
+            if other == side:
+                continue
+            score = attack_score(state, rules, side, other, params)
+            cards = attacks
+            while cards != 0:
+                t = lowest_set_bit(cards)
+                cards &= cards - 1
+                if can_attack(state, ct, rules, other, t):
+                    pick, best = consider(t * 8 + other, score, pick, best, word)
+    if best <= MAX_DISCARD_SCORE:
+        cards = held
+        while cards != 0:
+            t = lowest_set_bit(cards)
+            cards &= cards - 1
+            pick, best = consider(t * 8 + DISCARD, -keep_value(state, ct, rules, seat, t), pick, best, word)
     return pick, key
 
 

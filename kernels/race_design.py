@@ -72,7 +72,8 @@ R_N_SAFETY_TYPES = 27
 R_TURN_CAP = 28           # turns per hand before it is cut off
 R_DECK_SIZE = 29
 R_SET_TOTAL = 30          # stage cards a set target needs
-R_NCOLS = 32
+R_ROLE_MASKS = 32         # R_ROLE_MASKS + role: bit t set if card type t has that role (as int32 bits)
+R_NCOLS = R_ROLE_MASKS + len(ROLES)
 
 DEFAULT_OPTIONS = {
     "overshoot": "forbid",
@@ -226,6 +227,9 @@ class Design:
         rules[R_DECK_SIZE] = sum(counts.values())
         rules[R_TURN_CAP] = opts["turn_cap"] or turn_cap(self, players)
         rules[R_SET_TOTAL] = sum(target[c.key] for c in self.cards if c.role == "distance")
+        for r, role in enumerate(ROLES):
+            mask = sum(1 << i for i, c in enumerate(self.cards) if c.role == role)
+            rules[R_ROLE_MASKS + r] = mask - (1 << 32) if mask >= 1 << 31 else mask  # the same 32 bits
         return table, rules
 
 

@@ -60,6 +60,14 @@ def randint(key, n):
 
 
 @njit(cache=True, inline="always")
+def rank(word, item):
+    """A random rank of `item` under the random 64-bit `word`: distinct items
+    get distinct ranks, uniformly scrambled, so the item of highest rank
+    among any set is a uniform choice, whatever order the set is seen in."""
+    return mix64(word ^ (np.uint64(item) * _MIX1))
+
+
+@njit(cache=True, inline="always")
 def uniform(key):
     """Uniform float in [0, 1); returns (value, new key)."""
     r, key = next_u64(key)

@@ -1,6 +1,7 @@
 """Policies: user plugins, the look-ahead's information set, presets."""
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -145,12 +146,14 @@ def test_lookahead_takes_the_winning_card():
 
 
 def greedy_over_the_list(state, ct, rules, seat, params, key):
-    """Greedy as its docstring defines it: score every move legal_moves lists,
-    in its order, and keep the best, ties by reservoir sampling."""
+    """Greedy as its docstring defines it: score every move legal_moves
+    lists and keep the best; among equal scores, the move of highest random
+    rank under the decision's random word."""
     moves = np.empty(K.MAX_MOVES, np.int32)
     n = K.legal_moves(state, ct, rules, seat, moves)
     side = seat % int(rules[K.R_SIDES])
-    best, pick, ties = -np.inf, None, 0
+    word, key = K.next_u64(key)
+    scored = []
     for m in moves[:n]:
         t, target = int(m) >> 3, int(m) & 7
         if target == K.DISCARD:
@@ -159,23 +162,16 @@ def greedy_over_the_list(state, ct, rules, seat, params, key):
             score = K.attack_score(state, rules, side, target, params)
         else:
             score = K.own_score(state, ct, side, t, params)
-        if score > best:
-            best, pick, ties = score, int(m), 1
-        elif score == best:
-            ties += 1
-            j, key = K.randint(key, ties)
-            key = np.uint64(key)  # a key comes back from the kernel as a Python int
-            if j == 0:
-                pick = int(m)
-    return pick, key
+        scored.append((score, int(K.rank(np.uint64(word), m)), int(m)))
+    return max(scored)[2], key
 
 
 @pytest.mark.parametrize("design_name,players", [("stapop", 4), ("millebornes", 4), ("millebornes", 6),
                                                  ("touring", 3)])
 def test_greedy_move_is_greedy_over_the_listed_moves(design_name, players):
-    # greedy_move scores the legal moves as it finds them instead of listing
-    # them first; along random games it must pick the same move with the same
-    # random draws, for every greedy preset.
+    # greedy_move scores the legal moves as it finds them, role by role, and
+    # skips discards that cannot win; along random games it must pick the
+    # move its definition picks from legal_moves' list, for every preset.
     design = load_design(design_name)
     ct, rules = design.tables(players)
     sides = int(rules[K.R_SIDES])
@@ -208,6 +204,30 @@ def test_greedy_move_is_greedy_over_the_listed_moves(design_name, players):
                 break
             seat = int(result[0])
     assert compared > 500
+
+
+def test_greedy_breaks_ties_uniformly():
+    # Stap op, side 0 not moving (no Stap op on its pile) and its 5, 6 and
+    # 8 km kinds complete: no play is legal but the tailwind's, which is
+    # pointless (no headwind) and not legal, so the best moves are the three
+    # discards of a stage card that can never be laid (keep value -10 each).
+    # Each must be chosen a third of the time.
+    design = load_design("stapop")
+    position = {
+        "players": 2, "on_turn": 0, "stock": 30,
+        "hands": {"0": ["km5", "km6", "km8", "crossing", "flat_tyre", "tailwind"]},
+        "sides": [{"limit": "tailwind", "distance": {"km5": 8, "km6": 4, "km8": 2}}, {}],
+    }
+    state, ct, rules, seat = position_state(design, position, seed=1)
+    params = np.array(parse_policy("greedy").params)
+    tries = 3000
+    picks = Counter(int(K.greedy_move_call(state, ct, rules, seat, params, np.uint64(key))[0])
+                    for key in range(1, tries + 1))
+    discards = {design.card_index(k) * 8 + K.DISCARD for k in ("km5", "km6", "km8")}
+    assert set(picks) == discards
+    sd = (tries * (1 / 3) * (2 / 3)) ** 0.5
+    for m in discards:
+        assert abs(picks[m] - tries / 3) < 4 * sd, picks
 
 
 def test_presets_are_parameter_settings_of_one_family():
