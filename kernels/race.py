@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from .race_design import (
+    EMPTY, NEEDS_GO, R_FITS_AT, R_MOVING_AT, VIRTUAL_GO,
     C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMEDY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
     MAX_DECK, MAX_HAND_SIZE, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
     R_EXTENSION, R_EXTENSION_POINTS, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
@@ -70,9 +71,6 @@ SD_TABLEAU = SD_LAID + MAX_TYPES
 SIDE_STRIDE = SD_TABLEAU + MAX_TYPES
 STATE_SIZE = SIDE_AT + MAX_SIDES * SIDE_STRIDE
 
-EMPTY = -1
-NEEDS_GO = -2
-VIRTUAL_GO = -3
 DISCARD = 7
 # A held type gives at most one move per side (its own play, or an attack on each
 # opponent) besides its discard; a hand holds at most hand_size + 1 types.
@@ -177,19 +175,17 @@ def seat_after(seat, players):
 
 
 @njit(cache=True, inline="always")
-def is_moving(state, ct, side):
-    """Can the side lay distance as far as its battle pile goes?"""
+def is_moving(state, rules, side):
+    """Can the side lay distance as far as its battle pile goes? (the
+    design's table by battle top and permanent go: no branches)"""
     b = side_at(side)
-    top = state[b + SD_BATTLE]
-    if state[b + SD_ROW] == 1:
-        return top < 0 or ct[top, C_ROLE] != ROLE_HAZARD
-    return top == VIRTUAL_GO or (top >= 0 and ct[top, C_ROLE] == ROLE_GO)
+    return (rules[R_MOVING_AT + state[b + SD_BATTLE] - VIRTUAL_GO] >> state[b + SD_ROW]) & 1 == 1
 
 
 @njit(cache=True, inline="always")
 def is_limited(state, side):
     b = side_at(side)
-    return state[b + SD_LIMITED] == 1 and state[b + SD_LIMIT_IMMUNE] == 0
+    return (state[b + SD_LIMITED] == 1) & (state[b + SD_LIMIT_IMMUNE] == 0)  # & : no branch
 
 
 @njit(cache=True, inline="always")
@@ -201,7 +197,7 @@ def protected(state, ct, side, card):
 @njit(cache=True, inline="always")
 def can_lay_distance(state, ct, rules, side, t):
     b = side_at(side)
-    if not is_moving(state, ct, side):
+    if not is_moving(state, rules, side):
         return False
     if ct[t, C_LIMITED] == 1 and is_limited(state, side):
         return False
@@ -248,7 +244,7 @@ def can_attack(state, ct, rules, target, t):
         return False
     b = side_at(target)
     if role == ROLE_HAZARD:
-        return is_moving(state, ct, target)
+        return is_moving(state, rules, target)
     if role == ROLE_LIMIT:
         if state[b + SD_LIMIT_IMMUNE] == 1:
             return False
@@ -652,23 +648,13 @@ def role_mask(rules, role):
 
 
 @njit(cache=True, inline="always")
-def battle_fits(state, ct, side, go_mask):
+def battle_fits(state, rules, side, go_mask):
     """Bit t: go or remedy card type t may be laid on the side's battle pile
-    now (can_play_own for those two roles, for all types at once)."""
+    now (can_play_own for those two roles, for all types at once, from the
+    design's table by battle top)."""
     b = side_at(side)
-    top = state[b + SD_BATTLE]
-    fits = 0
-    if top >= 0:
-        top_role = ct[top, C_ROLE]
-        if top_role == ROLE_HAZARD:
-            fits = np.int64(1) << ct[top, C_REMEDY]
-        elif top_role == ROLE_REMEDY:
-            fits = go_mask
-    elif top != VIRTUAL_GO:
-        fits = go_mask
-    if state[b + SD_ROW] == 1:
-        fits &= ~go_mask  # a permanent go makes go cards pointless
-    return fits
+    fits = np.int64(rules[R_FITS_AT + state[b + SD_BATTLE] - VIRTUAL_GO]) & 0xFFFFFFFF
+    return fits & ~(go_mask * state[b + SD_ROW])  # a permanent go makes go cards pointless
 
 
 # A discard scores -keep_value, and keep_value is never below -10 (its
@@ -694,7 +680,7 @@ def greedy_move(state, ct, rules, seat, params, key):
     pick = -1
     best = -1e18
     # Plays on the own side: go and remedy cards, distance, end of limit, safeties.
-    cards = held & battle_fits(state, ct, side, role_mask(rules, ROLE_GO))
+    cards = held & battle_fits(state, rules, side, role_mask(rules, ROLE_GO))
     while cards != 0:
         t = lowest_set_bit(cards)
         cards &= cards - 1

@@ -26,6 +26,12 @@ ROLES = ("distance", "go", "hazard", "limit", "remedy", "end_limit", "safety", "
 (ROLE_DISTANCE, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT, ROLE_REMEDY, ROLE_END_LIMIT,
  ROLE_SAFETY, ROLE_SETBACK) = range(len(ROLES))
 
+# The top of a battle pile: a card type, or one of these.
+EMPTY = -1         # nothing played yet
+NEEDS_GO = -2      # a safety cancelled the hazard; a go card is still needed
+VIRTUAL_GO = -3    # a safety cancelled the hazard and option roll_after_safety is off
+BATTLE_TOPS = MAX_TYPES - VIRTUAL_GO  # battle top - VIRTUAL_GO indexes the tables below
+
 # Card table columns.
 C_ROLE = 0        # ROLE_*
 C_COUNT = 1       # copies in the deck for this player count
@@ -73,7 +79,10 @@ R_TURN_CAP = 28           # turns per hand before it is cut off
 R_DECK_SIZE = 29
 R_SET_TOTAL = 30          # stage cards a set target needs
 R_ROLE_MASKS = 32         # R_ROLE_MASKS + role: bit t set if card type t has that role (as int32 bits)
-R_NCOLS = R_ROLE_MASKS + len(ROLES)
+# Per battle top (index top - VIRTUAL_GO), so that a turn looks them up instead of branching on the top:
+R_FITS_AT = R_ROLE_MASKS + len(ROLES)   # bits of the go and remedy types that may be laid on it (no permanent go)
+R_MOVING_AT = R_FITS_AT + BATTLE_TOPS    # bit 0: the side may lay distance; bit 1: the same with a permanent go
+R_NCOLS = R_MOVING_AT + BATTLE_TOPS
 
 DEFAULT_OPTIONS = {
     "overshoot": "forbid",
@@ -228,9 +237,25 @@ class Design:
         rules[R_TURN_CAP] = opts["turn_cap"] or turn_cap(self, players)
         rules[R_SET_TOTAL] = sum(target[c.key] for c in self.cards if c.role == "distance")
         for r, role in enumerate(ROLES):
-            mask = sum(1 << i for i, c in enumerate(self.cards) if c.role == role)
-            rules[R_ROLE_MASKS + r] = mask - (1 << 32) if mask >= 1 << 31 else mask  # the same 32 bits
+            rules[R_ROLE_MASKS + r] = _int32_bits(sum(1 << i for i, c in enumerate(self.cards) if c.role == role))
+        go = 1 << rules[R_GO_TYPE]
+        for top in range(VIRTUAL_GO, len(self.cards)):
+            top_role = self.cards[top].role if top >= 0 else None
+            if top_role == "hazard":
+                fits = 1 << table[top, C_REMEDY]  # its remedy, or the go card for Stop-like hazards
+            elif top_role == "remedy" or top in (EMPTY, NEEDS_GO):
+                fits = go
+            else:
+                fits = 0  # a go card already, or VIRTUAL_GO
+            moving = int(top == VIRTUAL_GO or top_role == "go") | int(top_role != "hazard") << 1
+            rules[R_FITS_AT + top - VIRTUAL_GO] = _int32_bits(fits)
+            rules[R_MOVING_AT + top - VIRTUAL_GO] = moving
         return table, rules
+
+
+def _int32_bits(mask: int) -> int:
+    """A 32-bit mask as the int32 with the same bits."""
+    return mask - (1 << 32) if mask >= 1 << 31 else mask
 
 
 def turn_cap(design: Design, players: int) -> int:

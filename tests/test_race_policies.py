@@ -129,7 +129,11 @@ def test_lookahead_decisions_do_depend_on_its_key():
 
 def test_lookahead_takes_the_winning_card():
     # Stap op: one 10 km stage left, Stap op on the pile, tailwind shown:
-    # laying it wins at once, every other move can only lose time.
+    # laying it wins at once, every other move can only lose time. Greedy
+    # would attack instead (an attack scores above a stage), and that also
+    # wins unless the opponent hits back in its one turn, so the win shows
+    # only in the deals where it can: enough playouts that every key sees
+    # some of them (with 60, some keys saw none and kept greedy's attack).
     design = load_design("stapop")
     position = {
         "players": 2, "on_turn": 0, "stock": 30,
@@ -139,10 +143,11 @@ def test_lookahead_takes_the_winning_card():
     }
     state, ct, rules, seat = position_state(design, position, seed=1)
     moves = np.empty(K.MAX_MOVES, np.int32)
-    params = np.array(parse_policy("lookahead:playouts=60,confidence=0").params)
-    m, _ = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(3),
-                         RaceRun("stapop", 2, ["greedy"], 0).user_policies)
-    assert m == design.card_index("km10") * 8 + 0
+    params = np.array(parse_policy("lookahead:playouts=1000,confidence=0").params)
+    user_policies = RaceRun("stapop", 2, ["greedy"], 0).user_policies
+    for key in range(1, 6):
+        m, _ = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(key), user_policies)
+        assert m == design.card_index("km10") * 8 + 0
 
 
 def greedy_over_the_list(state, ct, rules, seat, params, key):
