@@ -679,8 +679,12 @@ def greedy_move(state, ct, rules, seat, params, key):
     word, key = next_u64(key)
     pick = -1
     best = -1e18
-    # Plays on the own side: go and remedy cards, distance, end of limit, safeties.
-    cards = held & battle_fits(state, rules, side, role_mask(rules, ROLE_GO))
+    # Plays on the own side: first the cards legal whenever held (go and
+    # remedy cards that fit the battle pile, end of limit under a limit,
+    # safeties), then distance.
+    end_limit = role_mask(rules, ROLE_END_LIMIT) if is_limited(state, side) else 0
+    cards = held & (battle_fits(state, rules, side, role_mask(rules, ROLE_GO)) | end_limit
+                    | role_mask(rules, ROLE_SAFETY))
     while cards != 0:
         t = lowest_set_bit(cards)
         cards &= cards - 1
@@ -691,17 +695,6 @@ def greedy_move(state, ct, rules, seat, params, key):
         cards &= cards - 1
         if can_lay_distance(state, ct, rules, side, t):
             pick, best = consider(t * 8 + side, own_score(state, ct, side, t, params), pick, best, word)
-    if is_limited(state, side):
-        cards = held & role_mask(rules, ROLE_END_LIMIT)
-        while cards != 0:
-            t = lowest_set_bit(cards)
-            cards &= cards - 1
-            pick, best = consider(t * 8 + side, own_score(state, ct, side, t, params), pick, best, word)
-    cards = held & role_mask(rules, ROLE_SAFETY)
-    while cards != 0:
-        t = lowest_set_bit(cards)
-        cards &= cards - 1
-        pick, best = consider(t * 8 + side, own_score(state, ct, side, t, params), pick, best, word)
     # Attacks on each opponent.
     attacks = held & (role_mask(rules, ROLE_HAZARD) | role_mask(rules, ROLE_LIMIT) | role_mask(rules, ROLE_SETBACK))
     if attacks != 0:
