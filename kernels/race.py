@@ -29,7 +29,7 @@ from numba import njit, prange
 
 from .race_design import (
     EMPTY, NEEDS_GO, R_FITS_AT, R_MOVING_AT, VIRTUAL_GO,
-    C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMEDY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
+    C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
     MAX_DECK, MAX_HAND_SIZE, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
     R_EXTENSION, R_EXTENSION_POINTS, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
     R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
@@ -189,6 +189,22 @@ def is_limited(state, side):
 
 
 @njit(cache=True, inline="always")
+def role_mask(rules, role):
+    """Bit t: card type t has this role."""
+    return np.int64(rules[R_ROLE_MASKS + role]) & 0xFFFFFFFF
+
+
+@njit(cache=True, inline="always")
+def battle_fits(state, rules, side, go_mask):
+    """Bit t: go or remedy card type t may be laid on the side's battle pile
+    now, for all types at once: the design's table by battle top
+    (Design.tables says the rule), less the go card under a permanent go."""
+    b = side_at(side)
+    fits = np.int64(rules[R_FITS_AT + state[b + SD_BATTLE] - VIRTUAL_GO]) & 0xFFFFFFFF
+    return fits & ~(go_mask * state[b + SD_ROW])  # a permanent go makes go cards pointless
+
+
+@njit(cache=True, inline="always")
 def protected(state, ct, side, card):
     safety = ct[card, C_PROTECTED_BY]
     return safety >= 0 and state[side_at(side) + SD_TABLEAU + safety] > 0
@@ -213,22 +229,12 @@ def can_lay_distance(state, ct, rules, side, t):
 def can_play_own(state, ct, rules, side, t):
     """May card type t be laid on the player's own side now?"""
     role = ct[t, C_ROLE]
-    b = side_at(side)
     if role == ROLE_DISTANCE:
         return can_lay_distance(state, ct, rules, side, t)
     if role == ROLE_SAFETY:
         return True
-    top = state[b + SD_BATTLE]
-    if role == ROLE_GO:
-        # A permanent go (Right of Way) makes go cards pointless: not a legal play.
-        if state[b + SD_ROW] == 1 or top == VIRTUAL_GO:
-            return False
-        if top < 0:
-            return True
-        top_role = ct[top, C_ROLE]
-        return top_role == ROLE_REMEDY or (top_role == ROLE_HAZARD and ct[top, C_REMEDY] == t)
-    if role == ROLE_REMEDY:
-        return top >= 0 and ct[top, C_ROLE] == ROLE_HAZARD and ct[top, C_REMEDY] == t
+    if role == ROLE_GO or role == ROLE_REMEDY:
+        return (battle_fits(state, rules, side, role_mask(rules, ROLE_GO)) >> t) & 1 == 1
     if role == ROLE_END_LIMIT:
         return is_limited(state, side)
     return False
@@ -639,22 +645,6 @@ def consider(m, score, pick, best, word):
     if score == best and rank(word, m) > rank(word, pick):
         return m, best
     return pick, best
-
-
-@njit(cache=True, inline="always")
-def role_mask(rules, role):
-    """Bit t: card type t has this role."""
-    return np.int64(rules[R_ROLE_MASKS + role]) & 0xFFFFFFFF
-
-
-@njit(cache=True, inline="always")
-def battle_fits(state, rules, side, go_mask):
-    """Bit t: go or remedy card type t may be laid on the side's battle pile
-    now (can_play_own for those two roles, for all types at once, from the
-    design's table by battle top)."""
-    b = side_at(side)
-    fits = np.int64(rules[R_FITS_AT + state[b + SD_BATTLE] - VIRTUAL_GO]) & 0xFFFFFFFF
-    return fits & ~(go_mask * state[b + SD_ROW])  # a permanent go makes go cards pointless
 
 
 # A discard scores -keep_value, and keep_value is never below -10 (its

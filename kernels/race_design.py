@@ -238,6 +238,12 @@ class Design:
         rules[R_SET_TOTAL] = sum(target[c.key] for c in self.cards if c.role == "distance")
         for r, role in enumerate(ROLES):
             rules[R_ROLE_MASKS + r] = _int32_bits(sum(1 << i for i, c in enumerate(self.cards) if c.role == role))
+        # By battle top: a hazard takes its remedy (the go card for a
+        # Stop-like hazard); a remedy, an empty pile or a cancelled hazard
+        # still needing a go card take the go card; a go card, or a hazard
+        # cancelled with no go card needed (VIRTUAL_GO), take neither. A
+        # side may lay distance under a go card or VIRTUAL_GO; with a
+        # permanent go, under anything but a hazard.
         go = 1 << rules[R_GO_TYPE]
         for top in range(VIRTUAL_GO, len(self.cards)):
             top_role = self.cards[top].role if top >= 0 else None
