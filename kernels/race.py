@@ -560,6 +560,13 @@ def trip_complete(state, rules, side):
 
 
 # ---- policies -----------------------------------------------------------------
+# keep_value's floor: a distance card that can never be laid. Its formula for
+# the others stays above it for hands of up to MAX_HAND_SIZE + 1 cards, so a
+# discard (scored -keep_value) never scores above MAX_DISCARD_SCORE.
+NEVER_LAID = -10.0
+MAX_DISCARD_SCORE = -NEVER_LAID
+
+
 @njit(cache=True, inline="always")
 def keep_value(state, ct, rules, seat, t):
     """How much a greedy player wants to keep card t (it discards the lowest).
@@ -575,12 +582,12 @@ def keep_value(state, ct, rules, seat, t):
     if role == ROLE_DISTANCE:
         laid = state[b + SD_LAID + t]
         if ct[t, C_CAP] > 0 and laid >= ct[t, C_CAP]:
-            return -10.0
+            return NEVER_LAID
         if rules[R_TARGET_SET] == 1:
             # Every stage card of an incomplete kind is needed.
-            return 3.0 if laid + held <= ct[t, C_TARGET] else -10.0
+            return 3.0 if laid + held <= ct[t, C_TARGET] else NEVER_LAID
         if state[b + SD_DIST] + ct[t, C_VALUE] > state[ST_TRIP]:
-            return -10.0
+            return NEVER_LAID
         return 1.0 + 4.0 * ct[t, C_VALUE] / state[ST_TRIP] - 0.5 * (held - 1)
     extra = held > 1
     if role == ROLE_GO:
@@ -645,11 +652,6 @@ def consider(m, score, pick, best, word):
     if score == best and rank(word, m) > rank(word, pick):
         return m, best
     return pick, best
-
-
-# A discard scores -keep_value, and keep_value is never below -10 (its
-# distance formula stays above -10 for hands of up to MAX_HAND_SIZE + 1 cards).
-MAX_DISCARD_SCORE = 10.0
 
 
 @njit(cache=True, inline="always")

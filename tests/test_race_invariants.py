@@ -292,3 +292,24 @@ def test_turns_column_counts_cards_out_of_hands_not_passes():
                 if hand >= 2:
                     break
     pytest.fail("no pass in 800 random games: cannot check")
+
+
+def test_held_types_follow_the_hand_and_a_wrong_mask_is_caught():
+    # The held-types mask is derived from the hand's card counts, kept up to
+    # date move by move; check_state (run after every move of a logged game)
+    # must notice when it is not.
+    design = DESIGNS["millebornes"]
+    ct, rules = design.tables(4)
+    state = np.zeros(K.STATE_SIZE, np.int16)
+    cards = np.zeros((2, len(design.cards), K.K_NCOLS), np.int16)
+    no_log = np.zeros((0, K.LOG_NCOLS), np.int32)
+    K.deal(state, ct, rules, 0, np.uint64(99), cards, no_log)
+    for p in range(4):
+        counts = state[K.HAND_AT + p * K.MAX_TYPES:K.HAND_AT + (p + 1) * K.MAX_TYPES]
+        assert K.held_types(state, p) == sum(1 << t for t in range(K.MAX_TYPES) if counts[t] > 0)
+    assert K.check_state(state, ct, rules) == 0
+    t = int(np.argmax(state[K.HAND_AT:K.HAND_AT + K.MAX_TYPES]))  # a type seat 0 holds
+    K.store_held(state, 0, K.held_types(state, 0) & ~(1 << t))
+    assert K.check_state(state, ct, rules) == K.BROKEN_HELD_MASK
+    K.recount_held(state, rules)
+    assert K.check_state(state, ct, rules) == 0
