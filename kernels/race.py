@@ -183,6 +183,13 @@ def is_moving(state, rules, side):
 
 
 @njit(cache=True, inline="always")
+def hazard_on_top(rules, top):
+    """1 if battle top `top` is a hazard, else 0 (bit 1 of the moving table:
+    with a permanent go, a side moves under anything but a hazard)."""
+    return 1 - ((rules[R_MOVING_AT + top - VIRTUAL_GO] >> 1) & 1)
+
+
+@njit(cache=True, inline="always")
 def is_limited(state, side):
     b = side_at(side)
     return (state[b + SD_LIMITED] == 1) & (state[b + SD_LIMIT_IMMUNE] == 0)  # & : no branch
@@ -1109,6 +1116,8 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
     key = deal(state, ct, rules, first_seat, key, cards, log)
     seat = first_seat
     capped = 0
+    round_left = players  # turns to the end of the round (counted down: a division per turn costs 2 %)
+    rounds = 0
     while True:
         turns = state[ST_TURNS]
         if turns >= cap:
@@ -1116,12 +1125,15 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
             break
         side = side_of(seat, sides)
         b = side_at(side)
-        # Turns lost: the side starts the turn blocked by a hazard or a limit card.
+        # Turns lost: the side starts the turn blocked by a hazard, else by a
+        # limit card. Counted without branches (adding 0 when not blocked):
+        # which way they go is as random as the game, and this runs every turn.
         top = state[b + SD_BATTLE]
-        if top >= 0 and ct[top, C_ROLE] == ROLE_HAZARD:
-            cards[side, top, K_VICTIM_TURNS] += 1
-        elif is_limited(state, side) and state[b + SD_LIMIT_TOP] >= 0:
-            cards[side, state[b + SD_LIMIT_TOP], K_VICTIM_TURNS] += 1
+        hazard = hazard_on_top(rules, top)
+        limit_top = state[b + SD_LIMIT_TOP]
+        blocker = top if hazard == 1 else limit_top
+        blocked = hazard | (is_limited(state, side) & (limit_top >= 0))
+        cards[side, max(blocker, 0), K_VICTIM_TURNS] += blocked
         _, key = draw(state, ct, rules, seat, key, cards, log)
         if state[HAND_N_AT + seat] == 0:
             # Play-out: nothing to draw and nothing in hand, so pass.
@@ -1147,10 +1159,13 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
             broken = check_state(state, ct, rules)
             if broken:
                 log_event(log, state, seat, EV_BROKEN_INVARIANT, t_of(m), -1, broken)
-        rounds = state[ST_TURNS] // players
-        if state[ST_TURNS] % players == 0 and rounds <= PROGRESS_ROUNDS:
-            for s in range(sides):
-                progress[s, rounds - 1] = state[side_at(s) + SD_DIST]
+        round_left -= 1
+        if round_left == 0:
+            round_left = players
+            rounds += 1
+            if rounds <= PROGRESS_ROUNDS:
+                for s in range(sides):
+                    progress[s, rounds - 1] = state[side_at(s) + SD_DIST]
         if hand_over:
             break
         if state[ST_STOCK_N] == 0 and rules[R_RESHUFFLE] == 0:
