@@ -893,6 +893,15 @@ def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_
 
 
 @allocation_free
+def apply_move_call(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_out, cards, log):
+    """apply_move as a function call, for the look-ahead's first move and
+    for Python. apply_move is inlined into the turn loops (play_hand,
+    rollout); inlined into evaluate_moves, which keeps Numba's runtime, it
+    made that function's compile 20 s longer."""
+    return apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_out, cards, log)
+
+
+@allocation_free
 def hand_finished(state, rules):
     """A play-out hand is over when the stock and every hand are empty."""
     if state[ST_STOCK_N] > 0 or rules[R_RESHUFFLE] == 1:
@@ -1040,7 +1049,7 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
             scratch[:] = world
             pkeys[:] = world_keys
             sides_out[:] = 0
-            nxt, over, chance = apply_move(ct, rules, scratch, seat, moves[i], ids, rollout_params, pkeys,
+            nxt, over, chance = apply_move_call(ct, rules, scratch, seat, moves[i], ids, rollout_params, pkeys,
                                            world_chance, sides_out, cards, no_log)
             if not over:
                 over, chance = rollout(ct, rules, scratch, nxt, horizon, ids, rollout_params, pkeys, chance,
@@ -1297,8 +1306,8 @@ def apply_move_boxed(ct, rules, state, seat, m, policy_ids, params, pkeys, chanc
                      result):
     """apply_move from Python (positions, tests): keys in arrays, results in
     result = [next seat, hand over]."""
-    next_seat, hand_over, k = apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, chance_key[0],
-                                         sides_out, cards, log)
+    next_seat, hand_over, k = apply_move_call(ct, rules, state, seat, m, policy_ids, params, pkeys, chance_key[0],
+                                              sides_out, cards, log)
     chance_key[0] = k
     result[0] = next_seat
     result[1] = hand_over
