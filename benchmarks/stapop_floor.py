@@ -1,18 +1,21 @@
-"""A yardstick, not part of etappe: how fast can this machine play Stap op?
+"""A yardstick for the engine's speed, and a second implementation of Stap op.
 
 Issue 2 asks for 150,000 four-player Stap op games/s with greedy and says a
 tight hand-written Numba kernel reaches about 270,000. This script is such a
-kernel, written for Stap op alone (four players, default options): constant
-tables, no other design's features (safeties, caps, coups fourrés, sum
-targets, teams), no positions, logs or invariant checks. Its greedy scores
-moves like etappe's (go or remedy 80, distance 60 + value / 10, attack
-70 + the target's distance / 101, discards by keep value, ties by a random
-rank), so its games are about as long (about 252 turns against etappe's 257).
+kernel, written from the rules page for Stap op alone (four players, default
+options): constant tables, none of the other designs' features (safeties,
+caps, coups fourrés, sum targets, teams), no positions, logs or invariant
+checks. It deals, draws and reshuffles from the same random streams as the
+engine (kernels/rng.py) and scores moves as etappe's greedy does (go or
+remedy 80, distance 60 + value / 10, attack 70 + the target's distance / 101,
+discards by keep value, ties by a random rank), so it plays the very same
+games: tests/test_race_floor.py checks that every record agrees.
 
 With --records it also keeps the per-card records etappe keeps (drawn,
 played, discarded, received, turns lost; progress by round; lead changes and
-deficits), in the same kind of arrays. The figures it prints are what the
-engine could reach at best; docs/speed.md compares them with `etappe bench`.
+deficits), in the same kind of arrays. The figures it prints are what a
+kernel for one design could reach; docs/speed.md compares them with
+`etappe bench`.
 
     python benchmarks/stapop_floor.py [--records] [--threads N] [--games N]
 """
@@ -43,19 +46,22 @@ DISTANCE = (1 << KM5) | (1 << KM6) | (1 << KM8) | (1 << KM10)
 NEEDS_TAILWIND = (1 << KM8) | (1 << KM10)
 PLAYERS = 4
 DISCARD = 7
+# The kernels are not cached: this file runs both as a script and imported by
+# a test, and Numba cannot load a cache entry written under one module name
+# (__main__) under the other. They compile in about 5 s.
 # records: cards[player, type, stat]
 DRAWN, PLAYED, DISCARDED, RECEIVED, TURNS_LOST = range(5)
 ROUNDS = 40
 
 
-@njit(cache=True, inline="always")
+@njit(inline="always")
 def consider(m, score, pick, best, word):
     if score > best or (score == best and rank(word, m) > rank(word, pick)):
         return m, score
     return pick, best
 
 
-@njit(cache=True)
+@njit
 def play(key, pkeys, records, cards, progress, deficit):
     stock = np.empty(99, np.int8)
     hand = np.zeros((PLAYERS, N_TYPES), np.int16)
@@ -88,6 +94,7 @@ def play(key, pkeys, records, cards, progress, deficit):
     lead_changes = 0
     seat = 0
     turns = 0
+    winner = -1
     while turns < 10_000:
         if records:
             if top[seat] >= CROSSING and top[seat] <= HOSTEL:
@@ -179,9 +186,6 @@ def play(key, pkeys, records, cards, progress, deficit):
             held[seat] &= ~(1 << c)
         turns += 1
         if records:
-            if turns % PLAYERS == 0 and turns // PLAYERS <= ROUNDS:
-                for p in range(PLAYERS):
-                    progress[p, turns // PLAYERS - 1] = dist[p]
             cards[seat, c, DISCARDED if target == DISCARD else PLAYED] += 1
         if target == DISCARD:
             discards[c] += 1
@@ -205,8 +209,6 @@ def play(key, pkeys, records, cards, progress, deficit):
                     leader = first
                 for p in range(PLAYERS):
                     deficit[p] = max(deficit[p], most - dist[p])
-            if need[seat] == 0:
-                return turns, seat, lead_changes
         elif c == TAILWIND:
             limited &= ~(1 << seat)
             limit_top[seat] = c
@@ -222,11 +224,21 @@ def play(key, pkeys, records, cards, progress, deficit):
             tableau[target, c] += 1
             if records and target != seat:
                 cards[target, c, RECEIVED] += 1
+        if records and turns % PLAYERS == 0 and turns // PLAYERS <= ROUNDS:
+            for p in range(PLAYERS):
+                progress[p, turns // PLAYERS - 1] = dist[p]
+        if need[seat] == 0:
+            winner = seat
+            break
         seat = 0 if seat == PLAYERS - 1 else seat + 1
-    return turns, -1, lead_changes
+    if records:
+        for p in range(PLAYERS):
+            for r in range(turns // PLAYERS, ROUNDS):
+                progress[p, r] = dist[p]
+    return turns, winner, lead_changes
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True)
 def play_games(seed, games, records, out, cards, progress, deficit):
     for g in prange(games):
         pkeys = np.empty(PLAYERS, np.uint64)
