@@ -1050,7 +1050,7 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
             pkeys[:] = world_keys
             sides_out[:] = 0
             nxt, over, chance = apply_move_call(ct, rules, scratch, seat, moves[i], ids, rollout_params, pkeys,
-                                           world_chance, sides_out, cards, no_log)
+                                                world_chance, sides_out, cards, no_log)
             if not over:
                 over, chance = rollout(ct, rules, scratch, nxt, horizon, ids, rollout_params, pkeys, chance,
                                        sides_out, cards, rollout_moves, no_log)
