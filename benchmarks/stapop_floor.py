@@ -46,16 +46,18 @@ DISTANCE = (1 << KM5) | (1 << KM6) | (1 << KM8) | (1 << KM10)
 NEEDS_TAILWIND = (1 << KM8) | (1 << KM10)
 PLAYERS = 4
 DISCARD = 7
-# The kernels are not cached: this file runs both as a script and imported by
-# a test, and Numba cannot load a cache entry written under one module name
-# (__main__) under the other. They compile in about 5 s.
 # records: cards[player, type, stat]
 DRAWN, PLAYED, DISCARDED, RECEIVED, TURNS_LOST = range(5)
 ROUNDS = 40
 
+# The kernels are not cached: this file runs both as a script and imported by
+# a test, and Numba cannot load a cache entry written under one module name
+# (__main__) under the other. They compile in about 5 s.
+
 
 @njit(inline="always")
 def consider(m, score, pick, best, word):
+    """Keep the move of highest score; among equal scores, of highest random rank."""
     if score > best or (score == best and rank(word, m) > rank(word, pick)):
         return m, score
     return pick, best
@@ -252,6 +254,7 @@ def play(key, pkeys, records, cards, progress, deficit):
 
 @njit(parallel=True)
 def play_games(seed, games, records, out, cards, progress, deficit):
+    """Games 0 .. games-1 of `seed`, in parallel: out[g] = turns, winner, lead changes."""
     for g in prange(games):
         pkeys = np.empty(PLAYERS, np.uint64)
         for p in range(PLAYERS):
@@ -269,10 +272,10 @@ def main():
         numba.set_num_threads(args.threads)
     games = args.games
     out = np.zeros((games, 3), np.int64)
-    cards = np.zeros((games, PLAYERS, N_TYPES, 5), np.int16)
+    cards = np.zeros((games, PLAYERS, N_TYPES, TURNS_LOST + 1), np.int16)
     progress = np.zeros((games, PLAYERS, ROUNDS), np.int16)
     deficit = np.zeros((games, PLAYERS), np.int64)
-    play_games(1, 100, args.records, out, cards, progress, deficit)  # compile or load from the cache
+    play_games(1, 100, args.records, out, cards, progress, deficit)  # compile outside the timing
     best = float("inf")
     for _ in range(3):
         cards[:] = 0
