@@ -1125,8 +1125,7 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
     key = deal(state, ct, rules, first_seat, key, cards, log)
     seat = first_seat
     capped = 0
-    round_left = players  # turns to the end of the round (counted down: a division per turn costs 2 %)
-    rounds = 0
+    round_left = players  # turns to the end of the round: counted down, as a division every turn costs 2 %
     while True:
         turns = state[ST_TURNS]
         if turns >= cap:
@@ -1171,7 +1170,7 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
         round_left -= 1
         if round_left == 0:
             round_left = players
-            rounds += 1
+            rounds = state[ST_TURNS] // players
             if rounds <= PROGRESS_ROUNDS:
                 for s in range(sides):
                     progress[s, rounds - 1] = state[side_at(s) + SD_DIST]
