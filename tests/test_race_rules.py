@@ -9,6 +9,7 @@ from importlib import resources
 import numpy as np
 import pytest
 
+from etappe.analysis.race import simulate
 from etappe.kernels import race as K
 from etappe.kernels.race_design import DesignError, load_design, parse_design
 from etappe.kernels.race_position import legal_moves_of, play_position_move, position_state
@@ -172,10 +173,12 @@ def test_stapop_laying_the_whole_set_wins():
 
 
 def test_stapop_100_km_in_the_wrong_stages_does_not_win():
-    # 100 km is not enough: the exact set is needed (here 10 x 5 + ... with forbid is impossible,
-    # so lay 90 km of the set plus one km5 too few: the last km10 gives 95 + ... no win).
-    own = side("go", "tailwind", {"km5": 7, "km6": 4, "km8": 2, "km10": 1})  # 85 km, needs a km5 and a km10
-    new, info = play(SO, so_pos(own, side("go")), "play km10")
+    # The target is the set, not the sum. Under the default (forbid) a stage of
+    # a complete kind cannot be laid, so 100 km in the wrong stages needs
+    # overshoot = "disqualify": 10 x 5 + 4 x 6 + 2 x 8 + 1 x 10 = 100 km.
+    own = side("go", "tailwind", {"km5": 10, "km6": 4, "km8": 2})
+    new, info = play(SO, so_pos(own, side("go")), "play km10", options={"overshoot": "disqualify"})
+    assert new["sides"][0]["km"] == 100
     assert not info["hand_over"] and info["trip_side"] == -1
 
 
@@ -271,6 +274,28 @@ def test_mille_bornes_deck_and_trips_from_the_rules_page():
     assert MB.hand_size == 6
     with pytest.raises(DesignError, match="not 5"):
         MB.tables(5)
+
+
+def fewest_distance_cards(design, players, km):
+    """The fewest distance cards that add up to exactly `km`, within the
+    deck's counts and the per-hand caps (a small exact search)."""
+    limits = [(c.value, min(c.count, c.cap or c.count)) for c in design.cards if c.role == "distance"]
+    fewest = {0: 0}
+    for value, copies in limits:
+        reach = dict(fewest)
+        for total, n in fewest.items():
+            for k in range(1, copies + 1):
+                if total + k * value <= km and reach.get(total + k * value, 10**9) > n + k:
+                    reach[total + k * value] = n + k
+        fewest = reach
+    return fewest[km]
+
+
+def test_mb_fewest_distance_cards_to_700_and_1000():
+    # Rules page: at least 5 distance cards reach 700, at least 8 reach 1000
+    # (at most two 200s count in a hand).
+    assert fewest_distance_cards(MB, 2, 700) == 5
+    assert fewest_distance_cards(MB, 4, 1000) == 8
 
 
 def test_mb_distance_needs_roll():
@@ -509,8 +534,9 @@ def test_mb_teams_share_a_tableau():
     hands = {2: ["km100", "km25", "km50", "km75", "roll", "gasoline", "out_of_gas"]}
     pos = position(4, hands, [side("roll", distance={"km100": 2}), side("roll")], on_turn=2)
     moves = legal(MB, pos)
-    assert "play km100" in moves and "play out_of_gas on side 1" in moves
-    assert not any(m.endswith(("side 0", "side 2", "side 3")) for m in moves)
+    # seat 2 plays on side 0's tableau (its own, so no "on side"); the hazard only on side 1
+    assert "play km100" in moves and "play roll" not in moves  # side 0 already rolls
+    assert {m for m in moves if m.startswith("play out_of_gas")} == {"play out_of_gas on side 1"}
     new, info = play(MB, pos, "play km100")
     assert new["sides"][0]["km"] == 300 and info["next_seat"] == 3
     # 6 players: seat 4 plays for side 1 (4 % 3)
@@ -519,8 +545,8 @@ def test_mb_teams_share_a_tableau():
     new, info = play(MB, pos, "play km100")
     assert new["sides"][1]["km"] == 150 and new["sides"][0]["km"] == 0 and info["next_seat"] == 5
     moves = legal(MB, pos)
-    assert {"play out_of_gas on side 0", "play out_of_gas on side 2"} <= moves
-    assert "play out_of_gas on side 1" not in moves
+    assert {m for m in moves if m.startswith("play out_of_gas")} == {"play out_of_gas on side 0",
+                                                                      "play out_of_gas on side 2"}
 
 
 def test_mb_extension_only_for_the_side_at_exactly_700():
@@ -742,3 +768,15 @@ def test_a_full_hand_of_attacks_on_five_opponents_lists_every_move():
     moves = legal(design, position(6, {0: hand}, sides))
     assert len(moves) == 21 * 6
     assert K.MAX_MOVES >= 21 * 6
+
+
+def test_turn_cap_cuts_a_hand_off_and_reports_it():
+    # Stap op: each player needs 16 stage cards, so no 4-player game ends within 30 turns.
+    df = simulate("stapop", players=4, games=20, seed=1, options={"turn_cap": 30})
+    assert (df["capped"] == 1).all() and (df["turns"] == 30).all()
+    assert (df["winner_side"] == -1).all() and (df["trip_side"] == -1).all()
+    # Mille Bornes, 2 players: 700 km takes a side at least 6 cards, so 10 turns
+    # even with Right of Way's extra turn. A capped hand ends the game, with no winner.
+    df = simulate("millebornes", players=2, games=20, seed=1, options={"turn_cap": 8})
+    assert (df["hand"] == 0).all() and (df["capped"] == 1).all() and (df["turns"] == 8).all()
+    assert (df["winner_side"] == -1).all()
