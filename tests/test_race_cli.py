@@ -143,6 +143,62 @@ def test_golden_playthrough():
     assert result.stdout == golden.read_text()
 
 
+MB_KM = {"km25": 25, "km50": 50, "km75": 75, "km100": 100, "km200": 200}
+MB_SAFETIES = {"driving_ace", "extra_tank", "puncture_proof", "right_of_way"}
+
+
+def rescore_mille_bornes_replay(text, deck=101, sides=2):
+    """Each hand's scores, worked out from a replay's play-by-play alone with
+    the scoring table of the rules page (Parker shut-out): the replay's own
+    score lines are not read."""
+    scores = []
+    for hand in text.split("== hand ")[1:]:
+        km, safeties, coups, twohundreds = [0] * sides, [set() for _ in range(sides)], [0] * sides, [0] * sides
+        cards_out = 0  # cards dealt and drawn: the stock ran out when the whole deck is out
+        extension = trip_side = -1
+        for line in hand.splitlines():
+            words = line.split()
+            if "is dealt:" in line:
+                cards_out += len(words) - 4
+            elif " draws " in line:
+                cards_out += 1
+            elif " plays " in line and line.startswith("t"):
+                seat, card = int(words[3]), words[5]
+                target = int(words[-1]) if " on side " in line else seat % sides
+                km[target] += MB_KM.get(card, 0)
+                twohundreds[target] += card == "km200"
+                if card in MB_SAFETIES:
+                    safeties[target].add(card)
+            elif "COUP FOURRÉ" in line:
+                side = int(words[1]) % sides
+                safeties[side].add(words[5])
+                coups[side] += 1
+            elif "calls the extension" in line:
+                extension = int(words[1])
+            elif "completes the trip" in line and line.startswith("--"):
+                trip_side = int(words[words.index("side") + 1])
+        hand_scores = []
+        for s in range(sides):
+            score = km[s] + 100 * len(safeties[s]) + 300 * (len(safeties[s]) == 4) + 300 * coups[s]
+            if s == trip_side:
+                score += 400 + 300 * (cards_out == deck) + 300 * (twohundreds[s] == 0)
+                score += 500 * all(km[o] == 0 for o in range(sides) if o != s)
+            if extension >= 0 and (s == extension) == (trip_side == extension):
+                score += 200
+            hand_scores.append(score)
+        scores.append(hand_scores)
+    return scores
+
+
+def test_golden_playthrough_scores_follow_the_rules_page():
+    """The reviewed play-by-play's hand scores are those of the rules page's
+    scoring table, worked out from its moves by the scorer above."""
+    text = (GOLDEN / "millebornes_2p_seed7_game2.txt").read_text()
+    printed = [int(line.split("hand score ")[1].split(",")[0]) for line in text.splitlines() if "hand score" in line]
+    worked = rescore_mille_bornes_replay(text)
+    assert len(worked) == 3 and [score for hand in worked for score in hand] == printed
+
+
 def test_analyze_prefers_the_winning_card(tmp_path):
     position = tmp_path / "p.toml"
     position.write_text("""
