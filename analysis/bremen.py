@@ -33,6 +33,7 @@ OPTIONS = {
     "bridge_stack": (False, bool),
     "target": (7, int),
     "max_turns": (2000, int),
+    "robber_field": ("open", ("open", "closed")),
 }
 
 GREEDY_DEFAULTS = {
@@ -87,6 +88,7 @@ def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
     row[K.O_BRIDGE_STACK] = full["bridge_stack"]
     row[K.O_TARGET] = full["target"]
     row[K.O_MAX_TURNS] = full["max_turns"]
+    row[K.O_ROBBER_CLOSED] = full["robber_field"] == "closed"
     return row, full
 
 

@@ -81,7 +81,8 @@ O_FOREIGN_STACK = 3   # 0: a moved foreign animal must sit directly on an own on
 O_BRIDGE_STACK = 4    # 1: a single animal may climb onto a larger one on a bridge
 O_TARGET = 5          # points to win
 O_MAX_TURNS = 6       # turn cap
-N_OPT = 7
+O_ROBBER_CLOSED = 7   # 1: only a full pyramid (which chases it) may land on the robber's field
+N_OPT = 8
 
 # --- policies ------------------------------------------------------------------
 POL_RANDOM = 0
@@ -328,6 +329,8 @@ def _landing_ok(state, a, x, seat, first, own_animal, multi, kind, opts):
     k = kind[x]
     if k == K_HOUSE:
         return s == 3 and multi == 4  # only a full pyramid storms the house
+    if x == state[S_ROBBER] and opts[O_ROBBER_CLOSED] == 1 and not (s == 3 and multi == 4):
+        return False
     below = -1  # the animal it would sit directly on
     for t in range(s + 1, 4):
         if state[base + t] >= 0:
