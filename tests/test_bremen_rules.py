@@ -287,6 +287,22 @@ def test_chasing_the_robber_takes_a_full_pyramid_landing_exactly_on_it():
     assert eff["chase"] and g.robber == "house" and g.points(0) == 1 and g.points(3) == 0
 
 
+def test_the_robbers_field_is_open_by_default_and_closed_as_an_option():
+    g = game()
+    g.set_robber("m05")
+    g.place(0, "dog", "m03")
+    assert "m05" in dests(g.first_moves(2, 2), 0, "dog")
+    g.move(0, "dog", "m05")
+    assert g.robber == "m05" and g.pos(0, "dog") == "m05"  # standing there sends nobody home
+    g = game(robber_field="closed")
+    g.set_robber("m05")
+    g.place(0, "dog", "m03")
+    assert "m05" not in dests(g.first_moves(2, 2), 0, "dog")
+    assert "m06" in dests(g.first_moves(3, 3), 0, "dog")  # passing over it is still allowed
+    park(g, 0, ["m03", "m03", "m03", "m03"])
+    assert "m05" in dests(g.first_moves(2, 2), 0, "donkey")  # the pyramid that chases it
+
+
 # --- storming the house and the end -------------------------------------------------------
 
 def test_storm_scores_per_animal_plus_bonus_when_the_robber_is_home():
@@ -294,7 +310,7 @@ def test_storm_scores_per_animal_plus_bonus_when_the_robber_is_home():
     for colour, animal in ((0, "donkey"), (1, "dog"), (0, "cat"), (2, "rooster")):
         g.place(colour, animal, "i01")
     eff = g.move(0, "donkey", "house")
-    assert eff["storm"] and not eff["extra_roll"]
+    assert eff["storm"]
     assert [g.points(s) for s in range(4)] == [3, 1, 1, 0]
     assert g.pos(0, "donkey") == "r00" and g.pos(1, "dog") == "r06" and g.pos(2, "rooster") == "r12"
     assert g.errors() == 0
@@ -306,6 +322,22 @@ def test_storm_without_the_robber_at_home_gives_no_bonus_and_sends_it_home():
     park(g, 0, ["i01", "i01", "i01", "i01"])
     g.move(0, "donkey", "house")
     assert g.points(0) == 4 and g.robber == "house"
+
+
+def test_a_storm_ends_the_turn_in_play():
+    # The turn as the simulator plays it: a pyramid of all four own animals
+    # next to the house storms with the first move; the second move is
+    # forfeited (all four are back on r00, none moved off again) and there is
+    # no extra roll. Games are tried until a roll lets greedy storm.
+    for game_index in range(50):
+        g = game()
+        park(g, 0, ["i01", "i01", "i01", "i01"])
+        g.play(["greedy"] * 4, turns=1, seed=3, game_index=game_index)
+        if g.points(0) > 0:
+            break
+    assert g.points(0) == 5  # four animals, and the robber was at home
+    assert [g.pos(0, animal) for animal in ("donkey", "dog", "cat", "rooster")] == ["r00"] * 4
+    assert g.state[K.S_ROLLS] == 1 and g.robber == "house"
 
 
 def test_a_storm_is_legal_even_when_no_second_move_would_follow():
