@@ -92,7 +92,9 @@ def test_three_players_storm_points_skip_the_neutral_colour():
     df = simulate(players=3, games=100, policies=["greedy"] * 3, seed=4, options={"max_turns": 400})
     storm_points = sum(df[f"points_storm_s{s}"] for s in range(3))
     assert (storm_points <= 4 * df["storms"]).all()
-    assert (df["winner_seat"] < 3).all() and "points_s3" not in df
+    # Neutral animals do join pyramids (about one storm in fourteen here); had
+    # they scored for anyone, every storm would give 4.
+    assert storm_points.sum() < 4 * df["storms"].sum()
 
 
 def test_same_seed_same_records_any_threads_or_chunks():
