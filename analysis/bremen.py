@@ -20,19 +20,20 @@ from etappe.analysis.runio import package_version
 from etappe.analysis.stats import wilson_interval
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, load_board
+from etappe.kernels.options import option_value
 
 SIZES = {"rooster": 1, "cat": 2, "dog": 3, "donkey": 4}
 SIZE_NAMES = {v: k for k, v in SIZES.items()}
 
 # name -> (default, allowed values or type); the order is the kernel's O_* row
-OPTIONS = {
-    "harder": (False, bool),            # variant: extra roll only without sending anyone home
-    "turbulent": (False, bool),         # variant: mixed start stacks
+OPTIONS = {  # name: (default, the values it may take; None: any of the default's kind)
+    "harder": (False, None),            # variant: extra roll only without sending anyone home
+    "turbulent": (False, None),         # variant: mixed start stacks
     "tie_rule": ("mover_first", ("mover_first", "mover_last")),
     "foreign_onto": ("direct", ("direct", "stack")),
-    "bridge_stack": (False, bool),
-    "target": (7, int),
-    "max_turns": (2000, int),
+    "bridge_stack": (False, None),
+    "target": (7, None),
+    "max_turns": (2000, None),
     "robber_field": ("open", ("open", "closed")),
 }
 
@@ -65,21 +66,13 @@ def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
     if unknown:
         raise ValueError(f"unknown Bremen rule option(s) {sorted(unknown)}; known: {list(OPTIONS)}")
     full = {}
-    for name, (default, allowed) in OPTIONS.items():
-        value = options.get(name, default)
-        if allowed is bool:
-            if isinstance(value, str):
-                value = {"true": True, "1": True, "false": False, "0": False}.get(value.lower(), value)
-            if not isinstance(value, (bool, np.bool_)):
-                raise ValueError(f"rule option {name} must be true or false, got {value!r}")
-            value = bool(value)
-        elif allowed is int:
-            value = int(value)
-            if value < 1:
-                raise ValueError(f"rule option {name} must be positive, got {value}")
-        elif value not in allowed:
-            raise ValueError(f"rule option {name} must be one of {allowed}, got {value!r}")
-        full[name] = value
+    for name, (default, choices) in OPTIONS.items():
+        try:
+            full[name] = option_value(name, options.get(name, default), default, choices)
+        except ValueError as problem:
+            raise ValueError(f"Bremen rule option {problem}") from None
+        if isinstance(full[name], int) and not isinstance(full[name], bool) and full[name] < 1:
+            raise ValueError(f"Bremen rule option {name}: must be positive, not {full[name]}")
     row = np.zeros(K.N_OPT, np.int64)
     row[K.O_HARDER] = full["harder"]
     row[K.O_TURBULENT] = full["turbulent"]

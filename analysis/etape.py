@@ -18,6 +18,7 @@ import pandas as pd
 from etappe.analysis.runio import package_version
 from etappe.analysis.stats import wilson_interval
 from etappe.kernels import etape as K
+from etappe.kernels.options import option_value
 
 GAME = "etape"
 PLAYERS = (3, 4, 5, 6)
@@ -89,13 +90,15 @@ def resolve_options(options: dict | None) -> dict:
     unknown = set(options) - set(OPTIONS)
     if unknown:
         raise ValueError(f"unknown etape option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}")
-    full = {name: options.get(name, default) for name, (_, default) in OPTIONS.items()}
-    for name, choices in _CHOICES.items():
-        if full[name] not in choices:
-            raise ValueError(f"option {name} must be one of {choices}, not {full[name]!r}")
-    if not 1 <= int(full["endurance_stages"]) <= 5:
+    full = {}
+    for name, (_, default) in OPTIONS.items():
+        try:
+            full[name] = option_value(name, options.get(name, default), default, _CHOICES.get(name))
+        except ValueError as problem:
+            raise ValueError(f"etape rule option {problem}") from None
+    if not 1 <= full["endurance_stages"] <= 5:
         raise ValueError("endurance_stages must be 1 to 5 (a player has 5 stage cards)")
-    if int(full["turn_cap"]) < 1:
+    if full["turn_cap"] < 1:
         raise ValueError("turn_cap must be positive")
     return full
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .options import option_value
+
 MAX_TYPES = 32
 MAX_SEATS = 6
 MAX_DECK = 400
@@ -346,24 +348,13 @@ def parse_design(text: str, source: str) -> Design:
 
 
 def _check_option(source: str, key: str, value):
-    default = DEFAULT_OPTIONS[key]
-    if key in OPTION_CHOICES:
-        if value not in OPTION_CHOICES[key]:
-            raise DesignError(f"{source}: options.{key}: {value!r} is not one of {', '.join(OPTION_CHOICES[key])}")
-        return value
-    if isinstance(default, bool):
-        if isinstance(value, str) and value.lower() in ("true", "false", "on", "off", "1", "0"):
-            return value.lower() in ("true", "on", "1")
-        if not isinstance(value, bool):
-            raise DesignError(f"{source}: options.{key}: must be true or false, not {value!r}")
-        return value
     try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise DesignError(f"{source}: options.{key}: must be a whole number, not {value!r}") from None
-    if number < 0:
+        value = option_value(key, value, DEFAULT_OPTIONS[key], OPTION_CHOICES.get(key))
+    except ValueError as problem:
+        raise DesignError(f"{source}: options.{problem}") from None
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
         raise DesignError(f"{source}: options.{key}: must not be negative")
-    return number
+    return value
 
 
 def _parse_card(v: "_Validator", i: int, raw: dict) -> Card:

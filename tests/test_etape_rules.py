@@ -113,6 +113,15 @@ def test_unknown_option_and_policy_are_refused():
         E.simulate(players=4, races=1, options={"column_step": "diagonal"})
 
 
+def test_switch_options_typed_as_text_mean_true_and_false():
+    # `--option blocked_winner=true` reaches the game as the text "true".
+    default, on = E.option_vector({}), E.option_vector({"blocked_winner": True})
+    assert (E.option_vector({"blocked_winner": "true"}) == on).all() and not (on == default).all()
+    assert (E.option_vector({"blocked_winner": "false"}) == default).all()
+    with pytest.raises(ValueError, match="sprint_in_balai: must be true or false, not 2"):
+        E.simulate(players=4, races=1, options={"sprint_in_balai": 2})
+
+
 # ------------------------------------------------------------ profiles
 def test_montagne_starts_at_lowest_value_in_play_and_climbs_by_one():
     st, opts = position(4, K.MONTAGNE)

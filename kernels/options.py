@@ -1,0 +1,30 @@
+"""Rule option values, however they arrive (a design file, Python, or
+`--option name=value` text): one reading for every game."""
+from __future__ import annotations
+
+import numpy as np
+
+SWITCH_WORDS = {"true": True, "on": True, "1": True, "false": False, "off": False, "0": False}
+
+
+def option_value(name: str, value, default, choices=None):
+    """`value` of rule option `name`, read as the kind of its default: one of
+    `choices` when given, else a switch (true/false) or a whole number, else
+    text. Raises ValueError that names the option and says what it must be."""
+    if choices is not None:
+        if value not in choices:
+            raise ValueError(f"{name}: {value!r} is not one of {', '.join(map(str, choices))}")
+        return value
+    if isinstance(default, bool):
+        if isinstance(value, str) and value.strip().lower() in SWITCH_WORDS:
+            return SWITCH_WORDS[value.strip().lower()]
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        raise ValueError(f"{name}: must be true or false, not {value!r}")
+    if isinstance(default, int):
+        if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            return int(value)
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            return int(value)
+        raise ValueError(f"{name}: must be a whole number, not {value!r}")
+    return str(value)
