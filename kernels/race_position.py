@@ -27,6 +27,8 @@ def read_position_file(path: str | Path) -> dict:
 
 
 BATTLE_WORDS = {"empty": K.EMPTY, "needs_go": K.NEEDS_GO, "virtual_go": K.VIRTUAL_GO}
+POSITION_FIELDS = {"players", "on_turn", "stock", "trip", "extension_side", "discard", "hands", "hand_sizes", "sides"}
+SIDE_FIELDS = {"battle", "limit", "distance", "safeties", "km"}  # km: optional, checked against the distance cards
 
 
 def position_state(design: Design, position: dict, source: str = "position", options: dict | None = None,
@@ -42,6 +44,21 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     def fail(field, problem):
         raise DesignError(f"{where}: {field}: {problem}")
 
+    def whole(field, value, low=0):
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            fail(field, f"must be a whole number >= {low}, not {value!r}")
+        return value
+
+    def of_kind(field, value, kind, allowed=None):
+        """value must be a table (dict) or a list; a table's keys among `allowed`."""
+        if not isinstance(value, kind):
+            fail(field, f"must be a {'table' if kind is dict else 'list'}, not {value!r}")
+        unknown = sorted(set(value) - set(allowed)) if allowed is not None else []
+        if unknown:
+            fail(f"{field}.{unknown[0]}" if field else unknown[0], f"unknown field; known: {', '.join(sorted(allowed))}")
+        return value
+
+    of_kind("", position, dict, POSITION_FIELDS)
     players = position.get("players")
     if not isinstance(players, int):
         fail("players", "missing or not a whole number")
@@ -54,11 +71,9 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     seat = position.get("on_turn", 0)
     if not isinstance(seat, int) or not 0 <= seat < players:
         fail("on_turn", f"must be a seat 0..{players - 1}")
-    stock = position.get("stock", 0)
-    if not isinstance(stock, int) or stock < 0:
-        fail("stock", "must be a whole number >= 0")
-    state[K.ST_TRIP] = position.get("trip", int(rules[K.R_TRIP]))
-    state[K.ST_EXT_SIDE] = position.get("extension_side", -1)
+    stock = whole("stock", position.get("stock", 0))
+    state[K.ST_TRIP] = whole("trip", position.get("trip", int(rules[K.R_TRIP])), 1)
+    state[K.ST_EXT_SIDE] = whole("extension_side", position.get("extension_side", -1), -1)
     state[K.ST_TRIP_SIDE] = -1
     state[K.ST_LEADER] = -1
 
@@ -74,10 +89,11 @@ def position_state(design: Design, position: dict, source: str = "position", opt
             fail(field, f"more {design.cards[t].key} than the deck holds ({ct[t, 1]})")
         unseen[t] -= count
 
-    hands = position.get("hands", {})
+    hands = of_kind("hands", position.get("hands", {}), dict)
     for name, cards in hands.items():
         if not name.isdigit() or int(name) >= players:
             fail(f"hands.{name}", f"not a seat 0..{players - 1}")
+        of_kind(f"hands.{name}", cards, list)
         p = int(name)
         for key in cards:
             t = card(f"hands.{name}", key)
@@ -86,16 +102,17 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         state[K.HAND_N_AT + p] = len(cards)
     if str(seat) not in hands:
         fail("hands", f"the hand of the player on turn (seat {seat}) is needed")
-    for key in position.get("discard", []):
+    for key in of_kind("discard", position.get("discard", []), list):
         t = card("discard", key)
         place("discard", t)
         state[K.DISCARD_AT + t] += 1
-    tableaux = position.get("sides", [])
+    tableaux = of_kind("sides", position.get("sides", []), list)
     if len(tableaux) != sides:
         fail("sides", f"{players} players of {design.name} play as {sides} sides; give {sides} [[sides]] tables")
     for s, side in enumerate(tableaux):
         b = K.side_at(s)
         f = f"sides[{s}]"
+        of_kind(f, side, dict, SIDE_FIELDS)
         battle = side.get("battle", "empty")
         if battle in BATTLE_WORDS:
             state[b + K.SD_BATTLE] = BATTLE_WORDS[battle]
@@ -115,9 +132,9 @@ def position_state(design: Design, position: dict, source: str = "position", opt
             state[b + K.SD_LIMITED] = int(design.cards[t].role == "limit")
             state[b + K.SD_TABLEAU + t] += 1
         need = int(rules[K.R_SET_TOTAL])
-        for key, count in side.get("distance", {}).items():
+        for key, count in of_kind(f"{f}.distance", side.get("distance", {}), dict).items():
             t = card(f"{f}.distance.{key}", key, ("distance",))
-            place(f"{f}.distance.{key}", t, count)
+            place(f"{f}.distance.{key}", t, whole(f"{f}.distance.{key}", count))
             state[b + K.SD_LAID + t] = count
             state[b + K.SD_TABLEAU + t] = count
             state[b + K.SD_DIST] += count * int(ct[t, 2])
@@ -125,7 +142,10 @@ def position_state(design: Design, position: dict, source: str = "position", opt
             if rules[K.R_TARGET_SET] and count > ct[t, 5]:
                 state[b + K.SD_DISQ] = 1
         state[b + K.SD_NEED] = need
-        for key in side.get("safeties", []):
+        km = int(state[b + K.SD_DIST])
+        if "km" in side and side["km"] != km:
+            fail(f"{f}.km", f"{side['km']!r}, but its distance cards add up to {km}")
+        for key in of_kind(f"{f}.safeties", side.get("safeties", []), list):
             t = card(f"{f}.safeties", key, ("safety",))
             place(f"{f}.safeties", t)
             K.land_safety(state, ct, rules, s, t)
@@ -133,11 +153,14 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     rng = np.random.default_rng(seed)
     pool = np.repeat(np.arange(n_types), unseen)
     rng.shuffle(pool)
-    hand_sizes = position.get("hand_sizes", {})
+    hand_sizes = of_kind("hand_sizes", position.get("hand_sizes", {}), dict)
+    for name in hand_sizes:
+        if not name.isdigit() or int(name) >= players:
+            fail(f"hand_sizes.{name}", f"not a seat 0..{players - 1}")
     needed = stock
     for p in range(players):
         if str(p) not in hands:
-            needed += int(hand_sizes.get(str(p), rules[K.R_HAND_SIZE]))
+            needed += whole(f"hand_sizes.{p}", hand_sizes.get(str(p), int(rules[K.R_HAND_SIZE])))
     if needed > pool.size:
         fail("stock", f"the stock and unlisted hands need {needed} unseen cards but only {pool.size} are left")
     for i in range(stock):
@@ -147,7 +170,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     for p in range(players):
         if str(p) in hands:
             continue
-        size = int(hand_sizes.get(str(p), rules[K.R_HAND_SIZE]))
+        size = hand_sizes.get(str(p), int(rules[K.R_HAND_SIZE]))
         for t in pool[used:used + size]:
             state[K.HAND_AT + p * MAX_TYPES + t] += 1
         state[K.HAND_N_AT + p] = size
@@ -155,6 +178,21 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     for t in pool[used:]:
         state[K.DISCARD_AT + t] += 1
     K.recount_held(state, rules)
+    return state, ct, rules, seat
+
+
+def position_in_play(design: Design, position: dict, source: str = "position", options: dict | None = None,
+                     seed: int = 0):
+    """position_state for a hand still being played, where a move is asked
+    for: a side that has completed the trip has ended the hand."""
+    state, ct, rules, seat = position_state(design, position, source, options, seed)
+    for s in range(int(rules[K.R_SIDES])):
+        b = K.side_at(s)
+        km = int(state[b + K.SD_DIST])
+        done = state[b + K.SD_NEED] <= 0 if rules[K.R_TARGET_SET] else km >= state[K.ST_TRIP]
+        if done and not state[b + K.SD_DISQ]:
+            raise DesignError(f"{source}: sides[{s}].distance: {km} {design.unit}: the side has completed "
+                              "the trip, so the hand is over")
     return state, ct, rules, seat
 
 
@@ -207,7 +245,7 @@ def play_position_move(design: Design, position: dict, move: str, policies: list
     """
     from .race_policies import parse_policy
 
-    state, ct, rules, seat = position_state(design, position, "position", options, seed)
+    state, ct, rules, seat = position_in_play(design, position, "position", options, seed)
     players = int(rules[K.R_PLAYERS])
     sides = int(rules[K.R_SIDES])
     m = parse_move(design, move, seat % sides)
@@ -245,7 +283,7 @@ def describe_move(design: Design, move: int, own_side: int) -> str:
 
 
 def legal_moves_of(design: Design, position: dict, source: str = "position", options: dict | None = None) -> list[str]:
-    state, ct, rules, seat = position_state(design, position, source, options)
+    state, ct, rules, seat = position_in_play(design, position, source, options)
     moves = np.empty(K.MAX_MOVES, np.int32)
     n = K.legal_moves(state, ct, rules, seat, moves)
     side = seat % int(rules[K.R_SIDES])
@@ -266,7 +304,7 @@ def analyze_position(design: Design, position: dict, playouts: int = 2000, polic
     """
     from .race_policies import parse_policy
 
-    state, ct, rules, seat = position_state(design, position, source, options, seed)
+    state, ct, rules, seat = position_in_play(design, position, source, options, seed)
     moves = np.empty(K.MAX_MOVES, np.int32)
     n = K.legal_moves(state, ct, rules, seat, moves)
     spec = parse_policy(policy)

@@ -123,6 +123,38 @@ battle = "roll"
     assert "play km100" not in lines and "play km75" not in lines and "play roll" not in lines
 
 
+GOOD_POSITION = """
+players = 2
+on_turn = 0
+stock = 40
+hands = { "0" = ["km100", "km75", "roll", "flat_tire", "extra_tank", "km25", "km50"] }
+[[sides]]
+battle = "roll"
+distance = { km100 = 2 }
+[[sides]]
+battle = "roll"
+"""
+
+
+@pytest.mark.parametrize("edit, field, problem", [
+    (lambda t: t.replace("stock = 40", "stok = 40"), "stok", "unknown field"),
+    (lambda t: t.replace('battle = "roll"\ndistance', 'battle = "roll"\nsafetys = []\ndistance'),
+     "sides[0].safetys", "unknown field"),
+    (lambda t: t.replace("km100 = 2", "km100 = -2"), "sides[0].distance.km100", "whole number >= 0"),
+    (lambda t: t.replace("km100 = 2", "km200 = 2, km100 = 3"), "sides[0].distance", "completed the trip"),
+    (lambda t: t.replace('hands = { "0" = [', 'hands = [[').replace('"km50"] }', '"km50"]]'), "hands",
+     "must be a table"),
+    (lambda t: t.replace("stock = 40", 'stock = 40\nhand_sizes = { "1" = "six" }'), "hand_sizes.1", "whole number"),
+])
+def test_moves_refuses_a_bad_position_naming_the_field(tmp_path, edit, field, problem):
+    position = tmp_path / "p.toml"
+    position.write_text(GOOD_POSITION)
+    assert run("moves", "millebornes", position).exit_code == 0
+    position.write_text(edit(GOOD_POSITION))
+    result = run("moves", "millebornes", position)
+    assert result.exit_code == 2 and f"{field}:" in result.stderr and problem in result.stderr, result.output
+
+
 def test_replay_shows_the_recorded_game():
     result = run("replay", "stapop", "--players", 2, "--seed", 3, "--game", 4)
     assert result.exit_code == 0
