@@ -108,11 +108,16 @@ class ChunkedRun:
     def done(self, index: int) -> bool:
         return self._part(index).exists()
 
-    def save(self, index: int, frame: pd.DataFrame) -> None:
-        write_parquet(frame, self._part(index), self.identity)
+    def save(self, index: int, frame: pd.DataFrame, seconds: float = 0.0) -> None:
+        """Save chunk `index`, with the seconds it took to play (so a resumed
+        run still reports the time of all its games)."""
+        write_parquet(frame, self._part(index), {**self.identity, "seconds": seconds})
 
     def load(self, index: int) -> pd.DataFrame:
         return pq.read_table(self._part(index)).to_pandas()
+
+    def seconds(self, index: int) -> float:
+        return float(read_metadata(self._part(index)).get("seconds", 0.0))
 
     def join(self, n_chunks: int, metadata: dict) -> Path:
         """Join parts 0..n_chunks-1 into the output file and drop the parts."""

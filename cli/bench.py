@@ -76,9 +76,7 @@ def start_times() -> tuple[float, float]:
     return times[0], times[1]
 
 
-def bench(games: int, threads: int | None, starts: bool) -> None:
-    if threads:
-        numba.set_num_threads(threads)
+def bench(games: int, starts: bool) -> None:
     console.print(f"threads: {numba.get_num_threads()}, games per case: {games:,}")
     table = Table("design", "players", "policy", "turns/hand", "kernel hands/s", "games/s (records)", "hands/game")
     for design, players, policy in CASES:

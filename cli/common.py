@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+from pathlib import Path
 from typing import Iterator
 
 import typer
@@ -14,7 +16,7 @@ err_console = Console(stderr=True)
 
 def fail(message: str, code: int = 2) -> None:
     """Print a clear error and exit non-zero."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)  # one line: greppable
     raise typer.Exit(code)
 
 
@@ -28,6 +30,46 @@ def parse_options(items: list[str] | None) -> dict:
             fail(f"--option {item!r}: expected key=value, e.g. --option overshoot=disqualify")
         options[key.strip()] = value.strip()
     return options
+
+
+def around_the_table(policies: list[str], players: int) -> list[str]:
+    """Policies by seat: one for every seat, or a list repeated around the
+    table (A,B at 4 seats: A,B,A,B)."""
+    if not policies or players % len(policies):
+        fail(f"give one policy per seat ({players}), or a list that repeats around the table; "
+             f"{len(policies)} policies do not")
+    return policies * (players // len(policies))
+
+
+def set_threads(threads: int | None) -> None:
+    """--threads: Numba threads for this run (None: all cores)."""
+    if threads is None:
+        return
+    import numba
+
+    most = numba.config.NUMBA_NUM_THREADS
+    if not 1 <= threads <= most:
+        fail(f"--threads must be 1 to {most} (the cores Numba may use here), not {threads}")
+    numba.set_num_threads(threads)
+
+
+def writable_folder(path: Path, what: str = "--out") -> None:
+    """Fail before any work is done if `path` cannot be a folder we write in."""
+    if path.exists() and not path.is_dir():
+        fail(f"{what} {path}: exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"{what} {path}: cannot create the folder ({exc.strerror})")
+    if not os.access(path, os.W_OK | os.X_OK):
+        fail(f"{what} {path}: not writable")
+
+
+def writable_file(path: Path, what: str = "--out") -> None:
+    """Fail before any work is done if a file cannot be written at `path`."""
+    if path.is_dir():
+        fail(f"{what} {path}: is a folder; give a file name, e.g. {path / 'run.parquet'}")
+    writable_folder(path.parent, what)
 
 
 def split_policies(text: str) -> list[str]:

@@ -8,8 +8,9 @@ import typer
 
 from . import race_cmds
 from .bremen import app as bremen_app
-from .common import console, fail, parse_options, print_seat_summary, progress_bar, split_policies
-from .race_cmds import DeckArg, OptionOpt, PlayersOpt, SeedOpt
+from .common import (around_the_table, console, err_console, fail, parse_options, print_seat_summary, progress_bar, set_threads,
+                     split_policies, writable_file, writable_folder)
+from .race_cmds import MAX_SEED, DeckArg, OptionOpt, PlayersOpt, SeedOpt
 
 app = typer.Typer(
     help="Monte Carlo strategy analysis for tabletop race games: Stap op, Mille Bornes, Touring "
@@ -24,34 +25,39 @@ OTHER_GAMES = ("etape", "bremen")
 PolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", help="Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B); see `etappe policies`.")]
 SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
-ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", help="Numba threads (default: all cores); results do not depend on it.")]
+ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", min=1, help="Numba threads (default: all cores); results do not depend on it.")]
+ChunkOpt = Annotated[int, typer.Option("--chunk-size", min=1, help="Games per chunk written to disk (memory stays bounded).")]
 
 
 @app.command()
 def simulate(
     deck: Annotated[str, typer.Argument(help="stapop, millebornes, touring, a design TOML file; or etape, bremen.")],
     players: PlayersOpt = 4,
-    games: Annotated[int, typer.Option("--games", "-n", help="Games (races) to play.")] = 10_000,
+    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games (races) to play.")] = 10_000,
     policy: PolicyOpt = None,
     seed: SeedOpt = 0,
     out: Annotated[Optional[Path], typer.Option("--out", help="Parquet file for the records; an interrupted run resumes.")] = None,
     option: OptionOpt = None,
     seating: SeatingOpt = "fixed",
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", help="Games per chunk written to disk.")] = 50_000,
+    chunk_size: ChunkOpt = 50_000,
     board: Annotated[Optional[Path], typer.Option("--board", help="bremen: board TOML file (default: the reconstruction).")] = None,
 ) -> None:
     """Play games and print a summary; with --out, write the records as Parquet."""
-    if threads:
-        import numba
-
-        numba.set_num_threads(threads)
+    set_threads(threads)
+    if board is not None and deck != "bremen":
+        fail("--board is for bremen only")
+    if deck in OTHER_GAMES and seating != "fixed":
+        fail("--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, "
+             "and Bremen draws the first player of each game")
+    if out is not None:
+        writable_file(out)
     if deck == "etape":
         from .etape import simulate_command
 
         try:
-            races, _ = simulate_command(players, games, split_policies(policy or "heuristic"), seed, out,
-                                        parse_options(option))
+            races, _ = simulate_command(players, games, around_the_table(split_policies(policy or "heuristic"), players),
+                                        seed, out, parse_options(option))
         except ValueError as exc:
             fail(str(exc))
         print_seat_summary(races["winner"], players, len(races),
@@ -61,8 +67,8 @@ def simulate(
         from .bremen import simulate_command
 
         try:
-            frame = simulate_command(players, games, split_policies(policy or "greedy"), seed, out, board,
-                                     parse_options(option))
+            frame = simulate_command(players, games, around_the_table(split_policies(policy or "greedy"), players),
+                                     seed, out, board, parse_options(option))
         except ValueError as exc:
             fail(str(exc))
         print_seat_summary(frame["winner_seat"], players, len(frame),
@@ -81,6 +87,10 @@ def report(
 
     if not run.exists():
         fail(f"{run}: no such run file")
+    if run.name.endswith(".stages.parquet"):
+        fail(f"{run}: this is the stages file of a Tape l'étape run; give the run file "
+             f"{run.name[:-len('.stages.parquet')]}.parquet (its stages are read beside it)")
+    writable_folder(out)
     try:
         game = read_metadata(run).get("game")
     except (OSError, ValueError) as exc:
@@ -100,15 +110,15 @@ def compare(
     deck_a: Annotated[str, typer.Argument(help="First design (built-in name or TOML file).")],
     deck_b: Annotated[Optional[str], typer.Argument(help="Second design (default: the first, with --option-b).")] = None,
     players: PlayersOpt = 2,
-    games: Annotated[int, typer.Option("--games", "-n", help="Games per design (paired on the same seeds).")] = 10_000,
+    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games per design (paired on the same seeds); with --sequential, the most games played.")] = 10_000,
     policy: PolicyOpt = None,
     seed: SeedOpt = 0,
     option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option key=value for design A (and B unless --option-b).")] = None,
     option_b: Annotated[Optional[list[str]], typer.Option("--option-b", help="Rule option key=value for design B only.")] = None,
     seating: SeatingOpt = "fixed",
-    out: Annotated[Path, typer.Option("--out", help="Folder for the comparison report.")] = Path("compare"),
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare).")] = None,
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", help="Games per chunk (memory stays bounded).")] = 50_000,
+    chunk_size: ChunkOpt = 50_000,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
     metric: Annotated[str, typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared.")] = "game_turns",
     alpha: Annotated[float, typer.Option("--alpha", help="With --sequential: chance of a false 'different'.")] = 0.05,
@@ -119,20 +129,22 @@ def compare(
 
     Writes a side-by-side report with the headline answer first and every
     metric's paired difference with its interval (Holm-corrected)."""
-    if threads:
-        import numba
-
-        numba.set_num_threads(threads)
+    set_threads(threads)
     if deck_b is None and not option_b:
         fail("give a second design, or --option-b to compare one design under two rule options")
     options_a = parse_options(option)
     options_b = {**options_a, **parse_options(option_b)}
+    if out is not None or not sequential:
+        out = out or Path("compare")
+        writable_folder(out)
     if sequential:
         from .tournament_cmds import sequential_command
 
+        if seating != "fixed":
+            fail("--seating rotate is not available with --sequential (its games are paired on the same seats)")
         sequential_command(deck_a, policy or "greedy", players, seed, option, deck_b=deck_b or deck_a,
                            option_b=[f"{k}={v}" for k, v in options_b.items()], metric=metric, alpha=alpha,
-                           beta=beta, delta=delta, max_games=games)
+                           beta=beta, delta=delta, max_games=games, out=out)
         return
     from etappe.analysis.race import DesignError
     from etappe.kernels.race_policies import PolicyError
@@ -159,16 +171,20 @@ def tournament(
     deck: DeckArg,
     policies: Annotated[str, typer.Option("--policies", help="Policies, comma separated (at least two).")],
     players: PlayersOpt = 2,
-    games: Annotated[int, typer.Option("--games", "-n", help="Games per pairing.")] = 2000,
+    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games per pairing.")] = 2000,
     seed: SeedOpt = 0,
     option: OptionOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the report.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the rating intervals (0: Fisher information).")] = 0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap resamples for the rating intervals (0: Fisher information).")] = 0,
     anchor: Annotated[Optional[str], typer.Option("--anchor", help="Policy fixed at Elo 0.")] = None,
     threads: ThreadsOpt = None,
 ) -> None:
     """Round robin of policies on the same seeds: head-to-head matrix and Bradley-Terry / Elo ratings."""
     from .tournament_cmds import tournament_command
+
+    set_threads(threads)
+    if out is not None:
+        writable_folder(out)
 
     tournament_command(deck, policies, players, games, seed, option, out, bootstrap=bootstrap, anchor=anchor,
                        threads=threads)
@@ -189,7 +205,7 @@ def moves(
 def analyze(
     deck: DeckArg,
     position: Annotated[Path, typer.Argument(help="Position file (TOML or JSON, see docs/positions.md).")],
-    playouts: Annotated[int, typer.Option("--playouts", help="Deals of the unseen cards; each is played out after every legal move.")] = 2000,
+    playouts: Annotated[int, typer.Option("--playouts", min=1, help="Deals of the unseen cards; each is played out after every legal move.")] = 2000,
     policy: Annotated[str, typer.Option("--policy", help="Greedy-family policy that plays the hands out.")] = "greedy",
     seed: SeedOpt = 0,
     option: OptionOpt = None,
@@ -204,7 +220,7 @@ def replay(
     players: PlayersOpt = 4,
     policy: PolicyOpt = None,
     seed: SeedOpt = 0,
-    game: Annotated[int, typer.Option("--game", help="Game index within the run.")] = 0,
+    game: Annotated[int, typer.Option("--game", min=0, max=MAX_SEED, help="Game index within the run.")] = 0,
     option: OptionOpt = None,
     seating: SeatingOpt = "fixed",
 ) -> None:
@@ -220,11 +236,22 @@ def policies(deck: Annotated[Optional[str], typer.Argument(help="Design (optiona
 
 @app.command()
 def bench(
-    games: Annotated[int, typer.Option("--games", "-n", help="Games per case.")] = 100_000,
+    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games per case.")] = 100_000,
     threads: ThreadsOpt = None,
     starts: Annotated[bool, typer.Option("--starts/--no-starts", help="Also time cold and warm process starts.")] = True,
 ) -> None:
     """Print games per second per design, player count and policy, and start-up times."""
     from .bench import bench as run_bench
 
-    run_bench(games, threads, starts)
+    set_threads(threads)
+    run_bench(games, starts)
+
+
+def main() -> None:
+    """The `etappe` command. A file the system will not let us read or write
+    is the user's to fix: it is reported in one line, not as a traceback."""
+    try:
+        app(prog_name="etappe")
+    except OSError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise SystemExit(2) from None

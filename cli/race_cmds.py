@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 from typing import Annotated, Optional
 
-import numba
 import numpy as np
 import pandas as pd
 import typer
@@ -19,14 +18,16 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESC
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 from etappe.kernels.race_replay import format_replay
 
-from .common import console, fail, parse_options, progress_bar, split_policies
+from .common import console, fail, parse_options, progress_bar, set_threads, split_policies
 
 decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
 
 DeckArg = Annotated[str, typer.Argument(help="Built-in design (stapop, millebornes, touring) or a TOML file.")]
 PlayersOpt = Annotated[int, typer.Option("--players", "-p", help="Number of players.")]
 PolicyOpt = Annotated[str, typer.Option("--policy", help="One policy for all seats, or one per seat: greedy,random,...")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Root seed; game i uses keys derived from (seed, i).")]
+MAX_SEED = 2**63 - 1  # seeds and game indices travel as 64-bit signed integers
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
+                                      help="Root seed (0 to 2^63-1); game i uses keys derived from (seed, i).")]
 OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option key=value (repeatable).")]
 
 
@@ -110,11 +111,10 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
                   option: list[str] | None, seating: str, threads: int | None, chunk_size: int) -> pd.DataFrame | None:
     if games < 1:
         fail("--games must be at least 1")
-    if threads:
-        numba.set_num_threads(threads)
+    set_threads(threads)
     run = make_run(deck, players, policy, seed, option, seating)
     meta = run.metadata(games)
-    started = time.perf_counter()
+    seconds = 0.0  # playing time of every chunk, those of an interrupted earlier session included
     n_chunks = -(-games // chunk_size)
     keep: list[pd.DataFrame] = []
     summary = _RunningSummary(run)
@@ -130,16 +130,22 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
         for index, first in enumerate(range(0, games, chunk_size)):
             count = min(chunk_size, games - first)
             if parts is not None and parts.done(index):
-                frame = parts.load(index)  # finished before an interruption
+                frame, took = parts.load(index), parts.seconds(index)  # finished before an interruption
             else:
-                frame = run.play(first, count)
+                started = time.perf_counter()
+                try:
+                    frame = run.play(first, count)
+                except PolicyError as exc:
+                    fail(str(exc))
+                took = time.perf_counter() - started
                 if parts is not None:
-                    parts.save(index, frame)
+                    parts.save(index, frame, took)
+            seconds += took
             summary.add(frame)
             if parts is None:
                 keep.append(frame)
             advance(count)
-    meta["wall_seconds"] = round(time.perf_counter() - started, 3)
+    meta["wall_seconds"] = round(seconds, 3)
     if parts is not None:
         parts.join(n_chunks, meta)
         console.print(f"wrote {out} ({games} games)")

@@ -125,7 +125,7 @@ def print_sequential(res: SequentialResult, title: str) -> None:
 def sequential_command(deck: str, policies: str, players: int, seed: int, option: list[str] | None = None,
                        deck_b: str | None = None, option_b: list[str] | None = None, metric: str = "game_turns",
                        alpha: float = 0.05, beta: float = 0.05, delta: float = 0.05, chunk: int = 500,
-                       max_games: int = 100_000) -> SequentialResult:
+                       max_games: int = 100_000, out: Path | None = None) -> SequentialResult:
     """Play until the difference between A and B is decided (Sobel-Wald sequential test).
 
     Two modes:
@@ -140,7 +140,8 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
     alpha: chance of a false "different" (both directions); beta: chance of
     missing a difference of delta in q (share of uneven games going to A);
     chunk: games simulated between looks (the decision is still taken at
-    the exact game); max_games: cap ("undecided").
+    the exact game); max_games: cap ("undecided"); out: folder for a
+    report of the test (HTML and Markdown), if given.
     Suggested typer options: --sequential (flag on `compare`), --deck-b,
     --option-b (repeatable), --metric, --alpha, --beta, --delta, --chunk,
     --max-games.
@@ -175,4 +176,16 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
     print_sequential(res, title)
+    if out is not None:
+        from etappe.analysis.runio import package_version
+        from etappe.reports.document import Report
+
+        report = Report(title)
+        report.section("Header").text(
+            f"Root seed {seed}, {players} players, policies {', '.join(names) or 'greedy'}, etappe "
+            f"{package_version()}. Games are played in order on the same seeds for A and B until the test decides.")
+        report.section("Sequential test").table(pd.DataFrame(res.summary_rows(), columns=["item", "value"]))
+        report.section("Caveat").text("Bots are not people: the result holds for the policies named above.")
+        path = report.write(out)
+        console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")
     return res

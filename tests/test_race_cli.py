@@ -71,13 +71,41 @@ def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
                                      "version", "options")} | {"chunk_size": 100}
     marked = rr.play(0, 100)
     marked["lead_changes"] = -7  # a value no real game has
-    ChunkedRun(out, identity).save(0, marked)
+    ChunkedRun(out, identity).save(0, marked, seconds=1000.0)
     result = run(*args)
     assert result.exit_code == 0, result.stderr
+    assert read_metadata(out)["wall_seconds"] >= 1000.0  # the earlier session's time is counted
     resumed = pq.read_table(out).to_pandas()
     assert (resumed.loc[resumed.game < 100, "lead_changes"] == -7).all()
     later = resumed[resumed.game >= 100].reset_index(drop=True)
     pd.testing.assert_frame_equal(later, full[full.game >= 100].reset_index(drop=True), check_dtype=False)
+
+
+def test_unwritable_out_is_refused_before_any_game_is_played(tmp_path):
+    a_file = tmp_path / "afile"
+    a_file.write_text("")
+    result = run("simulate", "stapop", "--games", 10, "--out", a_file / "run.parquet")
+    assert result.exit_code == 2 and "exists and is not a folder" in result.stderr
+    result = run("simulate", "stapop", "--games", 10, "--out", tmp_path)
+    assert result.exit_code == 2 and "is a folder; give a file name" in result.stderr
+    result = run("compare", "stapop", "millebornes", "--games", 10, "--out", a_file)
+    assert result.exit_code == 2 and "exists and is not a folder" in result.stderr
+    assert "summary" not in result.stdout
+
+
+def test_policies_repeat_around_the_table_in_every_game():
+    result = run("simulate", "etape", "--players", 4, "--games", 4, "--policy", "heuristic,random")
+    assert result.exit_code == 0, result.output
+    result = run("simulate", "etape", "--players", 4, "--games", 4, "--policy", "heuristic,random,high")
+    assert result.exit_code == 2 and "repeats around the table" in result.stderr
+
+
+def test_sequential_compare_writes_its_report(tmp_path):
+    result = run("compare", "stapop", "millebornes", "--players", 2, "--sequential", "--games", 300,
+                 "--out", tmp_path / "seq")
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "seq" / "report.md").read_text()
+    assert "Sequential test" in text and "decision" in text and (tmp_path / "seq" / "report.html").exists()
 
 
 def test_simulate_refuses_parts_of_another_run(tmp_path):
@@ -94,6 +122,16 @@ def test_simulate_refuses_parts_of_another_run(tmp_path):
     (("simulate", "stapop", "--policy", "clever"), "unknown policy"),
     (("simulate", "stapop", "--option", "overshoot=sometimes"), "overshoot"),
     (("simulate", "stapop", "--option", "colour=red"), "unknown rule option"),
+    (("simulate", "stapop", "--seed", 2**64), "--seed"),
+    (("simulate", "stapop", "--seed", -1), "--seed"),
+    (("simulate", "stapop", "--games", 0), "--games"),
+    (("simulate", "stapop", "--chunk-size", 0), "--chunk-size"),
+    (("simulate", "stapop", "--threads", 10_000), "--threads must be 1 to"),
+    (("simulate", "stapop", "--board", "b.toml"), "--board is for bremen only"),
+    (("simulate", "bremen", "--seating", "rotate"), "--seating is for the race games"),
+    (("compare", "stapop", "millebornes", "--games", 0), "--games"),
+    (("replay", "stapop", "--game", 2**64), "--game"),
+    (("report", "x.stages.parquet"), "no such run file"),
 ])
 def test_bad_input_gives_a_clear_error_and_nonzero_exit(args, message):
     result = run(*args)
