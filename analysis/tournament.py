@@ -26,6 +26,9 @@ Method (docs/tournaments.md has the formulas):
   information, or from a bootstrap over game indices (the same indices for
   every pairing, so the correlation the shared deals create is kept). Elo =
   400 log10(s): Elo differences predict scores by 1 / (1 + 10^(-d/400)).
+* A policy that won or lost every game has no finite MLE: one virtual draw
+  per pairing (a weak prior) keeps the fit finite, and the intervals are
+  then likelihood-ratio intervals of that penalized likelihood.
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from etappe.kernels.race_design import Design, load_design
 from etappe.kernels.race_policies import parse_policy
@@ -319,58 +323,116 @@ def _mle_exists(W: np.ndarray) -> bool:
     return n == 1
 
 
-def fit_bradley_terry(W: np.ndarray, N: np.ndarray, tol: float = 1e-10, max_iter: int = 200):
-    """Maximum-likelihood log-strengths theta (sum 0) from points W and games N.
+def _with_virtual_draws(W: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """W, N plus one virtual game scored half-half in every pair that met."""
+    met = (N > 0).astype(float)
+    return W + 0.5 * met, N + met
 
-    Returns (theta, covariance, regularized). When the MLE does not exist
-    (a policy, or a group, never scored against the rest) one virtual game
-    scored half-half is added to every pair that met, and `regularized` is
-    True. The covariance is the pseudo-inverse of the observed Fisher
-    information (the covariance of the centred estimates).
-    """
-    W = np.asarray(W, float)
-    N = np.asarray(N, float)
-    k = W.shape[0]
-    regularized = False
-    if not _mle_exists(W):
-        met = (N > 0).astype(float)
-        W = W + 0.5 * met
-        N = N + met
-        regularized = True
-    theta = np.zeros(k)
-    J = np.ones((k, k)) / k
 
-    def loglik(t):
-        d = t[:, None] - t[None, :]
-        return float((W * -np.logaddexp(0.0, -d)).sum())
+def _loglik(theta: np.ndarray, W: np.ndarray) -> float:
+    d = theta[:, None] - theta[None, :]
+    return float((W * -np.logaddexp(0.0, -d)).sum())
 
-    ll = loglik(theta)
+
+def _gradient(theta: np.ndarray, W: np.ndarray, N: np.ndarray) -> np.ndarray:
+    return (W - N * expit(theta[:, None] - theta[None, :])).sum(axis=1)
+
+
+def _information(theta: np.ndarray, N: np.ndarray) -> np.ndarray:
+    """Observed (= expected) Fisher information of the log-strengths."""
+    p = expit(theta[:, None] - theta[None, :])
+    info = -(N * p * (1 - p))
+    np.fill_diagonal(info, 0.0)
+    np.fill_diagonal(info, -info.sum(axis=1))
+    return info
+
+
+def _newton(theta: np.ndarray, W: np.ndarray, N: np.ndarray, solve_step, tol: float, max_iter: int) -> np.ndarray:
+    """Maximize the (concave) log-likelihood from theta by Newton steps with step halving."""
+    ll = _loglik(theta, W)
     for _ in range(max_iter):
-        d = theta[:, None] - theta[None, :]
-        p = 1.0 / (1.0 + np.exp(-d))
-        grad = (W - N * p).sum(axis=1)
-        info = -(N * p * (1 - p))
-        np.fill_diagonal(info, 0.0)
-        np.fill_diagonal(info, -info.sum(axis=1))
-        step = np.linalg.solve(info + J, grad)
+        step = solve_step(theta, _gradient(theta, W, N), _information(theta, N))
         t = 1.0
         while True:
             new = theta + t * step
             new -= new.mean()
-            new_ll = loglik(new)
+            new_ll = _loglik(new, W)
             if new_ll >= ll - 1e-12 or t < 1e-8:
                 break
             t /= 2
         theta, ll = new, new_ll
         if np.max(np.abs(t * step)) < tol:
             break
-    d = theta[:, None] - theta[None, :]
-    p = 1.0 / (1.0 + np.exp(-d))
-    info = -(N * p * (1 - p))
-    np.fill_diagonal(info, 0.0)
-    np.fill_diagonal(info, -info.sum(axis=1))
-    cov = np.linalg.pinv(info)
+    return theta
+
+
+def fit_bradley_terry(W: np.ndarray, N: np.ndarray, tol: float = 1e-10, max_iter: int = 200):
+    """Maximum-likelihood log-strengths theta (sum 0) from points W and games N.
+
+    Returns (theta, covariance, regularized). When the MLE does not exist
+    (a policy, or a group, never scored against the rest) one virtual game
+    scored half-half is added to every pair that met, and `regularized` is
+    True: theta then maximizes that penalized likelihood (for one pairing
+    the virtual draw is Jeffreys' Beta(1/2, 1/2) prior on the score, and
+    theta the posterior mode of the log-odds). The covariance is the
+    pseudo-inverse of the observed Fisher information of the likelihood
+    that was maximized (the covariance of the centred estimates).
+    """
+    W = np.asarray(W, float)
+    N = np.asarray(N, float)
+    k = W.shape[0]
+    regularized = False
+    if not _mle_exists(W):
+        W, N = _with_virtual_draws(W, N)
+        regularized = True
+    J = np.ones((k, k)) / k
+    theta = _newton(np.zeros(k), W, N, lambda th, g, info: np.linalg.solve(info + J, g), tol, max_iter)
+    cov = np.linalg.pinv(_information(theta, N))
     return theta, cov, regularized
+
+
+def _profile_loglik(W: np.ndarray, N: np.ndarray, c: np.ndarray, value: float, start: np.ndarray) -> float:
+    """max l(theta) subject to c'theta = value and sum theta = 0 (c sums to 0)."""
+    k = start.size
+    C = np.column_stack([c, np.ones(k)])
+    kkt = np.zeros((k + 2, k + 2))
+    kkt[:k, k:], kkt[k:, :k] = C, C.T
+
+    def solve_step(theta, g, info):     # Newton step inside {C's = 0}
+        kkt[:k, :k] = info
+        return np.linalg.lstsq(kkt, np.concatenate([g, [0.0, 0.0]]), rcond=None)[0][:k]
+
+    theta = start + (value - c @ start) * c / (c @ c)
+    return _loglik(_newton(theta - theta.mean(), W, N, solve_step, 1e-10, 200), W)
+
+
+def _profile_interval(W: np.ndarray, N: np.ndarray, theta: np.ndarray, c: np.ndarray, z: float,
+                      scale: float) -> tuple[float, float]:
+    """Likelihood-ratio interval of c'theta: where the profile log-likelihood is
+    within z^2 / 2 of its maximum (theta, the maximizer of l with W, N)."""
+    from scipy.optimize import brentq
+
+    top = _loglik(theta, W)
+    est = float(c @ theta)
+    if not np.any(c):
+        return est, est
+
+    def excess(v):
+        return top - _profile_loglik(W, N, c, v, theta) - z * z / 2
+
+    bounds = []
+    for sign in (-1.0, 1.0):
+        inside, width = est, max(scale, 0.05)
+        for _ in range(60):
+            out = est + sign * width
+            if excess(out) > 0:
+                break
+            inside, width = out, 2 * width
+        else:  # pragma: no cover - the penalized likelihood always falls off
+            bounds.append(sign * np.inf)
+            continue
+        bounds.append(brentq(excess, min(inside, out), max(inside, out), xtol=1e-9))
+    return bounds[0], bounds[1]
 
 
 def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap: int = 0,
@@ -389,15 +451,24 @@ def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap:
     B times (the same indices for every pairing, keeping the common-deal
     correlation) and replaces the intervals by the 2.5 / 97.5 % percentiles
     of the refits (`se` becomes the bootstrap sd); seeded by `seed`.
-    attrs: regularized (bool), method ("fisher" or "bootstrap"), anchor.
+    attrs: regularized (bool), method ("fisher" or "bootstrap"), interval
+    ("fisher", "profile", "bootstrap" or "bootstrap+profile"), anchor.
     When the MLE does not exist (see fit_bradley_terry) the ratings come
-    from the regularized fit, and a policy that never scored gets
-    ci_low = -inf (one that never conceded ci_high = +inf): only a bound
-    on one side is known.
+    from the fit with one virtual draw per pairing, and every interval is
+    the likelihood-ratio (profile) interval of that penalized likelihood
+    (the set of values within z^2 / 2 of its maximum), finite on both
+    sides; se is still from its Fisher information. With a bootstrap the
+    interval is then the union of the percentile and profile intervals and
+    se the larger of the two, because a resampled sweep is still a sweep.
+    The side of a swept policy's interval that the data never reached
+    (below, for one that never scored) is set by the virtual draw, not by
+    the games.
     """
     names, W, N = pair_counts(results)
     k = len(names)
-    theta, cov, regularized = fit_bradley_terry(W, N)
+    fitted, cov, regularized = fit_bradley_terry(W, N)
+    theta = fitted
+    A = np.eye(k) - 1.0 / k                  # rows: contrasts theta_i - mean (theta is centred)
     if anchor is not None:
         if anchor not in names:
             raise ValueError(f"anchor {anchor!r} is not one of the policies: {', '.join(names)}")
@@ -407,21 +478,41 @@ def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap:
         theta = A @ theta
         cov = A @ cov @ A.T
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
-    low, high = theta - z * se, theta + z * se
+    if regularized:
+        # The virtual draws are a prior, not data: theta maximizes the penalized
+        # likelihood, and a policy that never scored sits where one virtual half
+        # point among its games puts it (about 120 Elo lower each time the games
+        # double). That likelihood is far from quadratic there, so the interval is
+        # its likelihood-ratio (profile) interval: finite on both sides, the side
+        # the data never reached bounded by the prior alone.
+        Wp, Np = _with_virtual_draws(W, N)
+        bounds = np.array([_profile_interval(Wp, Np, fitted, A[i], z, se[i]) for i in range(k)])
+        low, high = bounds[:, 0], bounds[:, 1]
+        interval = "profile"
+    else:
+        low, high = theta - z * se, theta + z * se
+        interval = "fisher"
     method = "fisher"
     if bootstrap and isinstance(results, TournamentResult) and results.games:
         boots = _bootstrap_theta(results, names, bootstrap, seed, anchor)
-        se = boots.std(axis=0, ddof=1)
+        b_se = boots.std(axis=0, ddof=1)
         alpha = 2 * (1 - _norm_cdf(z))
-        low = np.quantile(boots, alpha / 2, axis=0)
-        high = np.quantile(boots, 1 - alpha / 2, axis=0)
+        b_low = np.quantile(boots, alpha / 2, axis=0)
+        b_high = np.quantile(boots, 1 - alpha / 2, axis=0)
+        if regularized:
+            # Resampling a clean sweep always gives the same sweep, so the refits of
+            # a policy that never scored hardly move and its percentile interval
+            # collapses onto the prior's value. Keep the union with the profile
+            # interval (and the larger se): wide enough for both sources of doubt.
+            low, high, se = np.minimum(low, b_low), np.maximum(high, b_high), np.maximum(se, b_se)
+            interval = "bootstrap+profile"
+        else:
+            low, high, se = b_low, b_high, b_se
+            interval = "bootstrap"
         method = "bootstrap"
     games = N.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         score = W.sum(axis=1) / games
-    if regularized:   # a policy that never scored (or never conceded) has no finite bound on that side
-        low = np.where(score <= 0, -np.inf, low)
-        high = np.where(score >= 1, np.inf, high)
     out = pd.DataFrame({
         "policy": names,
         "games": games.astype(np.int64),
@@ -437,7 +528,7 @@ def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap:
     })
     out = out.sort_values("log_strength", ascending=False, kind="stable").reset_index(drop=True)
     out["rank"] = np.arange(1, k + 1)
-    out.attrs.update({"regularized": bool(regularized), "method": method, "anchor": anchor,
+    out.attrs.update({"regularized": bool(regularized), "method": method, "interval": interval, "anchor": anchor,
                       "bootstrap": int(bootstrap) if method == "bootstrap" else 0, "z": z})
     return out
 

@@ -123,7 +123,9 @@ def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
         lines.append("Skill matters a lot here: the spread exceeds 200 Elo (about a 76 : 24 score).")
     if ratings.attrs.get("regularized"):
         lines.append("A policy won (or lost) every game against the others; the ratings use one virtual "
-                     "drawn game per pairing so they stay finite.")
+                     "drawn game per pairing so they stay finite. Such a policy's rating is set by that virtual "
+                     "draw and the number of games, not measured: the data only say it is at least that far "
+                     "from the rest (its interval's far side comes from the virtual draw).")
     return lines
 
 
@@ -157,6 +159,13 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
     rt.text(f"Bradley-Terry strengths fitted by maximum likelihood, P(i beats j) = s_i / (s_i + s_j); "
             f"games without a winner count half a win each. Elo = 400 log10(s), {scale}; "
             f"95 % intervals from {how}. An Elo difference d predicts a score of 1 / (1 + 10^(-d/400)).")
+    if ratings.attrs.get("regularized"):
+        rt.text("No finite maximum-likelihood fit exists (a policy won or lost every game), so one virtual game "
+                "scored half-half is added to every pairing (a weak prior, as in BayesElo) and the intervals "
+                "are the likelihood-ratio (profile) intervals of that penalized likelihood: the ratings within "
+                "1.92 log-likelihood units of the best, finite on both sides."
+                + (" With the bootstrap each interval is the union of the two, since resampling a clean sweep "
+                   "gives the same sweep every time." if ratings.attrs.get("method") == "bootstrap" else ""))
     rt.figure(rating_chart(ratings).figure, "Elo ratings with 95 % intervals", name="ratings")
     show = ratings[["rank", "policy", "games", "score", "elo", "elo_low", "elo_high", "strength", "log_strength", "se"]]
     rt.table(show.rename(columns={"elo_low": "Elo 95 % low", "elo_high": "Elo 95 % high", "elo": "Elo"}),

@@ -129,13 +129,77 @@ def test_no_winner_games_count_half():
         bradley_terry(pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [1], "wins_b": [1], "games": [3]}))
 
 
-def test_a_clean_sweep_is_regularized_with_open_intervals():
+def test_a_clean_sweep_is_regularized_with_finite_intervals():
     f = pd.DataFrame({"policy_a": ["A", "B"], "policy_b": ["B", "C"], "wins_a": [10, 6], "wins_b": [0, 4]})
     bt = bradley_terry(f).set_index("policy")
-    assert bt.attrs["regularized"]
-    assert np.isfinite(bt["elo"]).all()
-    assert bt.loc["A", "elo_high"] == np.inf and np.isfinite(bt.loc["A", "elo_low"])
+    assert bt.attrs["regularized"] and bt.attrs["interval"] == "profile"
+    assert np.isfinite(bt[["elo", "elo_low", "elo_high"]].to_numpy()).all()
+    assert (bt["elo_low"] < bt["elo"]).all() and (bt["elo"] < bt["elo_high"]).all()
     assert bt.loc["A", "elo"] > bt.loc["B", "elo"] > bt.loc["C", "elo"]
+
+
+def _sweep_table():
+    """greedy and lookahead split 70 : 130; random loses all its 400 games."""
+    return pd.DataFrame({"policy_a": ["greedy", "greedy", "random"], "policy_b": ["random", "lookahead", "lookahead"],
+                         "wins_a": [200, 70, 0], "wins_b": [0, 130, 200]})
+
+
+@pytest.mark.parametrize("anchor", [None, "random", "greedy"])
+def test_a_policy_that_loses_every_game_gets_a_finite_rating_and_interval(anchor):
+    bt = bradley_terry(_sweep_table(), anchor=anchor)
+    assert bt.attrs["regularized"]
+    assert list(bt["policy"]) == ["lookahead", "greedy", "random"]
+    assert np.isfinite(bt[["elo", "elo_low", "elo_high", "se"]].to_numpy()).all()
+    r = bt.set_index("policy")
+    for p in ("lookahead", "greedy", "random"):
+        if p == anchor:
+            assert r.loc[p, "elo_low"] == r.loc[p, "elo"] == r.loc[p, "elo_high"] == 0
+        else:
+            assert r.loc[p, "elo_low"] < r.loc[p, "elo"] < r.loc[p, "elo_high"]
+    # random is below the others with room to spare: its whole interval under theirs
+    assert r.loc["random", "elo_high"] < min(r.loc["greedy", "elo_low"], r.loc["lookahead", "elo_low"])
+
+
+def test_sweep_interval_of_two_policies_is_the_penalized_likelihood_ratio_interval():
+    """A loses all n games to B: one virtual draw gives d = ln(0.5 / (n + 0.5)), and
+    the 95 % interval is where 0.5 ln sig(d) + (n + 0.5) ln sig(-d) is within 1.92 of its top."""
+    from scipy.optimize import brentq
+    from scipy.special import log_expit
+
+    n, z = 200, 1.959963984540054
+    bt = bradley_terry(pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [0], "wins_b": [n]}),
+                       anchor="B").set_index("policy")
+    d0 = math.log(0.5 / (n + 0.5))
+    assert bt.loc["A", "log_strength"] == pytest.approx(d0, abs=1e-8)
+
+    def ll(d):
+        return 0.5 * log_expit(d) + (n + 0.5) * log_expit(-d)
+
+    def drop(d):
+        return ll(d0) - ll(d) - z * z / 2
+
+    assert bt.loc["A", "ci_low"] == pytest.approx(brentq(drop, d0 - 30, d0), abs=1e-6)
+    assert bt.loc["A", "ci_high"] == pytest.approx(brentq(drop, d0, 0.0), abs=1e-6)
+    # in score terms the upper bound (1.67 %) lies between Jeffreys' (1.25 %) and Wilson's (1.88 %) for 0 / 200
+    top = 1 / (1 + math.exp(-bt.loc["A", "ci_high"]))
+    assert 0.0125 < top < 0.0188
+
+
+def test_bootstrap_of_a_sweep_keeps_a_finite_honest_interval():
+    rng = np.random.default_rng(3)
+    # pairs (greedy, lookahead), (greedy, random), (lookahead, random): random never scores
+    o = np.vstack([np.where(rng.random(200) < 0.35, 1, -1), np.ones(200), np.ones(200)])
+    r = _result(o, policies=("greedy", "lookahead", "random"))
+    boot = bradley_terry(r, bootstrap=40, seed=1).set_index("policy")
+    prof = bradley_terry(r).set_index("policy")
+    assert np.isfinite(boot[["elo", "elo_low", "elo_high", "se"]].to_numpy()).all()
+    assert boot.attrs["interval"] == "bootstrap+profile"
+    # every resample is the same sweep, so the bootstrap alone would pin random to a point;
+    # the interval keeps at least the profile interval's width
+    assert boot.loc["random", "elo_low"] <= prof.loc["random", "elo_low"]
+    assert boot.loc["random", "elo_high"] >= prof.loc["random", "elo_high"]
+    assert boot.loc["random", "se"] >= prof.loc["random", "se"]
+    assert boot.loc["random", "elo_high"] < boot.loc["greedy", "elo_low"] < boot.loc["lookahead", "elo"]
 
 
 def test_fit_matches_mm_algorithm():
