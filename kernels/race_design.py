@@ -402,6 +402,9 @@ def _check_cards(v: "_Validator", d: Design) -> None:
             v.fail("cards", f"no card with role {role!r}; every design needs one")
     if list(roles.values()).count("go") > 1:
         v.fail("cards", "more than one card type with role 'go'; a design has one go card")
+    for i, c in enumerate(d.cards):
+        if c.role == "go" and c.count == 0:
+            v.fail(f"cards[{i}] ({c.key}).count", "the go card has count 0: no side could ever start moving")
     if "limit" in roles.values() or d.start_under_limit:
         if "end_limit" not in roles.values():
             v.fail("cards", "a limit (or start_under_limit) needs a card with role 'end_limit' to lift it")
@@ -413,6 +416,8 @@ def _check_cards(v: "_Validator", d: Design) -> None:
                 v.fail(f"{where}.remedy", f"no card {c.remedy!r} in this design")
             if roles[c.remedy] not in ("remedy", "go"):
                 v.fail(f"{where}.remedy", f"{c.remedy!r} has role {roles[c.remedy]!r}; a remedy must be a 'remedy' or the 'go' card")
+            if c.count > 0 and next(r.count for r in d.cards if r.key == c.remedy) == 0:
+                v.fail(f"{where}.remedy", f"{c.remedy!r} has count 0: a side hit by {c.key!r} could never move again")
         if c.role == "safety":
             if not c.protects:
                 v.fail(f"{where}.protects", "a safety must protect at least one hazard or limit")

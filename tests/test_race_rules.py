@@ -698,6 +698,18 @@ def test_design_error_remedy_for_a_missing_hazard(tmp_path):
     assert "wax" in msg and "no hazard" in msg
 
 
+def test_design_error_a_hazard_nothing_can_clear_and_no_go_card(tmp_path):
+    text = MB_TEXT.replace('key = "gasoline"\nname = "Gasoline (Essence)"\nrole = "remedy"\ncount = 6',
+                           'key = "gasoline"\nname = "Gasoline (Essence)"\nrole = "remedy"\ncount = 0')
+    assert text != MB_TEXT
+    msg = bad_design(tmp_path, text)
+    assert "(out_of_gas).remedy" in msg and "'gasoline' has count 0" in msg
+    text = MB_TEXT.replace('role = "go"\ncount = 14', 'role = "go"\ncount = 0')
+    assert text != MB_TEXT
+    msg = bad_design(tmp_path, text)
+    assert "(roll).count" in msg and "go card has count 0" in msg
+
+
 def test_design_error_unreachable_target(tmp_path):
     text = MB_TEXT.replace("[players.4]\nteam_size = 2\ntrip = 1000", "[players.4]\nteam_size = 2\ntrip = 1010")
     assert text != MB_TEXT
