@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import wilson_interval
+from etappe.analysis.stats import IntHistogram, hist_ecdf, mean_interval, wilson_interval
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value
 
@@ -408,3 +408,213 @@ def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=["what", "count", "out_of"])
     out["rate"] = out["count"] / out["out_of"]
     return out
+
+
+# ------------------------------------------- length, tension, progress, cards
+def _distribution_row(label: str, values) -> dict:
+    """n, mean, sd, median, 95th percentile, min, max of integer values (NaN
+    left out). Quantiles are the inverse ECDF (analysis/stats.py), as in the
+    race reports: the median of 1, 2, 3, 4 is 2."""
+    hist = IntHistogram.of(np.asarray(values, dtype=float))
+    vals, _ = hist.nonzero()
+    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
+    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
+            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
+            "max": float(vals.max()) if vals.size else np.nan}
+
+
+def histogram_frame(values) -> pd.DataFrame:
+    """Histogram and ECDF of integer values (NaN left out): value, count, ecdf."""
+    vals, counts = IntHistogram.of(np.asarray(values, dtype=float)).nonzero()
+    _, F = hist_ecdf(vals, counts)
+    return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})
+
+
+def race_turns(stages_df: pd.DataFrame) -> pd.Series:
+    """Turns per race (the stages' turns summed; skips and passes included)."""
+    return stages_df.groupby("race", sort=True)["turns"].sum()
+
+
+def length_table(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Turns per stage (all stages, then per profile) and turns per race:
+    n, mean, sd, median, 95th percentile, min, max. A turn is one player's
+    turn, skipped (Crevaison) and passing turns included."""
+    rows = [_distribution_row("turns per stage", stages_df["turns"]),
+            _distribution_row("turns per race", race_turns(stages_df))]
+    profiles = stages_df["profile"].astype(str)
+    for name in K.PROFILE_NAMES:
+        if (profiles == name).any():
+            rows.append(_distribution_row(f"turns per stage: {name}", stages_df.loc[profiles == name, "turns"]))
+    return pd.DataFrame(rows)
+
+
+def _cumulative(stages_df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(race ids (R,), cumulative times (R, stages, n)) with the stages in order."""
+    n = _players(stages_df)
+    ordered = stages_df.sort_values(["race", "stage"], kind="stable")
+    races = ordered["race"].to_numpy()
+    ids, counts = np.unique(races, return_counts=True)
+    if len(ids) and (counts != counts[0]).any():
+        raise ValueError("every race must have all its stages in the table")
+    per = int(counts[0]) if len(ids) else 0
+    cum = ordered[[f"cum_{s}" for s in range(n)]].to_numpy(np.int64).reshape(len(ids), per, n)
+    return ids, cum
+
+
+def race_tension(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Per race, from the general classification (cumulative times) after each
+    stage:
+
+    - `lead_changes`: times the strict GC leader (sole lowest cumulative time)
+      changed from one stage to a later one; a tie for the lead keeps the
+      earlier leader, the first leader is not a change (the race engine's rule);
+    - `winner`: sole lowest final time (-1: a shared first place);
+    - `winner_deficit`: the winner's largest gap (s) behind the GC leader
+      after any stage, 0 if never behind (NaN without a sole winner);
+    - `final_gap`: runner-up's final time minus the winner's (s; NaN without
+      a sole winner);
+    - `leader_before_last`: strict GC leader before the last stage (-1 none
+      or a one-stage race); `leader_before_last_won` (1/0, NaN when there is
+      no such leader or no sole winner)."""
+    ids, cum = _cumulative(stages_df)
+    R, S, n = cum.shape
+    best = cum.min(axis=2)
+    sole = (cum == best[:, :, None]).sum(axis=2) == 1
+    leader = np.where(sole, cum.argmin(axis=2), -1)
+    changes = np.zeros(R, np.int64)
+    previous = np.full(R, -1)
+    for g in range(S):
+        current = leader[:, g]
+        changes += (current >= 0) & (previous >= 0) & (current != previous)
+        previous = np.where(current >= 0, current, previous)
+    winner = leader[:, -1] if S else np.full(R, -1)
+    has = winner >= 0
+    w = np.where(has, winner, 0)
+    behind = cum - best[:, :, None]
+    deficit = behind[np.arange(R), :, w].max(axis=1) if S else np.zeros(R)
+    final = np.sort(cum[:, -1, :], axis=1) if S else np.zeros((R, 2))
+    before = leader[:, -2] if S >= 2 else np.full(R, -1)
+    known = has & (before >= 0)
+    return pd.DataFrame({
+        "race": ids, "stages": S, "lead_changes": changes, "winner": winner,
+        "winner_deficit": np.where(has, deficit, np.nan),
+        "final_gap": np.where(has, final[:, 1] - final[:, 0] if n > 1 else 0, np.nan),
+        "leader_before_last": before,
+        "leader_before_last_won": np.where(known, (before == winner).astype(float), np.nan)})
+
+
+def tension_table(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Lead changes per race, the winner's largest deficit and the final gap
+    (race_tension), as distributions: n, mean, sd, median, p95, min, max."""
+    t = race_tension(stages_df)
+    return pd.DataFrame([_distribution_row("GC lead changes per race", t["lead_changes"]),
+                         _distribution_row("winner's largest deficit after a stage (s)", t["winner_deficit"]),
+                         _distribution_row("final gap: runner-up's time minus the winner's (s)", t["final_gap"])])
+
+
+def leader_holds(stages_df: pd.DataFrame) -> dict:
+    """How often the GC leader before the last stage went on to win: wins, n
+    (races with such a leader and a sole winner), rate and 95 % Wilson interval."""
+    won = race_tension(stages_df)["leader_before_last_won"].dropna()
+    k, n = int(won.sum()), len(won)
+    lo, hi = wilson_interval(k, n)
+    return {"wins": k, "n": n, "rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
+
+
+def progress_table(stages_df: pd.DataFrame, by: str = "policy", value: str = "gap") -> pd.DataFrame:
+    """Mean cumulative time (value="cum") or gap to the GC leader (value="gap":
+    own cumulative time minus the lowest) after each stage, per policy or seat.
+
+    Columns: group, after_stage (1 = after the first stage), n (seat-races),
+    mean, sd, ci_low, ci_high (95 % interval of the mean), band_low/band_high
+    (mean +- 1 sd, the spread of races). Seats of one race are not
+    independent, so per-policy intervals pooling several seats are a little
+    too narrow."""
+    if by not in ("policy", "seat"):
+        raise ValueError("by must be 'policy' or 'seat'")
+    if value not in ("gap", "cum"):
+        raise ValueError("value must be 'gap' or 'cum'")
+    n = _players(stages_df)
+    policies = np.asarray(stages_df.attrs.get("policies", [str(k) for k in range(n)]), dtype=object)
+    cum = stages_df[[f"cum_{s}" for s in range(n)]].to_numpy(np.int64)
+    y = cum - cum.min(axis=1, keepdims=True) if value == "gap" else cum
+    stage = stages_df["stage"].to_numpy() + 1
+    parts = []
+    for s in range(n):
+        group = policies[stages_df[f"slot_{s}"].to_numpy()] if by == "policy" else np.full(len(cum), f"seat {s}", object)
+        parts.append(pd.DataFrame({"group": group, "after_stage": stage, "y": y[:, s].astype(float)}))
+    long = pd.concat(parts, ignore_index=True)
+    long["y2"] = long["y"] ** 2
+    agg = long.groupby(["group", "after_stage"], sort=True).agg(n=("y", "size"), s=("y", "sum"), ss=("y2", "sum"))
+    agg = agg.reset_index()
+    m = mean_interval(agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy())
+    out = agg[["group", "after_stage", "n"]].copy()
+    for key in ("mean", "sd", "ci_low", "ci_high"):
+        out[key] = m[key]
+    out["band_low"] = out["mean"] - out["sd"]
+    out["band_high"] = out["mean"] + out["sd"]
+    return out
+
+
+def head_to_head(races_df: pd.DataFrame) -> pd.DataFrame:
+    """Skill matrix from one run with mixed seats: for every ordered pair of
+    different policies met in the same race, how often the first finished the
+    race ahead of the second in the general classification (`rank`).
+
+    Long table, both directions: policy, opponent, pairs (seat pairs: a race
+    with two seats of A and one of B gives two), ahead, behind, level,
+    score = (ahead + level / 2) / pairs and its 95 % Wilson interval (pairs of
+    one race are not independent: read the interval as a little too narrow).
+    Empty when every seat plays the same policy."""
+    n = _players(races_df)
+    policies = np.asarray(races_df.attrs.get("policies", [str(k) for k in range(n)]), dtype=object)
+    names = [policies[races_df[f"slot_{s}"].to_numpy()] for s in range(n)]
+    ranks = [races_df[f"rank_{s}"].to_numpy() for s in range(n)]
+    parts = []
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                parts.append(pd.DataFrame({"policy": names[i], "opponent": names[j],
+                                           "ahead": ranks[i] < ranks[j], "behind": ranks[i] > ranks[j],
+                                           "level": ranks[i] == ranks[j]}))
+    columns = ["policy", "opponent", "pairs", "ahead", "behind", "level", "score", "ci_low", "ci_high"]
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    long = pd.concat(parts, ignore_index=True)
+    long = long[long["policy"] != long["opponent"]]
+    if not len(long):
+        return pd.DataFrame(columns=columns)
+    out = long.groupby(["policy", "opponent"], sort=True).agg(
+        pairs=("ahead", "size"), ahead=("ahead", "sum"), behind=("behind", "sum"), level=("level", "sum")).reset_index()
+    points = out["ahead"] + 0.5 * out["level"]
+    out["score"] = points / out["pairs"]
+    out["ci_low"], out["ci_high"] = wilson_interval(points, out["pairs"])
+    return out[columns]
+
+
+def card_values(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Numbered cards by value, over all colours, seats and stages: dealt,
+    laid (dealt minus left: a Vitamine swap moves a card between hands, never
+    out of them), left in hand at the stage end (dead: they cost seconds),
+    the left share with its 95 % Wilson interval, and the seconds a card left
+    costs. Values out of play (3-5 players) are not listed."""
+    n = _players(stages_df)
+    opts = option_vector(stages_df.attrs.get("options", {}))
+    vmin, vmax = K.value_range(n)
+    dealt = [stages_df[f"dealt_{s}"].to_numpy(np.int64) for s in range(n)]
+    hand = [stages_df[f"hand_{s}"].to_numpy(np.int64) for s in range(n)]
+    rows = []
+    for v in range(vmin, vmax + 1):
+        got = left = 0
+        for colour in range(4):
+            shift = np.int64(colour * 12 + v - 1)
+            for s in range(n):
+                got += int(((dealt[s] >> shift) & 1).sum())
+                left += int(((hand[s] >> shift) & 1).sum())
+        lo, hi = wilson_interval(left, got)
+        seconds = opts[K.O_LOW_SECS] if v <= 6 else opts[K.O_HIGH_SECS]
+        rows.append({"value": v, "seconds_if_left": int(seconds), "dealt": got,
+                     "laid": got - left, "left": left, "left_share": left / got if got else float("nan"),
+                     "left_low": lo, "left_high": hi})
+    return pd.DataFrame(rows)
+

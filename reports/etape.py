@@ -1,5 +1,10 @@
 """Tape l'étape balance report: tables from analysis/etape.py, figures drawn
-with matplotlib.figure.Figure (never pyplot), assembled with reports/document.py."""
+with matplotlib.figure.Figure (never pyplot), assembled with reports/document.py.
+
+Sections in the order of design/reports.md: header, outcomes, skill matrix,
+length, tension, progress, the stage profiles, card balance (numbered cards,
+jokers), side classifications, variant comparison, anomalies, caveat. A
+section that cannot apply to one run says so in one line."""
 from __future__ import annotations
 
 import json
@@ -7,9 +12,12 @@ import json
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from etappe.analysis import etape as E
-from etappe.reports.document import Report
+from etappe.reports import plots
+from etappe.reports.document import Report, Section
+from etappe.reports.tournament_report import skill_heatmap
 
 RULES = "../shared/rules/tape_l_etape.md"
 
@@ -51,6 +59,135 @@ def plot_stage_times(long: pd.DataFrame, ax=None):
     return ax
 
 
+def plot_left_share(values: pd.DataFrame, ax=None):
+    """Share of the dealt cards of each value still in hand at the stage end
+    (card_values), with 95 % intervals."""
+    if ax is None:
+        ax = Figure(figsize=(7, 3)).subplots()
+    share = values["left_share"].to_numpy(float)
+    err = np.clip(np.vstack([share - values["left_low"].to_numpy(float),
+                             values["left_high"].to_numpy(float) - share]), 0, None)
+    ax.bar(values["value"].astype(int), share, yerr=err, capsize=3, color="#7a5195")
+    ax.set_xticks(values["value"].astype(int))
+    ax.set_xlabel("card value")
+    ax.set_ylabel("left in hand / dealt")
+    return ax
+
+
+def short_names(specs) -> dict:
+    """Policy spec -> a label for figures: the family name ('heuristic',
+    'blocker', ...) when no other spec in the run shares it, else the spec."""
+    specs = list(dict.fromkeys(specs))
+    heads = [str(p).split(":")[0] for p in specs]
+    return {p: h if heads.count(h) == 1 else str(p) for p, h in zip(specs, heads)}
+
+
+_FAMILY_TEXT = {
+    E.K.POL_RANDOM: "random: uniform legal play, jokers at random",
+    E.K.POL_HEURISTIC: "heuristics: fixed scoring rules",
+    E.K.POL_LOOKAHEAD: "look-ahead: playouts by heuristic players for the first card of a turn, every "
+                       "other decision heuristic",
+}
+
+
+def caveat_text(meta: dict) -> str:
+    """The caveat naming the policies of the run (and what each family is)."""
+    specs = list(dict.fromkeys(meta.get("policies") or []))
+    families = []
+    for spec in specs:
+        pid = E.POLICIES.get(str(spec).split(":")[0], (None,))[0]
+        if pid in _FAMILY_TEXT and _FAMILY_TEXT[pid] not in families:
+            families.append(_FAMILY_TEXT[pid])
+    kinds = f" ({'; '.join(families)})" if families else ""
+    return ("Bots are not people. Every number here holds for these policies only: "
+            + (", ".join(map(str, specs)) or "?") + kinds + "; not for human players, who bluff, read "
+            "hands and time jokers better. Stronger or weaker play can move the win rates, the profiles' "
+            "and the jokers' worth and the length of a stage.")
+
+
+def _skill(sec: Section, races_df: pd.DataFrame) -> None:
+    h2h = E.head_to_head(races_df)
+    if not len(h2h):
+        sec.text("Every seat plays the same policy, so there is no skill matrix: run with different "
+                 "policies per slot (e.g. random, heuristic, lookahead) to see whether skill matters.")
+        return
+    sec.text("Head to head within this run: the share of races in which the row policy finished ahead of "
+             "the column policy in the general classification when both were in the race (level finishes "
+             "count 1/2). n (pairs) counts seat pairs, which are not independent within a race, so read the "
+             "intervals as a little too narrow. Matches of two policies on the same deals (a tournament) "
+             "exist for the race games only.")
+    names = short_names(list(h2h["policy"]) + list(h2h["opponent"]))
+    shown = h2h.assign(policy=h2h["policy"].map(names), opponent=h2h["opponent"].map(names))
+    sec.table(shown, "Head to head: finishing ahead in the general classification (95 % Wilson interval; "
+                     "policies as in the header)")
+    ax = skill_heatmap(shown, title="Skill matrix: row finishes ahead of column")
+    sec.figure(ax.figure, "Skill matrix: share of races the row policy finished ahead of the column policy",
+               "etape_skill_matrix")
+
+
+def _length(sec: Section, stages_df: pd.DataFrame) -> None:
+    per_race = stages_df.groupby("race").size()
+    stages = sorted(set(per_race))
+    mode = stages_df.attrs.get("options", {}).get("mode", "sprint")
+    sec.text(f"Every race has {', '.join(map(str, stages))} stages ({mode} mode: fixed by the rules and the "
+             "player count), so stages per race has no spread. A turn is one player's turn, skipped "
+             "(Crevaison) and passing turns included.")
+    table = E.length_table(stages_df)
+    sec.table(table, "Length: median and 95th percentile (inverse ECDF), per stage, per race and per profile")
+    rows = table.set_index("metric")
+    for key, label, values in (("stage", "turns per stage", stages_df["turns"]),
+                               ("race", "turns per race", E.race_turns(stages_df))):
+        fig = plots.length_panel(E.histogram_frame(values), label, rows.loc[label, "median"], rows.loc[label, "p95"])
+        sec.figure(fig, f"Histogram and ECDF of {label}", f"etape_length_{key}")
+
+
+def _tension(sec: Section, stages_df: pd.DataFrame) -> None:
+    sec.text("From the general classification (GC: cumulative times) after each stage. Lead changes: times the "
+             "sole GC leader changed (a tie keeps the earlier leader; the first leader is no change). "
+             "Deficit: the eventual winner's largest gap behind the GC leader after any stage (0: never "
+             "behind). Final gap: the runner-up's time minus the winner's. Races with a shared first place "
+             "have no deficit or gap.")
+    sec.table(E.tension_table(stages_df), "Tension (per race)")
+    hold = E.leader_holds(stages_df)
+    if hold["n"]:
+        sec.text(f"The GC leader before the last stage won {hold['rate']:.1%} [{hold['ci_low']:.1%}, "
+                 f"{hold['ci_high']:.1%}] of the {hold['n']} races with a sole leader then and a sole winner.")
+    t = E.race_tension(stages_df)
+    ax = plots.histogram(E.histogram_frame(t["lead_changes"]), xlabel="GC lead changes per race")
+    sec.figure(ax.figure, "GC lead changes per race", "etape_lead_changes")
+    if t["winner_deficit"].notna().any():
+        fig = plots.length_panel(E.histogram_frame(t["winner_deficit"]), "winner's largest deficit (s)")
+        sec.figure(fig, "How far behind the eventual winner was", "etape_winner_deficit")
+
+
+def _progress(sec: Section, stages_df: pd.DataFrame) -> None:
+    by_policy = E.progress_table(stages_df, "policy", "gap")
+    by_seat = E.progress_table(stages_df, "seat", "gap")
+    sec.text("Mean gap to the GC leader (own cumulative time minus the lowest, in seconds; lower is better) "
+             "after each stage, per policy and per seat. Dark band: 95 % interval of the mean; light band: "
+             "mean +- 1 sd (the spread of races). n counts seat-races.")
+    by_policy = by_policy.assign(group=by_policy["group"].map(short_names(by_policy["group"])))
+    for frame, key, what in ((by_policy, "policy", "policy"), (by_seat, "seat", "seat")):
+        ax = plots.progress_curves(frame.rename(columns={"after_stage": "round"}),
+                                   ylabel="gap to the GC leader (s)")
+        ax.set_xlabel("after stage")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        sec.figure(ax.figure, f"Gap to the GC leader after each stage, per {what}", f"etape_progress_{key}")
+    sec.table(by_policy[["group", "after_stage", "n", "mean", "ci_low", "ci_high", "sd"]],
+              "Mean gap to the GC leader (s) after each stage, per policy")
+
+
+def _cards(sec: Section, stages_df: pd.DataFrame) -> None:
+    values = E.card_values(stages_df)
+    sec.text("Numbered cards by value (all colours): dealt, laid and left in hand at the stage end, where "
+             "they cost seconds. Which values end up dead? The jokers, the game's special cards, follow in "
+             "the next section. The share laid by the eventual winner is not given: a Vitamine swap moves "
+             "cards between hands and the records do not say who laid which card.")
+    sec.table(values, "Numbered cards by value (left share: 95 % Wilson interval)")
+    sec.figure(plot_left_share(values).figure, "Share of the dealt cards left in hand, by value",
+               "etape_cards_left")
+
+
 def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
                  joker_values: pd.DataFrame | None = None) -> Report:
     """The Tape l'étape report; `joker_values` from analysis.etape.joker_value
@@ -58,7 +195,6 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     meta = races_df.attrs
     n = E._players(races_df)
     rep = Report("Tape l'étape: balance report")
-
     head = rep.section("Header")
     wall = meta.get("wall_seconds")
     rate = f"{len(races_df) / wall:,.0f} races/s" if wall else "n/a"
@@ -88,6 +224,11 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     out.text(f"Seat uniformity: chi-square {chi2:.2f}, p = {p:.3g} (H0: every seat wins 1/{n}). "
              f"Races with a shared first place: {ties:.1%}.")
 
+    _skill(rep.section("Skill matrix"), races_df)
+    _length(rep.section("Length"), stages_df)
+    _tension(rep.section("Tension"), stages_df)
+    _progress(rep.section("Progress"), stages_df)
+
     prof = E.profile_stats(stages_df)
     long = E.stage_long(stages_df)
     by_prof_pol = E.profile_by_policy(stages_df)
@@ -111,6 +252,8 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
         sec.table(by_prof_pol[by_prof_pol["profile"] == row.profile].drop(columns="profile"),
                   "Per policy in this profile")
 
+    _cards(rep.section("Card balance"), stages_df)
+
     jok = rep.section("Jokers")
     jok.table(E.joker_usage(stages_df), "Use and immediate effect (use_rate: per player and race)")
     jok.table(E.joker_stage_effect(stages_df),
@@ -129,10 +272,10 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
               "classification (shared tops count 1/k).")
     side.table(E.side_classifications(races_df))
 
+    rep.section("Variant comparison").text(
+        "One run compares no variants. Two runs with the same seed deal the same races, so they pair race by "
+        "race: analysis.etape.joker_value does this for the jokers (Jokers above); a paired report of two "
+        "rule variants is not implemented for Tape l'étape.")
     rep.section("Anomalies").table(E.anomalies(races_df, stages_df))
-    rep.section("Caveat").text(
-        "Bots are not people. These numbers hold for the policies named in the header "
-        "(random: uniform legal play, jokers at random; heuristics: fixed scoring rules), "
-        "not for human players, who bluff, read hands and time jokers better. No look-ahead "
-        "policy is included yet.")
+    rep.section("Caveat").text(caveat_text(meta))
     return rep

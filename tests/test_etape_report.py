@@ -1,8 +1,10 @@
-"""Tape l'étape: the simulate command's files and the report."""
+"""Tape l'étape: the simulate command's files, the report, and the report's
+statistics on small hand-made record tables (values worked out by hand)."""
 import matplotlib
 
 matplotlib.use("Agg")
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
@@ -11,7 +13,7 @@ from etappe.analysis.runio import read_metadata  # noqa: E402
 from etappe.cli import etape as C  # noqa: E402
 from etappe.reports.etape import build_report  # noqa: E402
 
-POLICIES = ["heuristic", "random", "blocker", "high"]
+POLICIES = ["heuristic", "random", "blocker", "lookahead:playouts=8"]
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +81,172 @@ def test_report_has_every_section_and_the_numbers(run, tmp_path):
         assert f"Profile: {profile}" in md
     assert "| root seed | 17 |" in md and "| races | 60 |" in md
     assert "stages cut off by the turn cap | 0 |" in md
+
+
+def test_report_has_the_design_sections_in_order(run, tmp_path):
+    out, races, stages = run
+    C.report_command(out, tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text()
+    html = (tmp_path / "rep" / "report.html").read_text()
+    order = ["Header", "Outcomes", "Skill matrix", "Length", "Tension", "Progress", "Stage profiles",
+             "Card balance", "Jokers", "Side classifications", "Variant comparison", "Anomalies", "Caveat"]
+    at = [md.index(f"## {title}\n") for title in order]
+    assert at == sorted(at)
+    for title in order:
+        assert f"<h2>{title}</h2>" in html
+    for name in ("etape_skill_matrix", "etape_length_stage", "etape_length_race", "etape_lead_changes",
+                 "etape_winner_deficit", "etape_progress_policy", "etape_progress_seat", "etape_cards_left"):
+        assert (tmp_path / "rep" / f"{name}.png").exists(), name
+    assert "| turns per stage | 240 |" in md and "| turns per race | 60 |" in md  # 60 races of 4 stages
+    assert "| GC lead changes per race | 60 |" in md
+    assert "Every race has 4 stages" in md
+    assert "no skill matrix" not in md
+
+
+def test_caveat_names_the_policies_of_the_run(run):
+    _, races, stages = run
+    md = build_report(races, stages).to_markdown()
+    caveat = md[md.index("## Caveat"):]
+    assert "No look-ahead policy is included yet" not in md
+    for spec in races.attrs["policies"]:
+        assert spec in caveat
+    assert "look-ahead: playouts" in caveat and "random: uniform legal play" in caveat
+    only = E.simulate(3, 5, ["heuristic"], 1)
+    md = build_report(*only).to_markdown()
+    caveat = md[md.index("## Caveat"):]
+    assert "heuristic:" in caveat and "look-ahead" not in caveat and "random:" not in caveat
+    assert "Every seat plays the same policy, so there is no skill matrix" in md
+
+
+def test_tension_of_a_simulated_run_agrees_with_the_race_records(run):
+    _, races, stages = run
+    t = E.race_tension(stages)
+    assert (t["race"].to_numpy() == races["race"].to_numpy()).all()
+    assert (t["winner"].to_numpy() == races["winner"].to_numpy()).all()
+    times = np.sort(races[[f"time_{s}" for s in range(4)]].to_numpy(), axis=1)
+    sole = races["winner"].to_numpy() >= 0
+    assert (t["final_gap"].to_numpy()[sole] == (times[:, 1] - times[:, 0])[sole]).all()
+    assert (t["winner_deficit"].dropna() >= 0).all()
+    assert (t["lead_changes"] <= 3).all()  # four stages: at most three changes
+
+
+# ---- statistics on hand-made tables -------------------------------------------------
+
+def _stages(cums, players=3, **columns):
+    """A stage table: cums[race][stage] = cumulative times per seat."""
+    rows = []
+    for r, race in enumerate(cums):
+        for g, cum in enumerate(race):
+            row = {"race": r, "stage": g}
+            row.update({f"cum_{s}": c for s, c in enumerate(cum)})
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    for name, values in columns.items():
+        df[name] = values
+    df.attrs = {"players": players}
+    return df
+
+
+TENSION = _stages([
+    # race 0: leader 0, then 1 (change), a tie keeps 1, then 0 (change): 2 changes;
+    # winner 0 was 10 s behind after stage 1; final gap 250 - 230 = 20
+    [(100, 120, 130), (150, 140, 160), (200, 200, 210), (230, 250, 260)],
+    # race 1: no sole leader, then 2 (first: no change), 0, 1: 2 changes; winner 1
+    # was 30 s behind after stage 1; final gap 170 - 160 = 10; leader 0 before the last lost
+    [(50, 50, 60), (90, 100, 70), (120, 130, 140), (170, 160, 170)],
+    # race 2: seat 0 leads throughout, then a shared first place: no winner
+    [(10, 20, 30), (40, 45, 50), (60, 70, 80), (100, 100, 120)],
+])
+
+
+def test_race_tension_by_hand():
+    t = E.race_tension(TENSION)
+    assert list(t["lead_changes"]) == [2, 2, 0]
+    assert list(t["winner"]) == [0, 1, -1]
+    assert t["winner_deficit"].tolist()[:2] == [10, 30] and np.isnan(t["winner_deficit"][2])
+    assert t["final_gap"].tolist()[:2] == [20, 10] and np.isnan(t["final_gap"][2])
+    assert list(t["leader_before_last"]) == [-1, 0, 0]
+    assert np.isnan(t["leader_before_last_won"][0]) and t["leader_before_last_won"][1] == 0
+    assert np.isnan(t["leader_before_last_won"][2])  # no sole winner
+    hold = E.leader_holds(TENSION)
+    assert (hold["wins"], hold["n"], hold["rate"]) == (0, 1, 0.0)
+
+
+def test_tension_table_by_hand():
+    table = E.tension_table(TENSION).set_index("metric")
+    lead = table.loc["GC lead changes per race"]
+    assert (lead["n"], lead["mean"], lead["median"], lead["p95"], lead["max"]) == (3, 4 / 3, 2, 2, 2)
+    deficit = table.loc["winner's largest deficit after a stage (s)"]
+    assert (deficit["n"], deficit["mean"], deficit["median"], deficit["p95"]) == (2, 20, 10, 30)
+    gap = table.loc["final gap: runner-up's time minus the winner's (s)"]
+    assert (gap["n"], gap["mean"], gap["median"], gap["min"]) == (2, 15, 10, 10)
+
+
+def test_length_table_by_hand():
+    stages = _stages([[(0, 0, 0)] * 3] * 2, turns=[10, 20, 30, 5, 5, 40],
+                     profile=["montagne", "plaine", "descente", "montagne", "plaine", "descente"])
+    table = E.length_table(stages).set_index("metric")
+    per_stage = table.loc["turns per stage"]  # 5 5 10 20 30 40
+    assert (per_stage["n"], per_stage["median"], per_stage["p95"], per_stage["mean"]) == (6, 10, 40, 110 / 6)
+    per_race = table.loc["turns per race"]  # 60 and 50
+    assert (per_race["n"], per_race["median"], per_race["p95"], per_race["mean"]) == (2, 50, 60, 55)
+    assert table.loc["turns per stage: descente", "mean"] == 35
+    assert "turns per stage: voiture_balai" not in table.index
+    hist = E.histogram_frame(stages["turns"])
+    assert list(hist["value"]) == [5, 10, 20, 30, 40] and list(hist["count"]) == [2, 1, 1, 1, 1]
+    assert hist["ecdf"].tolist() == pytest.approx([2 / 6, 3 / 6, 4 / 6, 5 / 6, 1])
+
+
+def test_progress_table_by_hand():
+    # seats 0-2; race 0 slots 0 1 2, race 1 slots 1 2 0; policies x y x
+    stages = _stages([[(100, 120, 130), (150, 140, 160)], [(50, 60, 40), (90, 100, 70)]],
+                     slot_0=[0, 0, 1, 1], slot_1=[1, 1, 2, 2], slot_2=[2, 2, 0, 0])
+    stages.attrs["policies"] = ["x", "y", "x"]
+    gap = E.progress_table(stages, "policy", "gap").set_index(["group", "after_stage"])
+    # after stage 1 the gaps are 0 20 30 and 10 20 0: x has 0, 30, 20, 0; y has 20, 10
+    assert gap.loc[("x", 1), "n"] == 4 and gap.loc[("x", 1), "mean"] == 12.5
+    y1 = gap.loc[("y", 1)]
+    assert (y1["n"], y1["mean"]) == (2, 15) and y1["sd"] == pytest.approx(50 ** 0.5)
+    assert y1["ci_low"] == pytest.approx(15 - 1.959964 * 5, abs=1e-5)
+    assert y1["band_high"] == pytest.approx(15 + 50 ** 0.5)
+    # after stage 2 the gaps are 10 0 20 and 20 30 0
+    assert gap.loc[("x", 2), "mean"] == 15 and gap.loc[("y", 2), "mean"] == 10
+    cum = E.progress_table(stages, "policy", "cum").set_index(["group", "after_stage"])
+    assert cum.loc[("y", 1), "mean"] == 85  # 120 and 50
+    seat = E.progress_table(stages, "seat", "gap").set_index(["group", "after_stage"])
+    assert seat.loc[("seat 2", 2), "mean"] == 10  # 20 and 0
+
+
+def test_head_to_head_by_hand():
+    races = pd.DataFrame({"race": [0, 1], "slot_0": [0, 1], "slot_1": [1, 2], "slot_2": [2, 0],
+                          "rank_0": [1, 1], "rank_1": [2, 1], "rank_2": [3, 3]})
+    races.attrs = {"players": 3, "policies": ["x", "y", "x"]}
+    # race 0: seats x y x, ranks 1 2 3: x ahead once, behind once; race 1: seats y x x,
+    # ranks 1 1 3: x level once, behind once
+    h = E.head_to_head(races).set_index(["policy", "opponent"])
+    xy, yx = h.loc[("x", "y")], h.loc[("y", "x")]
+    assert (xy["pairs"], xy["ahead"], xy["behind"], xy["level"]) == (4, 1, 2, 1)
+    assert xy["score"] == 0.375 and yx["score"] == 0.625
+    assert xy["ci_low"] < 0.375 < xy["ci_high"]
+    assert len(h) == 2  # x against x is no pairing
+    races.attrs["policies"] = ["x", "x", "x"]
+    assert E.head_to_head(races).empty
+
+
+def test_card_values_by_hand():
+    def mask(*cards):
+        return sum(1 << c for c in cards)
+
+    # 3 players: values 3-10. Card = colour * 12 + value - 1.
+    stages = _stages([[(0, 0, 0)]], dealt_0=[mask(2, 14, 33)], hand_0=[mask(14)], dealt_1=[mask(26)],
+                     hand_1=[0], dealt_2=[mask(9)], hand_2=[mask(9)])
+    stages.attrs["options"] = {}
+    v = E.card_values(stages).set_index("value")
+    assert list(v.index) == list(range(3, 11))
+    assert tuple(v.loc[3, ["dealt", "laid", "left", "seconds_if_left"]]) == (3, 2, 1, 10)
+    assert v.loc[3, "left_share"] == pytest.approx(1 / 3)
+    assert tuple(v.loc[10, ["dealt", "laid", "left", "seconds_if_left"]]) == (2, 1, 1, 30)
+    assert v.loc[5, "dealt"] == 0 and np.isnan(v.loc[5, "left_share"])
 
 
 def test_report_shows_paired_joker_values_when_given():
