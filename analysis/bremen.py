@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import wilson_interval
+from etappe.analysis.stats import IntHistogram, hist_ecdf, mean_interval, wilson_interval
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, load_board
 from etappe.kernels.options import option_value
@@ -163,6 +163,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
         board_reconstruction=b.reconstruction, seed=int(seed), first_game=int(first_game),
         players=players, policies=[p[2] for p in parsed], options=full_options,
         version=package_version(), wall_s=wall, games_per_s=games / wall if wall > 0 else float("nan"),
+        progress_rounds=list(K.PROGRESS_ROUNDS),
     )
     return df
 
@@ -179,6 +180,12 @@ def records_frame(out: np.ndarray, players: int) -> pd.DataFrame:
         cols[f"points_s{s}"] = out[:, base]
         for j, source in enumerate(SOURCES):
             cols[f"points_{source}_s{s}"] = out[:, base + 1 + j]
+    cols["lead_changes"] = out[:, K.R_LEAD_CHANGES]
+    for s in range(players):
+        cols[f"max_deficit_s{s}"] = out[:, K.R_MAX_DEFICIT + s]
+    for s in range(players):
+        for k, r in enumerate(K.PROGRESS_ROUNDS):
+            cols[f"points_r{r}_s{s}"] = out[:, K.R_PROGRESS + K.N_PROGRESS * s + k]
     return pd.DataFrame(cols)
 
 
@@ -259,6 +266,134 @@ def length_stats(df: pd.DataFrame) -> pd.DataFrame:
             "sent_home_by_knock", "extra_rolls", "extra_roll_chain_max", "storms", "chases"]
     return pd.DataFrame([{"metric": c, "mean": df[c].mean(), "median": df[c].median(),
                           "p95": df[c].quantile(0.95), "max": int(df[c].max())} for c in cols])
+
+
+def _distribution_row(label: str, values) -> dict:
+    """n, mean, sd, median, 95th percentile (inverse ECDF, as the race
+    reports), min, max of integer values; NaN left out."""
+    hist = IntHistogram.of(np.asarray(values, dtype=float))
+    vals, _ = hist.nonzero()
+    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
+    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
+            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
+            "max": float(vals.max()) if vals.size else np.nan}
+
+
+def histogram_frame(values) -> pd.DataFrame:
+    """Histogram and ECDF of integer values (NaN left out): value, count, ecdf."""
+    vals, counts = IntHistogram.of(np.asarray(values, dtype=float)).nonzero()
+    _, F = hist_ecdf(vals, counts)
+    return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})
+
+
+def has_tension(df: pd.DataFrame) -> bool:
+    """Does the record table hold the tension and progress columns (runs
+    recorded before they were added do not)?"""
+    return "lead_changes" in df.columns and "max_deficit_s0" in df.columns
+
+
+def game_tension(df: pd.DataFrame) -> pd.DataFrame:
+    """Per game: `lead_changes` (times the sole points leader changed, after
+    whole turns; a tie keeps the last leader, the first is no change),
+    `winner_seat`, `winner_deficit` (the winner's largest gap in points behind
+    the leader after any turn; 0: never behind) and `final_gap` (the winner's
+    points minus the best other seat's: 0 when the tie rule decided). Games
+    without a winner (capped) have no deficit or gap (NaN)."""
+    players = df.attrs["players"]
+    winner = df["winner_seat"].to_numpy()
+    has = winner >= 0
+    w = np.where(has, winner, 0)
+    rows = np.arange(len(df))
+    deficit = df[[f"max_deficit_s{s}" for s in range(players)]].to_numpy()[rows, w]
+    points = df[[f"points_s{s}" for s in range(players)]].to_numpy().astype(float)
+    others = np.where(np.eye(players, dtype=bool)[w], -np.inf, points).max(axis=1)
+    return pd.DataFrame({"game": df["game"].to_numpy(), "lead_changes": df["lead_changes"].to_numpy(),
+                         "winner_seat": winner, "winner_deficit": np.where(has, deficit, np.nan),
+                         "final_gap": np.where(has, points[rows, w] - others, np.nan)})
+
+
+def tension_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Lead changes per game, the winner's largest deficit and the final gap
+    (game_tension) as distributions: n, mean, sd, median, p95, min, max."""
+    t = game_tension(df)
+    return pd.DataFrame([_distribution_row("lead changes per game", t["lead_changes"]),
+                         _distribution_row("winner's largest deficit (points)", t["winner_deficit"]),
+                         _distribution_row("final gap: winner minus the best other (points)", t["final_gap"])])
+
+
+def progress_table(df: pd.DataFrame, by: str = "policy") -> pd.DataFrame:
+    """Mean points after each checkpoint round (df.attrs["progress_rounds"];
+    a round is one turn per player from the starting player; a finished
+    game's final points carry on), per seat, policy or turn position (0 =
+    the starting player).
+
+    Columns: group, round, n (seat-games), mean, sd, ci_low, ci_high (95 %
+    interval of the mean), band_low/band_high (mean +- 1 sd, the spread of
+    games). A policy on several seats pools them (not independent: its
+    interval is a little too narrow)."""
+    if by not in ("seat", "policy", "position"):
+        raise ValueError("by must be 'seat', 'policy' or 'position'")
+    players = df.attrs["players"]
+    rounds = list(df.attrs.get("progress_rounds") or K.PROGRESS_ROUNDS)
+    policies = list(df.attrs["policies"])
+    first = df["first_seat"].to_numpy()
+    parts = []
+    for s in range(players):
+        if by == "seat":
+            group = np.full(len(df), f"seat {s}: {policies[s]}", dtype=object)
+        elif by == "policy":
+            group = np.full(len(df), policies[s], dtype=object)
+        else:
+            group = np.array([f"position {p}" for p in range(players)], dtype=object)[(s - first) % players]
+        for r in rounds:
+            parts.append(pd.DataFrame({"group": group, "round": r,
+                                       "y": df[f"points_r{r}_s{s}"].to_numpy(float)}))
+    long = pd.concat(parts, ignore_index=True)
+    long["y2"] = long["y"] ** 2
+    order = [f"position {p}" for p in range(players)] if by == "position" else list(dict.fromkeys(long["group"]))
+    agg = long.groupby(["group", "round"], sort=True).agg(n=("y", "size"), s=("y", "sum"), ss=("y2", "sum"))
+    agg = agg.reset_index()
+    agg["_g"] = agg["group"].map({g: i for i, g in enumerate(order)})
+    agg = agg.sort_values(["_g", "round"]).reset_index(drop=True)
+    m = mean_interval(agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy())
+    out = agg[["group", "round", "n"]].copy()
+    for key in ("mean", "sd", "ci_low", "ci_high"):
+        out[key] = m[key]
+    out["band_low"] = out["mean"] - out["sd"]
+    out["band_high"] = out["mean"] + out["sd"]
+    return out
+
+
+def head_to_head(df: pd.DataFrame) -> pd.DataFrame:
+    """Skill matrix from one run: for every ordered pair of different policies
+    seated in the same game, how often the first finished ahead of the second
+    (the winner is ahead of everyone; otherwise more points; equal points
+    are level).
+
+    Long table, both directions: policy, opponent, pairs (seat pairs: a game
+    with two seats of A and two of B gives four), ahead, behind, level,
+    score = (ahead + level / 2) / pairs and its 95 % Wilson interval (pairs
+    of one game are not independent: read it as a little too narrow). Empty
+    when every seat plays the same policy."""
+    players = df.attrs["players"]
+    policies = list(df.attrs["policies"])
+    winner = df["winner_seat"].to_numpy()
+    key = [df[f"points_s{s}"].to_numpy(float) + 1000.0 * (winner == s) for s in range(players)]
+    columns = ["policy", "opponent", "pairs", "ahead", "behind", "level", "score", "ci_low", "ci_high"]
+    rows = []
+    for i in range(players):
+        for j in range(players):
+            if policies[i] != policies[j]:
+                rows.append({"policy": policies[i], "opponent": policies[j], "pairs": len(df),
+                             "ahead": int((key[i] > key[j]).sum()), "behind": int((key[i] < key[j]).sum()),
+                             "level": int((key[i] == key[j]).sum())})
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    out = pd.DataFrame(rows).groupby(["policy", "opponent"], sort=False).sum().reset_index()
+    points = out["ahead"] + 0.5 * out["level"]
+    out["score"] = points / out["pairs"]
+    out["ci_low"], out["ci_high"] = wilson_interval(points, out["pairs"])
+    return out[columns]
 
 
 def capped_rate(df: pd.DataFrame) -> dict:

@@ -83,7 +83,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
             return A.simulate(players, games, policies, seed, b, full_options, progress=progress)
         identity = {"game": "bremen", "board_hash": b.hash, "players": players, "games": games,
                     "policies": policies, "options": full_options, "seed": seed, "chunk": CHUNK,
-                    "version": package_version()}
+                    "version": package_version(), "record_columns": A.K.N_REC}
         run = ChunkedRun(out, identity)
         chunks = range((games + CHUNK - 1) // CHUNK)
         frames, attrs, wall = [], None, 0.0

@@ -118,7 +118,14 @@ R_STORMS = 10
 R_CHASES = 11
 R_FIRST_SEAT = 12
 R_POINTS = 13    # 4 per seat block: points, storm, robber bonus, chase
-N_REC = R_POINTS + 16
+R_LEAD_CHANGES = R_POINTS + 16  # times the sole points leader changed (checked after every turn)
+R_MAX_DEFICIT = R_LEAD_CHANGES + 1  # per seat: largest (leader's points - own) after any turn
+R_PROGRESS = R_MAX_DEFICIT + 4      # per seat block of N_PROGRESS: points after PROGRESS_ROUNDS[k]
+# Rounds (one turn per player, from the starting player) after which every
+# seat's points are recorded; after the game's end its final points carry on.
+PROGRESS_ROUNDS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50)
+N_PROGRESS = len(PROGRESS_ROUNDS)
+N_REC = R_PROGRESS + 4 * N_PROGRESS
 
 # apply_move effect bits; animals sent home are counted from bit 8 up
 E_CLIMB = 1
@@ -961,9 +968,46 @@ def _earns_roll(eff, opts):
     return (eff & E_CLIMB) != 0
 
 
+@allocation_free
+def track_tension(state, leader, row):
+    """After a turn: count a change of the sole points leader (a tie keeps the
+    last one; the first leader is no change) and raise each seat's largest
+    deficit in row. Returns the leader (-1 while nobody has led alone)."""
+    P = state[S_NPLAYERS]
+    best = -1
+    top = -1
+    for o in range(P):
+        p = state[S_POINTS + o]
+        if p > best:
+            best = p
+            top = o
+        elif p == best:
+            top = -1
+    if top >= 0:
+        if leader >= 0 and top != leader:
+            row[R_LEAD_CHANGES] += 1
+        leader = top
+    for o in range(P):
+        gap = best - state[S_POINTS + o]
+        if gap > row[R_MAX_DEFICIT + o]:
+            row[R_MAX_DEFICIT + o] = gap
+    return leader
+
+
+@allocation_free
+def record_progress(state, k, row):
+    """Every seat's points into progress checkpoint k of row."""
+    for o in range(state[S_NPLAYERS]):
+        row[R_PROGRESS + N_PROGRESS * o + k] = state[S_POINTS + o]
+
+
 @allocating
-def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key):
-    """Play a set-up game to its end or the turn cap; returns the chance key."""
+def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row):
+    """Play a set-up game to its end or the turn cap; returns the chance key.
+
+    Also fills row's tension columns (R_LEAD_CHANGES, R_MAX_DEFICIT) and
+    points at the PROGRESS_ROUNDS checkpoints (R_PROGRESS), all measured
+    after whole turns."""
     nf = binfo[B_N]
     moves = np.empty(32 * nf, np.int64)
     buf = np.empty(32 * nf, np.int64)
@@ -973,6 +1017,8 @@ def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key
     vis = np.zeros(nf, np.int8)
     seat = state[S_SEAT]
     P = state[S_NPLAYERS]
+    leader = -1
+    checkpoint = 0
     while state[S_WINNER] < 0:
         if state[S_TURNS] >= opts[O_MAX_TURNS]:
             state[S_CAPPED] = 1
@@ -981,7 +1027,14 @@ def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key
         state[S_SEAT] = seat
         key = play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
                         moves, buf, tmp, path, it, vis, key)
+        leader = track_tension(state, leader, row)
+        if (checkpoint < N_PROGRESS and state[S_TURNS] % P == 0
+                and state[S_TURNS] // P == PROGRESS_ROUNDS[checkpoint]):
+            record_progress(state, checkpoint, row)
+            checkpoint += 1
         seat = (seat + 1) % P
+    for k in range(checkpoint, N_PROGRESS):  # the game is over: its final points carry on
+        record_progress(state, k, row)
     return key
 
 
@@ -1000,8 +1053,9 @@ def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, di
             pkeys[s] = game_key(root_seed, g, STREAM_POLICY_BASE + s)
         key = game_key(root_seed, g, STREAM_CHANCE)
         key = init_game(state, nplayers, binfo, opts, key)
-        play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key)
         row = out[i]
+        row[:] = 0
+        play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row)
         row[R_GAME] = g
         row[R_WINNER] = state[S_WINNER]
         row[R_CAPPED] = state[S_CAPPED]

@@ -2,7 +2,10 @@
 
 df is a record table from analysis.bremen.simulate (or read back with
 analysis.bremen.from_run_file), its run identity in df.attrs. Statistics come
-from analysis.bremen; this module only lays them out and draws.
+from analysis.bremen; this module only lays them out and draws. Sections in
+the order of design/reports.md (run, outcomes, skill matrix, length,
+tension, progress, points, robber, card balance, variant comparison,
+anomalies, caveat); one that cannot apply says so in one line.
 """
 from __future__ import annotations
 
@@ -10,8 +13,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from matplotlib.ticker import MaxNLocator
+
 from etappe.analysis import bremen as A
+from etappe.reports import plots
 from etappe.reports.document import Report
+from etappe.reports.tournament_report import skill_heatmap
 
 CAVEAT = (
     "The board is a reconstruction: no source documents the real field counts, links or "
@@ -19,6 +26,18 @@ CAVEAT = (
     "across boards with `etappe bremen sweep` before trusting it. Bots are not people: the "
     "numbers hold for the policies named in the header, not for human play."
 )
+_FAMILIES = {"random": "random: uniform over the legal moves",
+             "greedy": "greedy: a one-step scoring of each move",
+             "lookahead": "lookahead: flat Monte Carlo with greedy playouts"}
+
+
+def caveat_text(policies) -> str:
+    """The caveat, naming the policies of the run and what their families are."""
+    names = list(dict.fromkeys(policies or []))
+    families = list(dict.fromkeys(_FAMILIES[p.split(":")[0]] for p in names if p.split(":")[0] in _FAMILIES))
+    return (CAVEAT[: CAVEAT.index("Bots are not people")] + "Bots are not people: the numbers hold for these "
+            "policies only: " + (", ".join(names) or "?") + (f" ({'; '.join(families)})" if families else "")
+            + "; not for human play.")
 
 
 def build_report(df: pd.DataFrame, title: str | None = None) -> Report:
@@ -26,12 +45,77 @@ def build_report(df: pd.DataFrame, title: str | None = None) -> Report:
     report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {len(df)} games")
     _header(report, df)
     _outcomes(report, df)
+    _skill(report, df)
     _length(report, df)
+    _tension(report, df)
+    _progress(report, df)
     _points(report, df)
     _robber(report, df)
+    report.section("Card balance").text("Bremer Stadtmusikanten has no cards: where the points come from and "
+                                        "what the robber and knocks do are in the two sections above.")
+    report.section("Variant comparison").text(
+        "One run compares no variants. Two runs with the same seed play the same game indices (same start "
+        "draws and dice streams), so they can be paired game by game; a paired report of two rule variants "
+        "or boards is not implemented for Bremen (`etappe bremen sweep` compares boards verdict by verdict).")
     _anomalies(report, df)
-    report.section("Caveat").text(CAVEAT)
+    report.section("Caveat").text(caveat_text(a.get("policies")))
     return report
+
+
+def _skill(report: Report, df: pd.DataFrame) -> None:
+    section = report.section("Skill matrix")
+    h2h = A.head_to_head(df)
+    if not len(h2h):
+        section.text("Every seat plays the same policy, so there is no skill matrix: give the seats different "
+                     "policies (e.g. random, greedy, lookahead) to see whether skill matters.")
+        return
+    section.text("Head to head within this run: the share of games in which the row policy finished ahead of "
+                 "the column policy (the winner ahead of everyone, then more points; equal points count 1/2). "
+                 "n (pairs) counts seat pairs, which are not independent within a game, so read the intervals "
+                 "as a little too narrow. Seats are fixed: a policy's seats also carry their turn order.")
+    section.table(h2h, "Head to head: finishing ahead (95 % Wilson interval)")
+    ax = skill_heatmap(h2h, title="Skill matrix: row finishes ahead of column")
+    section.figure(ax.figure, "Skill matrix: share of games the row policy finished ahead of the column policy",
+                   "skill_matrix")
+
+
+def _tension(report: Report, df: pd.DataFrame) -> None:
+    section = report.section("Tension")
+    if not A.has_tension(df):
+        section.text("This run file has no tension columns (recorded before they were added): simulate it again.")
+        return
+    section.text("Measured after every turn. Lead changes: times the sole points leader changed (a tie keeps the "
+                 "last leader; the first leader is no change). Deficit: the eventual winner's largest gap in "
+                 "points behind the leader (0: never behind). Final gap: the winner's points minus the best "
+                 "other seat's (0: decided by the tie rule). Capped games have no deficit or gap.")
+    section.table(A.tension_table(df), "Tension (per game)")
+    t = A.game_tension(df)
+    ax = plots.histogram(A.histogram_frame(t["lead_changes"]), xlabel="lead changes per game")
+    section.figure(ax.figure, "Lead changes per game", "lead_changes")
+    if t["winner_deficit"].notna().any():
+        fig = plots.length_panel(A.histogram_frame(t["winner_deficit"]), "winner's largest deficit (points)")
+        section.figure(fig, "How far behind the eventual winner was", "winner_deficit")
+
+
+def _progress(report: Report, df: pd.DataFrame) -> None:
+    section = report.section("Progress")
+    if not A.has_tension(df):
+        section.text("This run file has no progress columns (recorded before they were added): simulate it again.")
+        return
+    rounds = df.attrs.get("progress_rounds") or list(A.K.PROGRESS_ROUNDS)
+    section.text(f"Mean points after rounds {', '.join(map(str, rounds))} (a round is one turn per player from "
+                 "the starting player; a finished game keeps its final points), per policy and per position in "
+                 "the turn order (0 = the drawn starting player). Dark band: 95 % interval of the mean; light "
+                 "band: mean +- 1 sd (the spread of games). n counts seat-games.")
+    by_policy = A.progress_table(df, "policy")
+    for by, caption in (("policy", "policy"), ("position", "position in the turn order"), ("seat", "seat")):
+        frame = by_policy if by == "policy" else A.progress_table(df, by)
+        ax = plots.progress_curves(frame, ylabel="points")
+        ax.set_xlabel("round (one turn per player)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        section.figure(ax.figure, f"Mean points by round, per {caption}", f"progress_{by}")
+    section.table(by_policy[["group", "round", "n", "mean", "ci_low", "ci_high", "sd"]],
+                  "Mean points after each checkpoint round, per policy")
 
 
 def _header(report: Report, df: pd.DataFrame) -> None:

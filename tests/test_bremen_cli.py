@@ -1,5 +1,7 @@
 """Bremer Stadtmusikanten CLI and reports: run files, resumable chunks, report
 contents, the board sweep."""
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -10,6 +12,7 @@ from typer.testing import CliRunner  # noqa: E402
 from etappe.analysis.bremen import from_run_file, simulate  # noqa: E402
 from etappe.analysis.runio import read_metadata  # noqa: E402
 from etappe.cli import bremen as C  # noqa: E402
+from etappe.kernels import bremen as K  # noqa: E402
 from etappe.reports.bremen import build_report  # noqa: E402
 
 POLICIES = ["greedy", "random", "greedy", "random"]
@@ -36,7 +39,7 @@ def test_an_interrupted_run_resumes_from_its_chunks(tmp_path, monkeypatch):
     # fake an interruption: chunk 0 of the 25-game run is already on disk
     run = C.ChunkedRun(out, {"game": "bremen", "board_hash": first.attrs["board_hash"], "players": 4,
                              "games": 25, "policies": POLICIES, "options": first.attrs["options"], "seed": 2,
-                             "chunk": 10, "version": first.attrs["version"]})
+                             "chunk": 10, "version": first.attrs["version"], "record_columns": K.N_REC})
     run.save(0, first)
     resumed = C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS)
     pd.testing.assert_frame_equal(resumed, whole, check_dtype=False)
@@ -54,9 +57,18 @@ def test_cli_simulate_and_report(tmp_path):
     assert result.exit_code == 0, result.output
     md = (tmp_path / "rep" / "report.md").read_text()
     for needed in ("RECONSTRUCTION", "default.toml", "root seed", "Win rate per seat", "turn cap",
-                   "Bots are not people", "robber"):
+                   "Bots are not people", "robber", "| lead changes per game | 40 |",
+                   "these policies only: greedy, random"):
         assert needed in md
-    assert (tmp_path / "rep" / "report.html").exists() and (tmp_path / "rep" / "length.png").exists()
+    order = ["Run", "Outcomes", "Skill matrix", "Length", "Tension", "Progress", "Points by source",
+             "Robber and knocking", "Card balance", "Variant comparison", "Anomalies", "Caveat"]
+    at = [md.index(f"## {title}\n") for title in order]
+    assert at == sorted(at)
+    assert "Bremer Stadtmusikanten has no cards" in md and "One run compares no variants" in md
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "<h2>Tension</h2>" in html and "<h2>Progress</h2>" in html
+    for name in ("length", "skill_matrix", "lead_changes", "progress_policy", "progress_position", "progress_seat"):
+        assert (tmp_path / "rep" / f"{name}.png").exists(), name
 
 
 def test_cli_refuses_unknown_rule_options():
@@ -69,6 +81,15 @@ def test_report_counts_capped_games():
     md = build_report(df).to_markdown()
     assert "12 of 12 games hit the turn cap of 20 turns" in md
     assert "Rules that never fired" in md
+    assert "Every seat plays the same policy, so there is no skill matrix" in md
+    assert "Capped games have no deficit or gap" in md and "| lead changes per game | 12 |" in md
+    # a run recorded before the tension and progress columns still gets a report
+    added = re.compile(r"lead_changes|max_deficit_s\d|points_r\d+_s\d")
+    old = df.drop(columns=[c for c in df.columns if added.fullmatch(c)])
+    assert len(old.columns) == len(df.columns) - 1 - 4 * 17
+    old.attrs = dict(df.attrs)
+    md = build_report(old).to_markdown()
+    assert "no tension columns" in md and "no progress columns" in md
 
 
 def test_sweep_runs_every_board_and_reports_what_holds(tmp_path):

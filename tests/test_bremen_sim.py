@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from etappe.kernels import bremen as K
+from etappe.analysis import bremen as A
 from etappe.analysis.bremen import Game, options_row, parse_policy, simulate, win_rates
 
 GREEDY_RANDOM = ["greedy", "random", "greedy", "random"]
@@ -58,6 +59,97 @@ def test_records_add_up(mixed):
     assert (df["animals_sent_home"] == df["sent_home_by_robber"] + df["sent_home_by_knock"]).all()
     assert (df["extra_roll_chain_max"] <= df["extra_rolls"]).all()
     assert (df["rolls"] == df["turns"] + df["extra_rolls"]).all()
+
+
+def test_track_tension_by_hand():
+    """Points after six turns of a 3-player game: 000, 100, 120, 220, 223, 423.
+    Sole leader: none, 0, 1 (change), tie (keeps 1), 2 (change), 0 (change).
+    Largest gap behind the leader: seat 0 1 (120, 223), seat 1 2 (423),
+    seat 2 2 (120, 220)."""
+    state = np.zeros(K.S_OCC + 4 * 60, np.int32)
+    state[K.S_NPLAYERS] = 3
+    row = np.zeros(K.N_REC, np.int32)
+    leader = -1
+    leaders = []
+    for points in ((0, 0, 0), (1, 0, 0), (1, 2, 0), (2, 2, 0), (2, 2, 3), (4, 2, 3)):
+        state[K.S_POINTS:K.S_POINTS + 3] = points
+        leader = K.track_tension(state, leader, row)
+        leaders.append(int(leader))
+    assert leaders == [-1, 0, 1, 1, 2, 0]
+    assert row[K.R_LEAD_CHANGES] == 3
+    assert list(row[K.R_MAX_DEFICIT:K.R_MAX_DEFICIT + 4]) == [1, 2, 2, 0]
+    K.record_progress(state, 2, row)
+    assert [row[K.R_PROGRESS + K.N_PROGRESS * s + 2] for s in range(4)] == [4, 2, 3, 0]
+
+
+def test_tension_and_progress_records_are_consistent(mixed):
+    df = mixed
+    final = df[[f"points_s{s}" for s in range(4)]].to_numpy()
+    gap_at_end = final.max(axis=1, keepdims=True) - final
+    deficit = df[[f"max_deficit_s{s}" for s in range(4)]].to_numpy()
+    assert (deficit >= gap_at_end).all() and (df["lead_changes"] >= 0).all()
+    assert df.attrs["progress_rounds"] == list(K.PROGRESS_ROUNDS)
+    for s in range(4):
+        curve = df[[f"points_r{r}_s{s}" for r in K.PROGRESS_ROUNDS]].to_numpy()
+        assert (np.diff(curve, axis=1) >= 0).all()  # points are never lost
+        for k, r in enumerate(K.PROGRESS_ROUNDS):
+            over = df["turns"].to_numpy() <= 4 * r  # the game ended by round r: its final points
+            assert (curve[over, k] == final[over, s]).all()
+            assert (curve[:, k] <= final[:, s]).all()
+    t = A.game_tension(df)
+    won = df["winner_seat"].to_numpy() >= 0
+    assert (t["final_gap"][won] >= 0).all() and (t["winner_deficit"][won] < 7).all()
+
+
+def _hand_records():
+    """Three games of three players (policies g r g), two progress rounds."""
+    df = pd.DataFrame({
+        "game": [0, 1, 2], "winner_seat": [0, 2, -1], "first_seat": [0, 1, 2], "lead_changes": [1, 2, 0],
+        "points_s0": [7, 6, 2], "points_s1": [3, 6, 3], "points_s2": [5, 8, 3],
+        "max_deficit_s0": [2, 0, 1], "max_deficit_s1": [4, 3, 0], "max_deficit_s2": [1, 3, 0],
+        "points_r1_s0": [1, 0, 0], "points_r1_s1": [0, 1, 0], "points_r1_s2": [0, 0, 0],
+        "points_r2_s0": [3, 2, 1], "points_r2_s1": [1, 2, 1], "points_r2_s2": [5, 2, 1]})
+    df.attrs = {"players": 3, "policies": ["g", "r", "g"], "progress_rounds": [1, 2]}
+    return df
+
+
+def test_tension_by_hand():
+    df = _hand_records()
+    t = A.game_tension(df)
+    assert t["winner_deficit"].tolist()[:2] == [2, 3] and np.isnan(t["winner_deficit"][2])
+    assert t["final_gap"].tolist()[:2] == [2, 2] and np.isnan(t["final_gap"][2])  # 7 - 5, 8 - 6
+    table = A.tension_table(df).set_index("metric")
+    assert tuple(table.loc["lead changes per game", ["n", "mean", "median", "max"]]) == (3, 1, 1, 2)
+    assert tuple(table.loc["winner's largest deficit (points)", ["n", "mean", "median", "p95"]]) == (2, 2.5, 2, 3)
+    assert tuple(table.loc["final gap: winner minus the best other (points)", ["n", "median"]]) == (2, 2)
+
+
+def test_progress_by_hand():
+    df = _hand_records()
+    pol = A.progress_table(df, "policy").set_index(["group", "round"])
+    assert (pol.loc[("g", 1), "n"], pol.loc[("g", 1), "mean"]) == (6, 1 / 6)  # 1 0 0 0 0 0
+    assert pol.loc[("g", 2), "mean"] == pytest.approx(14 / 6)  # 3 5 2 2 1 1
+    assert pol.loc[("r", 2), "mean"] == pytest.approx(4 / 3)  # 1 2 1
+    assert pol.loc[("r", 2), "sd"] == pytest.approx(np.sqrt(1 / 3))
+    # turn position (seat - first seat) mod 3 after round 2: 0 has 3 2 1, 1 has 1 2 1, 2 has 5 2 1
+    pos = A.progress_table(df, "position").set_index(["group", "round"])
+    assert [pos.loc[(f"position {p}", 2), "mean"] for p in range(3)] == pytest.approx([2, 4 / 3, 8 / 3])
+    assert list(dict.fromkeys(A.progress_table(df, "position")["group"])) == ["position 0", "position 1", "position 2"]
+    seat = A.progress_table(df, "seat").set_index(["group", "round"])
+    assert seat.loc[("seat 1: r", 1), "mean"] == pytest.approx(1 / 3)
+
+
+def test_head_to_head_by_hand():
+    # g (seats 0, 2) against r (seat 1): game 0 ahead twice (winner 7, then 5 > 3); game 1
+    # level (6 = 6) and ahead (the winner); game 2 (no winner) behind (2 < 3) and level (3 = 3)
+    h = A.head_to_head(_hand_records()).set_index(["policy", "opponent"])
+    gr, rg = h.loc[("g", "r")], h.loc[("r", "g")]
+    assert tuple(gr[["pairs", "ahead", "behind", "level"]]) == (6, 3, 1, 2)
+    assert gr["score"] == pytest.approx(4 / 6) and rg["score"] == pytest.approx(2 / 6)
+    assert len(h) == 2
+    same = _hand_records()
+    same.attrs["policies"] = ["g", "g", "g"]
+    assert A.head_to_head(same).empty
 
 
 def test_winner_and_cap_are_consistent(mixed):
