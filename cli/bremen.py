@@ -15,7 +15,7 @@ from etappe.analysis import bremen as A
 from etappe.analysis.runio import ChunkedRun, package_version
 from etappe.kernels.bremen_board import load_board, ring_board
 
-from .common import fail, parse_options, split_policies
+from .common import SeedOpt, fail, parse_options, split_policies, writable_file, writable_folder
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -62,13 +62,19 @@ def _checked(items: list[str] | None) -> dict:
 
 def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for a bremen run file: writes report.html/.md; returns the HTML path."""
+    from etappe.analysis.runio import read_metadata
     from etappe.reports.bremen import build_report
 
+    if not Path(run).exists():
+        fail(f"{run}: no such run file")
+    game = read_metadata(run).get("game")
+    if game != "bremen":
+        fail(f"{run}: a {game or 'race'} run, not a bremen run; `etappe report` reads any run")
     return build_report(A.from_run_file(run)).write(out_dir)
 
 
 def simulate_command(players: int, games: int, policies: list[str], seed: int, out: Path | None,
-                     board: Path | None, options: dict) -> pd.DataFrame:
+                     board: Path | None, options: dict, chunk_size: int = CHUNK) -> pd.DataFrame:
     """Play the games, write them to `out` (Parquet with the run's identity) if
     given, and return the records. Writing goes chunk by chunk into
     `<out>.parts/`, so an interrupted run resumes where it stopped."""
@@ -82,20 +88,21 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
         if out is None:
             return A.simulate(players, games, policies, seed, b, full_options, progress=progress)
         identity = {"game": "bremen", "board_hash": b.hash, "players": players, "games": games,
-                    "policies": policies, "options": full_options, "seed": seed, "chunk": CHUNK,
+                    "policies": policies, "options": full_options, "seed": seed, "chunk": chunk_size,
                     "version": package_version(), "record_columns": A.K.N_REC}
         run = ChunkedRun(out, identity)
-        chunks = range((games + CHUNK - 1) // CHUNK)
-        frames, attrs, wall = [], None, 0.0
+        chunks = range((games + chunk_size - 1) // chunk_size)
+        frames, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
         for index in chunks:
-            lo, hi = index * CHUNK, min(games, (index + 1) * CHUNK)
+            lo, hi = index * chunk_size, min(games, (index + 1) * chunk_size)
             if run.done(index):
                 frames.append(run.load(index))
+                wall += run.seconds(index)
             else:
                 part = A.simulate(players, hi - lo, policies, seed, b, full_options, first_game=lo,
                                   progress=lambda d, t, lo=lo: progress(lo + d, games))
                 attrs, wall = part.attrs, wall + part.attrs["wall_s"]
-                run.save(index, part)
+                run.save(index, part, part.attrs["wall_s"])
                 frames.append(part)
             progress(hi, games)
         df = pd.concat(frames, ignore_index=True)
@@ -112,16 +119,18 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]
 PoliciesOpt = Annotated[Optional[str], typer.Option(
     "--policy", help="one for all seats or one per seat: greedy,random,... (greedy:knock=3,climb=0 sets parameters)")]
-GamesOpt = Annotated[int, typer.Option("--games", "-n", help="games to play (per board in a sweep)")]
+GamesOpt = Annotated[int, typer.Option("--games", "-n", min=1, help="games to play (per board in a sweep)")]
 OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="rule option name=value (repeat)")]
 
 
 @app.command()
-def simulate(players: PlayersOpt = 4, games: GamesOpt = 10_000, policy: PoliciesOpt = None, seed: int = 0,
+def simulate(players: PlayersOpt = 4, games: GamesOpt = 10_000, policy: PoliciesOpt = None, seed: SeedOpt = 0,
              out: Annotated[Optional[Path], typer.Option(help="Parquet file for the records")] = None,
              board: Annotated[Optional[Path], typer.Option(help="board TOML (default: the reconstruction)")] = None,
              option: OptionOpt = None):
     """Play games and print a short summary (records to --out)."""
+    if out is not None:
+        writable_file(out)
     try:
         df = simulate_command(players, games, split_policies(policy or "greedy"), seed, out, board, _checked(option))
     except ValueError as exc:
@@ -135,6 +144,7 @@ def simulate(players: PlayersOpt = 4, games: GamesOpt = 10_000, policy: Policies
 def report(run: Annotated[Path, typer.Argument(help="a run file written by simulate --out")],
            out: Annotated[Path, typer.Option(help="folder for report.html and report.md")] = Path("report")):
     """Build the balance report of a run file."""
+    writable_folder(out)
     path = report_command(run, out)
     typer.echo(f"report written to {path}")
 
@@ -152,12 +162,15 @@ def _sweep_boards(roads, middles, road_links, house_links) -> list[dict]:
     return boards
 
 
-def _ints(text: str) -> list[int]:
-    return [int(v) for v in text.split(",") if v.strip()]
+def _ints(option: str, text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        fail(f"{option} {text!r}: expected whole numbers separated by commas, e.g. 16,20")
 
 
 @app.command()
-def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt = None, seed: int = 0,
+def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt = None, seed: SeedOpt = 0,
           out: Annotated[Path, typer.Option(help="folder for boards, runs and the sweep report")] = Path("bremen-sweep"),
           roads: Annotated[str, typer.Option(help="outer ring lengths (multiples of 4)")] = "16,20,28,32",
           middles: Annotated[str, typer.Option(help="middle forest ring lengths")] = "12,20",
@@ -169,14 +182,27 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
     from etappe.reports.bremen import build_sweep_report
 
     options = _checked(option)
-    out.mkdir(parents=True, exist_ok=True)
+    specs = _sweep_boards(_ints("--roads", roads), _ints("--middles", middles), _ints("--road-links", road_links),
+                          _ints("--house-links", house_links))
+    boards = []
+    for spec in specs:  # every board is checked before any game is played
+        name = f"ring-r{spec['road']}-m{spec['middle']}-l{spec['road_links']}-h{spec['house_links']}"
+        try:
+            boards.append((spec, name, ring_board(**spec, name=name)))
+        except ValueError as exc:
+            fail(f"board {name}: {exc}")
+    writable_folder(out)
     (out / "boards").mkdir(exist_ok=True)
     results = []
-    for spec in _sweep_boards(_ints(roads), _ints(middles), _ints(road_links), _ints(house_links)):
-        path = out / "boards" / f"ring-r{spec['road']}-m{spec['middle']}-l{spec['road_links']}-h{spec['house_links']}.toml"
-        path.write_text(ring_board(**spec, name=path.stem))
+    for spec, name, text in boards:
+        path = out / "boards" / f"{name}.toml"
+        path.write_text(text)
         typer.echo(f"{path.stem}: {games} games")
-        df = simulate_command(players, games, split_policies(policy or "greedy"), seed, out / "runs" / f"{path.stem}.parquet", path, options)
+        try:
+            df = simulate_command(players, games, split_policies(policy or "greedy"), seed,
+                                  out / "runs" / f"{path.stem}.parquet", path, options)
+        except ValueError as exc:
+            fail(f"board {name}: {exc}")
         results.append((spec, df))
     report_path = build_sweep_report(results).write(out)
     typer.echo(f"sweep report written to {report_path}")

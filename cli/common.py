@@ -4,11 +4,15 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Annotated, Iterator
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+MAX_SEED = 2**63 - 1  # seeds and game indices travel as 64-bit signed integers
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
+                                      help="Root seed (0 to 2^63-1); game i uses keys derived from (seed, i).")]
 
 console = Console()
 err_console = Console(stderr=True)

@@ -17,7 +17,7 @@ import typer
 from etappe.analysis import etape as E
 from etappe.analysis.runio import ChunkedRun, package_version, read_parquet
 
-CHUNK = 10_000       # races per saved chunk
+CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
 SHOW_AFTER_S = 3.0   # a progress bar appears once a run has taken this long
 
 
@@ -50,13 +50,13 @@ class _LazyBar:
 
 
 def simulate_command(players: int, races: int, policies: list[str], seed: int,
-                     out: Path | None, options: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     out: Path | None, options: dict, chunk_size: int = CHUNK) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`etappe simulate etape`: play `races` races and return (races_df, stages_df).
 
     policies: one spec per seat slot or one for all (see docs/etape.md), e.g.
     ["heuristic", "random", "blocker:block=5", "high"]; options: rule options
     by name (unknown names are refused). With `out`, the records are written
-    to `out` and `stages_path(out)`."""
+    to `out` and `stages_path(out)`, `chunk_size` races at a time."""
     E.check_players(players)
     full = E.resolve_options(options)
     policies = list(policies or ["heuristic"])
@@ -64,30 +64,33 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int,
         policies = policies * players
     canonical = [E.parse_policy(p)[2] for p in policies]
     identity = {"game": E.GAME, "players": players, "races": races, "seed": seed,
-                "policies": canonical, "options": full, "chunk": CHUNK, "version": package_version()}
+                "policies": canonical, "options": full, "chunk": chunk_size, "version": package_version()}
     bar = _LazyBar(races, f"etape {races} races")
-    started = time.perf_counter()
+    wall = 0.0  # playing time of every chunk, those of an interrupted earlier session included
     race_parts, stage_parts = [], []
     runs = None
     if out is not None:
         runs = (ChunkedRun(out, identity), ChunkedRun(stages_path(out), identity))
     try:
-        n_chunks = max(1, -(-races // CHUNK))
+        n_chunks = max(1, -(-races // chunk_size))
         for index in range(n_chunks):
-            lo, hi = index * CHUNK, min(races, (index + 1) * CHUNK)
+            lo, hi = index * chunk_size, min(races, (index + 1) * chunk_size)
             if runs and runs[0].done(index) and runs[1].done(index):
                 r, s = runs[0].load(index), runs[1].load(index)
+                wall += runs[0].seconds(index)
             else:
+                started = time.perf_counter()
                 r, s = E.simulate(players, hi - lo, policies, seed, full, first_race=lo)
+                took = time.perf_counter() - started
+                wall += took
                 if runs:
-                    runs[1].save(index, s)
-                    runs[0].save(index, r)
+                    runs[1].save(index, s, took)
+                    runs[0].save(index, r, took)
             race_parts.append(r)
             stage_parts.append(s)
             bar.update(hi)
     finally:
         bar.close()
-    wall = time.perf_counter() - started
     races_df = pd.concat(race_parts, ignore_index=True)
     stages_df = pd.concat(stage_parts, ignore_index=True)
     stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)

@@ -8,9 +8,9 @@ import typer
 
 from . import race_cmds
 from .bremen import app as bremen_app
-from .common import (around_the_table, console, err_console, fail, parse_options, print_seat_summary, progress_bar, set_threads,
-                     split_policies, writable_file, writable_folder)
-from .race_cmds import MAX_SEED, DeckArg, OptionOpt, PlayersOpt, SeedOpt
+from .common import (MAX_SEED, SeedOpt, around_the_table, console, err_console, fail, parse_options,
+                     print_seat_summary, progress_bar, set_threads, split_policies, writable_file, writable_folder)
+from .race_cmds import DeckArg, OptionOpt, PlayersOpt
 
 app = typer.Typer(
     help="Monte Carlo strategy analysis for tabletop race games: Stap op, Mille Bornes, Touring "
@@ -27,6 +27,7 @@ PolicyOpt = Annotated[Optional[str], typer.Option(
 SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
 ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", min=1, help="Numba threads (default: all cores); results do not depend on it.")]
 ChunkOpt = Annotated[int, typer.Option("--chunk-size", min=1, help="Games per chunk written to disk (memory stays bounded).")]
+RACE_CHUNK = 50_000
 
 
 @app.command()
@@ -40,7 +41,9 @@ def simulate(
     option: OptionOpt = None,
     seating: SeatingOpt = "fixed",
     threads: ThreadsOpt = None,
-    chunk_size: ChunkOpt = 50_000,
+    chunk_size: Annotated[Optional[int], typer.Option(
+        "--chunk-size", min=1, help="Games per chunk saved to disk as it finishes (default: 50,000 for the race "
+        "games, 2,000 races of Tape l'étape, 20,000 Bremen games).")] = None,
     board: Annotated[Optional[Path], typer.Option("--board", help="bremen: board TOML file (default: the reconstruction).")] = None,
 ) -> None:
     """Play games and print a summary; with --out, write the records as Parquet."""
@@ -52,12 +55,13 @@ def simulate(
              "and Bremen draws the first player of each game")
     if out is not None:
         writable_file(out)
+    chunk = {} if chunk_size is None else {"chunk_size": chunk_size}  # each game's own default otherwise
     if deck == "etape":
         from .etape import simulate_command
 
         try:
             races, _ = simulate_command(players, games, around_the_table(split_policies(policy or "heuristic"), players),
-                                        seed, out, parse_options(option))
+                                        seed, out, parse_options(option), **chunk)
         except ValueError as exc:
             fail(str(exc))
         print_seat_summary(races["winner"], players, len(races),
@@ -68,13 +72,14 @@ def simulate(
 
         try:
             frame = simulate_command(players, games, around_the_table(split_policies(policy or "greedy"), players),
-                                     seed, out, board, parse_options(option))
+                                     seed, out, board, parse_options(option), **chunk)
         except ValueError as exc:
             fail(str(exc))
         print_seat_summary(frame["winner_seat"], players, len(frame),
                            f"{frame['turns'].mean():.1f} turns per game, turn cap hit {int(frame['capped'].sum())}")
         return
-    race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating, threads, chunk_size)
+    race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating, threads,
+                            chunk_size or RACE_CHUNK)
 
 
 @app.command()
@@ -118,7 +123,7 @@ def compare(
     seating: SeatingOpt = "fixed",
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare).")] = None,
     threads: ThreadsOpt = None,
-    chunk_size: ChunkOpt = 50_000,
+    chunk_size: ChunkOpt = RACE_CHUNK,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
     metric: Annotated[str, typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared.")] = "game_turns",
     alpha: Annotated[float, typer.Option("--alpha", help="With --sequential: chance of a false 'different'.")] = 0.05,

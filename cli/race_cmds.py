@@ -25,9 +25,6 @@ decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is
 DeckArg = Annotated[str, typer.Argument(help="Built-in design (stapop, millebornes, touring) or a TOML file.")]
 PlayersOpt = Annotated[int, typer.Option("--players", "-p", help="Number of players.")]
 PolicyOpt = Annotated[str, typer.Option("--policy", help="One policy for all seats, or one per seat: greedy,random,...")]
-MAX_SEED = 2**63 - 1  # seeds and game indices travel as 64-bit signed integers
-SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
-                                      help="Root seed (0 to 2^63-1); game i uses keys derived from (seed, i).")]
 OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option key=value (repeatable).")]
 
 

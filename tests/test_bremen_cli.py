@@ -12,6 +12,7 @@ from typer.testing import CliRunner  # noqa: E402
 from etappe.analysis.bremen import from_run_file, simulate  # noqa: E402
 from etappe.analysis.runio import read_metadata  # noqa: E402
 from etappe.cli import bremen as C  # noqa: E402
+from etappe.cli.main import app as main_app  # noqa: E402
 from etappe.kernels import bremen as K  # noqa: E402
 from etappe.reports.bremen import build_report  # noqa: E402
 
@@ -31,18 +32,18 @@ def test_simulate_command_writes_parquet_with_identity(tmp_path):
     pd.testing.assert_frame_equal(same, df, check_dtype=False)
 
 
-def test_an_interrupted_run_resumes_from_its_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(C, "CHUNK", 10)
+def test_an_interrupted_run_resumes_from_its_chunks(tmp_path):
     out = tmp_path / "run.parquet"
-    whole = C.simulate_command(4, 25, POLICIES, 2, None, None, OPTIONS)
-    first = C.simulate_command(4, 10, POLICIES, 2, tmp_path / "other.parquet", None, OPTIONS)
+    whole = C.simulate_command(4, 25, POLICIES, 2, None, None, OPTIONS, chunk_size=10)
+    first = C.simulate_command(4, 10, POLICIES, 2, tmp_path / "other.parquet", None, OPTIONS, chunk_size=10)
     # fake an interruption: chunk 0 of the 25-game run is already on disk
     run = C.ChunkedRun(out, {"game": "bremen", "board_hash": first.attrs["board_hash"], "players": 4,
                              "games": 25, "policies": POLICIES, "options": first.attrs["options"], "seed": 2,
                              "chunk": 10, "version": first.attrs["version"], "record_columns": K.N_REC})
-    run.save(0, first)
-    resumed = C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS)
+    run.save(0, first, seconds=1000.0)
+    resumed = C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS, chunk_size=10)
     pd.testing.assert_frame_equal(resumed, whole, check_dtype=False)
+    assert resumed.attrs["wall_s"] >= 1000.0  # the earlier session's playing time is counted
     assert not (tmp_path / "run.parquet.parts").exists()
 
 
@@ -74,6 +75,21 @@ def test_cli_simulate_and_report(tmp_path):
 def test_cli_refuses_unknown_rule_options():
     result = CliRunner().invoke(C.app, ["simulate", "--games", "1", "--option", "hardr=true"])
     assert result.exit_code == 2 and "hardr" in result.output
+
+
+def test_cli_refuses_bad_files_and_board_lists(tmp_path):
+    runner = CliRunner()
+    race_run = tmp_path / "race.parquet"
+    assert runner.invoke(main_app, ["simulate", "stapop", "-n", "5", "--out", str(race_run)]).exit_code == 0
+    result = runner.invoke(C.app, ["report", str(race_run), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and "not a bremen run" in result.output
+    result = runner.invoke(C.app, ["report", str(tmp_path / "none.parquet")])
+    assert result.exit_code == 2 and "no such run file" in result.output
+    result = runner.invoke(C.app, ["sweep", "--roads", "abc", "--out", str(tmp_path / "sw")])
+    assert result.exit_code == 2 and "--roads 'abc': expected whole numbers" in result.output
+    result = runner.invoke(C.app, ["sweep", "--roads", "18", "--out", str(tmp_path / "sw")])
+    assert result.exit_code == 2 and "board ring-r18" in result.output and "multiple of 4" in result.output
+    assert not (tmp_path / "sw").exists()  # refused before anything was written
 
 
 def test_report_counts_capped_games():

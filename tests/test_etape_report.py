@@ -40,8 +40,7 @@ def test_simulate_command_writes_both_files_with_identity(run):
 
 
 def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(C, "CHUNK", 10)
-    full = C.simulate_command(3, 25, ["random"], 4, None, {})
+    full = C.simulate_command(3, 25, ["random"], 4, None, {}, chunk_size=10)
     out = tmp_path / "r.parquet"
     real, calls = E.simulate, []
 
@@ -53,17 +52,17 @@ def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
 
     monkeypatch.setattr(C.E, "simulate", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        C.simulate_command(3, 25, ["random"], 4, out, {})
+        C.simulate_command(3, 25, ["random"], 4, out, {}, chunk_size=10)
     assert not out.exists()
     with pytest.raises(ValueError, match="different run"):  # other seed: parts refused
-        C.simulate_command(3, 25, ["random"], 5, out, {})
+        C.simulate_command(3, 25, ["random"], 5, out, {}, chunk_size=10)
 
     def counted(*args, **kwargs):
         calls.append(kwargs["first_race"])
         return real(*args, **kwargs)
 
     monkeypatch.setattr(C.E, "simulate", counted)
-    resumed = C.simulate_command(3, 25, ["random"], 4, out, {})
+    resumed = C.simulate_command(3, 25, ["random"], 4, out, {}, chunk_size=10)
     assert calls == [0, 10, 20]  # chunk 0 played once, before the interruption
     pd.testing.assert_frame_equal(full[0], resumed[0])
     pd.testing.assert_frame_equal(full[1], resumed[1])
