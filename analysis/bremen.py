@@ -35,6 +35,7 @@ OPTIONS = {  # name: (default, the values it may take; None: any of the default'
     "target": (7, None),
     "max_turns": (2000, None),
     "robber_field": ("open", ("open", "closed")),
+    "harder_scope": ("move", ("move", "roll")),  # the harder variant judged per move or per roll
 }
 
 GREEDY_DEFAULTS = {
@@ -82,6 +83,7 @@ def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
     row[K.O_TARGET] = full["target"]
     row[K.O_MAX_TURNS] = full["max_turns"]
     row[K.O_ROBBER_CLOSED] = full["robber_field"] == "closed"
+    row[K.O_HARDER_ROLL] = full["harder_scope"] == "roll"
     return row, full
 
 
@@ -527,13 +529,13 @@ class Game:
         return {self._decode(int(m), (d, d)) for m in self._moves[:n]}
 
     def move(self, colour: int, animal: str, field: str) -> dict:
-        """Play a move without checking legality; return its effects."""
+        """Play a move without checking legality; return what it did (`effects`: apply_move's bits)."""
         m = (self.animal(colour, animal) << 16) | self.field(field)
         eff = int(K.apply_move(self.state, self.seat, m, self.board.binfo))
         K.check_end(self.state, self.seat, self.opts)
-        return {"climbed": bool(eff & K.E_CLIMB), "storm": bool(eff & K.E_STORM),
+        return {"effects": eff, "climbed": bool(eff & K.E_CLIMB), "storm": bool(eff & K.E_STORM),
                 "chase": bool(eff & K.E_CHASE), "sent_home": eff >> 8,
-                "extra_roll": bool(K._earns_roll(eff, self.opts)) and not eff & K.E_STORM}
+                "extra_roll": K.roll_earns(0, eff, self.opts) == 1 and not eff & K.E_STORM}
 
     def robber_paths(self, d: int) -> int:
         b = self.board

@@ -82,7 +82,8 @@ O_BRIDGE_STACK = 4    # 1: a single animal may climb onto a larger one on a brid
 O_TARGET = 5          # points to win
 O_MAX_TURNS = 6       # turn cap
 O_ROBBER_CLOSED = 7   # 1: only a full pyramid (which chases it) may land on the robber's field
-N_OPT = 8
+O_HARDER_ROLL = 8     # harder variant judged per roll (1: no move of the roll sent anyone home) or per move (0)
+N_OPT = 9
 
 # --- policies ------------------------------------------------------------------
 POL_RANDOM = 0
@@ -746,8 +747,9 @@ def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field,
     """Play (the rest of) a turn with the random and greedy policies; returns the chance key.
 
     stage 0: a fresh turn. stage 1: a roll's first move (first_animal, landing
-    on first_field, -1 unless an own start field) was just played, earning
-    another roll if `extra`; the second move with die d_other is pending.
+    on first_field, -1 unless an own start field) was just played, `extra`
+    its roll's extra-roll state (roll_earns); the second move with die
+    d_other is pending.
     stage 2: the roll's moves are done. chain: extra rolls so far this turn.
     Any policy id other than POL_RANDOM plays greedy here (the look-ahead's
     playouts use this function).
@@ -772,7 +774,7 @@ def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field,
             eff = apply_move(state, seat, m, binfo)
             if check_end(state, seat, opts) or eff & E_STORM:
                 return key
-            extra = _earns_roll(eff, opts)
+            extra = roll_earns(0, eff, opts)
             slot = m >> 24
             first_animal = (m >> 16) & 0xFF
             g = m & 0xFFFF
@@ -789,15 +791,15 @@ def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field,
                 eff = apply_move(state, seat, moves[j], binfo)
                 if check_end(state, seat, opts) or eff & E_STORM:
                     return key
-                extra = extra or _earns_roll(eff, opts)
-        if not extra:
+                extra = roll_earns(extra, eff, opts)
+        if extra != 1:
             return key
         chain += 1
         state[S_EXTRA_ROLLS] += 1
         if chain > state[S_CHAIN_MAX]:
             state[S_CHAIN_MAX] = chain
         stage = 0
-        extra = False
+        extra = 0
 
 
 @allocating
@@ -838,7 +840,7 @@ def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
     all moves with the same keys; value each end with playout_value. Greedy's
     move is kept unless another beats it by more than `confidence` standard
     errors of the paired difference. stage 0: first moves for dice (d0, d1);
-    stage 1: second moves, `extra` = the first move earned another roll.
+    stage 1: second moves, `extra` = the roll's extra-roll state after the first move (roll_earns).
     """
     base, pkey = choose(state, moves, n, seat, POL_GREEDY, prow, dist, binfo, pkey)
     if n == 1:
@@ -879,11 +881,11 @@ def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
                     slot = m >> 24
                     g = m & 0xFFFF
                     ck = sim_turn(scratch, seat, 1, d1 if slot == 0 else d0, 1 - slot, (m >> 16) & 0xFF,
-                                  g if kind[g] >= K_START else -1, _earns_roll(eff, opts), chain,
+                                  g if kind[g] >= K_START else -1, roll_earns(0, eff, opts), chain,
                                   rpols, rparams, rkeys, kind, adj, deg, dist, binfo, opts, mv, tmp, bf,
                                   path, it, vis, ck)
                 else:
-                    ck = sim_turn(scratch, seat, 2, 0, 0, -1, -1, extra or _earns_roll(eff, opts), chain,
+                    ck = sim_turn(scratch, seat, 2, 0, 0, -1, -1, roll_earns(extra, eff, opts), chain,
                                   rpols, rparams, rkeys, kind, adj, deg, dist, binfo, opts, mv, tmp, bf,
                                   path, it, vis, ck)
             s = seat
@@ -893,7 +895,7 @@ def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
                     break
                 scratch[S_TURNS] += 1
                 s = (s + 1) % P
-                ck = sim_turn(scratch, s, 0, 0, 0, -1, -1, False, 0, rpols, rparams, rkeys, kind, adj, deg,
+                ck = sim_turn(scratch, s, 0, 0, 0, -1, -1, 0, 0, rpols, rparams, rkeys, kind, adj, deg,
                               dist, binfo, opts, mv, tmp, bf, path, it, vis, ck)
                 t += 1
             values[i] = playout_value(scratch, seat, dist)
@@ -921,14 +923,14 @@ def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo
         n = first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, moves, tmp, buf, path, it, vis)
         if n == 0:
             return key
-        j, pk = lookahead_choice(state, seat, moves, n, 0, d0, d1, False, chain, prow,
+        j, pk = lookahead_choice(state, seat, moves, n, 0, d0, d1, 0, chain, prow,
                                  kind, adj, deg, dist, binfo, opts, pkeys[seat])
         pkeys[seat] = pk
         m = moves[j]
         eff = apply_move(state, seat, m, binfo)
         if check_end(state, seat, opts) or eff & E_STORM:
             return key
-        extra = _earns_roll(eff, opts)
+        extra = roll_earns(0, eff, opts)
         slot = m >> 24
         a = (m >> 16) & 0xFF
         g = m & 0xFFFF
@@ -941,8 +943,8 @@ def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo
             eff = apply_move(state, seat, moves[j], binfo)
             if check_end(state, seat, opts) or eff & E_STORM:
                 return key
-            extra = extra or _earns_roll(eff, opts)
-        if not extra:
+            extra = roll_earns(extra, eff, opts)
+        if extra != 1:
             return key
         chain += 1
         state[S_EXTRA_ROLLS] += 1
@@ -957,15 +959,25 @@ def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opt
     if pols[seat] == POL_LOOKAHEAD:
         return lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
                               moves, buf, tmp, path, it, vis, key)
-    return sim_turn(state, seat, 0, 0, 0, -1, -1, False, 0, pols, params, pkeys, kind, adj, deg, dist, binfo,
+    return sim_turn(state, seat, 0, 0, 0, -1, -1, 0, 0, pols, params, pkeys, kind, adj, deg, dist, binfo,
                     opts, moves, tmp, buf, path, it, vis, key)
 
 
 @allocation_free
-def _earns_roll(eff, opts):
-    if opts[O_HARDER] == 1:
-        return (eff & E_CLIMB) != 0 and (eff >> 8) == 0
-    return (eff & E_CLIMB) != 0
+def roll_earns(extra, eff, opts):
+    """Fold a move's effects `eff` into its roll's extra-roll state `extra`:
+    1 another roll is earned, 0 not yet, -1 not in this roll whatever comes
+    (the harder variant judged per roll, after a move sent an animal home).
+    A roll earns another when a move sits on a larger animal; under the
+    harder variant only if that move (per move) or no move of the roll (per
+    roll) sent any animal home."""
+    climbed = (eff & E_CLIMB) != 0
+    sent = (eff >> 8) != 0
+    if extra < 0 or (opts[O_HARDER] == 1 and opts[O_HARDER_ROLL] == 1 and sent):
+        return -1
+    if extra == 1 or (climbed and not (opts[O_HARDER] == 1 and sent)):
+        return 1
+    return 0
 
 
 @allocation_free

@@ -185,6 +185,24 @@ def test_larger_stay_smaller_go_and_the_harder_variant_denies_the_roll():
     assert g.move(0, "dog", "r05")["extra_roll"]  # climbing without knocking: still a roll
 
 
+def test_harder_scope_judges_the_move_or_the_whole_roll():
+    # First move: the dog sits on a larger donkey, sending nobody home. Second
+    # move: the cat knocks a rooster home without sitting on anything.
+    def roll(**options):
+        g = game(harder=True, **options)
+        g.place(0, "dog", "r03")
+        g.place(1, "donkey", "r05")
+        g.place(0, "cat", "r08")
+        g.place(1, "rooster", "r10")
+        first, second = g.move(0, "dog", "r05"), g.move(0, "cat", "r10")
+        assert first["climbed"] and first["sent_home"] == 0 and second["sent_home"] == 1 and not second["climbed"]
+        state = K.roll_earns(K.roll_earns(0, first["effects"], g.opts), second["effects"], g.opts)
+        return state == 1
+
+    assert roll()  # per move (the default): the climbing move sent nobody home
+    assert not roll(harder_scope="roll")  # per roll: the roll did send an animal home
+
+
 def test_the_mover_carries_smaller_riders_and_leaves_larger_animals():
     g = game()
     g.place(0, "donkey", "r03")
