@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import IntHistogram, hist_ecdf, mean_interval, wilson_interval
+from etappe.analysis.stats import distribution_row, mean_interval, wilson_interval
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, load_board
 from etappe.kernels.options import option_value
@@ -270,24 +270,6 @@ def length_stats(df: pd.DataFrame) -> pd.DataFrame:
                           "p95": df[c].quantile(0.95), "max": int(df[c].max())} for c in cols])
 
 
-def _distribution_row(label: str, values) -> dict:
-    """n, mean, sd, median, 95th percentile (inverse ECDF, as the race
-    reports), min, max of integer values; NaN left out."""
-    hist = IntHistogram.of(np.asarray(values, dtype=float))
-    vals, _ = hist.nonzero()
-    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
-    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
-            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
-            "max": float(vals.max()) if vals.size else np.nan}
-
-
-def histogram_frame(values) -> pd.DataFrame:
-    """Histogram and ECDF of integer values (NaN left out): value, count, ecdf."""
-    vals, counts = IntHistogram.of(np.asarray(values, dtype=float)).nonzero()
-    _, F = hist_ecdf(vals, counts)
-    return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})
-
-
 def has_tension(df: pd.DataFrame) -> bool:
     """Does the record table hold the tension and progress columns (runs
     recorded before they were added do not)?"""
@@ -318,9 +300,9 @@ def tension_table(df: pd.DataFrame) -> pd.DataFrame:
     """Lead changes per game, the winner's largest deficit and the final gap
     (game_tension) as distributions: n, mean, sd, median, p95, min, max."""
     t = game_tension(df)
-    return pd.DataFrame([_distribution_row("lead changes per game", t["lead_changes"]),
-                         _distribution_row("winner's largest deficit (points)", t["winner_deficit"]),
-                         _distribution_row("final gap: winner minus the best other (points)", t["final_gap"])])
+    return pd.DataFrame([distribution_row("lead changes per game", t["lead_changes"]),
+                         distribution_row("winner's largest deficit (points)", t["winner_deficit"]),
+                         distribution_row("final gap: winner minus the best other (points)", t["final_gap"])])
 
 
 def progress_table(df: pd.DataFrame, by: str = "policy") -> pd.DataFrame:

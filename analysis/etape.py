@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import IntHistogram, hist_ecdf, mean_interval, wilson_interval
+from etappe.analysis.stats import distribution_row, mean_interval, wilson_interval
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value
 
@@ -411,25 +411,6 @@ def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
 
 
 # ------------------------------------------- length, tension, progress, cards
-def _distribution_row(label: str, values) -> dict:
-    """n, mean, sd, median, 95th percentile, min, max of integer values (NaN
-    left out). Quantiles are the inverse ECDF (analysis/stats.py), as in the
-    race reports: the median of 1, 2, 3, 4 is 2."""
-    hist = IntHistogram.of(np.asarray(values, dtype=float))
-    vals, _ = hist.nonzero()
-    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
-    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
-            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
-            "max": float(vals.max()) if vals.size else np.nan}
-
-
-def histogram_frame(values) -> pd.DataFrame:
-    """Histogram and ECDF of integer values (NaN left out): value, count, ecdf."""
-    vals, counts = IntHistogram.of(np.asarray(values, dtype=float)).nonzero()
-    _, F = hist_ecdf(vals, counts)
-    return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})
-
-
 def race_turns(stages_df: pd.DataFrame) -> pd.Series:
     """Turns per race (the stages' turns summed; skips and passes included)."""
     return stages_df.groupby("race", sort=True)["turns"].sum()
@@ -439,12 +420,12 @@ def length_table(stages_df: pd.DataFrame) -> pd.DataFrame:
     """Turns per stage (all stages, then per profile) and turns per race:
     n, mean, sd, median, 95th percentile, min, max. A turn is one player's
     turn, skipped (Crevaison) and passing turns included."""
-    rows = [_distribution_row("turns per stage", stages_df["turns"]),
-            _distribution_row("turns per race", race_turns(stages_df))]
+    rows = [distribution_row("turns per stage", stages_df["turns"]),
+            distribution_row("turns per race", race_turns(stages_df))]
     profiles = stages_df["profile"].astype(str)
     for name in K.PROFILE_NAMES:
         if (profiles == name).any():
-            rows.append(_distribution_row(f"turns per stage: {name}", stages_df.loc[profiles == name, "turns"]))
+            rows.append(distribution_row(f"turns per stage: {name}", stages_df.loc[profiles == name, "turns"]))
     return pd.DataFrame(rows)
 
 
@@ -507,9 +488,9 @@ def tension_table(stages_df: pd.DataFrame) -> pd.DataFrame:
     """Lead changes per race, the winner's largest deficit and the final gap
     (race_tension), as distributions: n, mean, sd, median, p95, min, max."""
     t = race_tension(stages_df)
-    return pd.DataFrame([_distribution_row("GC lead changes per race", t["lead_changes"]),
-                         _distribution_row("winner's largest deficit after a stage (s)", t["winner_deficit"]),
-                         _distribution_row("final gap: runner-up's time minus the winner's (s)", t["final_gap"])])
+    return pd.DataFrame([distribution_row("GC lead changes per race", t["lead_changes"]),
+                         distribution_row("winner's largest deficit after a stage (s)", t["winner_deficit"]),
+                         distribution_row("final gap: runner-up's time minus the winner's (s)", t["final_gap"])])
 
 
 def leader_holds(stages_df: pd.DataFrame) -> dict:

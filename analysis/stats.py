@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats as _st
 
 Z95 = 1.959963984540054
@@ -283,3 +284,22 @@ def hist_ecdf(values, counts):
     if total <= 0:
         return np.zeros(0), np.zeros(0)
     return v[keep], np.cumsum(c[keep]) / total
+
+
+def distribution_row(label: str, values) -> dict:
+    """n, mean, sd, median, 95th percentile, min, max of integer values (NaN
+    left out): one row of a report's length or tension table. Quantiles are
+    the inverse ECDF, as in the race reports: the median of 1, 2, 3, 4 is 2."""
+    hist = IntHistogram.of(np.asarray(values, dtype=float))
+    vals, _ = hist.nonzero()
+    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
+    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
+            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
+            "max": float(vals.max()) if vals.size else np.nan}
+
+
+def histogram_frame(values) -> pd.DataFrame:
+    """Histogram and ECDF of integer values (NaN left out): value, count, ecdf."""
+    vals, counts = IntHistogram.of(np.asarray(values, dtype=float)).nonzero()
+    _, F = hist_ecdf(vals, counts)
+    return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from etappe.analysis import etape as E
+from etappe.analysis.stats import histogram_frame
 from etappe.reports import plots
 from etappe.reports.document import Report, Section
 from etappe.reports.tournament_report import skill_heatmap
@@ -137,7 +138,7 @@ def _length(sec: Section, stages_df: pd.DataFrame) -> None:
     rows = table.set_index("metric")
     for key, label, values in (("stage", "turns per stage", stages_df["turns"]),
                                ("race", "turns per race", E.race_turns(stages_df))):
-        fig = plots.length_panel(E.histogram_frame(values), label, rows.loc[label, "median"], rows.loc[label, "p95"])
+        fig = plots.length_panel(histogram_frame(values), label, rows.loc[label, "median"], rows.loc[label, "p95"])
         sec.figure(fig, f"Histogram and ECDF of {label}", f"etape_length_{key}")
 
 
@@ -153,10 +154,10 @@ def _tension(sec: Section, stages_df: pd.DataFrame) -> None:
         sec.text(f"The GC leader before the last stage won {hold['rate']:.1%} [{hold['ci_low']:.1%}, "
                  f"{hold['ci_high']:.1%}] of the {hold['n']} races with a sole leader then and a sole winner.")
     t = E.race_tension(stages_df)
-    ax = plots.histogram(E.histogram_frame(t["lead_changes"]), xlabel="GC lead changes per race")
+    ax = plots.histogram(histogram_frame(t["lead_changes"]), xlabel="GC lead changes per race")
     sec.figure(ax.figure, "GC lead changes per race", "etape_lead_changes")
     if t["winner_deficit"].notna().any():
-        fig = plots.length_panel(E.histogram_frame(t["winner_deficit"]), "winner's largest deficit (s)")
+        fig = plots.length_panel(histogram_frame(t["winner_deficit"]), "winner's largest deficit (s)")
         sec.figure(fig, "How far behind the eventual winner was", "etape_winner_deficit")
 
 
