@@ -78,7 +78,7 @@ def simulate(
         print_seat_summary(frame["winner_seat"], players, len(frame),
                            f"{frame['turns'].mean():.1f} turns per game, turn cap hit {int(frame['capped'].sum())}")
         return
-    race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating, threads,
+    race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating,
                             chunk_size or RACE_CHUNK)
 
 
@@ -95,11 +95,11 @@ def report(
     if run.name.endswith(".stages.parquet"):
         fail(f"{run}: this is the stages file of a Tape l'étape run; give the run file "
              f"{run.name[:-len('.stages.parquet')]}.parquet (its stages are read beside it)")
-    writable_folder(out)
     try:
         game = read_metadata(run).get("game")
     except (OSError, ValueError) as exc:
         fail(str(exc))
+    writable_folder(out)
     if game == "etape":
         from .etape import report_command
     elif game == "bremen":
@@ -139,8 +139,9 @@ def compare(
         fail("give a second design, or --option-b to compare one design under two rule options")
     options_a = parse_options(option)
     options_b = {**options_a, **parse_options(option_b)}
-    if out is not None or not sequential:
+    if not sequential:
         out = out or Path("compare")
+    if out is not None:
         writable_folder(out)
     if sequential:
         from .tournament_cmds import sequential_command

@@ -18,7 +18,7 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESC
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 from etappe.kernels.race_replay import format_replay
 
-from .common import console, fail, parse_options, progress_bar, set_threads, split_policies
+from .common import console, fail, parse_options, progress_bar, split_policies
 
 decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
 
@@ -105,10 +105,7 @@ def make_run(deck: str, players: int, policy: str, seed: int, option: list[str] 
 
 
 def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, out: Path | None,
-                  option: list[str] | None, seating: str, threads: int | None, chunk_size: int) -> pd.DataFrame | None:
-    if games < 1:
-        fail("--games must be at least 1")
-    set_threads(threads)
+                  option: list[str] | None, seating: str, chunk_size: int) -> pd.DataFrame | None:
     run = make_run(deck, players, policy, seed, option, seating)
     meta = run.metadata(games)
     seconds = 0.0  # playing time of every chunk, those of an interrupted earlier session included
