@@ -2,6 +2,8 @@
 `--option name=value` text): one reading for every game."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 SWITCH_WORDS = {"true": True, "on": True, "1": True, "false": False, "off": False, "0": False}
@@ -24,7 +26,7 @@ def option_value(name: str, value, default, choices=None):
     if isinstance(default, int):
         if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
             return int(value)
-        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
             return int(value)
         raise ValueError(f"{name}: must be a whole number, not {value!r}")
     return str(value)
