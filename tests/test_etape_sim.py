@@ -263,8 +263,21 @@ def test_summaries_have_intervals_and_counts():
     assert prof["stages"].sum() == len(stages)
     usage = E.joker_usage(stages)
     assert list(usage["joker"]) == ["crevaison", "vitamine", "braquet"]
-    side = E.side_classifications(races)
-    assert np.isclose((side["mountain_top"] * side["n"]).sum(), 200)  # one top per race
+
+
+def test_side_classification_tops_by_hand():
+    # Two races of 3 players; race 1 has the slots (policies) rotated by one seat.
+    races = pd.DataFrame({"race": [0, 1], "time_0": [10, 10], "time_1": [20, 20], "time_2": [30, 30],
+                          "slot_0": [0, 1], "slot_1": [1, 2], "slot_2": [2, 0],
+                          "rank_0": [1, 1], "rank_1": [2, 2], "rank_2": [3, 3],
+                          "mountain_0": [5, 3], "mountain_1": [3, 3], "mountain_2": [1, 0],
+                          "sprint_0": [0, 0], "sprint_1": [0, 0], "sprint_2": [0, 0]})
+    races.attrs = {"players": 3, "policies": ["A", "B", "C"]}
+    side = E.side_classifications(races).set_index("policy")
+    # A tops race 0 alone; in race 1 B (seat 0) and C (seat 1) share the top.
+    assert side["mountain_top"].to_dict() == {"A": 0.5, "B": 0.25, "C": 0.25}
+    assert side["mountain_points"].to_dict() == {"A": 2.5, "B": 3.0, "C": 2.0}
+    assert np.allclose(side["sprint_top"], 1 / 3)  # nobody scored: a three-way tie each race
 
 
 @pytest.mark.parametrize("n", [3, 5])
