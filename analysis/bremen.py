@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import distribution_row, mean_interval, wilson_interval
+from etappe.analysis.stats import distribution_row, mean_curves, wilson_interval
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, load_board
 from etappe.kernels.options import option_value
@@ -333,19 +333,10 @@ def progress_table(df: pd.DataFrame, by: str = "policy") -> pd.DataFrame:
             parts.append(pd.DataFrame({"group": group, "round": r,
                                        "y": df[f"points_r{r}_s{s}"].to_numpy(float)}))
     long = pd.concat(parts, ignore_index=True)
-    long["y2"] = long["y"] ** 2
     order = [f"position {p}" for p in range(players)] if by == "position" else list(dict.fromkeys(long["group"]))
-    agg = long.groupby(["group", "round"], sort=True).agg(n=("y", "size"), s=("y", "sum"), ss=("y2", "sum"))
-    agg = agg.reset_index()
-    agg["_g"] = agg["group"].map({g: i for i, g in enumerate(order)})
-    agg = agg.sort_values(["_g", "round"]).reset_index(drop=True)
-    m = mean_interval(agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy())
-    out = agg[["group", "round", "n"]].copy()
-    for key in ("mean", "sd", "ci_low", "ci_high"):
-        out[key] = m[key]
-    out["band_low"] = out["mean"] - out["sd"]
-    out["band_high"] = out["mean"] + out["sd"]
-    return out
+    out = mean_curves(long, "round")
+    rank = out["group"].map({g: i for i, g in enumerate(order)})
+    return out.iloc[np.lexsort((out["round"].to_numpy(), rank.to_numpy()))].reset_index(drop=True)
 
 
 def head_to_head(df: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import distribution_row, mean_interval, wilson_interval
+from etappe.analysis.stats import distribution_row, mean_curves, wilson_interval
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value
 
@@ -524,17 +524,7 @@ def progress_table(stages_df: pd.DataFrame, by: str = "policy", value: str = "ga
     for s in range(n):
         group = policies[stages_df[f"slot_{s}"].to_numpy()] if by == "policy" else np.full(len(cum), f"seat {s}", object)
         parts.append(pd.DataFrame({"group": group, "after_stage": stage, "y": y[:, s].astype(float)}))
-    long = pd.concat(parts, ignore_index=True)
-    long["y2"] = long["y"] ** 2
-    agg = long.groupby(["group", "after_stage"], sort=True).agg(n=("y", "size"), s=("y", "sum"), ss=("y2", "sum"))
-    agg = agg.reset_index()
-    m = mean_interval(agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy())
-    out = agg[["group", "after_stage", "n"]].copy()
-    for key in ("mean", "sd", "ci_low", "ci_high"):
-        out[key] = m[key]
-    out["band_low"] = out["mean"] - out["sd"]
-    out["band_high"] = out["mean"] + out["sd"]
-    return out
+    return mean_curves(pd.concat(parts, ignore_index=True), "after_stage")
 
 
 def head_to_head(races_df: pd.DataFrame) -> pd.DataFrame:

@@ -303,3 +303,18 @@ def histogram_frame(values) -> pd.DataFrame:
     vals, counts = IntHistogram.of(np.asarray(values, dtype=float)).nonzero()
     _, F = hist_ecdf(vals, counts)
     return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})
+
+
+def mean_curves(long: pd.DataFrame, x: str) -> pd.DataFrame:
+    """Mean of y by (group, x) from a long table with columns group, x, y:
+    n, mean, sd, a 95 % interval of the mean (ci_low, ci_high) and the
+    mean +- 1 sd band (band_low, band_high); groups sorted by name, x ascending."""
+    long = long.assign(y2=long["y"] ** 2)
+    agg = long.groupby(["group", x], sort=True).agg(n=("y", "size"), s=("y", "sum"), ss=("y2", "sum")).reset_index()
+    m = mean_interval(agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy())
+    out = agg[["group", x, "n"]].copy()
+    for key in ("mean", "sd", "ci_low", "ci_high"):
+        out[key] = m[key]
+    out["band_low"] = out["mean"] - out["sd"]
+    out["band_high"] = out["mean"] + out["sd"]
+    return out
