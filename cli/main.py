@@ -135,7 +135,8 @@ def compare(
     Writes a side-by-side report with the headline answer first and every
     metric's paired difference with its interval (Holm-corrected)."""
     set_threads(threads)
-    if deck_b is None and not option_b:
+    two_designs = deck_b is not None or bool(option_b)
+    if not two_designs and not sequential:
         fail("give a second design, or --option-b to compare one design under two rule options")
     options_a = parse_options(option)
     options_b = {**options_a, **parse_options(option_b)}
@@ -148,9 +149,11 @@ def compare(
 
         if seating != "fixed":
             fail("--seating rotate is not available with --sequential (its games are paired on the same seats)")
-        sequential_command(deck_a, policy or "greedy", players, seed, option, deck_b=deck_b or deck_a,
-                           option_b=[f"{k}={v}" for k, v in options_b.items()], metric=metric, alpha=alpha,
-                           beta=beta, delta=delta, max_games=games, out=out)
+        # One design and two policies (--policy A,B): policy A against B; else design A against B.
+        sequential_command(deck_a, policy or "greedy", players, seed, option,
+                           deck_b=(deck_b or deck_a) if two_designs else None,
+                           option_b=[f"{k}={v}" for k, v in options_b.items()] if two_designs else None,
+                           metric=metric, alpha=alpha, beta=beta, delta=delta, max_games=games, out=out)
         return
     from etappe.analysis.race import DesignError
     from etappe.kernels.race_policies import PolicyError

@@ -106,6 +106,11 @@ def test_sequential_compare_writes_its_report(tmp_path):
     assert result.exit_code == 0, result.output
     text = (tmp_path / "seq" / "report.md").read_text()
     assert "Sequential test" in text and "decision" in text and (tmp_path / "seq" / "report.html").exists()
+    # one design, two policies (as docs/tournaments.md shows it)
+    result = run("compare", "millebornes", "--players", 2, "--sequential", "--policy", "greedy,random",
+                 "--games", 300)
+    assert result.exit_code == 0, result.output
+    assert "greedy vs random on millebornes" in result.stdout
 
 
 def test_simulate_refuses_parts_of_another_run(tmp_path):
