@@ -52,7 +52,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     def of_kind(field, value, kind, allowed=None):
         """value must be a table (dict) or a list; a table's keys among `allowed`."""
         if not isinstance(value, kind):
-            fail(field, f"must be a {'table' if kind is dict else 'list'}, not {value!r}")
+            fail(field or "the position", f"must be a {'table' if kind is dict else 'list'}, not {value!r}")
         unknown = sorted(set(value) - set(allowed)) if allowed is not None else []
         if unknown:
             fail(f"{field}.{unknown[0]}" if field else unknown[0], f"unknown field; known: {', '.join(sorted(allowed))}")
