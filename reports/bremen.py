@@ -13,8 +13,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from matplotlib.ticker import MaxNLocator
-
 from etappe.analysis import bremen as A
 from etappe.analysis.stats import histogram_frame
 from etappe.reports import plots
@@ -112,8 +110,6 @@ def _progress(report: Report, df: pd.DataFrame) -> None:
     for by, caption in (("policy", "policy"), ("position", "position in the turn order"), ("seat", "seat")):
         frame = by_policy if by == "policy" else A.progress_table(df, by)
         ax = plots.progress_curves(frame, ylabel="points")
-        ax.set_xlabel("round (one turn per player)")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         section.figure(ax.figure, f"Mean points by round, per {caption}", f"progress_{by}")
     section.table(by_policy[["group", "round", "n", "mean", "ci_low", "ci_high", "sd"]],
                   "Mean points after each checkpoint round, per policy")

@@ -12,7 +12,6 @@ import json
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 
 from etappe.analysis import etape as E
 from etappe.analysis.stats import histogram_frame
@@ -170,9 +169,7 @@ def _progress(sec: Section, stages_df: pd.DataFrame) -> None:
     by_policy = by_policy.assign(group=by_policy["group"].map(short_names(by_policy["group"])))
     for frame, key, what in ((by_policy, "policy", "policy"), (by_seat, "seat", "seat")):
         ax = plots.progress_curves(frame.rename(columns={"after_stage": "round"}),
-                                   ylabel="gap to the GC leader (s)")
-        ax.set_xlabel("after stage")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+                                   ylabel="gap to the GC leader (s)", xlabel="after stage")
         sec.figure(ax.figure, f"Gap to the GC leader after each stage, per {what}", f"etape_progress_{key}")
     sec.table(by_policy[["group", "after_stage", "n", "mean", "ci_low", "ci_high", "sd"]],
               "Mean gap to the GC leader (s) after each stage, per policy")

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
 
@@ -118,8 +119,9 @@ def length_panel(hist: pd.DataFrame, xlabel: str, median: float | None = None, p
     return fig
 
 
-def progress_curves(progress: pd.DataFrame, ax=None, ylabel: str = "distance", title: str = "") -> Axes:
-    """Mean progress by round per group (progress_table) with bands.
+def progress_curves(progress: pd.DataFrame, ax=None, ylabel: str = "distance", title: str = "",
+                    xlabel: str = "round (one turn per player)") -> Axes:
+    """Mean progress by round per group (progress_table) with bands; rounds on whole-number ticks.
 
     Light band: mean +- 1 sd (spread of hands); dark band: 95 % interval of the mean.
     """
@@ -130,7 +132,8 @@ def progress_curves(progress: pd.DataFrame, ax=None, ylabel: str = "distance", t
         ax.fill_between(r, g["band_low"].to_numpy(float), g["band_high"].to_numpy(float), color=color, alpha=0.12, lw=0)
         ax.fill_between(r, g["ci_low"].to_numpy(float), g["ci_high"].to_numpy(float), color=color, alpha=0.35, lw=0)
         ax.plot(r, g["mean"].to_numpy(float), color=color, label=str(group))
-    ax.set_xlabel("round (one turn per player)")
+    ax.set_xlabel(xlabel)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(f"mean {ylabel}")
     if title:
         ax.set_title(title)
