@@ -208,33 +208,36 @@ def _rate_row(label: dict, wins: int, n: int) -> dict:
 
 
 def win_rates(df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
-    """Win rate per seat or per policy with n and a 95 % Wilson interval.
-
-    Capped games count as games without a win. Per policy, n counts seats
+    """Win rate per seat or per policy among the decided games (capped games
+    have no winner and are counted by capped_rate), with n and a 95 % Wilson
+    interval, so that a fair share is 1 / players. Per policy, n counts seats
     played (a policy on two seats of a game counts twice, winning at most once).
     """
     players = df.attrs["players"]
+    decided = df["winner_seat"] >= 0
+    games = int(decided.sum())
     rows = []
     if by == "seat":
         for s in range(players):
             rows.append(_rate_row({"seat": s, "policy": df.attrs["policies"][s]},
-                                  int((df["winner_seat"] == s).sum()), len(df)))
+                                  int((df["winner_seat"] == s).sum()), games))
     elif by == "policy":
         for pol in dict.fromkeys(df.attrs["policies"]):
             seats = [s for s, p in enumerate(df.attrs["policies"]) if p == pol]
             wins = int(df["winner_seat"].isin(seats).sum())
-            rows.append(_rate_row({"policy": pol, "seats": ",".join(map(str, seats))}, wins, len(df) * len(seats)))
+            rows.append(_rate_row({"policy": pol, "seats": ",".join(map(str, seats))}, wins, games * len(seats)))
     else:
         raise ValueError("by must be 'seat' or 'policy'")
     return pd.DataFrame(rows)
 
 
 def first_seat_advantage(df: pd.DataFrame) -> pd.DataFrame:
-    """Win rate by position in the turn order (0 = the drawn first player)."""
+    """Win rate by position in the turn order (0 = the drawn first player)
+    among the decided games."""
     players = df.attrs["players"]
     done = df[df["winner_seat"] >= 0]
     position = (done["winner_seat"] - done["first_seat"]) % players
-    return pd.DataFrame([_rate_row({"turn_position": p}, int((position == p).sum()), len(df))
+    return pd.DataFrame([_rate_row({"turn_position": p}, int((position == p).sum()), len(done))
                          for p in range(players)])
 
 
@@ -263,11 +266,11 @@ def points_by_source(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def length_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Turns, rolls and robber statistics: mean, median, 95th percentile, max."""
+    """Turns, rolls and robber statistics per game: n, mean, sd, median, 95th
+    percentile, min, max (quantiles as in every other report: distribution_row)."""
     cols = ["turns", "rolls", "robber_moves", "animals_sent_home", "sent_home_by_robber",
             "sent_home_by_knock", "extra_rolls", "extra_roll_chain_max", "storms", "chases"]
-    return pd.DataFrame([{"metric": c, "mean": df[c].mean(), "median": df[c].median(),
-                          "p95": df[c].quantile(0.95), "max": int(df[c].max())} for c in cols])
+    return pd.DataFrame([distribution_row(c, df[c]) for c in cols])
 
 
 def has_tension(df: pd.DataFrame) -> bool:
@@ -383,6 +386,8 @@ def conclusions(df: pd.DataFrame) -> pd.DataFrame:
     fair = 1 / players
 
     def side(lo, hi):
+        if np.isnan(lo):  # no decided game
+            return "n/a"
         return "above" if lo > fair else "below" if hi < fair else "undecided"
 
     rows = [{"finding": f"win rate of {r['policy']} vs 1/{players}", "verdict": side(r["ci_low"], r["ci_high"])}

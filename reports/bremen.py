@@ -140,7 +140,8 @@ def _header(report: Report, df: pd.DataFrame) -> None:
 def _outcomes(report: Report, df: pd.DataFrame) -> None:
     section = report.section("Outcomes")
     seats = A.win_rates(df, by="seat")
-    section.table(seats, "Win rate per seat (95 % Wilson interval; capped games count as no win)")
+    section.table(seats, "Win rate per seat among the decided games (95 % Wilson interval; capped games are "
+                  "counted under Anomalies)")
     section.table(A.win_rates(df, by="policy"), "Win rate per policy")
     position = A.first_seat_advantage(df)
     test = A.seat_uniformity(df)
@@ -164,7 +165,7 @@ def _rate_bars(ax, table: pd.DataFrame, label: str):
 
 def _length(report: Report, df: pd.DataFrame) -> None:
     section = report.section("Length")
-    section.table(A.length_stats(df), "Per game: mean, median, 95th percentile, maximum")
+    section.table(A.length_stats(df), "Per game: mean, sd, median, 95th percentile, minimum, maximum")
     fig = Figure(figsize=(8, 3))
     ax1, ax2 = fig.subplots(1, 2)
     turns = df["turns"].to_numpy()
@@ -207,8 +208,8 @@ def _anomalies(report: Report, df: pd.DataFrame) -> None:
     cap = A.capped_rate(df)
     section.text(
         f"{cap['capped']} of {cap['n']} games hit the turn cap of {df.attrs['options']['max_turns']} turns "
-        f"(rate {cap['rate']:.3f}, 95 % interval {cap['ci_low']:.3f}-{cap['ci_high']:.3f}); they are kept in "
-        "every table as games without a winner."
+        f"(rate {cap['rate']:.3f}, 95 % interval {cap['ci_low']:.3f}-{cap['ci_high']:.3f}); the win rates "
+        "are among the decided games, and the other tables keep every game."
     )
     never = [name for name, col in (("storm", "storms"), ("chase", "chases"), ("robber move", "robber_moves"),
                                     ("extra roll", "extra_rolls")) if df[col].sum() == 0]

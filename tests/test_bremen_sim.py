@@ -113,6 +113,48 @@ def _hand_records():
     return df
 
 
+def test_outcomes_by_hand():
+    """Win rates count the decided games only (game 2 is capped), so a fair share is 1 / players."""
+    df = _hand_records()
+    df["capped"] = [False, False, True]
+    for src, per_seat in (("storm", [[5, 2, 4], [4, 5, 6], [2, 3, 3]]), ("robber_bonus", [[2, 1, 1], [2, 1, 2], [0] * 3]),
+                          ("chase", [[0, 0, 0], [0, 0, 0], [0, 0, 0]])):
+        for s in range(3):
+            df[f"points_{src}_s{s}"] = [per_seat[g][s] for g in range(3)]
+    seats = A.win_rates(df, by="seat")
+    assert seats["wins"].tolist() == [1, 0, 1] and seats["n"].tolist() == [2, 2, 2]
+    lo, hi = seats.loc[0, ["ci_low", "ci_high"]]
+    # Wilson, k = 1, n = 2: (0.5 + 1.96^2 / 4) / (1 + 1.96^2 / 2) -+ 1.96 sqrt(1/8 + 1.96^2 / 16) / (1 + 1.96^2 / 2)
+    assert (lo, hi) == pytest.approx((0.0945, 0.9055), abs=1e-4)
+    policies = A.win_rates(df, by="policy").set_index("policy")
+    assert tuple(policies.loc["g", ["wins", "n"]]) == (2, 4)  # seats 0 and 2 in 2 decided games
+    assert tuple(policies.loc["r", ["wins", "n"]]) == (0, 2)
+    # game 0: first seat 0 wins, position 0; game 1: first seat 1, winner seat 2, position 1
+    position = A.first_seat_advantage(df)
+    assert position["wins"].tolist() == [1, 1, 0] and position["n"].tolist() == [2, 2, 2]
+    sources = A.points_by_source(df).set_index("source")
+    # storm 11 + 15 + 8 = 34, robber bonus 4 + 5 = 9, chase 0: 43 points in 3 games
+    assert sources.loc["storm", "points_per_game"] == pytest.approx(34 / 3)
+    assert sources.loc["storm", "points_per_seat_game"] == pytest.approx(34 / 9)
+    assert sources["share"].tolist() == pytest.approx([34 / 43, 9 / 43, 0])
+    found = A.conclusions(df).set_index("finding")["verdict"]
+    assert found["storms give most points"] == "yes" and found["under 1 % of games capped"] == "no"
+    assert found["win rate of the starting player vs 1/3"] == "undecided"  # 1 of 2 games, interval above
+
+
+def test_conclusions_need_decided_games():
+    """Every game capped: no verdict on a win rate, rather than 'below'."""
+    df = _hand_records()
+    df["winner_seat"] = -1
+    df["capped"] = True
+    for src in ("storm", "robber_bonus", "chase"):
+        for s in range(3):
+            df[f"points_{src}_s{s}"] = 1
+    verdicts = A.conclusions(df).set_index("finding")["verdict"]
+    assert verdicts["win rate of g vs 1/3"] == "n/a"
+    assert verdicts["win rate of the starting player vs 1/3"] == "n/a"
+
+
 def test_tension_by_hand():
     df = _hand_records()
     t = A.game_tension(df)
