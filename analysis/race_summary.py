@@ -149,7 +149,9 @@ class RaceSummary:
       stock_exhausted, reshuffles, extension_called, trip_completed  (scalars)
       side_wins[S], position_wins[S], first_seat_games[P], disqualified[S], safeties[S],
       coups_side[S], hazards_played[S], hazards_received[S]
-      comeback_games (winner was behind at some point), hazard_decided,
+      policy_side_games[K], policy_wins[K] (policy_side_games),
+      comeback_games (winner was behind at some point: in distance, or in
+      the running score after a hand in games of several hands), hazard_decided,
       hazard_games
       card_<stat>[C] for stat in CARD_STATS (sums over sides and hands)
       card_played_by_winner[C], card_played_won_games[C],
@@ -371,22 +373,23 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     c["position_wins"] = np.bincount(wpos[wpos >= 0], minlength=S).astype(np.int64)
     # policies: seat{p}_policy (per game, hand 0) indexes policy_names; without
     # the columns every seat keeps the policy of the metadata
-    K = len(L.policy_names)
-    c["policy_seat_games"] = np.zeros(K, dtype=np.int64)
-    c["policy_wins"] = np.zeros(K, dtype=np.int64)
+    seat_policy = np.zeros((G, L.players), dtype=np.int64)
     for p in range(L.players):
         col = f"seat{p}_policy"
         if col in f.columns:
-            k = f[col].to_numpy(dtype=np.int64)[games.starts]
+            seat_policy[:, p] = f[col].to_numpy(dtype=np.int64)[games.starts]
         else:
-            k = np.full(G, L.policy_names.index(L.policies[p]) if L.policies[p] in L.policy_names else 0)
-        c["policy_seat_games"] += np.bincount(k, minlength=K)[:K]
-        c["policy_wins"] += np.bincount(k, weights=(winner == L.seat_side[p]), minlength=K)[:K].astype(np.int64)
+            seat_policy[:, p] = L.policy_names.index(L.policies[p]) if L.policies[p] in L.policy_names else 0
+    c["policy_side_games"], c["policy_wins"] = policy_side_games(seat_policy, winner, L.seat_side,
+                                                                 len(L.policy_names))
     c["first_seat_games"] = np.bincount(t["first_seat"].to_numpy() % L.players, minlength=L.players).astype(np.int64)
     for name, col in (("disqualified", "disqualified"), ("safeties", "safeties"), ("coups_side", "coups"),
                       ("hazards_played", "hazards_played"), ("hazards_received", "hazards_received")):
         c[name] = _sides(f, "s{s}_" + col, S).sum(axis=0)
-    wd = t["winner_deficit"].to_numpy()
+    # A comeback: the winner was behind at some point; in games of several
+    # hands, behind in the running score after a hand (in distance, almost
+    # every winner is behind in some hand).
+    wd = t["winner_score_deficit" if L.multi_hand else "winner_deficit"].to_numpy()
     c["comeback_games"] = np.int64((wd[has_w] > 0).sum())
     hd = t["hazard_decided"].to_numpy()
     c["hazard_games"] = np.int64((~np.isnan(hd)).sum())
@@ -515,30 +518,45 @@ def _rate_columns(k, n) -> dict:
     return {"wins": np.asarray(k), "n": np.asarray(n), "rate": rate(k, n), "ci_low": lo, "ci_high": hi}
 
 
+def policy_side_games(seat_policy: np.ndarray, winner: np.ndarray, seat_side, policies: int):
+    """(side-games, wins) per policy index: one unit for each game and side
+    in which the policy holds a seat of that side, a win when that side won.
+    Partners who share a policy count once, as they win together.
+    seat_policy [games, seats] indexes the policies; winner [games] is a
+    side or -1."""
+    seat_side = np.asarray(seat_side, dtype=np.int64)
+    games = np.arange(len(winner))
+    holds = np.zeros((len(winner), int(seat_side.max()) + 1, policies), dtype=bool)
+    holds[games[:, None], seat_side[None, :], seat_policy] = True
+    won = holds[games, np.maximum(winner, 0)] & (winner >= 0)[:, None]
+    return holds.sum(axis=(0, 1)).astype(np.int64), won.sum(axis=0).astype(np.int64)
+
+
 def outcomes_by_seat(s: RaceSummary) -> pd.DataFrame:
-    """Win rate of each seat (a seat wins when its side wins), n = games.
+    """Win rate of each seat (a seat wins when its side wins) among the games
+    with a winner, so that a fair share is 1/sides.
 
     The policy column is the seat's policy, or "rotated" when policies move
     seat by seat from game to game.
     """
     L = s.layout
     wins = np.array([s.c["side_wins"][L.seat_side[i]] for i in range(L.players)])
-    n = np.full(L.players, s.games)
+    n = np.full(L.players, s.games - int(s.c["no_winner"]))
     pol = list(L.policies) if L.seating == "fixed" else ["rotated"] * L.players
     return pd.DataFrame({"seat": np.arange(L.players), "side": list(L.seat_side), "policy": pol,
                          **_rate_columns(wins, n)})
 
 
 def outcomes_by_policy(s: RaceSummary) -> pd.DataFrame:
-    """Win rate per policy over seat-games (n = games x seats it held).
-
-    Seats of one game are not independent (and partners win together), so
-    read the intervals as a little too narrow when a policy holds several seats.
-    """
+    """Win rate per policy over side-games (policy_side_games: a game counts
+    once for each side in which the policy holds a seat; partners count
+    once). A policy on several sides of a game can win on at most one of
+    them, so its outcomes in one game are negatively correlated and the
+    interval errs on the wide side."""
     L = s.layout
-    seat_games = s.c["policy_seat_games"]
-    return pd.DataFrame({"policy": list(L.policy_names), "seat_games": seat_games,
-                         **_rate_columns(s.c["policy_wins"], seat_games)})
+    side_games = s.c["policy_side_games"]
+    return pd.DataFrame({"policy": list(L.policy_names), "side_games": side_games,
+                         **_rate_columns(s.c["policy_wins"], side_games)})
 
 
 def outcomes_by_position(s: RaceSummary) -> pd.DataFrame:
@@ -572,7 +590,8 @@ def game_end_rates(s: RaceSummary) -> pd.DataFrame:
         ("games without a winner", int(s.c["no_winner"]), G),
         ("games that hit the cap (stall)", int(s.c["capped_games"]), G),
         ("games tied at the end (no winner, not capped)", int(s.c["tie_games"]), G),
-        ("winner was behind at some point (comeback)", int(s.c["comeback_games"]), G - int(s.c["no_winner"])),
+        ("winner was behind in the score after some hand (comeback)" if s.layout.multi_hand
+         else "winner was behind at some point (comeback)", int(s.c["comeback_games"]), G - int(s.c["no_winner"])),
         ("hands where the stock ran out", int(s.c["stock_exhausted"]), H),
         ("hands where a side completed the trip", int(s.c["trip_completed"]), H),
     ]

@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from etappe.analysis.race import RaceRun
+from etappe.analysis.race_summary import policy_side_games
 from etappe.analysis.runio import ChunkedRun, file_hash
 from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
@@ -163,7 +164,7 @@ class _RunningSummary:
         self.turns = 0
         self.hands = 0
         self.policy_wins = np.zeros(len(run.distinct), np.int64)
-        self.policy_seats = np.zeros(len(run.distinct), np.int64)
+        self.policy_side_games = np.zeros(len(run.distinct), np.int64)
 
     def add(self, frame: pd.DataFrame) -> None:
         last = frame[frame["last_hand"] == 1]
@@ -174,28 +175,33 @@ class _RunningSummary:
         winner = last["winner_side"].to_numpy()
         self.no_winner += int((winner < 0).sum())
         for p in range(self.run.players):
-            won = winner == p % self.run.sides
-            self.wins[p] += int(won.sum())
-            policy = last[f"seat{p}_policy"].to_numpy()
-            self.policy_wins += np.bincount(policy[won], minlength=len(self.policy_wins))
-            self.policy_seats += np.bincount(policy, minlength=len(self.policy_seats))
+            self.wins[p] += int((winner == p % self.run.sides).sum())
+        seat_policy = last[[f"seat{p}_policy" for p in range(self.run.players)]].to_numpy(np.int64)
+        side_games, wins = policy_side_games(seat_policy, winner, [p % self.run.sides for p in range(self.run.players)],
+                                             len(self.run.distinct))
+        self.policy_side_games += side_games
+        self.policy_wins += wins
 
     def print(self, meta: dict) -> None:
         from etappe.analysis.stats import wilson_interval
 
-        table = Table("seat", "side", "policy", "wins", "win rate", "95 % interval", title="summary")
+        decided = self.games - self.no_winner
+        table = Table("seat", "side", "policy", "wins", "win rate", "95 % interval",
+                      title=f"summary (win rates among the {decided} games with a winner)")
         for p in range(self.run.players):
-            low, high = wilson_interval(int(self.wins[p]), self.games)
+            low, high = wilson_interval(int(self.wins[p]), decided)
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
-                          else "rotated", str(self.wins[p]), f"{self.wins[p] / self.games:.3f}", f"{low:.3f} - {high:.3f}")
+                          else "rotated", str(self.wins[p]), f"{self.wins[p] / max(decided, 1):.3f}",
+                          f"{low:.3f} - {high:.3f}")
         console.print(table)
         if len(self.run.distinct) > 1:
-            by_policy = Table("policy", "seat-games", "won", "win rate", "95 % interval",
-                              title="by policy (a seat wins when its side wins)")
+            by_policy = Table("policy", "side-games", "won", "win rate", "95 % interval",
+                              title="by policy (a game counts once for each side the policy plays)")
             for k, spec in enumerate(self.run.distinct):
-                low, high = wilson_interval(int(self.policy_wins[k]), int(self.policy_seats[k]))
-                by_policy.add_row(spec.name, str(self.policy_seats[k]), str(self.policy_wins[k]),
-                                  f"{self.policy_wins[k] / self.policy_seats[k]:.3f}", f"{low:.3f} - {high:.3f}")
+                n = int(self.policy_side_games[k])
+                low, high = wilson_interval(int(self.policy_wins[k]), n)
+                by_policy.add_row(spec.name, str(n), str(self.policy_wins[k]),
+                                  f"{self.policy_wins[k] / max(n, 1):.3f}", f"{low:.3f} - {high:.3f}")
             console.print(by_policy)
         rate = self.games / max(meta["wall_seconds"], 1e-9)
         console.print(f"{self.games} games, {self.hands} hands, {self.turns / self.games:.1f} turns per game, "

@@ -153,9 +153,9 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
     L = s.layout
     pos = rs.outcomes_by_position(s)
     seats = rs.outcomes_by_seat(s)
-    sec.text("Win rates with 95 % Wilson intervals; n is the number of games (games with a winner for the "
-             "turn order; seat-games for policies: seats of one game are not independent, so read those "
-             "intervals as a little too narrow).")
+    sec.text("Win rates with 95 % Wilson intervals among the games with a winner, so that a fair share is "
+             "1/sides (games without one are counted under how games end). For policies, a game counts once "
+             "for each side a policy plays; partners who share a policy count once.")
     sec.table(_rate_display(pos, ["position", "fair_share"]), "Win rate by turn-order position at the start of the game (1 = plays first)")
     sec.figure(plots.seat_bias(pos).figure, "Win rate by turn-order position with 95 % intervals", name=f"seat_bias{tag}")
     sec.table(_rate_display(seats, ["seat", "side", "policy"]), "Win rate per seat (a seat wins when its side wins)")

@@ -20,6 +20,7 @@ from etappe.analysis.race_summary import (
     outcomes_by_policy,
     outcomes_by_position,
     outcomes_by_seat,
+    policy_side_games,
     progress_table,
     seat_uniformity,
     summarize,
@@ -124,11 +125,12 @@ def test_outcomes_by_seat_and_policy(toy):
     s = summarize(toy)
     assert s.games == 4
     seats = outcomes_by_seat(s)
-    assert list(seats["wins"]) == [1, 2] and list(seats["n"]) == [4, 4]
-    assert seats["rate"].tolist() == [0.25, 0.5]
-    # Wilson 1/4: centre (.25 + .48021) / 1.96040 = .37248, half 1.96 sqrt(.046875 + .060025) / 1.9604 = .32681
-    assert seats.loc[0, "ci_low"] == pytest.approx(0.0456, abs=1e-4)
-    assert seats.loc[0, "ci_high"] == pytest.approx(0.6993, abs=1e-4)
+    # game 2 has no winner: the rates are among the 3 decided games, fair share 1/2
+    assert list(seats["wins"]) == [1, 2] and list(seats["n"]) == [3, 3]
+    assert seats["rate"].tolist() == pytest.approx([1 / 3, 2 / 3])
+    # Wilson 1/3: centre (.33333 + .64024) / 2.28049 = .42692, half 1.96 sqrt(.074074 + .106710) / 2.28049 = .36542
+    assert seats.loc[0, "ci_low"] == pytest.approx(0.0615, abs=1e-4)
+    assert seats.loc[0, "ci_high"] == pytest.approx(0.7923, abs=1e-4)
     assert list(seats["policy"]) == ["random", "greedy(a=1)"]
     pol = outcomes_by_policy(s)
     assert pol.set_index("policy").loc["greedy(a=1)", "wins"] == 2
@@ -298,7 +300,7 @@ def mb_hands():
         dict(g0, hand=2, first_seat=0, turns=20, lead_changes=0, last_hand=1, total=[2000, 5100],
              max_deficit=[200, 0], extension_side=1),
         dict(game=1, hand=0, first_seat=1, turns=25, winner_side=0, game_turns=25, lead_changes=0,
-             total=[5000, 100], max_deficit=[0, 500]),
+             total=[5000, 100], max_deficit=[50, 500]),
     ]
 
 
@@ -314,6 +316,10 @@ def test_multi_hand_games():
     assert t.loc[0, "lead_changes"] == 3 and t.loc[0, "capped"] == 1
     assert t.loc[0, "winner_deficit"] == 300 and t.loc[0, "final_gap"] == 3100
     assert t.loc[0, "winner_score_deficit"] == 400 and t.loc[1, "winner_score_deficit"] == 0
+    # a comeback in games of several hands: behind in the score after a hand (game 0: 600 to
+    # 1000), not merely behind in distance within a hand (game 1's winner, 50 km once)
+    come = game_end_rates(s).set_index("event").loc["winner was behind in the score after some hand (comeback)"]
+    assert (come["count"], come["n"]) == (1, 2)
     # game 0 starts with seat 0, game 1 with seat 1: both won by the side that played second
     assert list(outcomes_by_position(s)["wins"]) == [0, 2]
     assert int(s.c["extension_called"]) == 1 and int(s.c["capped_games"]) == 1
@@ -353,3 +359,15 @@ def test_team_sides():
     # first seat 1 (side 1) -> side 0 second
     assert list(outcomes_by_position(s)["wins"]) == [1, 2]
     assert s.layout.side_label(1) == "side 1 (seats 1, 3)"
+    # random holds seats 0, 2 (side 0) and 3 (side 1): both sides of every game, one unit each,
+    # and one of them wins every game; greedy holds seat 1 (side 1), which won games 0 and 1
+    pol = outcomes_by_policy(s).set_index("policy")
+    assert tuple(pol.loc["random", ["side_games", "wins"]]) == (6, 3)
+    assert tuple(pol.loc["greedy(a=1)", ["side_games", "wins"]]) == (3, 2)
+
+
+def test_partners_sharing_a_policy_count_once():
+    # 4 players in teams, policies A B A B: A is side 0, B side 1, one unit each per game
+    seat_policy = np.array([[0, 1, 0, 1]] * 3)
+    side_games, wins = policy_side_games(seat_policy, np.array([0, 1, -1]), [0, 1, 0, 1], 2)
+    assert side_games.tolist() == [3, 3] and wins.tolist() == [1, 1]
