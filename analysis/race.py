@@ -116,7 +116,7 @@ class RaceRun:
             progress = np.zeros((n, sides, K.PROGRESS_ROUNDS), np.int16)
             ck = chance[active]
             pk = np.ascontiguousarray(pkeys[active])
-            first = np.full(n, hand % players, np.int32)  # the dealer rotates left each hand
+            first = K.first_seats(games[active], hand, players)
             K.play_hands(self.card_table, self.rules, self.policy_ids, self.policy_params,
                          np.ascontiguousarray(seat_policy[active]), first, ck, pk,
                          hand_out, sides_out, cards_out, progress, self.user_policies)

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from etappe.kernels import race as K
 from etappe.kernels.race_design import Design, load_design
 from etappe.kernels.race_policies import parse_policy
 
@@ -135,9 +136,11 @@ class TournamentResult:
         return int(self.outcomes.shape[1]) if self.outcomes.ndim == 2 else 0
 
     def a_starts(self) -> np.ndarray:
-        """[games] bool: A held seat 0 (first to play in game's first hand)."""
-        return seat_schedule(int(self.meta.get("players", 2)), int(self.meta.get("sides", 2)),
-                             np.arange(self.games))[:, 0] == 0
+        """[games] bool: A held the seat that played first in the game's first hand."""
+        players = int(self.meta.get("players", 2))
+        games = np.arange(self.games)
+        schedule = seat_schedule(players, int(self.meta.get("sides", 2)), games)
+        return schedule[games, K.first_seats(games, 0, players)] == 0
 
 
 def play_tournament(design: str | Path | Design, players: int, policies: Sequence[str], games: int,

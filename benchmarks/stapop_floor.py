@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
+from etappe.kernels.race import first_seats
 from etappe.kernels.rng import game_key, next_u64, randint, rank
 
 GO, CROSSING, FLAT, HOSTEL, HEADWIND, BARRIERS, REPAIRER, TAILWIND, KM5, KM6, KM8, KM10 = range(12)
@@ -85,7 +86,7 @@ def draw(stock, n, hand, held, records, cards, p):
 
 
 @njit
-def play(key, pkeys, records, cards, progress, deficit):
+def play(key, pkeys, first, records, cards, progress, deficit):
     stock = np.empty(99, np.int8)
     hand = np.zeros((PLAYERS, N_TYPES), np.int16)
     tableau = np.zeros((PLAYERS, N_TYPES), np.int16)
@@ -103,12 +104,12 @@ def play(key, pkeys, records, cards, progress, deficit):
             n += 1
     key = shuffle(stock, n, key)
     for _ in range(5):
-        for p in range(PLAYERS):
-            n = draw(stock, n, hand, held, records, cards, p)
+        for i in range(PLAYERS):
+            n = draw(stock, n, hand, held, records, cards, (first + i) % PLAYERS)
     limited = 15  # bit p: player p is under headwind (everyone starts so)
     leader = -1
     lead_changes = 0
-    seat = 0
+    seat = first
     turns = 0
     winner = -1
     while turns < 10_000:
@@ -253,13 +254,14 @@ def play(key, pkeys, records, cards, progress, deficit):
 
 
 @njit(parallel=True)
-def play_games(seed, games, records, out, cards, progress, deficit):
-    """Games 0 .. games-1 of `seed`, in parallel: out[g] = turns, winner, lead changes."""
+def play_games(seed, games, firsts, records, out, cards, progress, deficit):
+    """Games 0 .. games-1 of `seed`, in parallel: out[g] = turns, winner, lead changes.
+    Seat firsts[g] plays first in game g."""
     for g in prange(games):
         pkeys = np.empty(PLAYERS, np.uint64)
         for p in range(PLAYERS):
             pkeys[p] = game_key(seed, g, 1 + p)
-        out[g, 0], out[g, 1], out[g, 2] = play(game_key(seed, g, 0), pkeys, records, cards[g], progress[g], deficit[g])
+        out[g, 0], out[g, 1], out[g, 2] = play(game_key(seed, g, 0), pkeys, firsts[g], records, cards[g], progress[g], deficit[g])
 
 
 def main():
@@ -275,13 +277,14 @@ def main():
     cards = np.zeros((games, PLAYERS, N_TYPES, TURNS_LOST + 1), np.int16)
     progress = np.zeros((games, PLAYERS, ROUNDS), np.int16)
     deficit = np.zeros((games, PLAYERS), np.int64)
-    play_games(1, 100, args.records, out, cards, progress, deficit)  # compile outside the timing
+    firsts = first_seats(np.arange(games), 0, PLAYERS)
+    play_games(1, 100, firsts, args.records, out, cards, progress, deficit)  # compile outside the timing
     best = float("inf")
     for _ in range(3):
         cards[:] = 0
         deficit[:] = 0
         started = time.perf_counter()
-        play_games(1, games, args.records, out, cards, progress, deficit)
+        play_games(1, games, firsts, args.records, out, cards, progress, deficit)
         best = min(best, time.perf_counter() - started)
     turns = out[:, 0].mean()
     threads = numba.get_num_threads()

@@ -1258,6 +1258,18 @@ def score_hand(state, rules, sides_out):
 
 
 # ---- batch driver ---------------------------------------------------------------
+def first_seats(games, hand, players):
+    """The seat that plays first in `hand` of each of `games` (game indices).
+
+    The dealer rotates left each hand. Who starts the first hand moves on
+    one seat every `players` games, so over any players x players games in a
+    row each seat starts equally often, with each seat's policy whether
+    seating is fixed or rotated (rotated seating moves the policies one
+    seat on every game): turn order is then not mixed up with seat or
+    policy, and the first player's edge can be measured."""
+    return ((np.asarray(games, np.int64) // players + hand) % players).astype(np.int32)
+
+
 @allocation_free
 def initial_keys(seed, games, players, chance_keys, policy_keys):
     """Keys of each game's chance stream and of each seat's policy stream."""

@@ -34,7 +34,8 @@ def replay_hands(design: Design, card_table, rules, seat_specs, policy_row_ids, 
         sides_out = np.zeros((sides, K.S_NCOLS), np.int32)
         cards = np.zeros((sides, len(design.cards), K.K_NCOLS), np.int16)
         progress = np.zeros((sides, K.PROGRESS_ROUNDS), np.int16)
-        K.play_hand_logged(card_table, rules, ids, params, hand % players, chance, pkeys[0], state,
+        first = int(K.first_seats(game, hand, players))
+        K.play_hand_logged(card_table, rules, ids, params, first, chance, pkeys[0], state,
                            hand_out, sides_out, cards, progress, log, user_policies)
         totals += sides_out[:, K.S_SCORE]
         yield hand, log[1:log[0, 0] + 1], sides_out, hand_out, totals.copy()
@@ -51,7 +52,7 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
     for p, spec in enumerate(seat_specs):
         lines.append(f"  seat {p}: {spec.name}" + (f" (side {p % sides})" if sides != players else ""))
     for hand, log, sides_out, hand_out, totals in replay_hands(design, card_table, rules, seat_specs, None, seed, game):
-        lines.append(f"\n== hand {hand + 1}: seat {hand % players} plays first ==")
+        lines.append(f"\n== hand {hand + 1}: seat {hand_out[K.H_FIRST_SEAT]} plays first ==")
         deal: dict[int, list[str]] = {}
         previous = -1
         for turn, seat, event, card, side, value in log:

@@ -34,8 +34,10 @@ def test_an_independent_stapop_kernel_plays_the_same_games():
     cards = np.zeros((GAMES, floor.PLAYERS, floor.N_TYPES, len(CARD_STATS)), np.int16)
     progress = np.zeros((GAMES, floor.PLAYERS, floor.ROUNDS), np.int16)
     deficit = np.zeros((GAMES, floor.PLAYERS), np.int64)
-    floor.play_games(7, GAMES, True, out, cards, progress, deficit)
     engine = simulate("stapop", players=4, games=GAMES, policies=["greedy"], seed=7)
+    firsts = engine["first_seat"].to_numpy(np.int64)
+    assert set(firsts) == {0, 1, 2, 3}, "every seat starts some games"
+    floor.play_games(7, GAMES, firsts, True, out, cards, progress, deficit)
 
     assert out[:, 1].min() >= 0, "every game has a winner"
     np.testing.assert_array_equal(engine["turns"], out[:, 0])

@@ -77,8 +77,10 @@ def test_tables_of_a_known_round_robin():
     assert pt[["wins_a", "wins_b", "no_winner"]].values.tolist() == [[3, 1, 0], [2, 1, 1], [0, 4, 0]]
     assert pt["score_a"].tolist() == [0.75, 0.625, 0.0]
     assert pt["elo_diff"].iloc[0] == pytest.approx(ELO_75)
-    # A starts the even games: x-y scores 1, 1 when x starts and 1, 0 when y starts
-    assert pt["score_a_first"].iloc[0] == 1.0 and pt["score_a_second"].iloc[0] == 0.5
+    # A holds seat 0 in even games, and seat 1 starts games 2 and 3, so A starts games 0 and 3:
+    # x-y scores 1, 0 when x starts and 1, 1 when y starts
+    assert r.a_starts().tolist() == [True, False, False, True]
+    assert pt["score_a_first"].iloc[0] == 0.5 and pt["score_a_second"].iloc[0] == 1.0
     h = head_to_head(r)
     m = score_matrix(h)
     assert list(m.index) == ["x", "y", "z"]
