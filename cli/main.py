@@ -184,7 +184,7 @@ def tournament(
     seed: SeedOpt = 0,
     option: OptionOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the report.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap resamples for the rating intervals (0: Fisher information).")] = 0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap resamples over game indices for the rating intervals (0: Fisher information, which treats the pairings as independent although they share deals, and can be too narrow).")] = 200,
     anchor: Annotated[Optional[str], typer.Option("--anchor", help="Policy fixed at Elo 0.")] = None,
     threads: ThreadsOpt = None,
 ) -> None:

@@ -9,7 +9,7 @@ Plain functions; cli/main.py wires them into the typer app, e.g.
                    games: Annotated[int, typer.Option("--games", "-n", help="Games per pairing.")] = 2000,
                    seed: SeedOpt = 0, option: OptionOpt = None,
                    out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the report.")] = None,
-                   bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the rating intervals (0: Fisher information).")] = 0,
+                   bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples over game indices for the rating intervals (0: Fisher information, which treats the pairings as independent although they share deals, and can be too narrow).")] = 200,
                    anchor: Annotated[Optional[str], typer.Option("--anchor", help="Policy fixed at Elo 0.")] = None,
                    ) -> None:
         \"\"\"Round robin of policies: head-to-head matrix and Bradley-Terry / Elo ratings.\"\"\"
@@ -68,13 +68,14 @@ def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
 
 
 def tournament_command(deck: str, policies: str, players: int, games: int, seed: int, option: list[str] | None,
-                       out: Path | None, bootstrap: int = 0, anchor: str | None = None,
+                       out: Path | None, bootstrap: int = 200, anchor: str | None = None,
                        threads: int | None = None) -> TournamentResult:
     """Round robin of the policies on a deck; print the matrix and ratings; write the report to `out`.
 
     policies: comma separated specs (`random,greedy,greedy:attack=3`), at least two.
     games: games per pairing (every pairing plays game indices 0..games-1).
-    bootstrap: resamples for the rating intervals (0: observed Fisher information).
+    bootstrap: resamples for the rating intervals (0: observed Fisher information, too narrow when
+      the shared deals make the pairings' results go together).
     anchor: a policy fixed at Elo 0 (default: mean 0).
     Returns the TournamentResult (the typer wrapper may ignore it).
     """
