@@ -389,8 +389,8 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     # A comeback: the winner was behind at some point; in games of several
     # hands, behind in the running score after a hand (in distance, almost
     # every winner is behind in some hand).
-    wd = t["winner_score_deficit" if L.multi_hand else "winner_deficit"].to_numpy()
-    c["comeback_games"] = np.int64((wd[has_w] > 0).sum())
+    behind = t["winner_score_deficit" if L.multi_hand else "winner_deficit"].to_numpy()
+    c["comeback_games"] = np.int64((behind[has_w] > 0).sum())
     hd = t["hazard_decided"].to_numpy()
     c["hazard_games"] = np.int64((~np.isnan(hd)).sum())
     c["hazard_decided"] = np.int64(np.nansum(hd))
@@ -442,7 +442,7 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     h["hands_per_game"] = IntHistogram.of(t["hands"].to_numpy())
     h["hand_turns"] = IntHistogram.of(_col(f, "turns"))
     h["lead_changes"] = IntHistogram.of(t["lead_changes"].to_numpy())
-    h["winner_deficit"] = IntHistogram.of(wd)
+    h["winner_deficit"] = IntHistogram.of(t["winner_deficit"].to_numpy())
     h["final_gap"] = IntHistogram.of(t["final_gap"].to_numpy())
     h["hazard_turns"] = IntHistogram.of(t["hazard_turns"].to_numpy())
     if "winner_score_deficit" in t:
@@ -500,7 +500,7 @@ class RaceSummarizer:
             games = sorted(set(self.pending["game"].tolist()))
             raise ValueError(f"incomplete games in the records (no last hand): {games[:10]}")
         if self.summary is None:
-            return RaceSummary(self.layout or layout_from(self.meta))
+            raise ValueError("the records hold no complete game")
         return self.summary
 
 

@@ -202,7 +202,9 @@ class IntHistogram:
         v = np.asarray(values)
         if v.size and np.issubdtype(v.dtype, np.floating):
             v = v[~np.isnan(v)]
-        v = np.rint(v).astype(np.int64) if v.size else np.zeros(0, dtype=np.int64)
+            if (v != np.rint(v)).any():
+                raise ValueError("an integer histogram takes whole numbers (NaN left out)")
+        v = v.astype(np.int64) if v.size else np.zeros(0, dtype=np.int64)
         if v.size == 0:
             return cls()
         lo = int(v.min())

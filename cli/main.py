@@ -106,7 +106,10 @@ def report(
         from .bremen import report_command
     else:
         from .report_cmds import report_command
-    path = report_command(run, out)
+    try:
+        path = report_command(run, out)
+    except ValueError as exc:  # e.g. a run file with no complete game
+        fail(f"{run}: {exc}")
     console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")
 
 

@@ -327,6 +327,8 @@ def test_multi_hand_games():
     assert cb.loc["extra_tank", "coups"] == 1 and bool(cb.loc["extra_tank", "safety"])
     tt = tension_table(s).set_index("metric")
     assert tt.loc["winner's largest deficit in score after a hand", "max"] == 400
+    # in distance, within a hand: game 0's winner (side 1) 300, 100, 0 km; game 1's (side 0) 50 km
+    assert tuple(tt.loc["winner's largest deficit (km)", ["n", "min", "max"]]) == (2, 50, 300)
 
 
 def test_chunks_may_cut_a_game():
@@ -338,6 +340,13 @@ def test_chunks_may_cut_a_game():
     acc.add(frame.iloc[:2])
     with pytest.raises(ValueError, match="incomplete"):
         acc.result()
+
+
+def test_no_complete_game_is_an_error(toy):
+    with pytest.raises(ValueError, match="no complete game"):
+        summarize_chunks([], toy.attrs)
+    with pytest.raises(ValueError, match="no complete game"):
+        summarize_chunks([toy.iloc[:0]], toy.attrs)
 
 
 def test_merge_refuses_other_layout(toy):

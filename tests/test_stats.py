@@ -150,3 +150,5 @@ def test_int_histogram_merge():
     assert mean == 2 and sd == pytest.approx(1.0)
     assert IntHistogram().merge(a) == a
     assert IntHistogram.of([np.nan, 2.0]) == IntHistogram.of([2])
+    with pytest.raises(ValueError, match="whole numbers"):
+        IntHistogram.of([1.0, 2.5])  # not rounded in silence
