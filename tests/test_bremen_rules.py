@@ -10,7 +10,7 @@ Four players: seat c plays colour c. Every test puts seat 0 on turn.
 """
 import pytest
 
-from etappe.analysis.bremen import Game
+from etappe.analysis.bremen import Game, simulate
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, load_board, ring_board
 
@@ -92,6 +92,24 @@ def test_an_animal_carrying_another_cannot_cross_a_bridge():
     g.place(0, "cat", "r03")
     assert dests(g.first_moves(2, 2), 0, "dog") == {"r01", "r05"}
     assert "m02" in dests(g.first_moves(2, 2), 0, "cat")  # the cat alone may
+
+
+def test_bridge_stack_option_lets_a_single_animal_climb_on_a_bridge():
+    # cat r01 -> r02 -> r03 -> b0: three fields; a foreign donkey stands on the bridge b0
+    for bridge_stack in (False, True):
+        g = game(bridge_stack=bridge_stack)
+        g.place(1, "donkey", "b0")
+        g.place(0, "cat", "r01")
+        g.place(0, "dog", "r14")
+        g.place(0, "rooster", "r14")  # the dog carries the rooster: r14 -> r15 -> b2 is closed to it
+        g.place(2, "rooster", "b2")
+        assert ("b0" in dests(g.first_moves(3, 3), 0, "cat")) is bridge_stack  # default: no stack on a bridge
+        assert dests(g.first_moves(3, 3), 0, "cat") - {"b0"} == {"r04", "r22"}
+        assert "b2" not in dests(g.first_moves(2, 2), 0, "dog")  # a carrying animal never enters a bridge
+        assert "b2" in dests(g.first_moves(2, 2), 0, "rooster")  # alone it knocks the foreign rooster off
+        if bridge_stack:
+            eff = g.move(0, "cat", "b0")
+            assert g.stack("b0") == [(1, "donkey"), (0, "cat")] and eff["climbed"] and eff["extra_roll"]
 
 
 def test_occupied_fields_are_jumped_and_counted():
@@ -238,14 +256,19 @@ def test_foreign_animal_onto_own_animal_under_a_foreign_one_is_an_option():
 # --- the own start field ----------------------------------------------------------------
 
 def test_landing_on_the_own_start_field_first_then_carried_off():
+    # The own dog waits on r10, where it could move 3 fields: it must not,
+    # because the second move has to carry the rooster off r00 again.
     g = game()
-    g.place(0, "rooster", "r02")  # donkey, dog, cat stay on r00
+    g.place(0, "dog", "r10")
+    g.place(0, "rooster", "r02")  # donkey and cat stay on r00
     assert (2, 0, "rooster", "r00") in g.first_moves(2, 3)
+    assert dests(g.second_moves(3, first=(0, "rooster")), 0, "dog") == {"r07", "m05", "m07"}  # the rule ignored
     eff = g.move(0, "rooster", "r00")
-    assert eff["climbed"]
+    assert eff["climbed"] and eff["sent_home"] == 0
+    assert g.stack("r00") == [(0, "donkey"), (0, "cat"), (0, "rooster")]
     second = g.second_moves(3, first=(0, "rooster"), first_field="r00")
-    assert second and {a for (_, c, a, _) in second} <= {"cat", "dog", "donkey"}
-    assert all(c == 0 for (_, c, _, _) in second)
+    # the cat (with the rooster) or the donkey (with both) leaves r00, 3 fields either way round
+    assert second == {(3, 0, animal, field) for animal in ("cat", "donkey") for field in ("r03", "r21")}
 
 
 def test_own_start_field_needs_a_carrier_and_never_sends_own_animals_home():
@@ -261,6 +284,68 @@ def test_the_second_move_never_lands_on_the_own_start_field():
     g = game()
     g.place(0, "rooster", "r02")
     assert "r00" not in dests(g.second_moves(2, first=(0, "donkey")), 0, "rooster")
+
+
+# --- a turn: no move, one usable die, the robber die --------------------------------
+
+def corridor_game(tmp_path):
+    """The default board plus a dead-end road c1 - c2 off colour 1's start
+    field r06 (r06 - c1 - c2), with all four own animals stacked on c2: the
+    only way out is through a foreign start field. Colour 1's animals wait on
+    r08 (from r06 they could step on the own animals on c2 with a 2); nothing
+    else can get in. Only the pyramid itself moving one field to c1 is possible."""
+    text = ring_board().replace("\n[links]", 'c1 = "road"\nc2 = "road"\n\n[links]')
+    text = text.replace("chains = [\n", 'chains = [\n  ["r06", "c1", "c2"],\n')
+    g = Game(board=str(_write(tmp_path, text)), players=4)
+    g.seat = 0
+    park(g, 0, ["c2", "c2", "c2", "c2"])
+    park(g, 1, ["r08", "r08", "r08", "r08"])
+    return g
+
+
+def test_no_possible_move_and_only_one_usable_die(tmp_path):
+    g = corridor_game(tmp_path)
+    for d in range(2, 7):
+        assert g.first_moves(d, d) == set()  # no move possible: the turn passes
+    # "If only one die can be used, use it": the 1 moves a unit to c1, nothing can use the 4
+    one = {(1, 0, animal, "c1") for animal in ("donkey", "dog", "cat", "rooster")}
+    assert g.first_moves(1, 4) == one and g.first_moves(4, 1) == one
+    g.move(0, "dog", "c1")
+    assert g.second_moves(4, first=(0, "dog")) == set()
+
+
+def test_a_turn_without_a_possible_move_passes(tmp_path):
+    # The simulator's turn from the corridor position: a roll without a 1
+    # moves nothing and ends the turn after that one roll.
+    passed = 0
+    for game_index in range(60):
+        g = corridor_game(tmp_path)
+        before = g.state[K.S_POS:K.S_POS + 16].copy()
+        g.play(["greedy"] * 4, turns=1, seed=5, game_index=game_index)
+        if g.state[K.S_ROBBER_MOVES] == 0 and (g.state[K.S_POS:K.S_POS + 16] == before).all():
+            passed += 1
+            assert g.state[K.S_ROLLS] == 1 and g.state[K.S_EXTRA_ROLLS] == 0
+            assert g.robber == "house" and g.seat == 1
+    assert passed >= 20  # about 60 * 5/6 * 25/36 = 35 rolls without a 1 and without the R
+
+
+def test_a_robber_roll_moves_the_robber_and_ends_the_turn():
+    # From the start position: on a roll with the R the robber leaves its house
+    # (sending nobody home: every animal is at home), no animal moves, and the
+    # next player is on turn (no extra roll).
+    robber_turns = 0
+    for game_index in range(90):
+        g = game()
+        before = g.state[K.S_POS:K.S_POS + 16].copy()
+        g.play(["greedy"] * 4, turns=1, seed=7, game_index=game_index)
+        if g.state[K.S_ROBBER_MOVES] == 0:
+            assert g.robber == "house"
+            continue
+        robber_turns += 1
+        assert g.state[K.S_ROBBER_MOVES] == 1 and g.robber != "house"
+        assert g.state[K.S_ROLLS] == 1 and g.state[K.S_EXTRA_ROLLS] == 0 and g.seat == 1
+        assert (g.state[K.S_POS:K.S_POS + 16] == before).all() and g.errors() == 0
+    assert robber_turns >= 5  # about 90/6 = 15
 
 
 # --- the robber ----------------------------------------------------------------------
@@ -385,6 +470,15 @@ def test_first_to_seven_wins_and_equal_points_go_to_the_last_on_turn():
     assert g.winner == 1
 
 
+def test_the_target_option_sets_the_points_to_win():
+    # a storm by four own animals with the robber at home: 4 + 1 = 5 points
+    for target, winner in ((5, 0), (6, -1), (7, -1)):
+        g = game(target=target) if target != 7 else game()
+        park(g, 0, ["i01", "i01", "i01", "i01"])
+        g.move(0, "donkey", "house")
+        assert g.points(0) == 5 and g.winner == winner
+
+
 # --- player counts -----------------------------------------------------------------
 
 def test_two_players_play_two_diagonal_colours_each():
@@ -407,6 +501,38 @@ def test_three_players_leave_a_neutral_colour_that_scores_for_nobody():
         g.place(colour, animal, "i01")
     g.move(0, "donkey", "house")
     assert [g.points(s) for s in range(3)] == [2, 1, 0]
+
+
+def test_three_players_may_move_the_neutral_colour_as_a_foreign_animal():
+    g = game(players=3)
+    g.place(3, "cat", "r10")   # neutral (colour 3 has no player)
+    g.place(0, "dog", "r08")   # own dog two fields away
+    g.place(1, "dog", "m06")   # seat 1's dog, two fields away over r09
+    g.place(3, "donkey", "r07")
+    moves = g.first_moves(2, 2)
+    assert dests(moves, 3, "cat") == {"r08"}  # onto the own dog only; not onto seat 1's dog, r12 is a start
+    assert dests(moves, 3, "donkey") == set()  # a foreign donkey can sit on nothing
+    assert "r08" in dests(g.second_moves(2, first=(0, "rooster")), 3, "cat")
+    eff = g.move(3, "cat", "r08")
+    assert g.stack("r08") == [(0, "dog"), (3, "cat")] and eff["climbed"] and eff["extra_roll"]
+    g = game(players=4)  # with four players colour 3 is seat 3's: the same cat may go there too
+    g.place(3, "cat", "r10")
+    g.place(0, "dog", "r08")
+    assert dests(g.first_moves(2, 2), 3, "cat") == {"r08"}
+    g.seat = 3
+    assert dests(g.first_moves(2, 2), 3, "cat") == {"r08", "m06"}  # its owner moves it anywhere
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_starting_player_is_drawn(players):
+    # "The starting player is drawn": over 400 games each seat starts 400/P
+    # times, within 4 standard errors of the binomial count.
+    n = 400
+    df = simulate(players=players, games=n, policies=["greedy"] * players, seed=11, options={"max_turns": 1})
+    counts = df["first_seat"].value_counts().reindex(range(players), fill_value=0)
+    assert counts.sum() == n
+    p = 1 / players
+    assert (abs(counts - n * p) <= 4 * (n * p * (1 - p)) ** 0.5).all(), counts.to_dict()
 
 
 # --- going home and the turbulent start ----------------------------------------------------
