@@ -188,7 +188,10 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
                  fair: float | None = None) -> pd.DataFrame:
     """One row per metric: n, mean_a, mean_b, diff (A - B), sd, 95 % interval, p, Holm.
 
-    Holm's correction runs across the rows of this table (the metrics shown);
+    Holm's correction runs across the rows of this table (the metrics shown)
+    whose paired differences vary: a metric whose paired difference is 0
+    in every game (e.g. one hand per game in both designs) shows no
+    difference to test, gets no p-value and is left out of Holm's m.
     `metrics` selects and orders them (default: all with n > 0). With
     `fair` (1/sides) a row "first_player_gap" is added: the first player's
     distance from the fair share, |rate - fair|, A - B (see `gap_sums`).
@@ -212,6 +215,8 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
         mean_a, mean_b = np.insert(mean_a, at, ga), np.insert(mean_b, at, gb)
     d = paired_difference(n, sum_d, sum_d2)
     d = {k: np.atleast_1d(v) for k, v in d.items()}
+    constant = (d["sd"] == 0) & (d["mean"] == 0)
+    d["p_value"] = np.where(constant, np.nan, d["p_value"])
     adjusted, reject = holm(d["p_value"], alpha)
     return pd.DataFrame({
         "metric": [label for label, _ in labels], "key": names, "unit": [u for _, u in labels],
@@ -227,7 +232,10 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
 
     Card keys present in both runs are compared card by card; when the decks
     share no keys, cards are pooled by role. Differences A - B with
-    Newcombe's interval; these rates are not paired game by game.
+    Newcombe's interval; these rates are not paired game by game, and they
+    count cards as if each were independent, while the cards of one game
+    go together: read the intervals as somewhat too narrow. Holm's
+    correction runs over every row (p_holm, reject).
     """
     def per(s: RaceSummary, by_role: bool) -> pd.DataFrame:
         L = s.layout
@@ -250,7 +258,11 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
             "diff": diff["diff"], "ci_low": diff["ci_low"], "ci_high": diff["ci_high"], "p_value": diff["p_value"],
             "method": "unpaired (Newcombe)",
         }))
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+    if not rows:
+        return pd.DataFrame()
+    table = pd.concat(rows, ignore_index=True)
+    table["p_holm"], table["reject"] = holm(table["p_value"].to_numpy())
+    return table
 
 
 def seat_bias_strength(s: RaceSummary) -> float:

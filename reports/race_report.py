@@ -222,7 +222,9 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
              "still in hand at the end. winner share: share of the plays (in games with a winner) made by the "
              "eventual winner's side; fair share is 1 / sides. Win when played / not: win rate of a side in "
              "games in which it played the card at least once, vs not (units: game x side); the lift is their "
-             "difference with an unpaired (Newcombe) interval, an association under these policies, not an effect.")
+             "difference with an unpaired (Newcombe) interval, an association under these policies, not an effect. "
+             "The played-share interval counts each card as independent, but the cards of one game go together, "
+             "so read it as somewhat too narrow.")
     main = cb[["name", "role", "drawn", "played", "discarded", "in_hand", "played_per_game", "played_share",
                "played_share_low", "played_share_high", "dead_share", "winner_share"]]
     sec.table(main, "Card balance: drawn, played, discarded, in hand")
@@ -375,7 +377,9 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     cc = card_comparison(summary_a, summary_b)
     if len(cc):
         sec.text("Card rates cannot be paired game by game: these are unpaired comparisons of two proportions "
-                 "(Newcombe interval), A - B" + (", pooled by card role since the decks share no card keys." if "role" in cc else "."))
+                 "(Newcombe interval), A - B" + (", pooled by card role since the decks share no card keys" if "role" in cc else "")
+                 + ". They count each card as independent, but the cards of one game go together, so the intervals "
+                 "are somewhat too narrow; p_holm corrects for the many rows.")
         sec.table(cc.rename(columns={"a": name_a, "b": name_b}), "Played and dead shares (unpaired)")
     for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
         cb = rs.card_balance(s)

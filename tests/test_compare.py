@@ -1,6 +1,7 @@
 """Paired comparison of two runs on the same seeds (hand-worked differences)."""
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -56,8 +57,8 @@ def test_paired_differences_by_hand(runs):
     # capped: A [0, 0, 1, 0], B all 0: mean .25, sd .5
     r = t.loc["capped"]
     assert r["diff"] == 0.25 and r["sd"] == pytest.approx(0.5)
-    # no winner in game 2 of both: d = 0 everywhere, p = 1
-    assert t.loc["no_winner", "diff"] == 0 and t.loc["no_winner", "p_value"] == 1.0
+    # no winner in game 2 of both: d = 0 everywhere, so nothing to test (no p-value, not in Holm's m)
+    assert t.loc["no_winner", "diff"] == 0 and np.isnan(t.loc["no_winner", "p_value"])
     # winner's deficit: A [10, 25, -, 0], B [20, 25, -, 5]: the pair with no winner is left out
     r = t.loc["winner_deficit"]
     assert r["n"] == 3 and r["diff"] == -5 and r["sd"] == pytest.approx(5.0)
@@ -72,7 +73,7 @@ def test_paired_differences_by_hand(runs):
 
 
 def test_holm_across_rows():
-    # d = 1 in every game (p = 0), d = 0 (p = 1), d = [2, 3, 1, 2] (p = erfc(z / sqrt 2), z = 2 / se)
+    # d = 1 in every game (p = 0), d = 0 in every game (no test), d = [2, 3, 1, 2] (p = erfc(z / sqrt 2), z = 2 / se)
     a = pd.DataFrame({"x": [1.0, 1, 1, 1], "y": [0.0, 0, 0, 0], "w": [3.0, 5, 4, 6]})
     b = pd.DataFrame({"x": [0.0, 0, 0, 0], "y": [0.0, 0, 0, 0], "w": [1.0, 2, 3, 4]})
     comp = PairedComparison()
@@ -80,10 +81,10 @@ def test_holm_across_rows():
     t = paired_table(comp).set_index("key")
     p_w = math.erfc(2 / (math.sqrt(2 / 3) / 2) / math.sqrt(2))
     assert t.loc["w", "p_value"] == pytest.approx(p_w, rel=1e-6)
-    # sorted: x (0) * 3, w * 2, y (1) * 1
-    assert t.loc["x", "p_holm"] == 0 and t.loc["w", "p_holm"] == pytest.approx(2 * p_w, rel=1e-6)
-    assert t.loc["y", "p_holm"] == 1.0
-    assert list(t["reject"]) == [True, False, True]
+    # y cannot differ and is left out: m = 2, sorted x (0) * 2, w * 1
+    assert t.loc["x", "p_holm"] == 0 and t.loc["w", "p_holm"] == pytest.approx(p_w, rel=1e-6)
+    assert np.isnan(t.loc["y", "p_value"]) and np.isnan(t.loc["y", "p_holm"])
+    assert list(t["reject"]) == [True, False, p_w <= 0.05]
     # the metrics shown decide m: w alone is not multiplied
     alone = paired_table(comp, metrics=["w"]).set_index("key")
     assert alone.loc["w", "p_holm"] == pytest.approx(p_w, rel=1e-6)
@@ -151,6 +152,10 @@ def test_card_comparison_unpaired(runs):
     assert (go["a"], go["b"]) == pytest.approx((8 / 13, 4 / 13))
     assert go["diff"] == pytest.approx(4 / 13) and go["method"].startswith("unpaired")
     assert go["n_a"] == 13 and go["n_b"] == 13
+    # Holm over the 4 rows (2 cards x 2 rates): the smallest p is multiplied by 4
+    smallest = cc["p_value"].idxmin()
+    assert cc.loc[smallest, "p_holm"] == pytest.approx(min(1.0, 4 * cc.loc[smallest, "p_value"]))
+    assert (cc["p_holm"] >= cc["p_value"]).all()
 
 
 def test_card_comparison_by_role_when_no_common_keys(runs):
@@ -158,9 +163,26 @@ def test_card_comparison_by_role_when_no_common_keys(runs):
     other = toy_meta()
     other["cards"] = [{"key": "roll", "name": "Roll", "role": "go"}, {"key": "crash", "name": "Crash", "role": "hazard"}]
     renamed = a.rename(columns=lambda c: c.replace("_go_", "_roll_").replace("_flat_", "_crash_"))
+    # B's side 0 discards every roll it played (2 + 2), B's side 1 every crash it played (2, game 2)
+    renamed["s0_roll_discarded"] += renamed["s0_roll_played"]
+    renamed["s0_roll_played"] = 0
+    renamed["s1_crash_discarded"] += renamed["s1_crash_played"]
+    renamed["s1_crash_played"] = 0
     cc = card_comparison(summarize(a), summarize(renamed, other))
     assert "role" in cc and set(cc["role"]) == {"go", "hazard"}
-    assert (cc["diff"] == 0).all()
+    cc = cc.set_index(["role", "rate"])
+    # go (A: go, B: roll), 13 drawn in each: A played 2+1+2+1+2 = 8, dead 5; B played 8 - 4 = 4, dead 9
+    go = cc.loc[("go", "played share")]
+    assert (go["a"], go["b"], go["diff"]) == pytest.approx((8 / 13, 4 / 13, 4 / 13))
+    assert (go["n_a"], go["n_b"]) == (13, 13)
+    go = cc.loc[("go", "dead share")]  # dead: discarded or left in hand
+    assert (go["a"], go["b"], go["diff"]) == pytest.approx((5 / 13, 9 / 13, -4 / 13))
+    # hazard (A: flat, B: crash), 4 drawn in each: A played 1 + 2 = 3, dead 1; B played 1, dead 3
+    hz = cc.loc[("hazard", "played share")]
+    assert (hz["a"], hz["b"], hz["diff"]) == pytest.approx((3 / 4, 1 / 4, 1 / 2))
+    assert (hz["n_a"], hz["n_b"]) == (4, 4)
+    hz = cc.loc[("hazard", "dead share")]
+    assert (hz["a"], hz["b"], hz["diff"]) == pytest.approx((1 / 4, 3 / 4, -1 / 2))
 
 
 def test_headline(runs):
