@@ -93,9 +93,21 @@ def test_unwritable_out_is_refused_before_any_game_is_played(tmp_path):
     assert "summary" not in result.stdout
 
 
-def test_policies_repeat_around_the_table_in_every_game():
-    result = run("simulate", "etape", "--players", 4, "--games", 4, "--policy", "heuristic,random")
+def test_policies_repeat_around_the_table_in_every_game(tmp_path):
+    # --help: "A,B at 4 seats: A,B,A,B"
+    out = tmp_path / "etape.parquet"
+    result = run("simulate", "etape", "--players", 4, "--games", 4, "--policy", "heuristic,random", "--out", out)
     assert result.exit_code == 0, result.output
+    assert [p.split(":")[0] for p in read_metadata(out)["policies"]] == ["heuristic", "random", "heuristic", "random"]
+    out = tmp_path / "stapop.parquet"
+    result = run("simulate", "stapop", "--players", 4, "--games", 4, "--policy", "greedy,random", "--out", out)
+    assert result.exit_code == 0, result.output
+    meta = read_metadata(out)
+    assert [p["name"] for p in meta["policies"]] == ["greedy", "random", "greedy", "random"]
+    frame = pq.read_table(out).to_pandas()
+    assert sorted(frame["game"].unique()) == [0, 1, 2, 3]
+    for seat, name in enumerate(["greedy", "random", "greedy", "random"]):  # the records: every game, every seat
+        assert [meta["policy_names"][k] for k in frame[f"seat{seat}_policy"]] == [name] * len(frame)
     result = run("simulate", "etape", "--players", 4, "--games", 4, "--policy", "heuristic,random,high")
     assert result.exit_code == 2 and "repeats around the table" in result.stderr
 

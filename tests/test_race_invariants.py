@@ -211,6 +211,7 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
                 assert hands[cseat][ccard] > 0
                 hands[cseat][ccard] -= 1
                 counts["coups"] += 1
+                counts[f"coups_s{cseat % sides}"] += 1  # the defender's side: the seat that laid the safety
                 coup = True
                 nxt = cseat  # the players in between lose their turn
                 i += 1
@@ -230,7 +231,7 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
     assert hand_out[K.H_TURNS] in (turn, turn + passes)
     for s in range(sides):
         assert dist[s] == sides_out[s, K.S_DISTANCE], f"side {s}: log {dist[s]} km, record {sides_out[s, K.S_DISTANCE]}"
-        assert sides_out[s, K.S_COUPS] <= counts["coups"]
+        assert sides_out[s, K.S_COUPS] == counts[f"coups_s{s}"], f"side {s}: coups fourrés in the log and the record"
     if not reshuffle and hand_out[K.H_TRIP_SIDE] < 0 and not hand_out[K.H_CAPPED]:
         assert stock == 0 and all(sum(h.values()) == 0 for h in hands)  # played out
     counts["passes"] = passes

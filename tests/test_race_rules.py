@@ -214,16 +214,16 @@ def test_stapop_reshuffle_keeps_laid_stages_counted():
     pos = position(2, {0: ["km10", "km5", "km5", "km5", "km5"], 1: ["km6"] * 5}, [own, opp], stock=0,
                    discard=discard)
     state, ct, rules, seat = position_state(SO, pos)
-    # position_state puts every unseen card on the discard pile: count what the rebuild must collect
-    discard_n = int(state[K.DISCARD_AT:K.DISCARD_AT + len(SO.cards)].sum())
-    laid_cards = 15 + 3
+    # Counted by hand from the position: 99 cards - 10 in hands - 18 laid stages (15 + 3) - 3 pile tops
+    # (go, tailwind; go: the opponent's "start" headwind is no card) = 68 on the discard pile (the cards
+    # not placed anywhere), and nothing under the tops. The rebuild collects the discard pile, every laid
+    # stage and every pile but its top: 68 + 18 + 0 = 86; the draw then takes one: 85.
     cards = np.zeros((2, len(SO.cards), K.K_NCOLS), np.int16)
     log = np.zeros((16, K.LOG_NCOLS), np.int32)
     drew, _ = K.draw(state, ct, rules, 0, np.uint64(7), cards, log)
     assert drew
-    # the new stock: discard pile and every laid stage card (battle/limit piles hold only their top)
-    assert state[K.ST_STOCK_N] == discard_n + laid_cards - 1
-    assert log[1, 2] == K.EV_RESHUFFLE and log[1, 5] == discard_n + laid_cards
+    assert log[1, 2] == K.EV_RESHUFFLE and log[1, 5] == 86
+    assert state[K.ST_STOCK_N] == 85
     b0, b1 = K.side_at(0), K.side_at(1)
     assert state[b0 + K.SD_DIST] == 90 and state[b1 + K.SD_DIST] == 15  # still counted
     assert state[b0 + K.SD_BATTLE] == SO.card_index("go")              # tops stay
@@ -601,6 +601,36 @@ def test_touring_deck_and_targets():
     assert TO.trip_for(3) == (295, 0) and TO.trip_for(6) == (295, 0)
     assert sum(TO.counts(3).values()) == 99 - 5 and sum(TO.counts(6).values()) == 99 - 5
     assert TO.reconstructed
+    assert TO.hand_size == 5  # "5-card hands"
+
+
+def test_touring_deal_gives_5_card_hands():
+    for players in (2, 3, 6):
+        ct, rules = TO.tables(players)
+        state = np.zeros(K.STATE_SIZE, np.int16)
+        cards = np.zeros((TO.sides(players), len(TO.cards), K.K_NCOLS), np.int16)
+        K.deal(state, ct, rules, 0, np.uint64(2024), cards, np.zeros((0, K.LOG_NCOLS), np.int32))
+        assert [int(state[K.HAND_N_AT + p]) for p in range(players)] == [5] * players
+        assert state[K.ST_STOCK_N] == sum(TO.counts(players).values()) - 5 * players
+
+
+@pytest.mark.parametrize("hazard,remedy,other", [("stop_to_refuel", "gasoline", "wrecker"),
+                                                 ("missed_the_curve", "wrecker", "gasoline")])
+def test_touring_remedy_mapping(hazard, remedy, other):
+    # rules page section 3 and touring.toml: Gasoline clears Stop to Refuel, Wrecker clears Missed the Curve
+    hand = [remedy, other, "go", "m25", "m35", "freeway"]
+    pos = position(2, {0: hand, 1: ["m25"] * 5}, [side(hazard, "freeway"), side("go", "freeway")])
+    moves = legal(TO, pos)
+    assert f"play {remedy}" in moves
+    assert f"play {other}" not in moves and "play go" not in moves and "play m25" not in moves
+    new, _ = play(TO, pos, f"play {remedy}")
+    assert new["sides"][0]["battle"] == remedy
+    # then a Go on a later turn before mileage
+    moves = legal(TO, turn_to(new, 0, ["go", "m25", "m35", "m25", "m25", "m25"]))
+    assert "play go" in moves and "play m25" not in moves
+    # and the hazard is played on a side showing Go
+    attack = position(2, {0: [hazard, "m25", "m25", "m25", "m25", "m25"]}, [side("go"), side("go")])
+    assert f"play {hazard} on side 1" in legal(TO, attack)
 
 
 def test_touring_set_target_590_and_295():
