@@ -572,6 +572,9 @@ def trip_complete(state, rules, side):
 # discard (scored -keep_value) never scores above MAX_DISCARD_SCORE.
 NEVER_LAID = -10.0
 MAX_DISCARD_SCORE = -NEVER_LAID
+# Below every discard (the lowest, a safety's, scores -100): a stage card that
+# would disqualify its side (overshoot = "disqualify") is never laid by choice.
+OVERSHOOT_SCORE = -1000.0
 
 
 @njit(cache=True, inline="always")
@@ -630,10 +633,12 @@ def attack_score(state, rules, side, target, params):
 
 
 @njit(cache=True, inline="always")
-def own_score(state, ct, side, t, params):
+def own_score(state, ct, rules, side, t, params):
     """Greedy's score of laying card type t on its own side."""
     role = ct[t, C_ROLE]
     if role == ROLE_DISTANCE:
+        if rules[R_TARGET_SET] == 1 and state[side_at(side) + SD_LAID + t] >= ct[t, C_TARGET]:
+            return OVERSHOOT_SCORE
         return 60.0 + 10.0 * ct[t, C_VALUE] / state[ST_TRIP]
     if role == ROLE_SAFETY:
         b = side_at(side)
@@ -687,13 +692,13 @@ def greedy_move(state, ct, rules, seat, params, key):
     while cards != 0:
         t = lowest_set_bit(cards)
         cards &= cards - 1
-        pick, best = consider(t * 8 + side, own_score(state, ct, side, t, params), pick, best, word)
+        pick, best = consider(t * 8 + side, own_score(state, ct, rules, side, t, params), pick, best, word)
     cards = held & role_mask(rules, ROLE_DISTANCE)
     while cards != 0:
         t = lowest_set_bit(cards)
         cards &= cards - 1
         if can_lay_distance(state, ct, rules, side, t):
-            pick, best = consider(t * 8 + side, own_score(state, ct, side, t, params), pick, best, word)
+            pick, best = consider(t * 8 + side, own_score(state, ct, rules, side, t, params), pick, best, word)
     # Attacks on each opponent.
     attacks = held & (role_mask(rules, ROLE_HAZARD) | role_mask(rules, ROLE_LIMIT) | role_mask(rules, ROLE_SETBACK))
     if attacks != 0:

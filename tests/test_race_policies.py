@@ -166,7 +166,7 @@ def greedy_over_the_list(state, ct, rules, seat, params, key):
         elif target != side:
             score = K.attack_score(state, rules, side, target, params)
         else:
-            score = K.own_score(state, ct, side, t, params)
+            score = K.own_score(state, ct, rules, side, t, params)
         scored.append((score, int(K.rank(np.uint64(word), m)), int(m)))
     return max(scored)[2], key
 
@@ -233,6 +233,28 @@ def test_greedy_breaks_ties_uniformly():
     sd = (tries * (1 / 3) * (2 / 3)) ** 0.5
     for m in discards:
         assert abs(picks[m] - tries / 3) < 4 * sd, picks
+
+
+def test_greedy_never_disqualifies_itself():
+    # overshoot = "disqualify": laying a stage of a complete kind is legal but
+    # the side can no longer win (rules page), so greedy discards instead.
+    design = load_design("stapop")
+    position = {
+        "players": 2, "on_turn": 0, "stock": 30,
+        "hands": {"0": ["km5", "km5", "km6", "km6", "crossing", "flat_tyre"]},
+        "sides": [{"battle": "go", "limit": "tailwind", "distance": {"km5": 8, "km6": 4}},
+                  {"battle": "flat_tyre", "limit": "tailwind"}],
+    }
+    state, ct, rules, seat = position_state(design, position, seed=1, options={"overshoot": "disqualify"})
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    legal = set(moves[:K.legal_moves(state, ct, rules, seat, moves)].tolist())
+    assert design.card_index("km5") * 8 + 0 in legal  # legal, and it would disqualify
+    params = np.array(parse_policy("greedy").params)
+    for key in range(1, 50):
+        m, _ = K.greedy_move_call(state, ct, rules, seat, params, np.uint64(key))
+        assert int(m) & 7 == K.DISCARD and int(m) >> 3 in (design.card_index("km5"), design.card_index("km6"))
+    df = simulate("stapop", players=2, games=200, policies=["greedy"], seed=11, options={"overshoot": "disqualify"})
+    assert (df["s0_disqualified"] == 0).all() and (df["s1_disqualified"] == 0).all()
 
 
 def test_presets_are_parameter_settings_of_one_family():
