@@ -11,6 +11,7 @@ tournament's outcomes) is saved the same way as a `Checkpoint`.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -26,11 +27,24 @@ import pyarrow.parquet as pq
 METADATA_KEY = b"etappe"
 
 
+@functools.cache
 def package_version() -> str:
+    """The installed version and a short hash of the kernel and analysis
+    sources (e.g. "0.2.0+3f2a9c1d0b7e"): what made a run's records. Runs keep
+    it in their metadata and identity, so an interrupted run is not resumed,
+    nor its chunks joined, by code that plays or records games differently."""
+    import etappe.kernels
+
     try:
-        return version("etappe")
+        installed = version("etappe")
     except PackageNotFoundError:  # running from a source tree without install
-        return "0+unknown"
+        installed = "0"
+    digest = hashlib.sha256()
+    for folder in (Path(etappe.kernels.__file__).parent, Path(__file__).parent):
+        for source in sorted(folder.glob("*.py")):
+            digest.update(source.name.encode())
+            digest.update(source.read_bytes())
+    return f"{installed}+{digest.hexdigest()[:12]}"
 
 
 def file_hash(text: str | bytes) -> str:

@@ -173,7 +173,8 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
     pairs = list(itertools.combinations(range(len(policies)), 2))
     saved = None
     if checkpoint is not None:
-        identity = {"design_hash": file_hash(d.text), "players": players, "policies": names, "games": games,
+        identity = {"design_hash": file_hash(d.text), "players": players,
+                    "policies": [parse_policy(p).describe() for p in policies], "games": games,
                     "seed": seed, "options": dict(options or {}), "chunk_size": chunk_size,
                     "version": package_version()}
         saved = Checkpoint(Path(checkpoint), identity)

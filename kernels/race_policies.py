@@ -8,7 +8,9 @@ optionally overrides parameters: `greedy`, `aggressive`,
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -71,7 +73,10 @@ class PolicySpec:
         if self.kernel_id == POLICY_RANDOM:
             return {"name": self.name, "family": "random", "params": {}}
         if self.kernel_id >= POLICY_USER:
-            return {"name": self.name, "family": "user", "params": {}}
+            # The file's hash tells runs of an edited policy apart (resume, replay).
+            source = Path(self.name.rpartition(":")[0])
+            digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16] if source.is_file() else ""
+            return {"name": self.name, "family": "user", "params": {}, "source_hash": digest}
         params = {k: self.params[i] for k, (i, _, _) in GREEDY_PARAMETERS.items()}
         if self.kernel_id == POLICY_LOOKAHEAD:
             params |= {k: self.params[i] for k, (i, _, _) in LOOKAHEAD_PARAMETERS.items()}

@@ -1,5 +1,6 @@
 """The race commands through typer's CliRunner."""
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -49,7 +50,10 @@ def test_simulate_writes_parquet_with_identity(tmp_path):
     assert result.exit_code == 0, result.stderr
     meta = read_metadata(out)
     assert meta["design"] == "stapop" and meta["seed"] == 5 and meta["games"] == 300 and meta["players"] == 3
-    assert len(meta["design_hash"]) == 16 and meta["version"]
+    assert len(meta["design_hash"]) == 16
+    # the version names the code too (a hash of the kernel and analysis sources): a run is resumed
+    # and replayed only by code that plays and records its games the same way
+    assert re.fullmatch(r"[0-9][^+]*\+[0-9a-f]{12}", meta["version"]), meta["version"]
     frame = pq.read_table(out).to_pandas()
     assert sorted(frame["game"].unique()) == list(range(300))
     assert not out.with_name("run.parquet.parts").exists()

@@ -10,7 +10,7 @@ import pytest
 from etappe.analysis.race import RaceRun, simulate
 from etappe.kernels import race as K
 from etappe.kernels.race_design import load_design
-from etappe.kernels.race_policies import PolicyError, parse_policy
+from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy
 from etappe.kernels.race_position import position_state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +49,17 @@ def test_user_policy_missing_function_or_file(tmp_path):
         parse_policy(f"{good}:pick")
     with pytest.raises(PolicyError, match="no file"):
         parse_policy(f"{tmp_path / 'missing.py'}:pick")
+
+
+def test_an_edited_user_policy_is_another_policy_in_the_records(tmp_path):
+    # A run's identity (resume) and metadata (replay) hold the policy file's hash.
+    path = tmp_path / "p.py"
+    path.write_text("def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n    return 0\n")
+    spec = PolicySpec(f"{path}:pick", K.POLICY_USER, (0.0,) * K.N_PARAMS)
+    before = spec.describe()
+    path.write_text("def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n    return n_moves - 1\n")
+    after = spec.describe()
+    assert before["name"] == after["name"] and before["source_hash"] != after["source_hash"]
 
 
 def test_user_policy_returning_an_illegal_index_is_reported(tmp_path):
