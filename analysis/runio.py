@@ -60,6 +60,15 @@ def _table(frame: pd.DataFrame, metadata: dict) -> pa.Table:
     return table.replace_schema_metadata(merged)
 
 
+def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
+    """Write a whole file at once: a temporary file, then a rename, so an
+    interrupted write never leaves a partial file under `path`."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    os.replace(tmp, path)
+
+
 def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, metadata: dict) -> None:
     """Write `frame` with `metadata` (JSON-able) atomically."""
     path = Path(path)

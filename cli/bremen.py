@@ -12,10 +12,10 @@ import pandas as pd
 import typer
 
 from etappe.analysis import bremen as A
-from etappe.analysis.runio import ChunkedRun, package_version
+from etappe.analysis.runio import ChunkedRun, package_version, write_atomic
 from etappe.kernels.bremen_board import load_board, ring_board
 
-from .common import SeedOpt, fail, parse_options, split_policies, writable_file, writable_folder
+from .common import SeedOpt, around_the_table, fail, parse_options, split_policies, writable_folder
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -62,14 +62,8 @@ def _checked(items: list[str] | None) -> dict:
 
 def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for a bremen run file: writes report.html/.md; returns the HTML path."""
-    from etappe.analysis.runio import read_metadata
     from etappe.reports.bremen import build_report
 
-    if not Path(run).exists():
-        fail(f"{run}: no such run file")
-    game = read_metadata(run).get("game")
-    if game != "bremen":
-        fail(f"{run}: a {game or 'race'} run, not a bremen run; `etappe report` reads any run")
     return build_report(A.from_run_file(run)).write(out_dir)
 
 
@@ -119,34 +113,8 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]
 PoliciesOpt = Annotated[Optional[str], typer.Option(
     "--policy", help="one for all seats or one per seat: greedy,random,... (greedy:knock=3,climb=0 sets parameters)")]
-GamesOpt = Annotated[int, typer.Option("--games", "-n", min=1, help="games to play (per board in a sweep)")]
+GamesOpt = Annotated[int, typer.Option("--games", "-n", min=1, help="games to play on each board")]
 OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="rule option name=value (repeat)")]
-
-
-@app.command()
-def simulate(players: PlayersOpt = 4, games: GamesOpt = 10_000, policy: PoliciesOpt = None, seed: SeedOpt = 0,
-             out: Annotated[Optional[Path], typer.Option(help="Parquet file for the records")] = None,
-             board: Annotated[Optional[Path], typer.Option(help="board TOML (default: the reconstruction)")] = None,
-             option: OptionOpt = None):
-    """Play games and print a short summary (records to --out)."""
-    if out is not None:
-        writable_file(out)
-    try:
-        df = simulate_command(players, games, split_policies(policy or "greedy"), seed, out, board, _checked(option))
-    except ValueError as exc:
-        fail(str(exc))
-    typer.echo(A.win_rates(df, by="seat").to_string(index=False))
-    typer.echo(f"{len(df)} games, {df.attrs['games_per_s']:.0f} games/s, capped {int(df['capped'].sum())}"
-               + (f", written to {out}" if out else ""))
-
-
-@app.command()
-def report(run: Annotated[Path, typer.Argument(help="a run file written by simulate --out")],
-           out: Annotated[Path, typer.Option(help="folder for report.html and report.md")] = Path("report")):
-    """Build the balance report of a run file."""
-    writable_folder(out)
-    path = report_command(run, out)
-    typer.echo(f"report written to {path}")
 
 
 def _sweep_boards(roads, middles, road_links, house_links) -> list[dict]:
@@ -182,8 +150,11 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
     from etappe.reports.bremen import build_sweep_report
 
     options = _checked(option)
+    links = _ints("--house-links", house_links)
+    if any(v not in (0, 1) for v in links):
+        fail(f"--house-links {house_links!r}: each offset is 0 or 1")
     specs = _sweep_boards(_ints("--roads", roads), _ints("--middles", middles), _ints("--road-links", road_links),
-                          _ints("--house-links", house_links))
+                          links)
     boards = []
     for spec in specs:  # every board is checked before any game is played
         name = f"ring-r{spec['road']}-m{spec['middle']}-l{spec['road_links']}-h{spec['house_links']}"
@@ -196,10 +167,10 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
     results = []
     for spec, name, text in boards:
         path = out / "boards" / f"{name}.toml"
-        path.write_text(text)
+        write_atomic(path, text)
         typer.echo(f"{path.stem}: {games} games")
         try:
-            df = simulate_command(players, games, split_policies(policy or "greedy"), seed,
+            df = simulate_command(players, games, around_the_table(split_policies(policy or "greedy"), players), seed,
                                   out / "runs" / f"{path.stem}.parquet", path, options)
         except ValueError as exc:
             fail(f"board {name}: {exc}")

@@ -19,7 +19,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(race_cmds.decks_app, name="decks")
-app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: simulate, report, board sweep.")
+app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: board sweep (simulate and report are `etappe simulate bremen` and `etappe report`).")
 
 OTHER_GAMES = ("etape", "bremen")
 PolicyOpt = Annotated[Optional[str], typer.Option(

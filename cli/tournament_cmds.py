@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from rich.table import Table
 
+from etappe.analysis.runio import write_atomic
 from etappe.analysis.sequential import DESIGN_METRICS, SequentialResult, design_outcomes, policy_outcomes, sequential_compare
 from etappe.analysis.tournament import TournamentResult, bradley_terry, head_to_head, play_tournament, score_matrix
 from etappe.kernels.race_design import DesignError, load_design
@@ -109,8 +110,8 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
         from etappe.analysis.tournament import pair_table
 
         path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor).write(out)
-        ratings.to_csv(Path(out) / "ratings.csv", index=False)
-        pair_table(result).to_csv(Path(out) / "pairings.csv", index=False)
+        write_atomic(Path(out) / "ratings.csv", ratings.to_csv(index=False))
+        write_atomic(Path(out) / "pairings.csv", pair_table(result).to_csv(index=False))
         checkpoint.unlink()
         console.print(f"report: {path}")
     return result

@@ -20,6 +20,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..analysis.runio import write_atomic
+
 
 @dataclass
 class _Figure:
@@ -112,9 +114,9 @@ class Report:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         for fig in self.figures():
-            _atomic_write(out / f"{fig.name}.png", fig.png)
-        _atomic_write(out / "report.md", self.to_markdown().encode("utf-8"))
-        _atomic_write(out / "report.html", self.to_html().encode("utf-8"))
+            write_atomic(out / f"{fig.name}.png", fig.png)
+        write_atomic(out / "report.md", self.to_markdown().encode("utf-8"))
+        write_atomic(out / "report.html", self.to_html().encode("utf-8"))
         return out / "report.html"
 
 
@@ -133,11 +135,6 @@ def _markdown_table(frame: pd.DataFrame) -> str:
     rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *rows])
 
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 _CSS = (

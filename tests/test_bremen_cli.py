@@ -50,11 +50,12 @@ def test_an_interrupted_run_resumes_from_its_chunks(tmp_path):
 def test_cli_simulate_and_report(tmp_path):
     runner = CliRunner()
     out = tmp_path / "run.parquet"
-    args = ["simulate", "--games", "40", "--seed", "3", "--out", str(out), "--option", "max_turns=300",
-            "--policy", "greedy,random,greedy,random"]
-    result = runner.invoke(C.app, args)
+    args = ["simulate", "bremen", "--games", "40", "--seed", "3", "--out", str(out), "--option", "max_turns=300",
+            "--policy", "greedy,random"]  # repeated around the table
+    result = runner.invoke(main_app, args)
     assert result.exit_code == 0, result.output
-    result = runner.invoke(C.app, ["report", str(out), "--out", str(tmp_path / "rep")])
+    assert read_metadata(out)["policies"] == POLICIES
+    result = runner.invoke(main_app, ["report", str(out), "--out", str(tmp_path / "rep")])
     assert result.exit_code == 0, result.output
     md = (tmp_path / "rep" / "report.md").read_text()
     for needed in ("RECONSTRUCTION", "default.toml", "root seed", "Win rate per seat", "turn cap",
@@ -73,21 +74,19 @@ def test_cli_simulate_and_report(tmp_path):
 
 
 def test_cli_refuses_unknown_rule_options():
-    result = CliRunner().invoke(C.app, ["simulate", "--games", "1", "--option", "hardr=true"])
+    result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "1", "--option", "hardr=true"])
     assert result.exit_code == 2 and "hardr" in result.output
 
 
 def test_cli_refuses_bad_files_and_board_lists(tmp_path):
     runner = CliRunner()
-    race_run = tmp_path / "race.parquet"
-    assert runner.invoke(main_app, ["simulate", "stapop", "-n", "5", "--out", str(race_run)]).exit_code == 0
-    result = runner.invoke(C.app, ["report", str(race_run), "--out", str(tmp_path / "rep")])
-    assert result.exit_code == 2 and "not a bremen run" in result.output
-    result = runner.invoke(C.app, ["report", str(tmp_path / "none.parquet")])
+    result = runner.invoke(main_app, ["report", str(tmp_path / "none.parquet")])
     assert result.exit_code == 2 and "no such run file" in result.output
-    result = runner.invoke(C.app, ["sweep", "--roads", "abc", "--out", str(tmp_path / "sw")])
+    result = runner.invoke(main_app, ["bremen", "sweep", "--house-links", "3", "--out", str(tmp_path / "sw")])
+    assert result.exit_code == 2 and "each offset is 0 or 1" in result.output
+    result = runner.invoke(main_app, ["bremen", "sweep", "--roads", "abc", "--out", str(tmp_path / "sw")])
     assert result.exit_code == 2 and "--roads 'abc': expected whole numbers" in result.output
-    result = runner.invoke(C.app, ["sweep", "--roads", "18", "--out", str(tmp_path / "sw")])
+    result = runner.invoke(main_app, ["bremen", "sweep", "--roads", "18", "--out", str(tmp_path / "sw")])
     assert result.exit_code == 2 and "board ring-r18" in result.output and "multiple of 4" in result.output
     assert not (tmp_path / "sw").exists()  # refused before anything was written
 
@@ -111,7 +110,7 @@ def test_report_counts_capped_games():
 def test_sweep_runs_every_board_and_reports_what_holds(tmp_path):
     args = ["sweep", "--games", "60", "--roads", "16", "--middles", "", "--road-links", "", "--house-links", "",
             "--out", str(tmp_path), "-o", "max_turns=300", "--policy", "greedy,random,greedy,random"]
-    result = CliRunner().invoke(C.app, args)
+    result = CliRunner().invoke(main_app, ["bremen", *args])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (tmp_path / "boards").iterdir()) == [
         "ring-r16-m16-l3-h1.toml", "ring-r24-m16-l3-h1.toml"]
