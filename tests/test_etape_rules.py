@@ -392,6 +392,150 @@ def test_stage_count_and_picker_rotation(mode, k, per_player):
             assert picks["profile"].is_unique
 
 
+
+# ------------------------------------------------------------ audit: untested rules and options
+@pytest.mark.parametrize("cap", [1, 2])
+def test_the_active_player_plays_first_then_play_goes_round(cap):
+    # "The active player picks a profile ...; the active player plays first."
+    # Stages cut after one (two) turns: only the picker (then the next seat)
+    # has acted, whoever picks.
+    _, stages = E.simulate(players=4, races=3, policies=["random"], seed=5,
+                           options={"turn_cap": cap})
+    assert set(stages["picker"]) == {0, 1, 2, 3}
+    for _, row in stages.iterrows():
+        acted = {s for s in range(4)
+                 if row[f"laid_{s}"] + row[f"passes_{s}"] + row[f"skipped_{s}"] > 0}
+        expected = {(row["picker"] + j) % 4 for j in range(row["turns"])}
+        assert row["turns"] == cap or row["winner"] == row["picker"]
+        assert acted == expected
+
+
+def test_several_jokers_chained_before_a_card():
+    # A joker is not a turn: Vitamine, then Changement de braquet, then the
+    # cards, all in seat 0's one turn. Seat 1 holds one card, so the card
+    # Vitamine draws is certain (green 3); seat 0 gives its blue 10.
+    hands = [[card(RED, 3), card(RED, 4), card(RED, 5), card(BLUE, 10)], [card(GREEN, 3)],
+             [card(YELLOW, 7), card(YELLOW, 8), card(YELLOW, 9)],
+             [card(BLUE, 7), card(BLUE, 8), card(BLUE, 9)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_VITAMINE | K.J_BRAQUET, 0, 0, 0])
+    rec = turn(st, opts, 0)
+    assert field(rec, K.F_VITA, 0) == 1 and field(rec, K.F_BRAQ, 0) == 4
+    assert field(rec, K.F_LAID, 0) == 4 and field(rec, K.F_PASSES, 0) == 0
+    assert cards_of(st[K.S_HAND + 1]) == [card(BLUE, 10)]
+    assert st[K.S_HAND] == 0 and st[K.S_FINISH] == 1 and st[K.S_JOKERS] == 0
+
+
+@pytest.mark.parametrize("on_turn, holders, first", [(1, (0, 3), 3), (2, (1, 3), 3), (3, (0, 2), 0)])
+def test_crevaison_window_goes_in_seat_order_from_the_player_on_turn(on_turn, holders, first):
+    # The player on turn holds one card: every holder wants to puncture them,
+    # and the first holder in seat order from the player on turn decides
+    # first; the tyre is flat, so the later holder keeps their joker.
+    hands = [[card(BLUE, 9), card(BLUE, 10), card(RED, 9)] for _ in range(4)]
+    hands[on_turn] = [card(GREEN, 3)]
+    jokers = [K.J_CREVAISON if s in holders else 0 for s in range(4)]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=jokers)
+    rec = turn(st, opts, on_turn)
+    (later,) = set(holders) - {first}
+    assert field(rec, K.F_CREV, first) == on_turn and st[K.S_JOKERS + first] == 0
+    assert field(rec, K.F_CREV, later) == -1 and st[K.S_JOKERS + later] == K.J_CREVAISON
+    assert field(rec, K.F_SKIPPED, on_turn) == 1
+    assert cards_of(st[K.S_HAND + on_turn]) == [card(GREEN, 3)]
+
+
+def test_endurance_mode_defaults_to_five_stages_each():
+    assert E.resolve_options({"mode": "endurance"})["endurance_stages"] == 5
+    _, stages = E.simulate(players=3, races=2, seed=4, options={"mode": "endurance"})
+    assert len(stages) == 2 * 3 * 5 and stages.attrs["stages_per_race"] == 15
+    for _, race in stages.groupby("race"):
+        for _, picks in race.groupby("picker"):
+            assert sorted(picks["profile"].cat.codes) == [0, 1, 2, 3, 4]  # all 5 stage cards
+
+
+@pytest.mark.parametrize("options, more_p, left", [
+    ({}, 1, 0), ({"sprint_in_balai": True}, 1, 0), ({"sprint_in_balai": False}, 1, 1),
+    ({}, 0, 1)])
+def test_option_sprint_in_balai(options, more_p, left):
+    # Voiture balai "as Plaine": with the option (the default) the last two
+    # cards may go in one turn (a player who wants to stay in declines:
+    # more_p=0); without it, one card a turn.
+    hands = [[card(RED, 7), card(RED, 8)], [card(BLUE, 3), card(BLUE, 4)]]
+    st, opts = position(4, K.BALAI, hands, jokers=[0] * 4, options=options)
+    lay_all(st, 2, card(RED, 6))
+    rec = turn(st, opts, 0, f"random:more_p={more_p},joker_p=0")
+    assert len(cards_of(st[K.S_HAND])) == left and field(rec, K.F_LAID, 0) == 2 - left
+    assert st[K.S_FINISH] == (1 if left == 0 else 0)
+
+
+@pytest.mark.parametrize("options, carry", [
+    ({}, True), ({"crevaison_carry": True}, True), ({"crevaison_carry": False}, False)])
+def test_option_crevaison_carry(options, carry):
+    # Seat 0 punctures seat 1 and then ends the stage before seat 1 plays.
+    # "Their next turn" is then in the next stage (carry, the default), or the
+    # skip lapses.
+    hands = [[card(RED, 3)], [card(GREEN, 8), card(BLUE, 9)], [card(YELLOW, 9)], [card(BLUE, 10)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_CREVAISON, 0, 0, 0], options=options)
+    K.apply_crevaison(st, opts, 0, 1)
+    turn(st, opts, 0)
+    assert K.stage_status(st, opts) == 1 and st[K.S_SKIP + 1] == 1
+    K.start_stage(st, opts, K.PLAINE, 6)
+    new = [[card(RED, 9)], [card(GREEN, 6), card(GREEN, 7), card(BLUE, 9)], [card(YELLOW, 3)], [card(BLUE, 4)]]
+    for s, hand in enumerate(new):
+        st[K.S_HAND + s] = mask(*hand)
+    rec = turn(st, opts, 1)
+    assert field(rec, K.F_SKIPPED, 1) == (1 if carry else 0)
+    assert field(rec, K.F_LAID, 1) == (0 if carry else 1)
+    assert len(cards_of(st[K.S_HAND + 1])) == (3 if carry else 2)
+    assert st[K.S_SKIP + 1] == 0
+
+
+def heuristic_pick(n, opts, hands, picker):
+    """The heuristic's stage pick with these hands in sight (all 5 stage cards left)."""
+    st = np.zeros(K.S_SIZE, np.int64)
+    K.init_race(st, n, opts)
+    for s, h in enumerate(hands):
+        st[K.S_HAND + s] = h
+    K.start_stage(st, opts, -1, 0)
+    _, prm = policies(n)
+    return int(K.choose_profile(st, opts, picker, K.POL_HEURISTIC, prm[picker], np.uint64(1))[0])
+
+
+@pytest.mark.parametrize("options, after", [
+    ({}, True), ({"pick_after_deal": True}, True), ({"pick_after_deal": False}, False)])
+def test_option_pick_after_deal(options, after):
+    # True (the default): the picker sees the new hand, then picks (the
+    # heuristic picks the profile fitting the hand dealt); False: picks blind,
+    # before the deal, so the pick cannot depend on the cards.
+    n = 4
+    opts = E.option_vector(options)
+    _, stages = E.simulate(players=n, races=6, seed=2, options=options)
+    _, other = E.simulate(players=n, races=6, seed=2, options={"pick_after_deal": not after})
+    dealt = [f"dealt_{s}" for s in range(n)]
+    assert (stages[dealt].to_numpy() == other[dealt].to_numpy()).all()  # same deals, paired
+    seen, blind = [], []
+    for _, row in stages.iterrows():
+        hands = [int(row[c]) for c in dealt]
+        seen.append(heuristic_pick(n, opts, hands, int(row["picker"])))
+        blind.append(heuristic_pick(n, opts, [0] * n, int(row["picker"])))
+    assert seen != blind  # the deal matters to a picker who sees it
+    assert list(stages["profile"].cat.codes) == (seen if after else blind)
+
+
+@pytest.mark.parametrize("jokers, dealt", [
+    (None, K.J_CREVAISON | K.J_VITAMINE | K.J_BRAQUET), ("vitamine", K.J_VITAMINE),
+    ("braquet,crevaison", K.J_BRAQUET | K.J_CREVAISON), ("", 0)])
+def test_option_jokers_sets_the_jokers_dealt(jokers, dealt):
+    options = {} if jokers is None else {"jokers": jokers}
+    st, _ = position(4, options=options)
+    assert list(st[K.S_JOKERS:K.S_JOKERS + 4]) == [dealt] * 4
+    # Players who use every joker at the first chance: each joker dealt is
+    # used, once per player and race; one not dealt never is.
+    _, stages = E.simulate(players=4, races=3, policies=["random:joker_p=1"], seed=6, options=options)
+    for bit_, f in ((K.J_CREVAISON, "crev"), (K.J_VITAMINE, "vita"), (K.J_BRAQUET, "braq")):
+        used = stages[[f"{f}_{s}" for s in range(4)]].to_numpy() >= 0
+        per_race = used.reshape(3, 4, 4).sum(axis=1)  # races x seats
+        assert (per_race == (1 if dealt & bit_ else 0)).all(), f
+
+
 # ------------------------------------------------------------ look-ahead
 def lookahead(st, opts, seat, spec, key):
     """The look-ahead's first card for `seat` on turn (no jokers declared)."""
