@@ -99,18 +99,21 @@ def progress_bar(total: int, what: str) -> Iterator:
         yield lambda n: bar.advance(task, n)
 
 
-def print_seat_summary(winners, players: int, games: int, extra: str) -> None:
-    """The short table `simulate` prints: wins per seat with 95 % intervals."""
+def print_seat_summary(winners, players: int, games: int, undecided: str, extra: str) -> None:
+    """The short table `simulate` prints: wins per seat with 95 % intervals,
+    among the games with a sole winner (winner >= 0), so that a fair share is
+    1 / players; `undecided` names the others (e.g. "shared first place")."""
     import numpy as np
     from rich.table import Table
 
     from etappe.analysis.stats import wilson_interval
 
     winners = np.asarray(winners)
-    table = Table("seat", "wins", "win rate", "95 % interval", title="summary")
+    decided = int((winners >= 0).sum())
+    table = Table("seat", "wins", "win rate", "95 % interval", title=f"summary (among the {decided} decided games)")
     for seat in range(players):
         wins = int((winners == seat).sum())
-        low, high = wilson_interval(wins, games)
-        table.add_row(str(seat), str(wins), f"{wins / games:.3f}", f"{low:.3f} - {high:.3f}")
+        low, high = wilson_interval(wins, decided)
+        table.add_row(str(seat), str(wins), f"{wins / max(decided, 1):.3f}", f"{low:.3f} - {high:.3f}")
     console.print(table)
-    console.print(f"{games} games, no winner {int((winners < 0).sum())}; {extra}", highlight=False)
+    console.print(f"{games} games, {undecided} {games - decided}; {extra}", highlight=False)

@@ -23,10 +23,12 @@ app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: board swe
 
 OTHER_GAMES = ("etape", "bremen")
 PolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", help="Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B); see `etappe policies`.")]
+    "--policy", help="Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B). "
+    "Race games: see `etappe policies` (default greedy); Tape l'étape: heuristic (default), high, blocker, connector, random, "
+    "lookahead (docs/etape.md); Bremen: greedy (default), random, lookahead (docs/bremen.md). With compare --sequential and one "
+    "design, A,B plays policy A against B.")]
 SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
 ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", min=1, help="Numba threads (default: all cores); results do not depend on it.")]
-ChunkOpt = Annotated[int, typer.Option("--chunk-size", min=1, help="Games per chunk written to disk (memory stays bounded).")]
 RACE_CHUNK = 50_000
 
 
@@ -64,7 +66,7 @@ def simulate(
                                         seed, out, parse_options(option), **chunk)
         except ValueError as exc:
             fail(str(exc))
-        print_seat_summary(races["winner"], players, len(races),
+        print_seat_summary(races["winner"], players, len(races), "shared first place",
                            f"stages cut off by the cap {int(races['capped_stages'].sum())}")
         return
     if deck == "bremen":
@@ -75,8 +77,8 @@ def simulate(
                                      seed, out, board, parse_options(option), **chunk)
         except ValueError as exc:
             fail(str(exc))
-        print_seat_summary(frame["winner_seat"], players, len(frame),
-                           f"{frame['turns'].mean():.1f} turns per game, turn cap hit {int(frame['capped'].sum())}")
+        print_seat_summary(frame["winner_seat"], players, len(frame), "no winner (turn cap)",
+                           f"{frame['turns'].mean():.1f} turns per game")
         return
     race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating,
                             chunk_size or RACE_CHUNK)
@@ -124,11 +126,11 @@ def compare(
     option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option key=value for design A (and B unless --option-b).")] = None,
     option_b: Annotated[Optional[list[str]], typer.Option("--option-b", help="Rule option key=value for design B only.")] = None,
     seating: SeatingOpt = "fixed",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare; with --sequential, no report unless given).")] = None,
     threads: ThreadsOpt = None,
-    chunk_size: ChunkOpt = RACE_CHUNK,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Games per design played and summarized at a time; the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = RACE_CHUNK,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
-    metric: Annotated[str, typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared.")] = "game_turns",
+    metric: Annotated[str, typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared (a column of the per-game table, e.g. game_turns, lead_changes, hazard_decided; an unknown name lists them all).")] = "game_turns",
     alpha: Annotated[float, typer.Option("--alpha", help="With --sequential: chance of a false 'different'.")] = 0.05,
     beta: Annotated[float, typer.Option("--beta", help="With --sequential: chance of missing a difference of delta.")] = 0.05,
     delta: Annotated[float, typer.Option("--delta", help="With --sequential: smallest difference in the share of games that matters.")] = 0.05,

@@ -56,7 +56,8 @@ def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
             cells.append("-" if i == j else f"{_pct(v)} [{_pct(lo.iat[i, j])}, {_pct(hi.iat[i, j])}]")
         table.add_row(str(r), *cells)
     console.print(table)
-    how = "bootstrap" if ratings.attrs.get("method") == "bootstrap" else "Fisher information"
+    how = {"fisher": "Fisher information", "bootstrap": "bootstrap", "profile": "likelihood-ratio (profile)",
+           "bootstrap+profile": "bootstrap and likelihood-ratio"}[ratings.attrs.get("interval", "fisher")]
     rt = Table(title=f"Bradley-Terry ratings (Elo = 400 log10 strength; 95 % intervals, {how})")
     for col in ("rank", "policy", "games", "score %", "Elo", "95 % interval", "strength"):
         rt.add_column(col, justify="left" if col == "policy" else "right")
@@ -144,9 +145,8 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
     chunk: games simulated between looks (the decision is still taken at
     the exact game); max_games: cap ("undecided"); out: folder for a
     report of the test (HTML and Markdown), if given.
-    Suggested typer options: --sequential (flag on `compare`), --deck-b,
-    --option-b (repeatable), --metric, --alpha, --beta, --delta, --chunk,
-    --max-games.
+    `etappe compare --sequential` calls it: its second design is deck_b,
+    --option-b gives option_b, --games gives max_games.
     Returns the SequentialResult.
     """
     names = split_policies(policies)
@@ -155,8 +155,8 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
     try:
         if not design_mode:
             if len(names) != 2:
-                fail("a sequential policy comparison needs exactly two policies, e.g. --policies greedy,aggressive "
-                     "(or give --deck-b / --option-b to compare two designs)")
+                fail("a sequential policy comparison needs exactly two policies, e.g. --policy greedy,aggressive "
+                     "(or give a second design or --option-b to compare two designs)")
             fn = policy_outcomes(load_design(deck), players, names[0], names[1], seed, options)
             labels, what = (names[0], names[1]), "wins"
             title = f"Sequential test: {names[0]} vs {names[1]} on {deck}, {players} players, seed {seed}"

@@ -2,9 +2,9 @@
 
 Numba's on-disk cache only notices edits to a kernel's own file, not to the
 modules it imports constants from, so the cache lives in a folder keyed by a
-hash of every kernel source: any edit here starts a fresh cache. Set
-NUMBA_CACHE_DIR to choose the folder yourself (ETAPPE_CACHE_DIR moves the
-parent of the keyed folders).
+hash of every kernel source: any edit here starts a fresh cache.
+ETAPPE_CACHE_DIR moves the parent of the keyed folders; NUMBA_CACHE_DIR, if
+set, is used as it is, without the key.
 """
 import hashlib
 import os

@@ -35,9 +35,10 @@ GREEDY_PARAMETERS = {
 PRESETS = {
     "greedy": ("balanced heuristic: fix, attack the leader, then lay the longest distance; "
                "holds safeties for coups fourrés", {}),
-    "aggressive": ("attacks the leader whenever it can, before anything but fixing itself", {"attack": 3.0}),
+    "aggressive": ("attacks the leader whenever it can, before anything else", {"attack": 3.0}),
     "builder": ("distance first; attacks only when it has nothing to lay", {"attack": 1.0}),
-    "hoarder": ("holds every safety for a coup fourré", {"hold_safeties": 1.0}),
+    "hoarder": ("holds every safety for a coup fourré: greedy's own default, named to set against spender",
+                {"hold_safeties": 1.0}),
     "spender": ("lays safeties as soon as it holds them, for the extra turn", {"hold_safeties": 0.0}),
     "cautious": ("never calls the extension", {"extension_margin": 1e9}),
     "bold": ("always calls the extension", {"extension_margin": -1e9}),

@@ -290,7 +290,7 @@ def test_tournament_command_prints_and_writes(tmp_path, capsys):
     res = tournament_command("stapop", "random,greedy", 2, 10, 1, None, tmp_path / "out")
     out = capsys.readouterr().out
     assert "Bradley-Terry" in out and "greedy" in out
-    assert "95 % intervals, bootstrap)" in " ".join(out.split())  # the pairings share deals: Fisher is too narrow
+    assert "95 % intervals, bootstrap" in " ".join(out.split())  # the pairings share deals: Fisher is too narrow
     assert "bootstrap over game indices (200 resamples" in (tmp_path / "out" / "report.md").read_text()
     assert (tmp_path / "out" / "report.html").exists() and (tmp_path / "out" / "ratings.csv").exists()
     assert res.games == 10
