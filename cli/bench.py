@@ -18,7 +18,7 @@ from rich.table import Table
 from etappe.analysis.race import RaceRun, iter_chunks
 from etappe.kernels import race as K
 
-from .common import console
+from .common import console, progress_bar
 
 CASES = [("stapop", 4, "greedy"), ("stapop", 4, "random"), ("millebornes", 4, "greedy"),
          ("millebornes", 2, "greedy"), ("millebornes", 4, "random"), ("touring", 4, "greedy")]
@@ -79,23 +79,29 @@ def start_times() -> tuple[float, float]:
 def bench(games: int, starts: bool) -> None:
     console.print(f"threads: {numba.get_num_threads()}, games per case: {games:,}")
     table = Table("design", "players", "policy", "turns/hand", "kernel hands/s", "games/s (records)", "hands/game")
-    for design, players, policy in CASES:
-        run = RaceRun(design, players, [policy], seed=1)
-        run.play(0, 50)  # compile or load from cache outside the timing
-        hands_per_s, turns = kernel_rate(run, games)
-        started = time.perf_counter()
-        hands = sum(len(frame) for _, frame in iter_chunks(run, games))  # as `etappe simulate` plays them
-        games_per_s = games / (time.perf_counter() - started)
-        table.add_row(design, str(players), policy, f"{turns:.0f}", f"{hands_per_s:,.0f}", f"{games_per_s:,.0f}",
-                      f"{hands / games:.2f}")
-    console.print(table)
     look = Table("design", "ms per look-ahead decision", "look-ahead share of wins vs greedy",
                  title="look-ahead (default parameters), 2 players, 40 games")
-    for design in ("stapop", "millebornes"):
-        ms, share = lookahead_cost(design, 40)
-        look.add_row(design, f"{ms:.2f}", f"{share:.2f}")
+    steps = len(CASES) + 2 + (1 if starts else 0)
+    with progress_bar(steps, "benchmark cases") as advance:  # one step per case; the first compiles if need be
+        for design, players, policy in CASES:
+            run = RaceRun(design, players, [policy], seed=1)
+            run.play(0, 50)  # compile or load from cache outside the timing
+            hands_per_s, turns = kernel_rate(run, games)
+            started = time.perf_counter()
+            hands = sum(len(frame) for _, frame in iter_chunks(run, games))  # as `etappe simulate` plays them
+            games_per_s = games / (time.perf_counter() - started)
+            table.add_row(design, str(players), policy, f"{turns:.0f}", f"{hands_per_s:,.0f}",
+                          f"{games_per_s:,.0f}", f"{hands / games:.2f}")
+            advance(1)
+        for design in ("stapop", "millebornes"):
+            ms, share = lookahead_cost(design, 40)
+            look.add_row(design, f"{ms:.2f}", f"{share:.2f}")
+            advance(1)
+        if starts:
+            cold, warm = start_times()
+            advance(1)
+    console.print(table)
     console.print(look)
     if starts:
-        cold, warm = start_times()
         console.print(f"start, fresh process playing a tiny run: cold (empty cache, compiles) {cold:.1f} s, "
                       f"warm (cached) {warm:.1f} s")

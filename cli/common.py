@@ -92,11 +92,18 @@ def split_policies(text: str) -> list[str]:
 
 @contextlib.contextmanager
 def progress_bar(total: int, what: str) -> Iterator:
-    """A progress bar on stderr; yields a function `advance(n)`."""
+    """A progress bar on stderr; yields a function `advance(n)`. Ctrl-C ends
+    the command with a line on how to resume it."""
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=False) as bar:
         task = bar.add_task(what, total=total)
-        yield lambda n: bar.advance(task, n)
+        try:
+            yield lambda n: bar.advance(task, n)
+        except KeyboardInterrupt:
+            bar.stop()
+            err_console.print("interrupted. A run with --out keeps every finished chunk: the same command "
+                              "resumes it.", highlight=False, soft_wrap=True)
+            raise
 
 
 def print_seat_summary(winners, players: int, games: int, undecided: str, extra: str) -> None:
