@@ -100,6 +100,9 @@ def resolve_options(options: dict | None) -> dict:
         raise ValueError("endurance_stages must be 1 to 5 (a player has 5 stage cards)")
     if full["turn_cap"] < 1:
         raise ValueError("turn_cap must be positive")
+    for name in ("low_card_seconds", "high_card_seconds", "stage_win_bonus", "balai_last_bonus", "balai_second_bonus"):
+        if full[name] < 0:
+            raise ValueError(f"{name} must be 0 or more seconds, not {full[name]}")
     return full
 
 

@@ -100,7 +100,7 @@ def report(
     try:
         game = read_metadata(run).get("game")
     except (OSError, ValueError) as exc:
-        fail(str(exc))
+        fail(f"{run}: not a run file written by `etappe simulate --out` ({exc})")
     writable_folder(out)
     if game == "etape":
         from .etape import report_command

@@ -75,7 +75,13 @@ def _build(data: dict, where: str, digest: str) -> Board:
         at = f"field '{field}': " if field is not None else ""
         raise BoardError(f"{where}: {at}{problem}")
 
+    unknown = set(data) - {"board", "fields", "links"}
+    if unknown:
+        fail(f"unknown table(s) {sorted(unknown)}; a board file has [board], [fields] and [links]")
     meta = data.get("board", {})
+    unknown = set(meta) - {"name", "reconstruction", "generator"} if isinstance(meta, dict) else set()
+    if unknown:
+        fail(f"unknown [board] key(s) {sorted(unknown)}; known: generator, name, reconstruction")
     fields = data.get("fields")
     if not isinstance(fields, dict) or not fields:
         fail("no [fields] table")

@@ -135,11 +135,17 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         for key, count in of_kind(f"{f}.distance", side.get("distance", {}), dict).items():
             t = card(f"{f}.distance.{key}", key, ("distance",))
             place(f"{f}.distance.{key}", t, whole(f"{f}.distance.{key}", count))
+            cap, target = int(ct[t, K.C_CAP]), int(ct[t, K.C_TARGET])
+            if cap and count > cap:
+                fail(f"{f}.distance.{key}", f"{count}, but a side may lay at most {cap} in a hand (the card's cap)")
+            if rules[K.R_TARGET_SET] and count > target and not rules[K.R_OVERSHOOT_DISQUALIFY]:
+                fail(f"{f}.distance.{key}", f"{count}, but the target set takes {target} and the option "
+                     "overshoot = \"forbid\" lets no more be laid")
             state[b + K.SD_LAID + t] = count
             state[b + K.SD_TABLEAU + t] = count
-            state[b + K.SD_DIST] += count * int(ct[t, 2])
-            need -= min(count, int(ct[t, 5]))
-            if rules[K.R_TARGET_SET] and count > ct[t, 5]:
+            state[b + K.SD_DIST] += count * int(ct[t, K.C_VALUE])
+            need -= min(count, target)
+            if rules[K.R_TARGET_SET] and count > target:
                 state[b + K.SD_DISQ] = 1
         state[b + K.SD_NEED] = need
         km = int(state[b + K.SD_DIST])

@@ -56,6 +56,8 @@ def _write(tmp_path, text):
     (lambda t: t.replace('["r03", "b0", "m02"]', '["r03", "b0"]'), "b0", "a bridge must join two"),
     (lambda t: t.replace('r05 = "road"', 'r05 = "swamp"'), "r05", "unknown kind"),
     (lambda t: t.replace('["r21", "m14"]', '["r21", "m99"]'), "m99", "unknown field"),
+    (lambda t: t.replace("reconstruction = true", "reconstruction = true\nfoo = 1"), None, "unknown [board] key"),
+    (lambda t: t + "\n[robber]\nstart = 3\n", None, "unknown table"),
 ])
 def test_board_errors_name_file_field_and_problem(tmp_path, edit, field, problem):
     path = _write(tmp_path, edit(ring_board()))

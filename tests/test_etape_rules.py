@@ -111,6 +111,8 @@ def test_unknown_option_and_policy_are_refused():
         E.simulate(players=4, races=1, policies=["genius"])
     with pytest.raises(ValueError, match="column_step"):
         E.simulate(players=4, races=1, options={"column_step": "diagonal"})
+    with pytest.raises(ValueError, match="low_card_seconds must be 0 or more"):
+        E.simulate(players=4, races=1, options={"low_card_seconds": -10})
 
 
 def test_switch_options_typed_as_text_mean_true_and_false():

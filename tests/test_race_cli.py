@@ -201,6 +201,7 @@ battle = "roll"
      "sides[0].safetys", "unknown field"),
     (lambda t: t.replace("km100 = 2", "km100 = -2"), "sides[0].distance.km100", "whole number >= 0"),
     (lambda t: t.replace("km100 = 2", "km200 = 2, km100 = 3"), "sides[0].distance", "completed the trip"),
+    (lambda t: t.replace("km100 = 2", "km200 = 3"), "sides[0].distance.km200", "at most 2"),  # rules: two 200s
     (lambda t: t.replace('hands = { "0" = [', 'hands = [[').replace('"km50"] }', '"km50"]]'), "hands",
      "must be a table"),
     (lambda t: t.replace("stock = 40", 'stock = 40\nhand_sizes = { "1" = "six" }'), "hand_sizes.1", "whole number"),

@@ -196,6 +196,13 @@ def test_stapop_option_overshoot_disqualify():
     assert info["hand_over"] and info["trip_side"] == 0
 
 
+def test_stapop_position_beyond_the_set_is_refused_under_forbid():
+    # default overshoot = "forbid": a ninth 5 km stage can never have been laid
+    own = side("go", "tailwind", {"km5": 9})
+    with pytest.raises(DesignError, match="sides\\[0\\].distance.km5: 9, but the target set takes 8"):
+        legal(SO, so_pos(own, side("go")))
+
+
 def test_stapop_disqualify_through_the_move_itself():
     opts = {"overshoot": "disqualify"}
     own = side("go", "tailwind", {"km5": 8, "km6": 4, "km8": 2, "km10": 1})
