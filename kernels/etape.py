@@ -513,12 +513,14 @@ def choose_vitamine(st, opts, seat, pid, prm, key):
         s = (seat + j) % n
         if (targets >> s) & 1 and popcount(st[S_HAND + s]) < fewest:
             target, fewest = s, popcount(st[S_HAND + s])
-    # Give the card furthest from being laid (then the dearest).
-    give, worst = -1, 1.0
+    # Give the card furthest from being laid (then the dearest); never one
+    # that can be laid now (depth 1).
+    give, worst = -1, 0.0
     for c in range(48):
         if (hand >> c) & 1:
-            bad = depth(st, opts, c) + card_secs(opts, c) / 100.0
-            if bad > worst:
+            d = depth(st, opts, c)
+            bad = d + card_secs(opts, c) / 100.0
+            if d > 1 and bad > worst:
                 give, worst = c, bad
     if give < 0:
         return -1, -1, key  # every card can be laid now

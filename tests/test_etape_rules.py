@@ -306,6 +306,17 @@ def test_vitamine_swaps_a_card_and_bars_retaliation():
     assert not (targets >> 0) & 1 and (targets >> 2) & 1 and (targets >> 3) & 1
 
 
+def test_the_heuristic_never_gives_away_a_card_it_can_lay_now():
+    # Every card of seat 0 can go on a column now (Montagne starts at 3): Vitamine
+    # would hand seat 1 a card seat 0 could lay, so the heuristic keeps its joker.
+    hands = [[card(RED, 3), card(BLUE, 3)], [card(GREEN, 9)], [card(YELLOW, 4), card(YELLOW, 5)],
+             [card(YELLOW, 6), card(YELLOW, 7)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_VITAMINE, 0, 0, 0])
+    rec = turn(st, opts, 0)
+    assert cards_of(st[K.S_HAND + 1]) == [card(GREEN, 9)]  # nothing given, nothing taken
+    assert field(rec, K.F_VITA, 0) != 1 and field(rec, K.F_LAID, 0) == 1
+
+
 def test_changement_de_braquet_lays_a_run_in_one_turn():
     hands = [[card(RED, 4), card(RED, 5), card(RED, 6), card(BLUE, 10)], [card(GREEN, 9)]]
     st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_BRAQUET, 0, 0, 0])
