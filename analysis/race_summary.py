@@ -37,6 +37,7 @@ from .stats import (
     mean_interval,
     newcombe_difference,
     rate,
+    ratio_interval,
     wilson_interval,
 )
 
@@ -401,7 +402,9 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     for stat in CARD_STATS:
         c[f"card_{stat}"] = np.zeros(C, dtype=np.int64)
     for name in ("played_by_winner", "played_won_games", "units_played", "wins_played",
-                 "units_received", "wins_received"):
+                 "units_received", "wins_received",
+                 # per-game sums of squares and products, for intervals clustered by game
+                 "played_sq", "drawn_sq", "played_drawn", "by_winner_sq", "won_games_sq", "by_winner_won_games"):
         c[f"card_{name}"] = np.zeros(C, dtype=np.int64)
     breaks = 0
     for ci, key in enumerate(L.cards):
@@ -421,6 +424,15 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
             c["card_wins_played"][ci] = ((pg > 0) & won).sum()
             c["card_units_received"][ci] = (rg > 0).sum()
             c["card_wins_received"][ci] = ((rg > 0) & won).sum()
+            played_g = pg.sum(axis=1)
+            drawn_g = np.add.reduceat(per["drawn"], starts, axis=0).sum(axis=1)
+            by_winner_g = pg[rows_g, wi][has_w]
+            c["card_played_sq"][ci] = (played_g * played_g).sum()
+            c["card_drawn_sq"][ci] = (drawn_g * drawn_g).sum()
+            c["card_played_drawn"][ci] = (played_g * drawn_g).sum()
+            c["card_by_winner_sq"][ci] = (by_winner_g * by_winner_g).sum()
+            c["card_won_games_sq"][ci] = (played_g[has_w] ** 2).sum()
+            c["card_by_winner_won_games"][ci] = (by_winner_g * played_g[has_w]).sum()
     c["conservation_breaks"] = np.int64(breaks)
 
     # progress per side and per turn-order position (of the hand)
@@ -662,9 +674,10 @@ def progress_table(s: RaceSummary, by: str = "side") -> pd.DataFrame:
 def card_balance(s: RaceSummary) -> pd.DataFrame:
     """Per card type: drawn, played, discarded, in hand; shares and win rates.
 
-    played_share = played / drawn (Wilson); winner_share = share of the plays
-    in games with a winner made by the eventual winner's side (fair share is
-    1/sides); win_when_played / win_when_not: win rate of a side in games in
+    played_share = played / drawn; winner_share = share of the plays in
+    games with a winner made by the eventual winner's side (fair share is
+    1/sides). Their intervals count the cards of a game together, not as
+    independent trials (ratio_interval, clustered by game). win_when_played / win_when_not: win rate of a side in games in
     which it played the card at least once vs not (units: game x side), and
     win_lift their unpaired difference (Newcombe interval): an association,
     not an effect. Hazards: received, victim_turns, turns lost per hazard,
@@ -675,8 +688,10 @@ def card_balance(s: RaceSummary) -> pd.DataFrame:
     units = s.games * L.sides
     wins_total = s.games - int(c["no_winner"])
     drawn, played = c["card_drawn"], c["card_played"]
-    pl, ph = wilson_interval(np.minimum(played, drawn), drawn)
-    wl, wh = wilson_interval(c["card_played_by_winner"], c["card_played_won_games"])
+    _, pl, ph = ratio_interval(s.games, played, drawn, c["card_played_sq"], c["card_drawn_sq"],
+                               c["card_played_drawn"])
+    _, wl, wh = ratio_interval(wins_total, c["card_played_by_winner"], c["card_played_won_games"],
+                               c["card_by_winner_sq"], c["card_won_games_sq"], c["card_by_winner_won_games"])
     up, wp = c["card_units_played"], c["card_wins_played"]
     un, wn = units - up, wins_total - wp
     lift = newcombe_difference(wp, up, wn, un)

@@ -126,6 +126,25 @@ def mean_interval(n, s, ss, z: float = Z95):
     return _squeeze({"mean": mean, "sd": sd, "se": se, "ci_low": mean - z * se, "ci_high": mean + z * se})
 
 
+def ratio_interval(n, sx, sy, sxx, syy, sxy, z: float = Z95):
+    """A share R = sum x / sum y whose units come in clusters (e.g. the cards
+    of one game), from the per-cluster sums over n clusters: sx = sum x_g,
+    sy = sum y_g, sxx = sum x_g^2, syy = sum y_g^2, sxy = sum x_g y_g.
+
+    The linearized (ratio-estimator) standard error
+    se = sqrt(sum (x_g - R y_g)^2 / (n (n - 1))) / (sy / n), which counts the
+    units of a cluster together rather than as independent trials. Returns
+    (R, ci_low, ci_high), the interval R +- z se clipped to [0, 1]; NaN where
+    sy is 0, and no interval for n < 2.
+    """
+    n, sx, sy, sxx, syy, sxy = (np.asarray(v, dtype=float) for v in (n, sx, sy, sxx, syy, sxy))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(sy > 0, sx / np.where(sy > 0, sy, 1), np.nan)
+        resid = np.maximum(sxx - 2 * r * sxy + r * r * syy, 0.0)
+        se = np.where(n > 1, np.sqrt(resid / np.where(n > 1, n * (n - 1), 1)) / (sy / np.where(n > 0, n, 1)), np.nan)
+    return r, np.clip(r - z * se, 0.0, 1.0), np.clip(r + z * se, 0.0, 1.0)
+
+
 def _squeeze(d: dict) -> dict:
     """0-d arrays to floats, so scalar inputs give scalar outputs."""
     return {k: (float(v) if np.ndim(v) == 0 else np.asarray(v)) for k, v in d.items()}

@@ -223,8 +223,8 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
              "eventual winner's side; fair share is 1 / sides. Win when played / not: win rate of a side in "
              "games in which it played the card at least once, vs not (units: game x side); the lift is their "
              "difference with an unpaired (Newcombe) interval, an association under these policies, not an effect. "
-             "The played-share interval counts each card as independent, but the cards of one game go together, "
-             "so read it as somewhat too narrow.")
+             "The played-share and winner-share intervals count the cards of one game together (clustered by "
+             "game), as they are not independent trials.")
     main = cb[["name", "role", "drawn", "played", "discarded", "in_hand", "played_per_game", "played_share",
                "played_share_low", "played_share_high", "dead_share", "winner_share"]]
     sec.table(main, "Card balance: drawn, played, discarded, in hand")

@@ -202,6 +202,10 @@ def test_card_balance(toy):
     assert (go["drawn"], go["played"], go["discarded"], go["in_hand"]) == (13, 8, 1, 4)
     assert (flat["drawn"], flat["played"], flat["discarded"], flat["in_hand"]) == (4, 3, 1, 0)
     assert go["played_share"] == pytest.approx(8 / 13)
+    # interval clustered by game: per game go played x = 3, 3, 0, 2 of drawn y = 5, 5, 1, 2;
+    # R = 8/13, sum (x - R y)^2 = 2 (1/13)^2 + (8/13)^2 + (10/13)^2 = 166/169,
+    # se = sqrt(166/169 / (4 * 3)) / (13 / 4) = .088031, so 8/13 -+ 1.96 * .088031
+    assert (go["played_share_low"], go["played_share_high"]) == pytest.approx((0.44285, 0.78792), abs=1e-5)
     assert go["dead_share"] == pytest.approx(5 / 13)
     # plays of go in games with a winner: 3 + 3 + 2, by the winner 2 + 1 + 2
     assert go["winner_share"] == pytest.approx(5 / 8)
@@ -234,18 +238,19 @@ def test_hazard_decided_counts(toy):
 
 
 def test_worth_playing_rule():
-    # one card drawn 100 times, played 5 (dead); one played often
+    # one card drawn 100 times in 10 games, all 5 of its plays in game 0 (dead); one played often
     meta = make_meta(cards=[{"key": "dud", "name": "Dud", "role": "remedy", "value": 0},
                             {"key": "km5", "name": "5 km", "role": "distance", "value": 5}])
     hands = [dict(game=g, winner_side=g % 2, total=[1, 0] if g % 2 == 0 else [0, 1],
-                  cards={"dud": {"drawn": [5, 5], "played": [1 if g < 5 else 0, 0],
-                                 "discarded": [4 if g < 5 else 5, 5]},
+                  cards={"dud": {"drawn": [5, 5], "played": [5 if g < 1 else 0, 0],
+                                 "discarded": [0 if g < 1 else 5, 5]},
                          "km5": {"drawn": [5, 5], "played": [5, 5]}})
              for g in range(10)]
     flags = worth_playing(summarize(make_records(hands, meta))).set_index("card")
-    # dud: 5 / 100 played; Wilson upper bound of 5 % at n = 100 is 0.1118: not below 10 % ...
+    # dud: 5 / 100 played, clustered by game: sum (x - .05 y)^2 = 4.5^2 + 9 * .5^2 = 22.5,
+    # se = sqrt(22.5 / 90) / 10 = .05, upper end .05 + .098 = .148: not below 10 % ...
     assert not flags.loc["dud", "flag"]
-    # ... with a 10x larger run it is (Wilson upper of 50/1000 = 0.0653)
+    # ... with a 10x larger run it is (sum 225, se = sqrt(225 / 9900) / 10 = .01508, upper .0795)
     hands10 = [dict(h, game=h["game"] + 10 * k) for k in range(10) for h in hands]
     flags = worth_playing(summarize(make_records(hands10, meta))).set_index("card")
     assert flags.loc["dud", "flag"] and flags.loc["dud", "reason"].startswith("dead")
