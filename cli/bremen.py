@@ -163,7 +163,7 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
         except ValueError as exc:
             fail(f"board {name}: {exc}")
     writable_folder(out)
-    (out / "boards").mkdir(exist_ok=True)
+    (out / "boards").mkdir(parents=True, exist_ok=True)
     results = []
     for spec, name, text in boards:
         path = out / "boards" / f"{name}.toml"

@@ -58,15 +58,20 @@ def set_threads(threads: int | None) -> None:
 
 
 def writable_folder(path: Path, what: str = "--out") -> None:
-    """Fail before any work is done if `path` cannot be a folder we write in."""
+    """Fail before any work is done if `path` cannot be a folder we write in.
+    Nothing is created here (a command refused later leaves no empty
+    folder): the folder, or the nearest folder above it that exists, must
+    be writable; writing creates the rest."""
+    path = Path(path)
     if path.exists() and not path.is_dir():
         fail(f"{what} {path}: exists and is not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        fail(f"{what} {path}: cannot create the folder ({exc.strerror})")
-    if not os.access(path, os.W_OK | os.X_OK):
-        fail(f"{what} {path}: not writable")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        fail(f"{what} {path}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        fail(f"{what} {path}: {existing} is not writable")
 
 
 def writable_file(path: Path, what: str = "--out") -> None:

@@ -349,3 +349,14 @@ def test_interrupted_compare_resumes_from_its_checkpoint(tmp_path, monkeypatch):
         return [line for line in text.splitlines() if "wall time" not in line and "games per second" not in line]
 
     assert strip(resumed) == strip((fresh / "report.md").read_text())
+
+
+def test_a_refused_command_leaves_no_output_folder(tmp_path):
+    # Mille Bornes has no rules for 5 players (rules page): refused, and --out is not created
+    out = tmp_path / "deep" / "cmp"
+    result = run("compare", "stapop", "millebornes", "--players", 5, "--games", 10, "--out", out)
+    assert result.exit_code == 2 and "not 5" in result.stderr
+    assert not (tmp_path / "deep").exists()
+    result = run("tournament", "stapop", "--policies", "greedy,foo", "--games", 10, "--out", out)
+    assert result.exit_code == 2 and "unknown policy 'foo'" in result.stderr
+    assert not (tmp_path / "deep").exists()
