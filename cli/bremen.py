@@ -4,7 +4,6 @@ simulate_command() is the plain function behind `etappe simulate bremen`.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -15,39 +14,12 @@ from etappe.analysis import bremen as A
 from etappe.analysis.runio import ChunkedRun, package_version, write_atomic
 from etappe.kernels.bremen_board import load_board, ring_board
 
-from .common import SeedOpt, around_the_table, fail, parse_options, split_policies, writable_folder
+from .common import SeedOpt, around_the_table, fail, parse_options, progress_bar, split_policies, writable_folder
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
 
 CHUNK = 20_000  # games per resumable chunk on disk
-_PROGRESS_AFTER_S = 2.0
-
-
-class _LazyProgress:
-    """A rich progress bar that appears only once a run has taken a few seconds."""
-
-    def __init__(self, label: str):
-        self.label = label
-        self.start = time.perf_counter()
-        self.bar = None
-        self.task = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if time.perf_counter() - self.start < _PROGRESS_AFTER_S:
-                return
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-            self.bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                                TimeRemainingColumn(), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=total)
-        self.bar.update(self.task, completed=done)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 def _checked(items: list[str] | None) -> dict:
@@ -77,8 +49,14 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
         policies = policies * players
     b = load_board(board)
     _, full_options = A.options_row(options)
-    progress = _LazyProgress(f"bremen {players}p")
-    try:
+    with progress_bar(games, f"bremen x{players}") as advance:
+        shown = 0
+
+        def progress(done: int, _total: int = 0) -> None:
+            nonlocal shown
+            advance(done - shown)
+            shown = done
+
         if out is None:
             return A.simulate(players, games, policies, seed, b, full_options, progress=progress)
         identity = {"game": "bremen", "board_hash": b.hash, "players": players, "games": games,
@@ -106,8 +84,6 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
         df.attrs.update(first_game=0, wall_s=wall, games_per_s=games / wall if wall else float("nan"))
         run.join(len(chunks), dict(df.attrs))
         return df
-    finally:
-        progress.close()
 
 
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]

@@ -12,41 +12,19 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import typer
 
 from etappe.analysis import etape as E
 from etappe.analysis.runio import ChunkedRun, package_version, read_parquet
 
+from .common import progress_bar
+
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
-SHOW_AFTER_S = 3.0   # a progress bar appears once a run has taken this long
 
 
 def stages_path(out: Path) -> Path:
     out = Path(out)
     stem = out.name[: -len(".parquet")] if out.name.endswith(".parquet") else out.name
     return out.with_name(stem + ".stages.parquet")
-
-
-class _LazyBar:
-    """A progress bar that only shows up when the run takes a while."""
-
-    def __init__(self, total: int, label: str):
-        self.total, self.label = total, label
-        self.started = time.perf_counter()
-        self.bar = None
-        self.shown = 0
-
-    def update(self, done: int) -> None:
-        if self.bar is None and time.perf_counter() - self.started > SHOW_AFTER_S and done < self.total:
-            self.bar = typer.progressbar(length=self.total, label=self.label)
-            self.bar.__enter__()
-        if self.bar is not None:
-            self.bar.update(done - self.shown)
-            self.shown = done
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
 
 
 def simulate_command(players: int, races: int, policies: list[str], seed: int,
@@ -65,14 +43,13 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int,
     canonical = [E.parse_policy(p)[2] for p in policies]
     identity = {"game": E.GAME, "players": players, "races": races, "seed": seed,
                 "policies": canonical, "options": full, "chunk": chunk_size, "version": package_version()}
-    bar = _LazyBar(races, f"etape {races} races")
     wall = 0.0  # playing time of every chunk, those of an interrupted earlier session included
     race_parts, stage_parts = [], []
     runs = None
     if out is not None:
         runs = (ChunkedRun(out, identity), ChunkedRun(stages_path(out), identity))
-    try:
-        n_chunks = max(1, -(-races // chunk_size))
+    n_chunks = max(1, -(-races // chunk_size))
+    with progress_bar(races, f"etape x{players}") as advance:
         for index in range(n_chunks):
             lo, hi = index * chunk_size, min(races, (index + 1) * chunk_size)
             if runs and runs[0].done(index) and runs[1].done(index):
@@ -88,9 +65,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int,
                     runs[0].save(index, r, took)
             race_parts.append(r)
             stage_parts.append(s)
-            bar.update(hi)
-    finally:
-        bar.close()
+            advance(hi - lo)
     races_df = pd.concat(race_parts, ignore_index=True)
     stages_df = pd.concat(stage_parts, ignore_index=True)
     stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)
