@@ -24,9 +24,8 @@ app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: board swe
 OTHER_GAMES = ("etape", "bremen")
 PolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", help="Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B). "
-    "Race games: see `etappe policies` (default greedy); Tape l'étape: heuristic (default), high, blocker, connector, random, "
-    "lookahead (docs/etape.md); Bremen: greedy (default), random, lookahead (docs/bremen.md). With compare --sequential and one "
-    "design, A,B plays policy A against B.")]
+    "See `etappe policies [etape|bremen]`; defaults: greedy (race games, Bremen), heuristic (Tape l'étape). "
+    "With compare --sequential and one design, A,B plays policy A against B.")]
 SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
 ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", min=1, help="Numba threads (default: all cores); results do not depend on it.")]
 RACE_CHUNK = 50_000
@@ -243,8 +242,8 @@ def replay(
 
 
 @app.command()
-def policies(deck: Annotated[Optional[str], typer.Argument(help="Design (optional).")] = None) -> None:
-    """List the built-in policies with their parameters and defaults."""
+def policies(deck: Annotated[Optional[str], typer.Argument(help="A race design, or etape, or bremen (default: the race games).")] = None) -> None:
+    """List the built-in policies with their parameters and defaults (for etape and bremen, their rule options too)."""
     race_cmds.policies_command(deck)
 
 
