@@ -33,7 +33,6 @@ import pandas as pd
 from .stats import (
     IntHistogram,
     chisquare_uniform,
-    hist_ecdf,
     mean_interval,
     newcombe_difference,
     rate,
@@ -633,9 +632,7 @@ def length_table(s: RaceSummary) -> pd.DataFrame:
 
 def hist_frame(s: RaceSummary, metric: str) -> pd.DataFrame:
     """Histogram and ECDF data of one integer metric: value, count, ecdf."""
-    vals, counts = s.h[metric].nonzero()
-    x, F = hist_ecdf(vals, counts)
-    return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})
+    return s.h[metric].frame()
 
 
 def tension_table(s: RaceSummary) -> pd.DataFrame:

@@ -259,6 +259,12 @@ class IntHistogram:
         keep = self.counts > 0
         return self.values[keep], self.counts[keep]
 
+    def frame(self) -> pd.DataFrame:
+        """Histogram and ECDF for plotting: value, count, ecdf (values that occur)."""
+        vals, counts = self.nonzero()
+        _, F = hist_ecdf(vals, counts)
+        return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})
+
     def quantile(self, q: float) -> float:
         return hist_quantile(self.values, self.counts, q)
 
@@ -321,9 +327,7 @@ def distribution_row(label: str, values) -> dict:
 
 def histogram_frame(values) -> pd.DataFrame:
     """Histogram and ECDF of integer values (NaN left out): value, count, ecdf."""
-    vals, counts = IntHistogram.of(np.asarray(values, dtype=float)).nonzero()
-    _, F = hist_ecdf(vals, counts)
-    return pd.DataFrame({"value": vals, "count": counts, "ecdf": F})
+    return IntHistogram.of(np.asarray(values, dtype=float)).frame()
 
 
 def mean_curves(long: pd.DataFrame, x: str) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from etappe.analysis import bremen as A
 from etappe.analysis.stats import histogram_frame
 from etappe.reports import plots
 from etappe.reports.document import Report
+from etappe.reports.sections import tension_figures
 from etappe.reports.tournament_report import skill_heatmap
 
 CAVEAT = (
@@ -89,11 +90,8 @@ def _tension(report: Report, df: pd.DataFrame) -> None:
                  "other seat's (0: decided by the tie rule). Capped games have no deficit or gap.")
     section.table(A.tension_table(df), "Tension (per game)")
     t = A.game_tension(df)
-    ax = plots.histogram(histogram_frame(t["lead_changes"]), xlabel="lead changes per game")
-    section.figure(ax.figure, "Lead changes per game", "lead_changes")
-    if t["winner_deficit"].notna().any():
-        fig = plots.length_panel(histogram_frame(t["winner_deficit"]), "winner's largest deficit (points)")
-        section.figure(fig, "How far behind the eventual winner was", "winner_deficit")
+    tension_figures(section, histogram_frame(t["lead_changes"]), histogram_frame(t["winner_deficit"]),
+                    "lead changes per game", "winner's largest deficit (points)", "lead_changes", "winner_deficit")
 
 
 def _progress(report: Report, df: pd.DataFrame) -> None:

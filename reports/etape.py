@@ -17,6 +17,7 @@ from etappe.analysis import etape as E
 from etappe.analysis.stats import histogram_frame
 from etappe.reports import plots
 from etappe.reports.document import Report, Section
+from etappe.reports.sections import tension_figures
 from etappe.reports.tournament_report import skill_heatmap
 
 RULES = "../shared/rules/tape_l_etape.md"
@@ -153,11 +154,9 @@ def _tension(sec: Section, stages_df: pd.DataFrame) -> None:
         sec.text(f"The GC leader before the last stage won {hold['rate']:.1%} [{hold['ci_low']:.1%}, "
                  f"{hold['ci_high']:.1%}] of the {hold['n']} races with a sole leader then and a sole winner.")
     t = E.race_tension(stages_df)
-    ax = plots.histogram(histogram_frame(t["lead_changes"]), xlabel="GC lead changes per race")
-    sec.figure(ax.figure, "GC lead changes per race", "etape_lead_changes")
-    if t["winner_deficit"].notna().any():
-        fig = plots.length_panel(histogram_frame(t["winner_deficit"]), "winner's largest deficit (s)")
-        sec.figure(fig, "How far behind the eventual winner was", "etape_winner_deficit")
+    tension_figures(sec, histogram_frame(t["lead_changes"]), histogram_frame(t["winner_deficit"]),
+                    "GC lead changes per race", "winner's largest deficit (s)", "etape_lead_changes",
+                    "etape_winner_deficit")
 
 
 def _progress(sec: Section, stages_df: pd.DataFrame) -> None:

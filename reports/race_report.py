@@ -20,6 +20,7 @@ from ..analysis.race_summary import RaceSummary
 from ..analysis.stats import rate, wilson_interval
 from . import plots
 from .document import Report, Section
+from .sections import tension_figures
 
 
 # ------------------------------------------------------------------ helpers
@@ -186,11 +187,8 @@ def _tension(sec: Section, s: RaceSummary, tag: str = "") -> None:
              "Deficit: the largest gap between the leader and the eventual winner during the game "
              "(0: the winner was never behind). Final gap: the winner's total minus the best other total.")
     sec.table(rs.tension_table(s), "Tension")
-    ax = plots.histogram(rs.hist_frame(s, "lead_changes"), xlabel="lead changes per game")
-    sec.figure(ax.figure, "Lead changes per game", name=f"lead_changes{tag}")
-    if s.h["winner_deficit"].n:
-        fig = plots.length_panel(rs.hist_frame(s, "winner_deficit"), f"winner's largest deficit ({s.layout.unit})")
-        sec.figure(fig, "How far behind the eventual winner was", name=f"winner_deficit{tag}")
+    tension_figures(sec, rs.hist_frame(s, "lead_changes"), rs.hist_frame(s, "winner_deficit"), "lead changes per game",
+                    f"winner's largest deficit ({s.layout.unit})", f"lead_changes{tag}", f"winner_deficit{tag}")
 
 
 def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
