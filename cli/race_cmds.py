@@ -232,9 +232,9 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
         fail("--playouts must be at least 1")
     try:
         position = read_position_file(position_file)
-        with progress_bar(1, "playing out") as advance:
-            rows = analyze_position(d, position, playouts, policy, parse_options(option), seed, str(position_file))
-            advance(1)
+        with progress_bar(playouts, "deals played out") as advance:
+            rows = analyze_position(d, position, playouts, policy, parse_options(option), seed, str(position_file),
+                                    advance)
     except (DesignError, PolicyError, OSError) as exc:
         fail(str(exc))
     table = Table("move", "P(win the hand)", "95 % interval", "playouts",

@@ -296,8 +296,12 @@ def legal_moves_of(design: Design, position: dict, source: str = "position", opt
     return [describe_move(design, int(m), side) for m in moves[:n]]
 
 
+ANALYZE_BATCH = 100  # deals per kernel call in analyze_position
+
+
 def analyze_position(design: Design, position: dict, playouts: int = 2000, policy: str = "greedy",
-                     options: dict | None = None, seed: int = 0, source: str = "position") -> list[dict]:
+                     options: dict | None = None, seed: int = 0, source: str = "position",
+                     progress=None) -> list[dict]:
     """Each legal move's chance to win the hand for the player on turn.
 
     For each of `playouts` deals of the cards the player cannot see (drawn
@@ -307,6 +311,7 @@ def analyze_position(design: Design, position: dict, playouts: int = 2000, polic
     deals in which the player's side wins the hand: completes the trip, or
     in scored designs has the strictly best hand score.
     Returns one dict per move: move, wins, playouts, probability.
+    `progress(k)` is called after every k deals played out.
     """
     from .race_policies import parse_policy
 
@@ -319,7 +324,16 @@ def analyze_position(design: Design, position: dict, playouts: int = 2000, polic
     params = np.array(spec.params, np.float64)
     params[K.P_HORIZON] = 0  # to the end of the hand
     sums = [np.zeros(n) for _ in range(5)]
-    K.evaluate_moves(state, ct, rules, seat, moves, n, params, playouts, np.uint64(seed + 1), 0, True, *sums)
+    key = np.uint64(seed + 1)
+    done = 0
+    while done < playouts:
+        # In batches, for the progress bar; each batch goes on from the last
+        # one's key, so the deals are those of a single call.
+        batch = min(ANALYZE_BATCH, playouts - done)
+        key = np.uint64(K.evaluate_moves(state, ct, rules, seat, moves, n, params, batch, key, 0, True, *sums))
+        done += batch
+        if progress:
+            progress(batch)
     side = seat % int(rules[K.R_SIDES])
     wins, counts = sums[0], sums[4]
     return [{"move": describe_move(design, int(moves[i]), side), "wins": int(round(wins[i])),

@@ -316,6 +316,35 @@ distance = { km5 = 7, km6 = 4, km8 = 2, km10 = 2 }
     assert "1.000" not in second_row
 
 
+def test_analyze_in_batches_plays_the_deals_of_one_call():
+    """analyze calls the kernel in batches for its progress bar; the deals
+    must be those one call for every playout makes, whatever the batch."""
+    import numpy as np
+
+    from etappe.kernels import race as K
+    from etappe.kernels.race_design import load_design
+    from etappe.kernels.race_policies import parse_policy
+    from etappe.kernels.race_position import ANALYZE_BATCH, analyze_position, position_in_play
+
+    design = load_design("stapop")
+    position = {"players": 2, "on_turn": 0, "stock": 30,
+                "hands": {"0": ["km10", "km5", "go", "crossing", "tailwind", "km6"]},
+                "sides": [{"battle": "go", "distance": {"km5": 3}}, {"battle": "go", "distance": {"km6": 2}}]}
+    playouts = 2 * ANALYZE_BATCH + 37
+    steps = []
+    rows = analyze_position(design, position, playouts, seed=5, progress=steps.append)
+    assert sum(steps) == playouts and len(steps) == 3
+
+    state, ct, rules, seat = position_in_play(design, position, "position", None, 5)
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    n = K.legal_moves(state, ct, rules, seat, moves)
+    params = np.array(parse_policy("greedy").params, np.float64)
+    params[K.P_HORIZON] = 0
+    sums = [np.zeros(n) for _ in range(5)]
+    K.evaluate_moves(state, ct, rules, seat, moves, n, params, playouts, np.uint64(6), 0, True, *sums)
+    assert [row["wins"] for row in rows] == [int(round(w)) for w in sums[0]]
+
+
 def test_interrupted_compare_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     out = tmp_path / "cmp"
     args = ("compare", "stapop", "millebornes", "--games", 300, "--chunk-size", 100, "--seed", 2, "--out", out)
