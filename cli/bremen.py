@@ -36,7 +36,8 @@ def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for a bremen run file: writes report.html/.md; returns the HTML path."""
     from etappe.reports.bremen import build_report
 
-    return build_report(A.from_run_file(run)).write(out_dir)
+    with progress_bar(None, "report") as bar:
+        return build_report(A.from_run_file(run), on_section=bar.stage).write(out_dir)
 
 
 def simulate_command(players: int, games: int, policies: list[str], seed: int, out: Path | None,

@@ -9,6 +9,7 @@ from typing import Annotated, Iterator
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.text import Text
 
 MAX_SEED = 2**63 - 1  # seeds and game indices travel as 64-bit signed integers
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
@@ -95,17 +96,60 @@ def split_policies(text: str) -> list[str]:
     return parts
 
 
+class _Count(MofNCompleteColumn):
+    """done/total; nothing on the line of a step of unknown length."""
+
+    def render(self, task):
+        return Text("") if task.fields.get("stage") else super().render(task)
+
+
+class _Left(TimeRemainingColumn):
+    """Time left; nothing on the line of a step of unknown length."""
+
+    def render(self, task):
+        return Text("") if task.fields.get("stage") else super().render(task)
+
+
+class Bar:
+    """What progress_bar yields. `bar(n)`: n more done. `bar.stage(text)`:
+    a step whose length is not known ahead (building a report, section by
+    section) shown with its name and elapsed time, on the bar's own line
+    when the bar has no total, else on a line below it."""
+
+    def __init__(self, progress: Progress, task, what: str, total: int | None):
+        self._progress, self._task, self._what = progress, task, what
+        self._stage = task if total is None else None
+
+    def __call__(self, n: int) -> None:
+        self._progress.advance(self._task, n)
+
+    def stage(self, text: str) -> None:
+        if self._stage is None:
+            self._stage = self._progress.add_task(text, total=None, stage=True)
+        elif self._stage == self._task:
+            self._progress.update(self._task, description=f"{self._what}: {text}")
+        else:
+            self._progress.update(self._stage, description=text)
+
+    def finish(self) -> None:
+        """Show the step of unknown length as done (a full bar)."""
+        if self._stage is not None:
+            self._progress.update(self._stage, total=1, completed=1)
+
+
 @contextlib.contextmanager
-def progress_bar(total: int, what: str) -> Iterator:
-    """A progress bar on stderr; yields a function `advance(n)`. Ctrl-C ends
-    the command with a line on how to resume it."""
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=False) as bar:
-        task = bar.add_task(what, total=total)
+def progress_bar(total: int | None, what: str) -> Iterator[Bar]:
+    """A progress bar on stderr (total None: of unknown length); yields a
+    Bar. Ctrl-C ends the command with a line on how to resume it."""
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), _Count(), TimeElapsedColumn(), _Left(),
+                  console=err_console, transient=False) as progress:
+        task = progress.add_task(what, total=total, stage=total is None)
+        bar = Bar(progress, task, what, total)
         try:
-            yield lambda n: bar.advance(task, n)
+            yield bar
+            bar.finish()
         except KeyboardInterrupt:
-            bar.stop()
+            progress.stop()
             err_console.print("interrupted. A run with --out keeps every finished chunk: the same command "
                               "resumes it.", highlight=False, soft_wrap=True)
             raise

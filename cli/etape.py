@@ -94,4 +94,6 @@ def load_run(out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for an etape run file: writes report.html/.md; returns the HTML path."""
     from etappe.reports.etape import build_report
-    return build_report(*load_run(run)).write(out_dir)
+
+    with progress_bar(None, "report") as bar:
+        return build_report(*load_run(run), on_section=bar.stage).write(out_dir)

@@ -166,14 +166,15 @@ def compare(
 
     totals = {"a": 0, "b": 0}
     try:
-        with progress_bar(2 * games, f"{deck_a} vs {deck_b or deck_a}") as advance:
+        with progress_bar(2 * games, f"{deck_a} vs {deck_b or deck_a}") as bar:
             def progress(side, done):
-                advance(done - totals[side])
+                bar(done - totals[side])
                 totals[side] = done
 
             path = compare_designs(deck_a, deck_b or deck_a, out, players=players, games=games,
                                    policies=split_policies(policy or "greedy"), seed=seed, options_a=options_a,
-                                   options_b=options_b, seating=seating, chunk_size=chunk_size, progress=progress)
+                                   options_b=options_b, seating=seating, chunk_size=chunk_size, progress=progress,
+                                   on_section=lambda title: bar.stage(f"report: {title}"))
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
     console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")

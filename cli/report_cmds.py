@@ -37,9 +37,9 @@ def report_command(run: Path, out: Path, batch_rows: int = 200_000) -> Path:
     from .common import progress_bar
 
     rows = pq.ParquetFile(run).metadata.num_rows
-    with progress_bar(rows, "reading records") as advance:
-        summary, meta = summarize_run(Path(run), batch_rows, advance)
-    return build_report(summary, meta).write(out)
+    with progress_bar(rows, "reading records") as bar:
+        summary, meta = summarize_run(Path(run), batch_rows, bar)
+        return build_report(summary, meta, on_section=lambda title: bar.stage(f"report: {title}")).write(out)
 
 
 def _chunks(source) -> Iterable[pd.DataFrame]:
@@ -89,11 +89,12 @@ def compare_runs(frames_or_chunks_a, meta_a: dict | None, frames_or_chunks_b, me
 
 def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10_000, policies=("greedy",),
                     seed: int = 0, options_a: dict | None = None, options_b: dict | None = None,
-                    seating: str = "fixed", chunk_size: int = 50_000, progress=None) -> Path:
+                    seating: str = "fixed", chunk_size: int = 50_000, progress=None, on_section=None) -> Path:
     """Play both designs (or one design under two option sets) on the same seeds, chunk
     by chunk in lockstep, and write the comparison report into `out`; return report.html's path.
 
-    `progress(side, games_done)` (side "a" or "b") is called after each chunk.
+    `progress(side, games_done)` (side "a" or "b") is called after each chunk,
+    `on_section(title)` as each section of the report is begun.
     Only the summaries and the per-game metrics of one chunk pair are in memory at a time.
     After every chunk pair the summaries are saved atomically in `out`, so an
     interrupted comparison run again with the same arguments resumes there.
@@ -130,6 +131,7 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
                 progress(key, first + count)
     ma, mb = metas["a"], metas["b"]
     ma["wall_seconds"], mb["wall_seconds"] = round(state["clock"]["a"], 3), round(state["clock"]["b"], 3)
-    path = build_comparison_report(accs["a"].result(), ma, accs["b"].result(), mb, comp).write(out)
+    path = build_comparison_report(accs["a"].result(), ma, accs["b"].result(), mb, comp,
+                                   on_section=on_section).write(out)
     checkpoint.remove()
     return path

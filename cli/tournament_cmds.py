@@ -110,7 +110,8 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
         from etappe.reports.tournament_report import build_tournament_report
         from etappe.analysis.tournament import pair_table
 
-        path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor).write(out)
+        with progress_bar(None, "report") as bar:
+            path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor, on_section=bar.stage).write(out)
         write_atomic(Path(out) / "ratings.csv", ratings.to_csv(index=False))
         write_atomic(Path(out) / "pairings.csv", pair_table(result).to_csv(index=False))
         checkpoint.unlink()

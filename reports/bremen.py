@@ -40,9 +40,10 @@ def caveat_text(policies) -> str:
             + "; not for human play.")
 
 
-def build_report(df: pd.DataFrame, title: str | None = None) -> Report:
+def build_report(df: pd.DataFrame, title: str | None = None, on_section=None) -> Report:
+    """The balance report of a run; `on_section(title)` is told each section as it is begun."""
     a = df.attrs
-    report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {len(df)} games")
+    report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {len(df)} games", on_section=on_section)
     _header(report, df)
     _outcomes(report, df)
     _skill(report, df)

@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -55,8 +56,11 @@ class Section:
 class Report:
     title: str
     sections: list[Section] = field(default_factory=list)
+    on_section: Callable[[str], None] | None = field(default=None, repr=False)  # told each section's title
 
     def section(self, title: str) -> Section:
+        if self.on_section:
+            self.on_section(title)
         section = Section(title)
         self.sections.append(section)
         return section

@@ -186,12 +186,13 @@ def _cards(sec: Section, stages_df: pd.DataFrame) -> None:
 
 
 def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
-                 joker_values: pd.DataFrame | None = None) -> Report:
+                 joker_values: pd.DataFrame | None = None, on_section=None) -> Report:
     """The Tape l'étape report; `joker_values` from analysis.etape.joker_value
-    (paired runs) adds the causal joker values when given."""
+    (paired runs) adds the causal joker values when given. `on_section(title)`
+    is told each section as it is begun."""
     meta = races_df.attrs
     n = E._players(races_df)
-    rep = Report("Tape l'étape: balance report")
+    rep = Report("Tape l'étape: balance report", on_section=on_section)
     head = rep.section("Header")
     wall = meta.get("wall_seconds")
     rate = f"{len(races_df) / wall:,.0f} races/s" if wall else "n/a"

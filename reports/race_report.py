@@ -269,9 +269,11 @@ def _caveat(sec: Section, metas: list[dict]) -> None:
 
 
 # ------------------------------------------------------------------ reports
-def build_report(summary: RaceSummary, meta: dict, title: str | None = None) -> Report:
-    """The balance report of one run (summary of all its games; meta of the run)."""
-    rep = Report(title or f"Balance report: {design_name(meta)}, {summary.layout.players} players, {summary.games} games")
+def build_report(summary: RaceSummary, meta: dict, title: str | None = None, on_section=None) -> Report:
+    """The balance report of one run (summary of all its games; meta of the
+    run). `on_section(title)` is told each section as it is begun."""
+    rep = Report(title or f"Balance report: {design_name(meta)}, {summary.layout.players} players, {summary.games} games",
+                 on_section=on_section)
     rep.section("Run").table(header_table(summary, meta))
     at = rep.section("At a glance")
     for line in glance(summary):
@@ -293,8 +295,9 @@ def _side_by_side(fn, a: RaceSummary, b: RaceSummary, name_a: str, name_b: str, 
 
 
 def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: RaceSummary, meta_b: dict,
-                            comparison: PairedComparison, alpha: float = 0.05) -> Report:
+                            comparison: PairedComparison, alpha: float = 0.05, on_section=None) -> Report:
     """Two runs on the same seeds side by side; the headline answers first.
+    `on_section(title)` is told each section as it is begun.
 
     Paired differences are A - B per game with 95 % intervals and Holm's
     correction across the metrics in the table.
@@ -311,7 +314,7 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     skip |= {"winner_deficit_share"} if same_scale else {"winner_deficit", "final_gap"}
     shown = [m for m in comparison.metrics if m not in skip]
     paired = paired_table(comparison, metrics=shown, alpha=alpha, side_labels=side_labels, fair=1.0 / La.sides)
-    rep = Report(f"Comparison: {name_a} vs {name_b}, {La.players} players")
+    rep = Report(f"Comparison: {name_a} vs {name_b}, {La.players} players", on_section=on_section)
 
     sec = rep.section("Headline")
     heads = headline(summary_a, summary_b, paired, name_a, name_b)

@@ -130,15 +130,17 @@ def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
 
 
 def build_tournament_report(result: TournamentResult, meta: dict | None = None, title: str | None = None,
-                            bootstrap: int = 200, anchor: str | None = None) -> Report:
-    """The tournament's report; meta defaults to result.meta (extra keys override)."""
+                            bootstrap: int = 200, anchor: str | None = None, on_section=None) -> Report:
+    """The tournament's report; meta defaults to result.meta (extra keys
+    override). `on_section(title)` is told each section as it is begun."""
     meta = {**result.meta, **(meta or {})}
     h2h = head_to_head(result)
     pairs = pair_table(result)
     ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=int(meta.get("seed", 0) or 0))
     design = meta.get("design_title") or meta.get("design", "")
     rep = Report(title or f"Tournament: {design}, {meta.get('players')} players, "
-                          f"{len(result.policies)} policies, {result.games} games per pairing")
+                          f"{len(result.policies)} policies, {result.games} games per pairing",
+                 on_section=on_section)
     rep.section("Run").table(tournament_header(meta))
     at = rep.section("At a glance")
     for line in _glance(ratings, pairs):
