@@ -34,8 +34,8 @@ from .stats import (
     IntHistogram,
     chisquare_uniform,
     mean_interval,
-    newcombe_difference,
     rate,
+    ratio_difference_interval,
     ratio_interval,
     wilson_interval,
 )
@@ -156,7 +156,12 @@ class RaceSummary:
       card_<stat>[C] for stat in CARD_STATS (sums over sides and hands)
       card_played_by_winner[C], card_played_won_games[C],
       card_units_played[C], card_wins_played[C] (game-side units),
-      card_units_received[C], card_wins_received[C], conservation_breaks
+      card_units_received[C], card_wins_received[C], conservation_breaks,
+      and per-game sums of squares and products for the intervals clustered
+      by game: card_played_sq, card_drawn_sq, card_played_drawn,
+      card_by_winner_sq, card_won_games_sq, card_by_winner_won_games,
+      card_wins_received_sq, card_units_received_sq, card_wins_units_received
+      [C], card_lift_moments[C, 4, 4]
       prog_side_s1/s2[S, R], prog_pos_s1/s2[S, R], prog_pos_n[S]
     Histograms: game_turns, hands_per_game, hand_turns, lead_changes,
       winner_deficit, final_gap, winner_score_deficit, hazard_turns.
@@ -403,8 +408,13 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     for name in ("played_by_winner", "played_won_games", "units_played", "wins_played",
                  "units_received", "wins_received",
                  # per-game sums of squares and products, for intervals clustered by game
-                 "played_sq", "drawn_sq", "played_drawn", "by_winner_sq", "won_games_sq", "by_winner_won_games"):
+                 "played_sq", "drawn_sq", "played_drawn", "by_winner_sq", "won_games_sq", "by_winner_won_games",
+                 "wins_received_sq", "units_received_sq", "wins_units_received"):
         c[f"card_{name}"] = np.zeros(C, dtype=np.int64)
+    # per game, v = (winning sides that played the card, sides that played it,
+    # winning sides that did not, sides that did not): sums of v v^T, for the
+    # win lift's interval clustered by game (ratio_difference_interval)
+    c["card_lift_moments"] = np.zeros((C, 4, 4), dtype=np.int64)
     breaks = 0
     for ci, key in enumerate(L.cards):
         per = {stat: _sides(f, f"s{{s}}_{key}_{stat}", S) for stat in CARD_STATS}
@@ -432,6 +442,13 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
             c["card_by_winner_sq"][ci] = (by_winner_g * by_winner_g).sum()
             c["card_won_games_sq"][ci] = (played_g[has_w] ** 2).sum()
             c["card_by_winner_won_games"][ci] = (by_winner_g * played_g[has_w]).sum()
+            units_received_g, wins_received_g = (rg > 0).sum(axis=1), ((rg > 0) & won).sum(axis=1)
+            c["card_units_received_sq"][ci] = (units_received_g * units_received_g).sum()
+            c["card_wins_received_sq"][ci] = (wins_received_g * wins_received_g).sum()
+            c["card_wins_units_received"][ci] = (wins_received_g * units_received_g).sum()
+            units_g, wins_g = (pg > 0).sum(axis=1), ((pg > 0) & won).sum(axis=1)
+            v = np.stack([wins_g, units_g, has_w.astype(np.int64) - wins_g, S - units_g], axis=1)
+            c["card_lift_moments"][ci] = v.T @ v
     c["conservation_breaks"] = np.int64(breaks)
 
     # progress per side and per turn-order position (of the hand)
@@ -674,11 +691,14 @@ def card_balance(s: RaceSummary) -> pd.DataFrame:
     played_share = played / drawn; winner_share = share of the plays in
     games with a winner made by the eventual winner's side (fair share is
     1/sides). Their intervals count the cards of a game together, not as
-    independent trials (ratio_interval, clustered by game). win_when_played / win_when_not: win rate of a side in games in
-    which it played the card at least once vs not (units: game x side), and
-    win_lift their unpaired difference (Newcombe interval): an association,
-    not an effect. Hazards: received, victim_turns, turns lost per hazard,
-    the victim's win rate. Safeties: coups fourrés.
+    independent trials (ratio_interval, clustered by game).
+    win_when_played / win_when_not: win rate of a side in games in which it
+    played the card at least once vs not (units: game x side), and win_lift
+    their difference, with an interval clustered by game as well (the sides
+    of a game go together: when one wins the others lose;
+    ratio_difference_interval): an association, not an effect. Hazards:
+    received, victim_turns, turns lost per hazard, the victim's win rate
+    (clustered by game). Safeties: coups fourrés.
     """
     L = s.layout
     c = s.c
@@ -691,8 +711,9 @@ def card_balance(s: RaceSummary) -> pd.DataFrame:
                                c["card_by_winner_sq"], c["card_won_games_sq"], c["card_by_winner_won_games"])
     up, wp = c["card_units_played"], c["card_wins_played"]
     un, wn = units - up, wins_total - wp
-    lift = newcombe_difference(wp, up, wn, un)
-    rl, rh = wilson_interval(c["card_wins_received"], c["card_units_received"])
+    lift = ratio_difference_interval(s.games, wp, up, wn, un, c["card_lift_moments"])
+    _, rl, rh = ratio_interval(s.games, c["card_wins_received"], c["card_units_received"], c["card_wins_received_sq"],
+                               c["card_units_received_sq"], c["card_wins_units_received"])
     frame = pd.DataFrame({
         "card": list(L.cards), "name": list(L.card_names), "role": list(L.card_roles),
         "drawn": drawn, "played": played, "discarded": c["card_discarded"], "in_hand": c["card_in_hand"],

@@ -14,6 +14,11 @@ chunks. Conventions:
 * Unpaired difference of two proportions: Newcombe's hybrid score interval
   (method 10, built from the two Wilson intervals) and the pooled two-sample
   z test for the p-value. Use it only where games cannot be paired.
+* Shares whose units come in clusters (the cards or sides of one game):
+  the ratio estimator's linearized variance, and Wilson's interval at the
+  effective sample size it implies (ratio_interval); the difference of two
+  such shares from the same clusters by the MOVER interval for correlated
+  shares (ratio_difference_interval).
 * Multiple comparisons: Holm's step-down adjustment.
 * Quantiles of integer data come from an exact integer histogram: the
   q-quantile is the smallest value whose ECDF reaches q (the inverse ECDF,
@@ -126,23 +131,77 @@ def mean_interval(n, s, ss, z: float = Z95):
     return _squeeze({"mean": mean, "sd": sd, "se": se, "ci_low": mean - z * se, "ci_high": mean + z * se})
 
 
+def _clustered_wilson(r, var, units, z):
+    """Wilson interval of a share r whose estimate has the (clustered)
+    variance var: the interval of r * n_eff successes in n_eff trials, with
+    the effective sample size n_eff = r (1 - r) / var (a design effect, as
+    in survey statistics). Where r is 0 or 1, or var is 0, the delta method
+    says nothing and the plain Wilson interval of the units is used."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inner = (r > 0) & (r < 1) & (var > 0)
+        n_eff = np.where(inner, r * (1 - r) / np.where(inner, var, 1.0), units)
+        return wilson_interval(r * n_eff, n_eff, z)
+
+
 def ratio_interval(n, sx, sy, sxx, syy, sxy, z: float = Z95):
     """A share R = sum x / sum y whose units come in clusters (e.g. the cards
     of one game), from the per-cluster sums over n clusters: sx = sum x_g,
     sy = sum y_g, sxx = sum x_g^2, syy = sum y_g^2, sxy = sum x_g y_g.
 
-    The linearized (ratio-estimator) standard error
-    se = sqrt(sum (x_g - R y_g)^2 / (n (n - 1))) / (sy / n), which counts the
-    units of a cluster together rather than as independent trials. Returns
-    (R, ci_low, ci_high), the interval R +- z se clipped to [0, 1]; NaN where
-    sy is 0, and no interval for n < 2.
+    Its linearized (ratio-estimator) variance
+    var = n / (n - 1) sum ((x_g - R y_g) / sy)^2 counts the units of a
+    cluster together rather than as independent trials; the interval is
+    Wilson's at the effective sample size R (1 - R) / var, so it stays
+    inside [0, 1] and does not collapse at 0 or 1 (_clustered_wilson).
+    Returns (R, ci_low, ci_high); NaN where sy is 0 or n < 2.
     """
     n, sx, sy, sxx, syy, sxy = (np.asarray(v, dtype=float) for v in (n, sx, sy, sxx, syy, sxy))
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.where(sy > 0, sx / np.where(sy > 0, sy, 1), np.nan)
+        safe_y = np.where(sy > 0, sy, 1.0)
+        r = np.where(sy > 0, sx / safe_y, np.nan)
         resid = np.maximum(sxx - 2 * r * sxy + r * r * syy, 0.0)
-        se = np.where(n > 1, np.sqrt(resid / np.where(n > 1, n * (n - 1), 1)) / (sy / np.where(n > 0, n, 1)), np.nan)
-    return r, np.clip(r - z * se, 0.0, 1.0), np.clip(r + z * se, 0.0, 1.0)
+        var = np.where(n > 1, resid / safe_y**2 * n / np.where(n > 1, n - 1, 1), np.nan)
+    low, high = _clustered_wilson(r, var, sy, z)
+    return r, low, high
+
+
+def ratio_difference_interval(n, x1, y1, x2, y2, moments, z: float = Z95):
+    """The difference D = R1 - R2 = x1 / y1 - x2 / y2 of two shares whose
+    units come in the same clusters (e.g. the sides of one game that played
+    a card, and those that did not: when one of them wins, the others lose).
+
+    x1, y1, x2, y2 are sums over n clusters; moments[..., i, j] is the sum
+    over the clusters of v_i v_j, v = (x1, y1, x2, y2) of one cluster. Each
+    share gets its clustered variance and Wilson interval (ratio_interval),
+    and their covariance across clusters gives the correlation rho of the
+    two estimates; the interval is the MOVER one for correlated shares
+    (Zou and Donner 2008), which is Newcombe's hybrid score interval when
+    rho = 0: D - sqrt((R1 - l1)^2 + (u2 - R2)^2 - 2 rho (R1 - l1)(u2 - R2))
+    to D + sqrt((u1 - R1)^2 + (R2 - l2)^2 - 2 rho (u1 - R1)(R2 - l2)).
+    Returns a dict: diff, ci_low, ci_high; NaN where a y is 0 or n < 2.
+    """
+    n, x1, y1, x2, y2 = (np.asarray(v, dtype=float) for v in (n, x1, y1, x2, y2))
+    moments = np.asarray(moments, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = (y1 > 0) & (y2 > 0) & (n > 1)
+        s1, s2 = np.where(ok, y1, 1.0), np.where(ok, y2, 1.0)
+        r1, r2 = x1 / s1, x2 / s2
+        zero = np.zeros_like(r1)
+        # each share's residual per cluster, u = (x - R y) / sum y, as a linear form in v
+        g1 = np.stack([1 / s1, -r1 / s1, zero, zero], axis=-1)
+        g2 = np.stack([zero, zero, 1 / s2, -r2 / s2], axis=-1)
+        factor = n / np.where(n > 1, n - 1, 1)
+        var1 = factor * np.einsum("...i,...ij,...j->...", g1, moments, g1)
+        var2 = factor * np.einsum("...i,...ij,...j->...", g2, moments, g2)
+        cov = factor * np.einsum("...i,...ij,...j->...", g1, moments, g2)
+        rho = np.where((var1 > 0) & (var2 > 0), cov / np.sqrt(np.maximum(var1 * var2, 1e-300)), 0.0)
+        rho = np.clip(rho, -1.0, 1.0)
+        l1, u1 = _clustered_wilson(r1, np.maximum(var1, 0.0), y1, z)
+        l2, u2 = _clustered_wilson(r2, np.maximum(var2, 0.0), y2, z)
+        d = np.where(ok, r1 - r2, np.nan)
+        low = d - np.sqrt(np.maximum((r1 - l1) ** 2 + (u2 - r2) ** 2 - 2 * rho * (r1 - l1) * (u2 - r2), 0.0))
+        high = d + np.sqrt(np.maximum((u1 - r1) ** 2 + (r2 - l2) ** 2 - 2 * rho * (u1 - r1) * (r2 - l2), 0.0))
+    return _squeeze({"diff": d, "ci_low": low, "ci_high": high})
 
 
 def _squeeze(d: dict) -> dict:

@@ -220,15 +220,16 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
              "still in hand at the end. winner share: share of the plays (in games with a winner) made by the "
              "eventual winner's side; fair share is 1 / sides. Win when played / not: win rate of a side in "
              "games in which it played the card at least once, vs not (units: game x side); the lift is their "
-             "difference with an unpaired (Newcombe) interval, an association under these policies, not an effect. "
-             "The played-share and winner-share intervals count the cards of one game together (clustered by "
-             "game), as they are not independent trials.")
+             "difference, an association under these policies, not an effect. Every interval here counts the "
+             "cards and sides of one game together (clustered by game), as they are not independent trials: "
+             "when one side wins, the others lose. Shares get Wilson's interval at their effective sample size, "
+             "the lift the MOVER interval for two correlated shares (analysis/stats.py).")
     main = cb[["name", "role", "drawn", "played", "discarded", "in_hand", "played_per_game", "played_share",
                "played_share_low", "played_share_high", "dead_share", "winner_share"]]
     sec.table(main, "Card balance: drawn, played, discarded, in hand")
     sec.figure(plots.card_balance_chart(cb).figure, "What happens to each card drawn", name=f"card_balance{tag}")
     sec.table(cb[["name", "n_played", "win_when_played", "n_not", "win_when_not", "win_lift", "win_lift_low",
-                  "win_lift_high"]], "Win rate of a side when it played the card vs not (unpaired)")
+                  "win_lift_high"]], "Win rate of a side when it played the card vs not")
     hz = cb[cb["hazard"]]
     if len(hz):
         sec.table(hz[["name", "played", "received", "victim_turns", "turns_lost_per_hazard", "victim_win_rate",

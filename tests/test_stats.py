@@ -14,7 +14,10 @@ from etappe.analysis.stats import (
     newcombe_difference,
     paired_difference,
     paired_from_values,
+    ratio_difference_interval,
+    ratio_interval,
     wilson_interval,
+    Z95,
 )
 
 
@@ -122,6 +125,56 @@ def test_newcombe_hand_example():
     # pooled 13/20: se = sqrt(.65 * .35 * .2), z = .3 / se
     z = 0.3 / math.sqrt(0.65 * 0.35 * 0.2)
     assert out["p_value"] == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-6)
+
+
+def _two_side_games(rng, games, p_mark=0.7, edge=0.15):
+    """Games of two sides where each side is marked (played a card, was hit)
+    with probability p_mark, and side 0 wins with probability
+    .5 + edge (marked 0 - marked 1), else side 1: exactly one side wins, so
+    the two units of a game go together. Per game: v = (marked winners,
+    marked sides, unmarked winners, unmarked sides)."""
+    marked = rng.random((games, 2)) < p_mark
+    w0 = rng.random(games) < 0.5 + edge * (marked[:, 0].astype(int) - marked[:, 1])
+    won = np.stack([w0, ~w0], axis=1)
+    return np.stack([(marked & won).sum(1), marked.sum(1), (~marked & won).sum(1), (~marked).sum(1)], axis=1)
+
+
+def test_clustered_intervals_cover_95_percent():
+    """Units that come two to a game (one wins, one loses): the clustered
+    intervals must cover the true share and the true difference 95 % of the
+    time. True values of the model (p_mark .7, edge .15), from its
+    definition: a marked side wins against a marked one (.7) with .5, against
+    an unmarked one (.3) with .65, so .7 * .5 + .3 * .65 = .545; an unmarked
+    side .7 * .35 + .3 * .5 = .395; the difference is .15."""
+    rng = np.random.default_rng(11)
+    reps, games = 1000, 300
+    share_hits = lift_hits = 0
+    for _ in range(reps):
+        v = _two_side_games(rng, games)
+        x1, y1, x2, y2 = v.sum(axis=0)
+        _, low, high = ratio_interval(games, x1, y1, (v[:, 0] ** 2).sum(), (v[:, 1] ** 2).sum(),
+                                      (v[:, 0] * v[:, 1]).sum())
+        share_hits += low <= 0.545 <= high
+        lift = ratio_difference_interval(games, x1, y1, x2, y2, v.T @ v)
+        lift_hits += lift["ci_low"] <= 0.15 <= lift["ci_high"]
+    # 1000 repetitions: the coverage's standard error is .007, so 95 % -+ 2.5 points is over 3 of them
+    assert 0.925 <= share_hits / reps <= 0.975
+    assert 0.925 <= lift_hits / reps <= 0.975
+
+
+def test_ratio_difference_without_a_second_share_is_the_ratio_interval():
+    """When the second share is a constant 0 (x2 = 0 in every cluster), the
+    difference's interval is the first share's clustered interval."""
+    rng = np.random.default_rng(3)
+    v = _two_side_games(rng, 200)
+    v[:, 2] = 0
+    x1, y1, x2, y2 = v.sum(axis=0)
+    _, low, high = ratio_interval(200, x1, y1, (v[:, 0] ** 2).sum(), (v[:, 1] ** 2).sum(), (v[:, 0] * v[:, 1]).sum())
+    lift = ratio_difference_interval(200, x1, y1, x2, y2, v.T @ v)
+    assert lift["diff"] == pytest.approx(x1 / y1)
+    # the second share (0 of y2) adds its Wilson upper end, z^2 / (y2 + z^2), on the low side only
+    assert lift["ci_high"] == pytest.approx(high)
+    assert lift["ci_low"] == pytest.approx(x1 / y1 - math.hypot(x1 / y1 - low, Z95**2 / (y2 + Z95**2)))
 
 
 def test_histogram_quantiles_and_ecdf():
