@@ -5,7 +5,7 @@ random numbers), so per-game metrics are differenced game by game:
 d_i = metric_A(i) - metric_B(i). A `PairedComparison` keeps, per metric, the
 number of pairs n and the sums of d and d^2 (and of each side's values), so
 it aggregates chunk by chunk and two of them `merge`. `paired_table` turns it
-into the mean difference with a 95 % normal interval, a two-sided p-value
+into the mean difference with a 95 % Student t interval, a two-sided t-test p-value
 and Holm's correction across the metrics shown.
 
 Pairs where a metric is undefined on either side (e.g. the winner's deficit

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import distribution_row, mean_curves, wilson_interval
+from etappe.analysis.stats import distribution_row, holm, mean_curves, paired_from_values, wilson_interval
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value
 
@@ -359,24 +359,22 @@ def joker_value(players: int = 4, races: int = 2000, policies: list[str] | None 
                 seat: int = 0) -> pd.DataFrame:
     """What each joker is worth in seconds, paired on common random numbers:
     the same races (same deals) played with and without that joker in
-    `seat`'s hand; value = mean final time without minus with, with a 95 %
-    interval of the paired difference and the change in that seat's win rate."""
+    `seat`'s hand; value = mean final time without minus with, with the 95 %
+    interval and p-value of the paired difference (p_holm: Holm's correction
+    over the jokers), and the change in that seat's win rate."""
     base, _ = simulate(players, races, policies, seed, options, threads)
+    wins_with = win_shares(base).query("seat == @seat")["win"].to_numpy()
     rows = []
     for joker in K.JOKER_NAMES:
         opts = {**(options or {}), "withhold_seat": seat, "withhold_jokers": joker}
         without, _ = simulate(players, races, policies, seed, opts, threads)
-        diff = (without[f"time_{seat}"] - base[f"time_{seat}"]).to_numpy(float)
-        wins_with = win_shares(base).query("seat == @seat")["win"].to_numpy()
-        wins_without = win_shares(without).query("seat == @seat")["win"].to_numpy()
-        dw = wins_with - wins_without
-        se = diff.std(ddof=1) / math.sqrt(len(diff))
-        se_w = dw.std(ddof=1) / math.sqrt(len(dw))
-        rows.append({"joker": joker, "races": len(diff), "value_s": diff.mean(),
-                     "ci_low": diff.mean() - 1.96 * se, "ci_high": diff.mean() + 1.96 * se,
-                     "win_rate_gain": dw.mean(), "win_gain_low": dw.mean() - 1.96 * se_w,
-                     "win_gain_high": dw.mean() + 1.96 * se_w})
+        value = paired_from_values(without[f"time_{seat}"], base[f"time_{seat}"])
+        gain = paired_from_values(wins_with, win_shares(without).query("seat == @seat")["win"].to_numpy())
+        rows.append({"joker": joker, "races": len(base), "value_s": value["mean"],
+                     "ci_low": value["ci_low"], "ci_high": value["ci_high"], "p_value": value["p_value"],
+                     "win_rate_gain": gain["mean"], "win_gain_low": gain["ci_low"], "win_gain_high": gain["ci_high"]})
     out = pd.DataFrame(rows)
+    out.insert(list(out.columns).index("p_value") + 1, "p_holm", holm(out["p_value"].to_numpy())[0])
     out.attrs = {"seat": seat, "seed": seed, "policies": base.attrs["policies"],
                  "options": base.attrs["options"]}
     return out

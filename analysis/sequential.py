@@ -32,7 +32,7 @@ conservative (the LLR overshoots them). Between 1/2 and 1/2 +- delta either
 Games are played chunk by chunk, but the LLRs are scanned game by game in game
 order and the decision is taken at the first crossing; games after it (the
 rest of the last chunk) are played but not used, so chunking does not change
-the test. The estimate and interval reported at the stop (Wilson on q, normal
+the test. The estimate and interval reported at the stop (Wilson on q, Student t
 on the mean paired difference) are the plain fixed-n ones: after optional
 stopping they are biased away from 1/2 and are descriptive only.
 """

@@ -4,13 +4,15 @@ Everything here works on counts and sums (sufficient statistics), so the same
 functions serve one in-memory table and a million-game run aggregated in
 chunks. Conventions:
 
-* 95 % intervals by default (``Z95`` = 1.959964, the normal 97.5 % point).
+* 95 % intervals by default (``Z95`` = 1.959964, the normal 97.5 % point);
+  a function's z names the level by its normal point.
 * Proportions: Wilson score interval (never the Wald interval, which collapses
   at 0 and 1).
-* Paired differences (common random numbers): mean of the per-game difference
-  with a normal interval, mean +- z * sd / sqrt(n); the two-sided p-value
-  from the same normal approximation. Runs are hundreds of games or more,
-  where the t and normal points agree to the third digit.
+* Means and paired differences (common random numbers): Student's t
+  interval, mean +- t * sd / sqrt(n) with n - 1 degrees of freedom at the
+  level z names, and the two-sided p-value of the same t test; over
+  hundreds of games it is the normal interval to the third digit, and a
+  short run is not made to look surer than it is.
 * Unpaired difference of two proportions: Newcombe's hybrid score interval
   (method 10, built from the two Wilson intervals) and the pooled two-sample
   z test for the p-value. Use it only where games cannot be paired.
@@ -114,8 +116,17 @@ def chisquare_uniform(counts) -> ChiSquare:
 
 
 # ------------------------------------------------------------ means and pairs
+def t_point(n, z: float = Z95):
+    """Student's t point with n - 1 degrees of freedom for the two-sided
+    level whose normal point is z (1.959964: 95 %); NaN for n < 2."""
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(n > 1, _st.t.isf(_st.norm.sf(z), np.maximum(n - 1, 1)), np.nan)
+
+
 def mean_interval(n, s, ss, z: float = Z95):
-    """Mean, sample sd and normal 95 % interval of the mean from n, sum, sum of squares.
+    """Mean, sample sd and Student's t interval of the mean (95 % by
+    default) from n, sum, sum of squares.
 
     Returns a dict of arrays: mean, sd, se, ci_low, ci_high. The variance is
     clipped at 0 (rounding in ss - s^2/n). sd is NaN for n < 2.
@@ -128,7 +139,8 @@ def mean_interval(n, s, ss, z: float = Z95):
         var = np.where(n > 1, np.maximum(ss - s * s / np.where(n > 0, n, 1), 0.0) / np.where(n > 1, n - 1, 1), np.nan)
         sd = np.sqrt(var)
         se = sd / np.sqrt(n)
-    return _squeeze({"mean": mean, "sd": sd, "se": se, "ci_low": mean - z * se, "ci_high": mean + z * se})
+    half = t_point(n, z) * se
+    return _squeeze({"mean": mean, "sd": sd, "se": se, "ci_low": mean - half, "ci_high": mean + half})
 
 
 def _clustered_wilson(r, var, units, z):
@@ -212,17 +224,19 @@ def _squeeze(d: dict) -> dict:
 def paired_difference(n, sum_d, sum_d2, z: float = Z95):
     """Paired difference summary from n, sum of d and sum of d^2 (d = a - b per game).
 
-    Returns a dict of arrays: mean, sd, se, ci_low, ci_high, z, p_value
-    (two-sided, normal). When every d is equal (se == 0) p is 1 for a mean
-    of 0 and 0 otherwise.
+    Returns a dict of arrays: mean, sd, se, ci_low, ci_high (Student's t
+    interval, mean_interval), t (mean / se) and p_value (two-sided t test,
+    n - 1 degrees of freedom). When every d is equal (se == 0) p is 1 for a
+    mean of 0 and 0 otherwise.
     """
     out = mean_interval(n, sum_d, sum_d2, z)
     mean, se = out["mean"], out["se"]
+    df = np.maximum(np.asarray(n, dtype=float) - 1, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        zstat = np.where(se > 0, mean / np.where(se > 0, se, 1), np.nan)
-        p = np.where(se > 0, 2 * _st.norm.sf(np.abs(zstat)), np.where(mean == 0, 1.0, 0.0))
+        tstat = np.where(se > 0, mean / np.where(se > 0, se, 1), np.nan)
+        p = np.where(se > 0, 2 * _st.t.sf(np.abs(tstat), df), np.where(mean == 0, 1.0, 0.0))
         p = np.where(np.isnan(mean) | np.isnan(se), np.nan, p)
-    out["z"] = zstat
+    out["t"] = tstat
     out["p_value"] = p
     return _squeeze(out)
 

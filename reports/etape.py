@@ -259,7 +259,8 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
               "the policies choose to play it)")
     if joker_values is not None:
         jok.table(joker_values, f"Worth of each joker in seconds, paired runs on the same deals "
-                                f"(seat {joker_values.attrs.get('seat', 0)} with vs without it)")
+                                f"(seat {joker_values.attrs.get('seat', 0)} with vs without it); "
+                                "p_holm: Holm's correction over the jokers")
     else:
         jok.text("For the causal worth of each joker in seconds run analysis.etape.joker_value "
                  "(the same races with and without the joker) and pass it to build_report.")

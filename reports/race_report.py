@@ -332,7 +332,7 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
         sec.text(f"{comparison.unpaired} games appear in one run only and are left out.")
 
     sec = rep.section("Paired differences")
-    sec.text("Per game d = A - B; mean difference with a 95 % normal interval, two-sided p-value, and Holm's "
+    sec.text("Per game d = A - B; mean difference with a 95 % Student t interval, two-sided t-test p-value, and Holm's "
              f"step-down correction across the {len(paired)} metrics below (alpha {alpha}).")
     sec.table(paired.drop(columns=["key"]).rename(columns={"mean_a": name_a, "mean_b": name_b}),
               "Every metric with its interval")

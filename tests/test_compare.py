@@ -19,7 +19,15 @@ from etappe.cli.report_cmds import compare_summaries
 
 from test_race_summary import make_records, toy_hands, toy_meta
 
-Z = 1.959964
+# Student's t 97.5 % points by degrees of freedom (tables): intervals of means use them
+T975 = {2: 4.302653, 3: 3.182446}
+
+
+def t3_two_sided_p(t):
+    """Two-sided p of Student's t with 3 degrees of freedom, from its closed-form
+    distribution function F(t) = 1/2 + (u / (1 + u^2) + atan u) / pi, u = t / sqrt 3."""
+    u = abs(t) / math.sqrt(3)
+    return 2 * (0.5 - (u / (1 + u * u) + math.atan(u)) / math.pi)
 
 
 def b_hands():
@@ -48,12 +56,12 @@ def test_paired_differences_by_hand(runs):
     r = t.loc["game_turns"]
     assert (r["n"], r["mean_a"], r["mean_b"], r["diff"]) == (4, 12.5, 10.5, 2.0)
     assert r["sd"] == pytest.approx(math.sqrt(56))
-    assert (r["ci_low"], r["ci_high"]) == pytest.approx((2 - Z * se, 2 + Z * se), abs=1e-5)
-    assert r["p_value"] == pytest.approx(math.erfc(2 / se / math.sqrt(2)), rel=1e-6)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((2 - T975[3] * se, 2 + T975[3] * se), abs=1e-5)
+    assert r["p_value"] == pytest.approx(t3_two_sided_p(2 / se), rel=1e-6)
     # first player won (games with a winner): A [1, 1, -, 1], B [0, 1, -, 0]: d = [1, 0, 1], var 1/3
     r = t.loc["first_position_won"]
     assert r["n"] == 3 and r["diff"] == pytest.approx(2 / 3) and r["sd"] == pytest.approx(math.sqrt(1 / 3))
-    assert r["ci_high"] == pytest.approx(2 / 3 + Z * math.sqrt(1 / 3) / math.sqrt(3), abs=1e-5)
+    assert r["ci_high"] == pytest.approx(2 / 3 + T975[2] * math.sqrt(1 / 3) / math.sqrt(3), abs=1e-5)
     # capped: A [0, 0, 1, 0], B all 0: mean .25, sd .5
     r = t.loc["capped"]
     assert r["diff"] == 0.25 and r["sd"] == pytest.approx(0.5)
@@ -73,13 +81,13 @@ def test_paired_differences_by_hand(runs):
 
 
 def test_holm_across_rows():
-    # d = 1 in every game (p = 0), d = 0 in every game (no test), d = [2, 3, 1, 2] (p = erfc(z / sqrt 2), z = 2 / se)
+    # d = 1 in every game (p = 0), d = 0 in every game (no test), d = [2, 3, 1, 2] (t = 2 / se, 3 degrees of freedom)
     a = pd.DataFrame({"x": [1.0, 1, 1, 1], "y": [0.0, 0, 0, 0], "w": [3.0, 5, 4, 6]})
     b = pd.DataFrame({"x": [0.0, 0, 0, 0], "y": [0.0, 0, 0, 0], "w": [1.0, 2, 3, 4]})
     comp = PairedComparison()
     comp.add_pairs(a, b)
     t = paired_table(comp).set_index("key")
-    p_w = math.erfc(2 / (math.sqrt(2 / 3) / 2) / math.sqrt(2))
+    p_w = t3_two_sided_p(2 / (math.sqrt(2 / 3) / 2))
     assert t.loc["w", "p_value"] == pytest.approx(p_w, rel=1e-6)
     # y cannot differ and is left out: m = 2, sorted x (0) * 2, w * 1
     assert t.loc["x", "p_holm"] == 0 and t.loc["w", "p_holm"] == pytest.approx(p_w, rel=1e-6)
@@ -110,7 +118,7 @@ def test_first_player_gap_same_side():
     r = _pairs([1, 1, 1, 0], [1, 0, 1, 0])
     assert r["diff"] == pytest.approx(0.25)
     assert r["sd"] == pytest.approx(0.5)
-    assert r["ci_low"] == pytest.approx(0.25 - Z * 0.25, abs=1e-5)
+    assert r["ci_low"] == pytest.approx(0.25 - T975[3] * 0.25, abs=1e-5)
 
 
 def test_pairing_across_uneven_chunks(runs):

@@ -207,7 +207,7 @@ def test_progress_table_by_hand():
     assert gap.loc[("x", 1), "n"] == 4 and gap.loc[("x", 1), "mean"] == 12.5
     y1 = gap.loc[("y", 1)]
     assert (y1["n"], y1["mean"]) == (2, 15) and y1["sd"] == pytest.approx(50 ** 0.5)
-    assert y1["ci_low"] == pytest.approx(15 - 1.959964 * 5, abs=1e-5)
+    assert y1["ci_low"] == pytest.approx(15 - 12.706205 * 5, abs=1e-5)  # Student's t, 1 degree of freedom
     assert y1["band_high"] == pytest.approx(15 + 50 ** 0.5)
     # after stage 2 the gaps are 10 0 20 and 20 30 0
     assert gap.loc[("x", 2), "mean"] == 15 and gap.loc[("y", 2), "mean"] == 10

@@ -232,3 +232,4 @@ def test_joker_value_is_zero_when_nobody_holds_jokers():
     assert (value["races"] == 60).all()
     for col in ("value_s", "ci_low", "ci_high", "win_rate_gain", "win_gain_low", "win_gain_high"):
         assert (value[col] == 0).all(), col
+    assert (value["p_value"] == 1).all() and (value["p_holm"] == 1).all()  # no difference at all: p = 1

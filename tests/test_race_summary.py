@@ -187,7 +187,7 @@ def test_progress_bands(toy):
     assert side0.loc[1, "mean"] == 12.5
     # round 1 side 0: 20, 10, 10, 10: sd = 5, se = 2.5
     assert side0.loc[1, "sd"] == pytest.approx(5.0)
-    assert side0.loc[1, "ci_low"] == pytest.approx(12.5 - 1.959964 * 2.5, abs=1e-5)
+    assert side0.loc[1, "ci_low"] == pytest.approx(12.5 - 3.182446 * 2.5, abs=1e-5)  # Student's t, 3 df
     assert side0.loc[1, "band_high"] == pytest.approx(17.5)
     pos = progress_table(s, "position")
     first = pos[pos["group"] == "position 1"].set_index("round")

@@ -72,10 +72,14 @@ def test_paired_difference_hand_example():
     assert out["mean"] == pytest.approx(2.0)
     assert out["sd"] == pytest.approx(math.sqrt(2 / 3))
     assert out["se"] == pytest.approx(se)
-    assert out["ci_low"] == pytest.approx(2 - 1.959964 * se, abs=1e-6)
-    assert out["ci_high"] == pytest.approx(2 + 1.959964 * se, abs=1e-6)
-    assert out["ci_low"] == pytest.approx(1.1998, abs=1e-4)
-    assert out["p_value"] == pytest.approx(math.erfc(2 / se / math.sqrt(2)), rel=1e-6)
+    # Student's t with 3 degrees of freedom: 97.5 % point 3.182446 (tables)
+    assert out["ci_low"] == pytest.approx(2 - 3.182446 * se, abs=1e-6)
+    assert out["ci_high"] == pytest.approx(2 + 3.182446 * se, abs=1e-6)
+    assert out["ci_low"] == pytest.approx(0.7008, abs=1e-4)
+    # t = 2 / se = 4.898979; for 3 degrees of freedom F(t) = 1/2 + (u / (1 + u^2) + atan u) / pi, u = t / sqrt 3
+    u = 2 / se / math.sqrt(3)
+    assert out["t"] == pytest.approx(2 / se)
+    assert out["p_value"] == pytest.approx(2 * (0.5 - (u / (1 + u * u) + math.atan(u)) / math.pi), rel=1e-6)
 
 
 def test_paired_difference_from_sums_and_nans():
@@ -96,7 +100,8 @@ def test_mean_interval():
     # 1, 2, 3: mean 2, sd 1, se 1/sqrt 3
     out = mean_interval(3, 6, 14)
     assert out["mean"] == 2 and out["sd"] == pytest.approx(1.0)
-    assert out["ci_high"] == pytest.approx(2 + 1.959964 / math.sqrt(3), abs=1e-6)
+    # Student's t, 2 degrees of freedom: F(q) = 1/2 + q / (2 sqrt(2 + q^2)) = .975 gives q^2 = 1.805 / .0975
+    assert out["ci_high"] == pytest.approx(2 + math.sqrt(1.805 / 0.0975) / math.sqrt(3), abs=1e-6)
 
 
 def test_holm_hand_example():
