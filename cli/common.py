@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from pathlib import Path
 from typing import Annotated, Iterator
 
@@ -119,11 +120,28 @@ class Bar:
     def __init__(self, progress: Progress, task, what: str, total: int | None):
         self._progress, self._task, self._what = progress, task, what
         self._stage = task if total is None else None
+        self._lock = threading.Lock()
+        self._shown = self._closed = False
+
+    def show(self) -> None:
+        """Start drawing (the first progress, or the timer of progress_bar)."""
+        with self._lock:
+            if not (self._shown or self._closed):
+                self._shown = True
+                self._progress.start()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._shown and not self._closed:
+                self._progress.stop()
+            self._closed = True
 
     def __call__(self, n: int) -> None:
+        self.show()
         self._progress.advance(self._task, n)
 
     def stage(self, text: str) -> None:
+        self.show()
         if self._stage is None:
             self._stage = self._progress.add_task(text, total=None, stage=True)
         elif self._stage == self._task:
@@ -137,22 +155,33 @@ class Bar:
             self._progress.update(self._stage, total=1, completed=1)
 
 
+SHOW_BAR_AFTER = 0.5  # seconds: a command refused at once (bad policy, option) shows no empty bar
+
+
 @contextlib.contextmanager
 def progress_bar(total: int | None, what: str) -> Iterator[Bar]:
     """A progress bar on stderr (total None: of unknown length); yields a
-    Bar. Ctrl-C ends the command with a line on how to resume it."""
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), _Count(), TimeElapsedColumn(), _Left(),
-                  console=err_console, transient=False) as progress:
-        task = progress.add_task(what, total=total, stage=total is None)
-        bar = Bar(progress, task, what, total)
-        try:
-            yield bar
-            bar.finish()
-        except KeyboardInterrupt:
-            progress.stop()
-            err_console.print("interrupted. A run with --out keeps every finished chunk: the same command "
-                              "resumes it.", highlight=False, soft_wrap=True)
-            raise
+    Bar. It appears at the first progress or after SHOW_BAR_AFTER seconds
+    (a cold compile shows it, with its elapsed time). Ctrl-C ends the
+    command with a line on how to resume it."""
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), _Count(), TimeElapsedColumn(), _Left(),
+                        console=err_console, transient=False)
+    task = progress.add_task(what, total=total, stage=total is None)
+    bar = Bar(progress, task, what, total)
+    timer = threading.Timer(SHOW_BAR_AFTER, bar.show)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield bar
+        bar.finish()
+    except KeyboardInterrupt:
+        bar.close()
+        err_console.print("interrupted. A run with --out keeps every finished chunk: the same command "
+                          "resumes it.", highlight=False, soft_wrap=True)
+        raise
+    finally:
+        timer.cancel()
+        bar.close()
 
 
 def print_seat_summary(winners, players: int, games: int, undecided: str, extra: str) -> None:

@@ -389,3 +389,6 @@ def test_a_refused_command_leaves_no_output_folder(tmp_path):
     result = run("tournament", "stapop", "--policies", "greedy,foo", "--games", 10, "--out", out)
     assert result.exit_code == 2 and "unknown policy 'foo'" in result.stderr
     assert not (tmp_path / "deep").exists()
+    # refused before any game: the error alone, no empty progress bar before it
+    result = run("compare", "stapop", "millebornes", "--policy", "foo", "--games", 10, "--out", out)
+    assert result.exit_code == 2 and result.stderr.startswith("error: unknown policy 'foo'")
