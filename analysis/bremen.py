@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import distribution_row, mean_curves, wilson_interval
+from etappe.analysis.stats import distribution_row, mean_curves, skill_table, wilson_interval
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, load_board
 from etappe.kernels.options import option_value
@@ -343,35 +343,15 @@ def progress_table(df: pd.DataFrame, by: str = "policy") -> pd.DataFrame:
 
 
 def head_to_head(df: pd.DataFrame) -> pd.DataFrame:
-    """Skill matrix from one run: for every ordered pair of different policies
-    seated in the same game, how often the first finished ahead of the second
-    (the winner is ahead of everyone; otherwise more points; equal points
-    are level).
-
-    Long table, both directions: policy, opponent, pairs (seat pairs: a game
-    with two seats of A and two of B gives four), ahead, behind, level,
-    score = (ahead + level / 2) / pairs and its 95 % Wilson interval (pairs
-    of one game are not independent: read it as a little too narrow). Empty
-    when every seat plays the same policy."""
+    """Skill matrix from one run (stats.skill_table): for every ordered pair
+    of different policies seated in the same game, how often the first
+    finished ahead of the second (the winner is ahead of everyone; otherwise
+    more points; equal points are level), with its interval clustered by
+    game. Empty when every seat plays the same policy."""
     players = df.attrs["players"]
-    policies = list(df.attrs["policies"])
     winner = df["winner_seat"].to_numpy()
-    key = [df[f"points_s{s}"].to_numpy(float) + 1000.0 * (winner == s) for s in range(players)]
-    columns = ["policy", "opponent", "pairs", "ahead", "behind", "level", "score", "ci_low", "ci_high"]
-    rows = []
-    for i in range(players):
-        for j in range(players):
-            if policies[i] != policies[j]:
-                rows.append({"policy": policies[i], "opponent": policies[j], "pairs": len(df),
-                             "ahead": int((key[i] > key[j]).sum()), "behind": int((key[i] < key[j]).sum()),
-                             "level": int((key[i] == key[j]).sum())})
-    if not rows:
-        return pd.DataFrame(columns=columns)
-    out = pd.DataFrame(rows).groupby(["policy", "opponent"], sort=False).sum().reset_index()
-    points = out["ahead"] + 0.5 * out["level"]
-    out["score"] = points / out["pairs"]
-    out["ci_low"], out["ci_high"] = wilson_interval(points, out["pairs"])
-    return out[columns]
+    keys = [df[f"points_s{s}"].to_numpy(float) + 1000.0 * (winner == s) for s in range(players)]
+    return skill_table(list(df.attrs["policies"]), keys)
 
 
 def capped_rate(df: pd.DataFrame) -> dict:

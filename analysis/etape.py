@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import distribution_row, holm, mean_curves, paired_from_values, wilson_interval
+from etappe.analysis.stats import distribution_row, holm, mean_curves, paired_from_values, skill_table, wilson_interval
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value
 
@@ -529,39 +529,15 @@ def progress_table(stages_df: pd.DataFrame, by: str = "policy", value: str = "ga
 
 
 def head_to_head(races_df: pd.DataFrame) -> pd.DataFrame:
-    """Skill matrix from one run with mixed seats: for every ordered pair of
-    different policies met in the same race, how often the first finished the
-    race ahead of the second in the general classification (`rank`).
-
-    Long table, both directions: policy, opponent, pairs (seat pairs: a race
-    with two seats of A and one of B gives two), ahead, behind, level,
-    score = (ahead + level / 2) / pairs and its 95 % Wilson interval (pairs of
-    one race are not independent: read the interval as a little too narrow).
-    Empty when every seat plays the same policy."""
+    """Skill matrix from one run with mixed seats (stats.skill_table): for
+    every ordered pair of different policies met in the same race, how often
+    the first finished the race ahead of the second in the general
+    classification (`rank`; equal ranks are level), with its interval
+    clustered by race. Empty when every seat plays the same policy."""
     n = _players(races_df)
     policies = np.asarray(races_df.attrs.get("policies", [str(k) for k in range(n)]), dtype=object)
     names = [policies[races_df[f"slot_{s}"].to_numpy()] for s in range(n)]
-    ranks = [races_df[f"rank_{s}"].to_numpy() for s in range(n)]
-    parts = []
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                parts.append(pd.DataFrame({"policy": names[i], "opponent": names[j],
-                                           "ahead": ranks[i] < ranks[j], "behind": ranks[i] > ranks[j],
-                                           "level": ranks[i] == ranks[j]}))
-    columns = ["policy", "opponent", "pairs", "ahead", "behind", "level", "score", "ci_low", "ci_high"]
-    if not parts:
-        return pd.DataFrame(columns=columns)
-    long = pd.concat(parts, ignore_index=True)
-    long = long[long["policy"] != long["opponent"]]
-    if not len(long):
-        return pd.DataFrame(columns=columns)
-    out = long.groupby(["policy", "opponent"], sort=True).agg(
-        pairs=("ahead", "size"), ahead=("ahead", "sum"), behind=("behind", "sum"), level=("level", "sum")).reset_index()
-    points = out["ahead"] + 0.5 * out["level"]
-    out["score"] = points / out["pairs"]
-    out["ci_low"], out["ci_high"] = wilson_interval(points, out["pairs"])
-    return out[columns]
+    return skill_table(names, [-races_df[f"rank_{s}"].to_numpy() for s in range(n)])
 
 
 def card_values(stages_df: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,8 @@ chunks. Conventions:
   z test for the p-value. Use it only where games cannot be paired.
 * Shares whose units come in clusters (the cards or sides of one game):
   the ratio estimator's linearized variance, and Wilson's interval at the
-  effective sample size it implies (ratio_interval); the difference of two
+  effective sample size it implies, with Korn and Graubard's correction
+  for few clusters (ratio_interval); the difference of two
   such shares from the same clusters by the MOVER interval for correlated
   shares (ratio_difference_interval).
 * Multiple comparisons: Holm's step-down adjustment.
@@ -143,15 +144,20 @@ def mean_interval(n, s, ss, z: float = Z95):
     return _squeeze({"mean": mean, "sd": sd, "se": se, "ci_low": mean - half, "ci_high": mean + half})
 
 
-def _clustered_wilson(r, var, units, z):
-    """Wilson interval of a share r whose estimate has the (clustered)
-    variance var: the interval of r * n_eff successes in n_eff trials, with
-    the effective sample size n_eff = r (1 - r) / var (a design effect, as
-    in survey statistics). Where r is 0 or 1, or var is 0, the delta method
-    says nothing and the plain Wilson interval of the units is used."""
+def _clustered_wilson(r, var, units, clusters, z):
+    """Wilson interval of a share r of `units` units from `clusters`
+    clusters, whose estimate has the (clustered) variance var: the interval
+    of r * n_eff successes in n_eff trials, with the effective sample size
+    n_eff = r (1 - r) / var * (z / t)^2, t the Student point with
+    clusters - 1 degrees of freedom (Korn and Graubard's interval for
+    complex surveys: units that go together count for more or fewer than
+    one, and a variance estimated from few clusters counts for less).
+    Where r is 0 or 1, or var is 0, n_eff is the number of units."""
+    units = np.asarray(units, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         inner = (r > 0) & (r < 1) & (var > 0)
-        n_eff = np.where(inner, r * (1 - r) / np.where(inner, var, 1.0), units)
+        df_factor = (z / t_point(clusters, z)) ** 2
+        n_eff = np.where(inner, r * (1 - r) / np.where(inner, var, 1.0) * df_factor, units)
         return wilson_interval(r * n_eff, n_eff, z)
 
 
@@ -163,8 +169,9 @@ def ratio_interval(n, sx, sy, sxx, syy, sxy, z: float = Z95):
     Its linearized (ratio-estimator) variance
     var = n / (n - 1) sum ((x_g - R y_g) / sy)^2 counts the units of a
     cluster together rather than as independent trials; the interval is
-    Wilson's at the effective sample size R (1 - R) / var, so it stays
-    inside [0, 1] and does not collapse at 0 or 1 (_clustered_wilson).
+    Wilson's at the effective sample size R (1 - R) / var (made smaller
+    for few clusters), so it stays inside [0, 1] and does not collapse at 0
+    or 1 (_clustered_wilson).
     Returns (R, ci_low, ci_high); NaN where sy is 0 or n < 2.
     """
     n, sx, sy, sxx, syy, sxy = (np.asarray(v, dtype=float) for v in (n, sx, sy, sxx, syy, sxy))
@@ -173,7 +180,7 @@ def ratio_interval(n, sx, sy, sxx, syy, sxy, z: float = Z95):
         r = np.where(sy > 0, sx / safe_y, np.nan)
         resid = np.maximum(sxx - 2 * r * sxy + r * r * syy, 0.0)
         var = np.where(n > 1, resid / safe_y**2 * n / np.where(n > 1, n - 1, 1), np.nan)
-    low, high = _clustered_wilson(r, var, sy, z)
+    low, high = _clustered_wilson(r, var, sy, n, z)
     return r, low, high
 
 
@@ -208,8 +215,8 @@ def ratio_difference_interval(n, x1, y1, x2, y2, moments, z: float = Z95):
         cov = factor * np.einsum("...i,...ij,...j->...", g1, moments, g2)
         rho = np.where((var1 > 0) & (var2 > 0), cov / np.sqrt(np.maximum(var1 * var2, 1e-300)), 0.0)
         rho = np.clip(rho, -1.0, 1.0)
-        l1, u1 = _clustered_wilson(r1, np.maximum(var1, 0.0), y1, z)
-        l2, u2 = _clustered_wilson(r2, np.maximum(var2, 0.0), y2, z)
+        l1, u1 = _clustered_wilson(r1, np.maximum(var1, 0.0), y1, n, z)
+        l2, u2 = _clustered_wilson(r2, np.maximum(var2, 0.0), y2, n, z)
         d = np.where(ok, r1 - r2, np.nan)
         low = d - np.sqrt(np.maximum((r1 - l1) ** 2 + (u2 - r2) ** 2 - 2 * rho * (r1 - l1) * (u2 - r2), 0.0))
         high = d + np.sqrt(np.maximum((u1 - r1) ** 2 + (r2 - l2) ** 2 - 2 * rho * (u1 - r1) * (r2 - l2), 0.0))
@@ -384,6 +391,59 @@ def hist_ecdf(values, counts):
     if total <= 0:
         return np.zeros(0), np.zeros(0)
     return v[keep], np.cumsum(c[keep]) / total
+
+
+def skill_table(names: list, keys: list) -> pd.DataFrame:
+    """Skill matrix of one run with different policies at the table: for
+    every ordered pair of different policies seated in the same game, how
+    often the first finished ahead of the second.
+
+    names[s]: the policy of seat s, one name for every game or an array of
+    one per game (seats that rotate); keys[s]: seat s's finish in each game,
+    higher is better, equal keys are level (worth 1/2). Long table, both
+    directions, policies in order of first seat: policy, opponent, pairs
+    (seat pairs: a game with two seats of A and two of B gives four), ahead,
+    behind, level, score = (ahead + level / 2) / pairs and its 95 %
+    interval, which counts the seat pairs of one game together
+    (ratio_interval, clustered by game). Empty when every seat plays the
+    same policy."""
+    columns = ["policy", "opponent", "pairs", "ahead", "behind", "level", "score", "ci_low", "ci_high"]
+    seats, games = len(keys), len(keys[0])
+    flat = np.concatenate([np.broadcast_to(np.asarray(n, dtype=object), (games,)) for n in names])
+    codes, uniques = pd.factorize(flat)
+    codes = codes.reshape(seats, games)
+    k = len(uniques)
+    # per pairing (a, b) and game: half-points of a against b, and seat pairs
+    half_points: dict[tuple, np.ndarray] = {}
+    pairs: dict[tuple, np.ndarray] = {}
+    tallies: dict[tuple, np.ndarray] = {}  # ahead, behind, level
+    for i in range(seats):
+        for j in range(seats):
+            if i == j:
+                continue
+            ahead, behind = keys[i] > keys[j], keys[i] < keys[j]
+            level = ~(ahead | behind)
+            pairing = codes[i] * k + codes[j]
+            for code in np.unique(pairing):
+                a, b = divmod(int(code), k)
+                if a == b:
+                    continue
+                here = pairing == code
+                if (a, b) not in pairs:
+                    half_points[a, b], pairs[a, b] = np.zeros(games, np.int32), np.zeros(games, np.int32)
+                    tallies[a, b] = np.zeros(3, np.int64)
+                half_points[a, b] += here * (2 * ahead + level)
+                pairs[a, b] += here
+                tallies[a, b] += [(here & ahead).sum(), (here & behind).sum(), (here & level).sum()]
+    rows = []
+    for a, b in sorted(pairs):
+        x, y = half_points[a, b] / 2.0, pairs[a, b].astype(float)
+        score, low, high = ratio_interval(games, x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
+        ahead, behind, level = (int(v) for v in tallies[a, b])
+        rows.append({"policy": uniques[a], "opponent": uniques[b], "pairs": int(y.sum()), "ahead": ahead,
+                     "behind": behind, "level": level, "score": float(score), "ci_low": float(low),
+                     "ci_high": float(high)})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def distribution_row(label: str, values) -> dict:

@@ -72,9 +72,10 @@ def _skill(report: Report, df: pd.DataFrame) -> None:
         return
     section.text("Head to head within this run: the share of games in which the row policy finished ahead of "
                  "the column policy (the winner ahead of everyone, then more points; equal points count 1/2). "
-                 "n (pairs) counts seat pairs, which are not independent within a game, so read the intervals "
-                 "as a little too narrow. Seats are fixed: a policy's seats also carry their turn order.")
-    section.table(h2h, "Head to head: finishing ahead (95 % Wilson interval)")
+                 "n (pairs) counts seat pairs; the intervals count the pairs of one game together (clustered "
+                 "by game), as they are not independent. Seats are fixed: a policy's seats also carry their "
+                 "turn order.")
+    section.table(h2h, "Head to head: finishing ahead (95 % interval)")
     ax = skill_heatmap(h2h, title="Skill matrix: row finishes ahead of column")
     section.figure(ax.figure, "Skill matrix: share of games the row policy finished ahead of the column policy",
                    "skill_matrix")

@@ -114,9 +114,9 @@ def _skill(sec: Section, races_df: pd.DataFrame) -> None:
         return
     sec.text("Head to head within this run: the share of races in which the row policy finished ahead of "
              "the column policy in the general classification when both were in the race (level finishes "
-             "count 1/2). n (pairs) counts seat pairs, which are not independent within a race, so read the "
-             "intervals as a little too narrow. Matches of two policies on the same deals (a tournament) "
-             "exist for the race games only.")
+             "count 1/2). n (pairs) counts seat pairs; the intervals count the pairs of one race together "
+             "(clustered by race), as they are not independent. Matches of two policies on the same deals "
+             "(a tournament) exist for the race games only.")
     names = short_names(list(h2h["policy"]) + list(h2h["opponent"]))
     shown = h2h.assign(policy=h2h["policy"].map(names), opponent=h2h["opponent"].map(names))
     sec.table(shown, "Head to head: finishing ahead in the general classification (95 % Wilson interval; "

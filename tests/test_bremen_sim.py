@@ -188,6 +188,11 @@ def test_head_to_head_by_hand():
     gr, rg = h.loc[("g", "r")], h.loc[("r", "g")]
     assert tuple(gr[["pairs", "ahead", "behind", "level"]]) == (6, 3, 1, 2)
     assert gr["score"] == pytest.approx(4 / 6) and rg["score"] == pytest.approx(2 / 6)
+    # interval clustered by game: points / pairs per game 2 / 2, 1.5 / 2, .5 / 2; residuals x - R y =
+    # .666667, .166667, -.833333, variance 1.166667 / 6^2 * 3 / 2 = .048611; effective size
+    # .222222 / .048611 * (z / t)^2 = 4.571429 * .2075 (t = 4.302653, 2 degrees of freedom) = .948571;
+    # Wilson at p = 2/3, n = .948571: centre .533005, half .442810
+    assert (gr["ci_low"], gr["ci_high"]) == pytest.approx((0.09020, 0.97581), abs=1e-4)
     assert len(h) == 2
     same = _hand_records()
     same.attrs["policies"] = ["g", "g", "g"]

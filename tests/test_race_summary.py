@@ -205,9 +205,10 @@ def test_card_balance(toy):
     # interval clustered by game: per game go played x = 3, 3, 0, 2 of drawn y = 5, 5, 1, 2;
     # R = 8/13, sum (x - R y)^2 = 2 (1/13)^2 + (8/13)^2 + (10/13)^2 = 166/169,
     # se = sqrt(166/169 / (4 * 3)) / (13 / 4) = .088031; Wilson's interval at the effective size
-    # n = R (1 - R) / se^2 = 30.5421: centre (R + z^2 / 2n) / (1 + z^2 / n) = .602495,
-    # half z sqrt(R (1 - R) / n + z^2 / 4n^2) / (1 + z^2 / n) = .163124
-    assert (go["played_share_low"], go["played_share_high"]) == pytest.approx((0.43937, 0.76562), abs=1e-5)
+    # n = R (1 - R) / se^2 * (z / t)^2 = 30.5421 * .379293 = 11.5844 (t = 3.182446, 3 degrees of freedom
+    # for 4 games): centre (R + z^2 / 2n) / (1 + z^2 / n) = .586652,
+    # half z sqrt(R (1 - R) / n + z^2 / 4n^2) / (1 + z^2 / n) = .244471
+    assert (go["played_share_low"], go["played_share_high"]) == pytest.approx((0.34218, 0.83112), abs=1e-5)
     assert go["dead_share"] == pytest.approx(5 / 13)
     # plays of go in games with a winner: 3 + 3 + 2, by the winner 2 + 1 + 2
     assert go["winner_share"] == pytest.approx(5 / 8)
@@ -216,19 +217,20 @@ def test_card_balance(toy):
     assert go["win_lift"] == pytest.approx(0.6)
     # its interval clustered by game: per game (wins, units) played / not = (1, 2) / (0, 0), (1, 2) / (0, 0),
     # (0, 0) / (0, 2), (1, 1) / (0, 1). Played: u = (wins - .6 units) / 5 = -.04, -.04, 0, .08, variance
-    # 4 / 3 * .0096 = .0128, effective size .24 / .0128 = 18.75, Wilson [.380270, .785730]. Not: 0 of 3,
-    # no variance, so Wilson of the 3 units [0, .561496]; no covariance. MOVER (Newcombe with rho 0):
-    # .6 - sqrt(.219730^2 + .561496^2), .6 + .185730
-    assert (go["win_lift_low"], go["win_lift_high"]) == pytest.approx((-0.00296, 0.78573), abs=1e-5)
+    # 4 / 3 * .0096 = .0128, effective size .24 / .0128 * .379293 = 7.11174, Wilson [.272694, .857164].
+    # Not: 0 of 3, no variance: Wilson of the 3 units [0, .561496]; no covariance. MOVER (Newcombe
+    # with rho 0): .6 - sqrt(.327306^2 + .561496^2), .6 + .257164
+    assert (go["win_lift_low"], go["win_lift_high"]) == pytest.approx((-0.04993, 0.85716), abs=1e-5)
     # flat: played by (g0, s0) which won and (g2, s1) which did not; not: 6 units, 2 wins
     assert (flat["n_played"], flat["win_when_played"]) == (2, 0.5)
     assert flat["win_when_not"] == pytest.approx(2 / 6)
     # lift 1/2 - 1/3; per game played / not = (1, 1) / (0, 1), (0, 0) / (1, 2), (0, 1) / (0, 1), (0, 0) / (1, 2).
-    # Played: u = (w - .5 n) / 2 = .25, 0, -.25, 0, variance 4 / 3 * .125, effective size 1.5, Wilson
-    # [.075978, .924022]; not: u = (w - n / 3) / 6 = -.055556, .055556, -.055556, .055556, variance .016461,
-    # effective size 13.5, Wilson [.145328, .595172]; covariance 4 / 3 * sum u1 u2 = 0.
+    # Played: u = (w - .5 n) / 2 = .25, 0, -.25, 0, variance 4 / 3 * .125, effective size 1.5 * .379293,
+    # Wilson [.033364, .966636]; not: u = (w - n / 3) / 6 = -.055556, .055556, -.055556, .055556, variance
+    # .016461, effective size 13.5 * .379293, Wilson [.087986, .721566]; covariance 4 / 3 * sum u1 u2 = 0.
+    # 1/6 - sqrt(.466636^2 + .388233^2), 1/6 + sqrt(.466636^2 + .245347^2)
     assert flat["win_lift"] == pytest.approx(1 / 6)
-    assert (flat["win_lift_low"], flat["win_lift_high"]) == pytest.approx((-0.33169, 0.63050), abs=1e-5)
+    assert (flat["win_lift_low"], flat["win_lift_high"]) == pytest.approx((-0.44035, 0.69387), abs=1e-5)
     assert flat["received"] == 3 and flat["victim_turns"] == 9 and flat["turns_lost_per_hazard"] == 3
     assert flat["victim_win_rate"] == 0.0  # game 0 side 1 lost, game 2 had no winner
     # a share of 0 has no clustered variance: Wilson's interval of 0 wins in the 2 units, [0, z^2 / (2 + z^2)]

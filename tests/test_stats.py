@@ -145,26 +145,38 @@ def _two_side_games(rng, games, p_mark=0.7, edge=0.15):
 
 
 def test_clustered_intervals_cover_95_percent():
-    """Units that come two to a game (one wins, one loses): the clustered
-    intervals must cover the true share and the true difference 95 % of the
-    time. True values of the model (p_mark .7, edge .15), from its
-    definition: a marked side wins against a marked one (.7) with .5, against
-    an unmarked one (.3) with .65, so .7 * .5 + .3 * .65 = .545; an unmarked
-    side .7 * .35 + .3 * .5 = .395; the difference is .15."""
+    """The clustered intervals must cover the true value 95 % of the time.
+
+    Share: games deal 1 to 10 cards (uniform), each played with the game's
+    own probability p_g ~ Beta(2, 2), so the cards of a game go together; the
+    true share is E p_g = 1/2. Wilson's interval over the cards, as if they
+    were independent, covers it far less often.
+    Difference: games of two sides, each marked (played a card) with
+    probability .7; side 0 wins with probability .5 + .15 (marked 0 -
+    marked 1), else side 1, so the sides of a game go together. From the
+    definition: a marked side wins against a marked one (.7) with .5,
+    against an unmarked one (.3) with .65, so .545; an unmarked one .395;
+    the difference is .15."""
     rng = np.random.default_rng(11)
     reps, games = 1000, 300
-    share_hits = lift_hits = 0
+    share_hits = naive_hits = lift_hits = 0
     for _ in range(reps):
+        cards = rng.integers(1, 11, games)
+        played = rng.binomial(cards, rng.beta(2, 2, games))
+        _, low, high = ratio_interval(games, played.sum(), cards.sum(), (played**2).sum(), (cards**2).sum(),
+                                      (played * cards).sum())
+        share_hits += low <= 0.5 <= high
+        naive_low, naive_high = wilson_interval(played.sum(), cards.sum())
+        naive_hits += naive_low <= 0.5 <= naive_high
         v = _two_side_games(rng, games)
         x1, y1, x2, y2 = v.sum(axis=0)
-        _, low, high = ratio_interval(games, x1, y1, (v[:, 0] ** 2).sum(), (v[:, 1] ** 2).sum(),
-                                      (v[:, 0] * v[:, 1]).sum())
-        share_hits += low <= 0.545 <= high
         lift = ratio_difference_interval(games, x1, y1, x2, y2, v.T @ v)
         lift_hits += lift["ci_low"] <= 0.15 <= lift["ci_high"]
     # 1000 repetitions: the coverage's standard error is .007, so 95 % -+ 2.5 points is over 3 of them
     assert 0.925 <= share_hits / reps <= 0.975
     assert 0.925 <= lift_hits / reps <= 0.975
+    # the naive interval: design effect about 1 + (5.5 - 1) / (2 + 2 + 1) = 1.9, so P(|Z| < 1.96 / sqrt 1.9) = .84
+    assert naive_hits / reps < 0.9
 
 
 def test_ratio_difference_without_a_second_share_is_the_ratio_interval():
