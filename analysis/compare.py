@@ -272,7 +272,7 @@ def seat_bias_strength(s: RaceSummary) -> float:
 
 
 HEADLINE = (
-    ("stronger seat bias", "first_player_gap"),
+    ("the stronger first-player bias", "first_player_gap"),
     ("longer games", "game_turns"),
     ("more decisive hazards", "hazard_decided"),
     ("deader cards", "dead_share"),
@@ -286,8 +286,11 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
     "n/a") and evidence (both values, the paired difference with its
     interval and the Holm-adjusted p-value from `paired`, the table shown;
     make it with `fair=1/sides` for the seat-bias row).
-    * stronger seat bias: the first player's distance from the fair share,
-      |P(first player wins) - 1/sides| (games with a winner);
+    * the stronger first-player bias: the first player's distance from the
+      fair share, |P(first player wins) - 1/sides| (games with a winner);
+      the evidence also gives the largest gap of any turn-order position,
+      the measure of the report's seat-bias section, which may lean the
+      other way;
     * longer games: mean turns per game;
     * more decisive hazards: share of games (with a winner and some turns
       lost to hazards) won by the side that lost the fewest turns to hazards;
@@ -304,10 +307,11 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
             continue
         r = p.loc[key]
         ev = (f"{name_a} {r['mean_a']:.4g} vs {name_b} {r['mean_b']:.4g}; paired difference {r['diff']:+.4g} "
-              f"[{r['ci_low']:.4g}, {r['ci_high']:.4g}], Holm p = {r['p_holm']:.3g}, n = {int(r['n'])}")
+              f"(95 % interval of this metric alone [{r['ci_low']:.4g}, {r['ci_high']:.4g}]), "
+              f"Holm p = {r['p_holm']:.3g}, n = {int(r['n'])}")
         if key == "first_player_gap":
-            ev = (f"largest gap of a turn-order position from the fair share {seat_bias_strength(a):.3g} ({name_a}) "
-                  f"vs {seat_bias_strength(b):.3g} ({name_b}); first player's distance from the fair share: " + ev)
+            ev = (f"first player's distance from the fair share: {ev}; (the largest gap of any turn-order "
+                  f"position: {name_a} {seat_bias_strength(a):.3g} vs {name_b} {seat_bias_strength(b):.3g})")
         larger = name_a if r["diff"] > 0 else name_b
         if bool(r["reject"]):
             answer = larger

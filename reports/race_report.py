@@ -332,8 +332,9 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
         sec.text(f"{comparison.unpaired} games appear in one run only and are left out.")
 
     sec = rep.section("Paired differences")
-    sec.text("Per game d = A - B; mean difference with a 95 % Student t interval, two-sided t-test p-value, and Holm's "
-             f"step-down correction across the {len(paired)} metrics below (alpha {alpha}).")
+    sec.text("Per game d = A - B; mean difference with a 95 % Student t interval (of each metric on its own), "
+             "two-sided t-test p-value, and Holm's step-down correction of the p-values across the "
+             f"{len(paired)} metrics below (alpha {alpha}): p_holm and reject are what a headline answer uses.")
     sec.table(paired.drop(columns=["key"]).rename(columns={"mean_a": name_a, "mean_b": name_b}),
               "Every metric with its interval")
     if len(paired):

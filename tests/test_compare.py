@@ -207,7 +207,7 @@ def test_headline(runs):
     assert seat_bias_strength(sa) == pytest.approx(0.5) and seat_bias_strength(sb) == pytest.approx(1 / 6)
     gap = paired.set_index("key").loc["first_player_gap"]
     assert gap["diff"] == pytest.approx(1 / 3) and gap["n"] == 150
-    assert h.loc["Which has stronger seat bias?", "answer"] == "Stap op"
+    assert h.loc["Which has the stronger first-player bias?", "answer"] == "Stap op"
     # hazards: only 50 paired games, A's winner always least hit, B's never
     assert h.loc["Which has more decisive hazards?", "answer"] == "Stap op"
     # dead share per game is the same in both runs

@@ -90,7 +90,7 @@ def test_comparison_report(toy, tmp_path):
     titles = re.findall(r"^## (.*)$", md, flags=re.M)
     assert titles[0] == "Headline" and titles[1] == "Paired differences"
     head = md.split("## Paired differences")[0]
-    for q in ("stronger seat bias", "longer games", "more decisive hazards", "deader cards"):
+    for q in ("the stronger first-player bias", "longer games", "more decisive hazards", "deader cards"):
         assert f"Which has {q}?" in head
     assert "A: toy" in md and "B: toy" in md  # same design name: labelled A and B
     # every paired metric with its interval: turns per game d = [4, 2, 10, -8], mean 2, sd sqrt(56)
