@@ -197,7 +197,7 @@ class SequentialResult:
     diff_low: float
     diff_high: float
     labels: tuple[str, str] = ("A", "B")
-    what: str = "wins"            # what a +1 means, for the reader
+    what: str = "wins more often"  # what a +1 says of A, for the reader: "A <what>"
     meta: dict = field(default_factory=dict)
 
     @property
@@ -224,7 +224,7 @@ OutcomeFn = Callable[[int, int], "np.ndarray | tuple[np.ndarray, np.ndarray]"]
 
 def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0.05, delta: float = 0.05,
                        chunk: int = 500, max_games: int = 100_000, labels: Sequence[str] = ("A", "B"),
-                       what: str = "wins", progress: Callable[[int], None] | None = None,
+                       what: str = "wins more often", progress: Callable[[int], None] | None = None,
                        z: float = Z95) -> SequentialResult:
     """Play chunks of games until the sequential test decides A vs B, or `max_games`.
 
@@ -279,9 +279,9 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
     q_low, q_high = wilson_interval(plus, uneven, z) if uneven else (float("nan"), float("nan"))
     d = paired_difference(n_d, s_d, ss_d, z)
     verdict = {
-        "A": f"{a} better ({what}): decided after {used} games",
-        "B": f"{b} better ({what}): decided after {used} games",
-        "same": f"no difference of {delta:g} or more in q ({what}): decided after {used} games",
+        "A": f"{a} {what}: decided after {used} games",
+        "B": f"{b} {what}: decided after {used} games",
+        "same": f"neither {what} (no difference of {delta:g} or more in q): decided after {used} games",
         "undecided": f"undecided after {used} games (cap reached)",
     }[decision]
     t = test.test_a

@@ -159,7 +159,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
                 fail("a sequential policy comparison needs exactly two policies, e.g. --policy greedy,aggressive "
                      "(or give a second design or --option-b to compare two designs)")
             fn = policy_outcomes(load_design(deck), players, names[0], names[1], seed, options)
-            labels, what = (names[0], names[1]), "wins"
+            labels, what = (names[0], names[1]), "wins more often"
             title = f"Sequential test: {names[0]} vs {names[1]} on {deck}, {players} players, seed {seed}"
         else:
             if metric not in DESIGN_METRICS and not metric.startswith("won_s"):
@@ -172,7 +172,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
             lb = deck_2 + ("" if not options_b else " (" + ", ".join(f"{k}={v}" for k, v in options_b.items()) + ")")
             if la == lb:
                 la, lb = f"A: {la}", f"B: {lb}"
-            labels, what = (la, lb), f"higher {metric}"
+            labels, what = (la, lb), f"has the higher {metric}"
             title = f"Sequential test: {la} vs {lb}, {metric}, {players} players, seed {seed}"
         with progress_bar(max_games, "sequential") as advance:
             res = sequential_compare(fn, alpha, beta, delta, chunk, max_games, labels, what, progress=advance)

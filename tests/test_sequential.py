@@ -64,7 +64,7 @@ def test_always_a_stops_where_the_formula_says(chunk):
     assert r.games_played == chunk * math.ceil(n / chunk)
     assert r.plus == n and r.minus == 0 and r.q == 1.0 and r.q_low > 0.9
     b = sequential_compare(const(-1), chunk=chunk, labels=("x", "y"))
-    assert b.decision == "B" and b.games_used == n and b.verdict.startswith("y better")
+    assert b.decision == "B" and b.games_used == n and b.verdict.startswith("y wins more often")
 
 
 def test_an_even_stream_is_decided_same():
@@ -142,7 +142,7 @@ def test_design_duel_signs_match_the_records():
 
 def test_sequential_command_both_modes(capsys):
     r = sequential_command("millebornes", "greedy,random", 2, 1, chunk=40, max_games=200)
-    assert r.decision == "A" and "greedy better" in capsys.readouterr().out
+    assert r.decision == "A" and "greedy wins more often" in capsys.readouterr().out
     d = sequential_command("stapop", "greedy", 4, 1, deck_b="touring", metric="game_turns", chunk=100, max_games=300)
     assert d.decided and d.labels == ("stapop", "touring")
     with pytest.raises(typer.Exit):
