@@ -148,8 +148,11 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     previous = numba.get_num_threads()
     if threads:
         numba.set_num_threads(threads)
-    start = time.perf_counter()
     try:
+        # the kernel is compiled or loaded on no games first: the time is that of the games
+        K.play_batch(np.uint64(seed), first_game, players, pols, params, b.kind, b.adj, b.deg, b.dist, b.binfo,
+                     opts, out[:0])
+        start = time.perf_counter()
         for lo in range(0, games, chunk):
             hi = min(games, lo + chunk)
             K.play_batch(np.uint64(seed), first_game + lo, players, pols, params,

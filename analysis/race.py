@@ -96,10 +96,30 @@ class RaceRun:
         cols = (np.arange(self.players)[None, :] + games[:, None]) % self.players
         return np.ascontiguousarray(self.seat_index[cols])
 
+    def _hand_buffers(self, n: int) -> tuple[np.ndarray, ...]:
+        """The kernel's output arrays for one hand of n games: hand_out,
+        sides_out, cards_out, progress."""
+        sides, n_types = self.sides, len(self.design.cards)
+        return (np.zeros((n, K.H_NCOLS), np.int32), np.zeros((n, sides, K.S_NCOLS), np.int32),
+                np.zeros((n, sides, n_types, K.K_NCOLS), np.int16), np.zeros((n, sides, K.PROGRESS_ROUNDS), np.int16))
+
+    def load_kernels(self) -> float:
+        """Compile the kernels this run plays with, or load them from the
+        cache, by calling them on no games; returns the seconds it took. A
+        run that calls this first times its games without the compile."""
+        started = time.perf_counter()
+        games = np.zeros(0, np.int64)
+        chance, pkeys = np.empty(0, np.uint64), np.empty((0, self.players), np.uint64)
+        K.initial_keys(self.seed, games, self.players, chance, pkeys)
+        K.play_hands(self.card_table, self.rules, self.policy_ids, self.policy_params, self.seat_policies(games),
+                     K.first_seats(games, 0, self.players), chance, pkeys, *self._hand_buffers(0),
+                     self.user_policies)
+        return time.perf_counter() - started
+
     def play(self, start: int, count: int) -> pd.DataFrame:
         """Play games start .. start+count-1; one row per hand."""
         games = np.arange(start, start + count, dtype=np.int64)
-        players, sides, n_types = self.players, self.sides, len(self.design.cards)
+        players, sides = self.players, self.sides
         chance = np.empty(count, np.uint64)
         pkeys = np.empty((count, players), np.uint64)
         K.initial_keys(self.seed, games, players, chance, pkeys)
@@ -109,11 +129,7 @@ class RaceRun:
         parts = []
         hand_cap = HAND_CAP if self.multi_hand else 1
         for hand in range(hand_cap):
-            n = active.size
-            hand_out = np.zeros((n, K.H_NCOLS), np.int32)
-            sides_out = np.zeros((n, sides, K.S_NCOLS), np.int32)
-            cards_out = np.zeros((n, sides, n_types, K.K_NCOLS), np.int16)
-            progress = np.zeros((n, sides, K.PROGRESS_ROUNDS), np.int16)
+            hand_out, sides_out, cards_out, progress = self._hand_buffers(active.size)
             ck = chance[active]
             pk = np.ascontiguousarray(pkeys[active])
             first = K.first_seats(games[active], hand, players)
@@ -230,6 +246,7 @@ def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
     if threads:
         numba.set_num_threads(threads)
     run = RaceRun(design, players, list(policies), seed, options, seating)
+    run.load_kernels()  # the compile is not playing time
     started = time.perf_counter()
     frames = []
     for _, frame in iter_chunks(run, games, chunk_size):

@@ -115,6 +115,9 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
     accs = {"a": RaceSummarizer(metas["a"], on_games=comp.add_a), "b": RaceSummarizer(metas["b"], on_games=comp.add_b)}
     for key, acc in accs.items():
         acc.summary = state["summaries"][key]
+    if state["chunks_done"] * chunk_size < games:
+        for run in runs.values():
+            run.load_kernels()  # the compile is not playing time
     for index, first in enumerate(range(0, games, chunk_size)):
         count = min(chunk_size, games - first)
         if index >= state["chunks_done"]:
