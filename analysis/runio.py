@@ -99,21 +99,31 @@ def iter_parquet(path: str | os.PathLike, batch_rows: int = 200_000):
         yield batch.to_pandas()
 
 
+def _short(value, width: int = 40) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 class ChunkedRun:
     """Finished chunks of one run, kept safe on disk until the run is joined.
 
     `identity` is everything that determines the results (game, design hash,
     policies, seed, players, games, chunk size, version); parts written under
-    another identity are refused instead of silently mixed in.
+    another identity are refused instead of silently mixed in, and so is an
+    existing file at `out` that is not this run (another run's results are
+    never overwritten; the same run, finished, is played again and written
+    anew).
     """
 
     def __init__(self, out: str | os.PathLike, identity: dict):
         self.out = Path(out)
         self.identity = identity
+        if self.out.exists():
+            self._check_existing()
         self.parts = self.out.with_name(self.out.name + ".parts")
         self.parts.mkdir(parents=True, exist_ok=True)
         stamp = self.parts / "identity.json"
-        if stamp.exists():
+        if stamp.exists() and any(self.parts.glob("chunk-*.parquet")):  # with no chunk there is nothing to keep
             earlier = json.loads(stamp.read_text())
             if earlier != json.loads(json.dumps(identity)):
                 raise ValueError(
@@ -124,6 +134,19 @@ class ChunkedRun:
             tmp = stamp.with_name("identity.json.tmp")
             tmp.write_text(json.dumps(identity, sort_keys=True))
             os.replace(tmp, stamp)
+
+    def _check_existing(self) -> None:
+        try:
+            earlier = read_metadata(self.out)
+        except (OSError, ValueError, pa.ArrowException):
+            raise ValueError(f"{self.out} exists and is not a run file written by etappe; "
+                             "remove it or write to another --out") from None
+        mine = json.loads(json.dumps(self.identity))
+        differ = [f"{k} {_short(earlier[k])}, not {_short(mine[k])}"
+                  for k in sorted(mine) if k in earlier and earlier[k] != mine[k]]
+        if differ:
+            raise ValueError(f"{self.out} holds another run ({'; '.join(differ)}); "
+                             "remove it or write to another --out")
 
     def _part(self, index: int) -> Path:
         return self.parts / f"chunk-{index:06d}.parquet"

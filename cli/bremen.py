@@ -50,6 +50,8 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
         policies = policies * players
     b = load_board(board)
     _, full_options = A.options_row(options)
+    for spec in policies:
+        A.parse_policy(spec)  # refused before a run folder is made
     with progress_bar(games, f"bremen x{players}") as advance:
         shown = 0
 

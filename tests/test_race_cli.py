@@ -131,9 +131,30 @@ def test_sequential_compare_writes_its_report(tmp_path):
 
 def test_simulate_refuses_parts_of_another_run(tmp_path):
     out = tmp_path / "run.parquet"
-    ChunkedRun(out, {"seed": 1})
+    ChunkedRun(out, {"seed": 1}).save(0, pd.DataFrame({"x": [1]}))
     result = run("simulate", "stapop", "--games", 10, "--out", out)
     assert result.exit_code != 0 and "different run" in result.stderr
+    # a folder with no finished chunk (a command refused before its first chunk) holds nothing to keep
+    empty = tmp_path / "empty.parquet"
+    ChunkedRun(empty, {"seed": 1})
+    assert run("simulate", "stapop", "--games", 10, "--out", empty).exit_code == 0
+
+
+def test_simulate_never_overwrites_another_run(tmp_path):
+    out = tmp_path / "run.parquet"
+    assert run("simulate", "stapop", "--games", 20, "--seed", 1, "--out", out).exit_code == 0
+    first, records = out.read_bytes(), pq.read_table(out).to_pandas()
+    result = run("simulate", "stapop", "--games", 20, "--seed", 2, "--out", out)
+    assert result.exit_code == 2 and "holds another run (seed 1, not 2)" in result.stderr
+    assert out.read_bytes() == first
+    # the same run again is written anew, with the same records
+    assert run("simulate", "stapop", "--games", 20, "--seed", 1, "--out", out).exit_code == 0
+    assert pq.read_table(out).to_pandas().equals(records)
+    other = tmp_path / "notes.parquet"
+    other.write_text("not a run")
+    result = run("simulate", "stapop", "--games", 20, "--out", other)
+    assert result.exit_code == 2 and "is not a run file written by etappe" in result.stderr
+    assert other.read_text() == "not a run"
 
 
 @pytest.mark.parametrize("args, message", [
