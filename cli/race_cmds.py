@@ -285,7 +285,7 @@ def _other_game_policies(game: str) -> None:
 
 
 def policies_command(deck: str | None) -> None:
-    from etappe.kernels.race_policies import LOOKAHEAD_DESCRIPTION, LOOKAHEAD_PARAMETERS
+    from etappe.kernels.race_policies import LOOKAHEAD_DESCRIPTION, LOOKAHEAD_PARAMETERS, PARAMETER_RANGES
 
     if deck in ("etape", "bremen"):
         _other_game_policies(deck)
@@ -304,7 +304,7 @@ def policies_command(deck: str | None) -> None:
     console.print(table)
     console.print("lookahead parameters:")
     for key, (_, default, text) in LOOKAHEAD_PARAMETERS.items():
-        console.print(f"  {key} (default {default:g}): {text}", highlight=False)
+        console.print(f"  {key} (default {default:g}; {PARAMETER_RANGES[key][0]}): {text}", highlight=False)
     console.print("greedy parameters (override with name:key=value,...):")
     for key, (_, default, text) in GREEDY_PARAMETERS.items():
-        console.print(f"  {key} (default {default:g}): {text}", highlight=False)
+        console.print(f"  {key} (default {default:g}; {PARAMETER_RANGES[key][0]}): {text}", highlight=False)

@@ -59,6 +59,19 @@ LOOKAHEAD_DESCRIPTION = ("flat Monte Carlo over determinizations: deal the cards
 
 RANDOM_DESCRIPTION = "uniform over the legal moves, discards included; coups fourrés and extensions at 50 %"
 
+# name -> (what a value must be, test); a value that fails is refused, never clamped
+_WHOLE = float.is_integer
+PARAMETER_RANGES = {
+    "attack": ("a number >= 0", lambda v: v >= 0 and v < float("inf")),
+    "target_leader": ("0 or 1", lambda v: v in (0.0, 1.0)),
+    "hold_safeties": ("0 or 1", lambda v: v in (0.0, 1.0)),
+    "extension_margin": ("any number of km, inf: never, -inf: always", lambda v: v == v),
+    "coup_fourre": ("a probability, 0 to 1", lambda v: 0 <= v <= 1),
+    "playouts": ("a whole number >= 1", lambda v: v >= 1 and v < float("inf") and _WHOLE(v)),
+    "horizon": ("a whole number >= 0 (0: to the end of the hand)", lambda v: v >= 0 and v < float("inf") and _WHOLE(v)),
+    "confidence": ("a number >= 0", lambda v: v >= 0 and v < float("inf")),
+}
+
 
 @dataclass(frozen=True)
 class PolicySpec:
@@ -122,9 +135,13 @@ def parse_policy(spec: str) -> PolicySpec:
         if key not in known or not eq:
             raise PolicyError(f"policy {spec!r}: bad parameter {item!r}; parameters: {', '.join(known)}")
         try:
-            row[known[key][0]] = float(value)
+            number = float(value)
         except ValueError:
             raise PolicyError(f"policy {spec!r}: {key} must be a number, not {value!r}") from None
+        must_be, ok = PARAMETER_RANGES[key]
+        if not ok(number):
+            raise PolicyError(f"policy {spec!r}: {key} must be {must_be}, not {value.strip()}")
+        row[known[key][0]] = number
     kernel_id = POLICY_LOOKAHEAD if name == "lookahead" else POLICY_GREEDY
     return PolicySpec(spec.strip(), kernel_id, tuple(row))
 

@@ -1,4 +1,5 @@
 """Policies: user plugins, the look-ahead's information set, presets."""
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -10,7 +11,15 @@ import pytest
 from etappe.analysis.race import RaceRun, simulate
 from etappe.kernels import race as K
 from etappe.kernels.race_design import load_design
-from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy
+from etappe.kernels.race_policies import (
+    GREEDY_PARAMETERS,
+    LOOKAHEAD_PARAMETERS,
+    PARAMETER_RANGES,
+    PRESETS,
+    PolicyError,
+    PolicySpec,
+    parse_policy,
+)
 from etappe.kernels.race_position import position_state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,3 +299,28 @@ def test_policies_command_lists_the_other_games_too():
         out = subprocess.run([sys.executable, "-m", "etappe.cli", "policies", game], capture_output=True,
                              text=True, check=True).stdout
         assert all(name in out for name in names) and option in out, out
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("lookahead:playouts=0", "playouts must be a whole number >= 1, not 0"),
+    ("lookahead:playouts=2.5", "playouts must be a whole number >= 1, not 2.5"),
+    ("lookahead:horizon=-3", "horizon must be a whole number >= 0"),
+    ("greedy:hold_safeties=7", "hold_safeties must be 0 or 1, not 7"),
+    ("greedy:target_leader=0.5", "target_leader must be 0 or 1"),
+    ("greedy:coup_fourre=1.5", "coup_fourre must be a probability, 0 to 1"),
+    ("greedy:attack=-1", "attack must be a number >= 0"),
+    ("greedy:attack=nan", "attack must be a number >= 0"),
+])
+def test_parameters_out_of_range_are_refused_not_clamped(spec, message):
+    with pytest.raises(PolicyError, match=re.escape(message)):
+        parse_policy(spec)
+
+
+def test_every_default_and_preset_is_in_range():
+    assert set(PARAMETER_RANGES) == set(GREEDY_PARAMETERS) | set(LOOKAHEAD_PARAMETERS)
+    for name in list(PRESETS) + ["lookahead"]:
+        row = parse_policy(name).params
+        for key, (i, _, _) in (GREEDY_PARAMETERS | LOOKAHEAD_PARAMETERS).items():
+            if name != "lookahead" and key in LOOKAHEAD_PARAMETERS:
+                continue
+            assert PARAMETER_RANGES[key][1](row[i]), (name, key, row[i])
