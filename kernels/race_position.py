@@ -19,7 +19,12 @@ from .race_design import MAX_TYPES, Design, DesignError
 
 def read_position_file(path: str | Path) -> dict:
     path = Path(path)
-    text = path.read_text("utf-8")
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise DesignError(f"{path}: no such position file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DesignError(f"{path}: cannot read the position file: {exc}") from None
     try:
         return json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:

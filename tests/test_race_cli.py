@@ -174,6 +174,8 @@ def test_simulate_never_overwrites_another_run(tmp_path):
     (("compare", "stapop", "millebornes", "--games", 0), "--games"),
     (("replay", "stapop", "--game", 2**64), "--game"),
     (("report", "x.stages.parquet"), "no such run file"),
+    (("moves", "stapop", "nothere.toml"), "nothere.toml: no such position file"),
+    (("analyze", "stapop", "nothere.toml"), "nothere.toml: no such position file"),
 ])
 def test_bad_input_gives_a_clear_error_and_nonzero_exit(args, message):
     result = run(*args)
