@@ -77,8 +77,17 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     if not isinstance(seat, int) or not 0 <= seat < players:
         fail("on_turn", f"must be a seat 0..{players - 1}")
     stock = whole("stock", position.get("stock", 0))
-    state[K.ST_TRIP] = whole("trip", position.get("trip", int(rules[K.R_TRIP])), 1)
+    trip, extension = int(rules[K.R_TRIP]), int(rules[K.R_EXTENSION])
+    state[K.ST_TRIP] = whole("trip", position.get("trip", trip), 1)
+    if state[K.ST_TRIP] not in (trip, extension or trip):
+        fail("trip", f"{state[K.ST_TRIP]}, but {players} players of {design.name} race {trip}"
+             + (f", or {extension} after the extension" if extension else " (no extension)"))
     state[K.ST_EXT_SIDE] = whole("extension_side", position.get("extension_side", -1), -1)
+    if state[K.ST_EXT_SIDE] >= sides:
+        fail("extension_side", f"must be a side 0..{sides - 1}, or -1 (nobody called the extension)")
+    if (state[K.ST_EXT_SIDE] >= 0) != (extension > 0 and state[K.ST_TRIP] == extension):
+        fail("extension_side", f"a side calls the extension exactly when the trip is {extension}"
+             if extension else "no extension in this design and player count")
     state[K.ST_TRIP_SIDE] = -1
     state[K.ST_LEADER] = -1
 
@@ -107,6 +116,12 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         state[K.HAND_N_AT + p] = len(cards)
     if str(seat) not in hands:
         fail("hands", f"the hand of the player on turn (seat {seat}) is needed")
+    hand_size = int(rules[K.R_HAND_SIZE])
+    for name, cards in hands.items():
+        most = hand_size + (int(name) == seat)  # one more on turn, after the draw
+        if len(cards) > most:
+            fail(f"hands.{name}", f"{len(cards)} cards, but a hand holds at most {most}"
+                 + (" on turn (after the draw)" if int(name) == seat else ""))
     for key in of_kind("discard", position.get("discard", []), list):
         t = card("discard", key)
         place("discard", t)
@@ -159,6 +174,11 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         for key in of_kind(f"{f}.safeties", side.get("safeties", []), list):
             t = card(f"{f}.safeties", key, ("safety",))
             place(f"{f}.safeties", t)
+            for pile, top in (("battle", state[b + K.SD_BATTLE]), ("limit", state[b + K.SD_LIMIT_TOP])):
+                # laying the safety clears such a card, so it cannot lie there beside it
+                if top >= 0 and ct[top, K.C_PROTECTED_BY] == t:
+                    fail(f"{f}.safeties", f"{key} protects against {design.cards[top].key}, so that card cannot "
+                         f"be on top of the {pile} pile")
             K.land_safety(state, ct, rules, s, t)
     # Deal what nobody can see: the stock and the hands not listed.
     rng = np.random.default_rng(seed)
@@ -171,7 +191,10 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     needed = stock
     for p in range(players):
         if str(p) not in hands:
-            needed += whole(f"hand_sizes.{p}", hand_sizes.get(str(p), int(rules[K.R_HAND_SIZE])))
+            size = whole(f"hand_sizes.{p}", hand_sizes.get(str(p), hand_size))
+            if size > hand_size:
+                fail(f"hand_sizes.{p}", f"{size}, but a hand holds at most {hand_size}")
+            needed += size
     if needed > pool.size:
         fail("stock", f"the stock and unlisted hands need {needed} unseen cards but only {pool.size} are left")
     for i in range(stock):
@@ -197,6 +220,15 @@ def position_in_play(design: Design, position: dict, source: str = "position", o
     """position_state for a hand still being played, where a move is asked
     for: a side that has completed the trip has ended the hand."""
     state, ct, rules, seat = position_state(design, position, source, options, seed)
+    if state[K.ST_STOCK_N] > 0:
+        # While the stock holds cards every hand is full: the hand size, one more on turn (after the draw).
+        for p in range(int(rules[K.R_PLAYERS])):
+            full = int(rules[K.R_HAND_SIZE]) + (p == seat)
+            if state[K.HAND_N_AT + p] != full:
+                field = f"hands.{p}" if str(p) in position.get("hands", {}) else f"hand_sizes.{p}"
+                raise DesignError(f"{source}: {field}: {state[K.HAND_N_AT + p]} cards, but a hand holds {full}"
+                                  + (" on turn (after the draw)" if p == seat else "")
+                                  + " while the stock holds cards")
     for s in range(int(rules[K.R_SIDES])):
         b = K.side_at(s)
         km = int(state[b + K.SD_DIST])

@@ -228,6 +228,17 @@ battle = "roll"
     (lambda t: t.replace('hands = { "0" = [', 'hands = [[').replace('"km50"] }', '"km50"]]'), "hands",
      "must be a table"),
     (lambda t: t.replace("stock = 40", 'stock = 40\nhand_sizes = { "1" = "six" }'), "hand_sizes.1", "whole number"),
+    # Two players race 700 km, or 1000 after the extension (rules page), and the extension is called by a side
+    (lambda t: t.replace("stock = 40", "stock = 40\ntrip = 650"), "trip", "race 700, or 1000 after the extension"),
+    (lambda t: t.replace("stock = 40", "stock = 40\ntrip = 1000"), "extension_side", "exactly when the trip is 1000"),
+    # Six cards in hand, seven on turn after the draw, while the stock holds cards
+    (lambda t: t.replace(', "km50"]', "]"), "hands.0", "6 cards, but a hand holds 7 on turn"),
+    (lambda t: t.replace("stock = 40", 'stock = 40\nhand_sizes = { "1" = 5 }'), "hand_sizes.1",
+     "5 cards, but a hand holds 6"),
+    (lambda t: t.replace("stock = 40", 'stock = 40\nhand_sizes = { "1" = 7 }'), "hand_sizes.1", "at most 6"),
+    # Right of Way protects against Speed Limit: laid, it clears one, so the two cannot lie together
+    (lambda t: t + 'limit = "speed_limit"\nsafeties = ["right_of_way"]\n', "sides[1].safeties",
+     "right_of_way protects against speed_limit"),
 ])
 def test_moves_refuses_a_bad_position_naming_the_field(tmp_path, edit, field, problem):
     position = tmp_path / "p.toml"
@@ -236,6 +247,15 @@ def test_moves_refuses_a_bad_position_naming_the_field(tmp_path, edit, field, pr
     position.write_text(edit(GOOD_POSITION))
     result = run("moves", "millebornes", position)
     assert result.exit_code == 2 and f"{field}:" in result.stderr and problem in result.stderr, result.output
+
+
+def test_the_position_in_the_docs_is_valid(tmp_path):
+    text = (Path(__file__).parent.parent / "docs" / "positions.md").read_text()
+    position = tmp_path / "doc.toml"
+    position.write_text(text.split("```toml\n")[1].split("```")[0])
+    result = run("moves", "millebornes", position)
+    assert result.exit_code == 0, result.stderr
+    assert "play km100" in result.stdout.split("\n")  # 600 km: the 100 completes the 700
 
 
 def test_replay_shows_the_recorded_game():
