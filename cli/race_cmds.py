@@ -248,6 +248,10 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
     console.print(table)
     console.print("The unseen cards are dealt afresh for each playout; every move is tried on the same deals, "
                   f"then the hand is played out by {policy} players.", highlight=False)
+    if d.trip_for(int(position.get("players", 0)))[1]:
+        console.print(f"A move that completes the trip is valued with {policy}'s own answer to the extension "
+                      "(greedy calls it when ahead by extension_margin km): --policy cautious values stopping "
+                      "there, --policy bold going on.", highlight=False)
 
 
 def replay_command(deck: str, players: int, policy: str, seed: int, game: int, option: list[str] | None,
