@@ -9,6 +9,7 @@ the file, the field and the problem.
 """
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -567,7 +568,8 @@ class _Validator:
         if key in raw:
             return raw[key]
         if default is self._MISSING:
-            self.fail(path, "missing")
+            close = difflib.get_close_matches(key, [k for k in raw if isinstance(k, str)], n=1)
+            self.fail(path, "missing" + (f" (there is a field {close[0]!r}: misspelt?)" if close else ""))
         return default
 
     def table(self, raw: dict, key: str) -> dict:

@@ -725,6 +725,13 @@ def test_design_error_unknown_role(tmp_path):
     assert "bad.toml" in msg and "extra_tank" in msg and ".role" in msg and "'bonus'" in msg
 
 
+def test_design_error_a_misspelt_required_field_is_named(tmp_path):
+    text = MB_TEXT.replace("hand_size = 6", "hand_sise = 6")
+    assert text != MB_TEXT
+    msg = bad_design(tmp_path, text)
+    assert "design.hand_size: missing" in msg and "'hand_sise'" in msg
+
+
 def test_design_error_remedy_for_a_missing_hazard(tmp_path):
     text = MB_TEXT.replace('remedy = "gasoline"', 'remedy = "petrol"')
     msg = bad_design(tmp_path, text)
