@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .race_summary import RaceSummary, outcomes_by_position
-from .stats import holm, newcombe_difference, paired_difference, rate
+from .stats import holm, newcombe_difference, paired_difference, rate, two_run_ratio_difference
 
 # (column of game_table, label, unit); won_s{s} rows are added per side.
 PAIRED_METRICS = (
@@ -230,39 +230,71 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
 def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
     """Unpaired comparison of card rates (played share, dead share) between two runs.
 
-    Card keys present in both runs are compared card by card; when the decks
-    share no keys, cards are pooled by role. Differences A - B with
-    Newcombe's interval; these rates are not paired game by game, and they
-    count cards as if each were independent, while the cards of one game
-    go together: read the intervals as somewhat too narrow. Holm's
-    correction runs over every row (p_holm, reject).
+    Card keys present in both runs are compared card by card, with each
+    run's share clustered by game (the cards of one game go together:
+    stats.two_run_ratio_difference); attrs["only_a"] and attrs["only_b"]
+    list the cards of one design only. When the decks share no keys, cards
+    are pooled by role, with Newcombe's interval, which counts every card as
+    independent (somewhat too narrow: per-game sums by role are not kept).
+    Differences A - B; the dead share is 1 - the played share (every card
+    drawn is played, discarded or still held), so its interval is the
+    mirror of the played share's. Holm's correction runs over every row
+    (p_holm, reject).
     """
-    def per(s: RaceSummary, by_role: bool) -> pd.DataFrame:
+    by_role = not (set(a.layout.cards) & set(b.layout.cards))
+    if by_role:
+        table = _card_comparison_by_role(a, b)
+    else:
+        keys = [k for k in a.layout.cards if k in b.layout.cards]
+
+        def sums(s: RaceSummary) -> tuple:
+            idx = [s.layout.cards.index(k) for k in keys]
+            c = s.c
+            return (s.games, c["card_played"][idx], c["card_drawn"][idx], c["card_played_sq"][idx],
+                    c["card_drawn_sq"][idx], c["card_played_drawn"][idx])
+
+        sa, sb = sums(a), sums(b)
+        diff = two_run_ratio_difference(sa, sb)
+        rows = []
+        for what, sign in (("played share", 1.0), ("dead share", -1.0)):
+            share_a, share_b = rate(sa[1], sa[2]), rate(sb[1], sb[2])
+            if sign < 0:
+                share_a, share_b = 1 - share_a, 1 - share_b
+            low, high = (diff["ci_low"], diff["ci_high"]) if sign > 0 else (-diff["ci_high"], -diff["ci_low"])
+            rows.append(pd.DataFrame({
+                "card": keys, "rate": what, "a": share_a, "n_a": sa[2], "b": share_b, "n_b": sb[2],
+                "diff": sign * diff["diff"] + 0.0, "ci_low": low, "ci_high": high, "p_value": diff["p_value"],
+                "method": "unpaired, clustered by game",
+            }))
+        table = pd.concat(rows, ignore_index=True) if keys else pd.DataFrame()
+    if len(table):
+        table["p_holm"], table["reject"] = holm(table["p_value"].to_numpy())
+    table.attrs["only_a"] = [k for k in a.layout.cards if k not in b.layout.cards] if not by_role else []
+    table.attrs["only_b"] = [k for k in b.layout.cards if k not in a.layout.cards] if not by_role else []
+    return table
+
+
+def _card_comparison_by_role(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
+    def per(s: RaceSummary) -> pd.DataFrame:
         L = s.layout
-        frame = pd.DataFrame({"key": list(L.card_roles if by_role else L.cards),
-                              "drawn": s.c["card_drawn"], "played": s.c["card_played"],
+        frame = pd.DataFrame({"key": list(L.card_roles), "drawn": s.c["card_drawn"], "played": s.c["card_played"],
                               "dead": s.c["card_discarded"] + s.c["card_in_hand"]})
         return frame.groupby("key", sort=False).sum()
 
-    by_role = not (set(a.layout.cards) & set(b.layout.cards))
-    pa, pb = per(a, by_role), per(b, by_role)
+    pa, pb = per(a), per(b)
     keys = [k for k in pa.index if k in pb.index]
     pa, pb = pa.loc[keys], pb.loc[keys]
     rows = []
     for what, col in (("played share", "played"), ("dead share", "dead")):
         diff = newcombe_difference(pa[col], pa["drawn"], pb[col], pb["drawn"])
         rows.append(pd.DataFrame({
-            ("role" if by_role else "card"): keys, "rate": what,
+            "role": keys, "rate": what,
             "a": rate(pa[col], pa["drawn"]), "n_a": pa["drawn"].to_numpy(),
             "b": rate(pb[col], pb["drawn"]), "n_b": pb["drawn"].to_numpy(),
             "diff": diff["diff"], "ci_low": diff["ci_low"], "ci_high": diff["ci_high"], "p_value": diff["p_value"],
-            "method": "unpaired (Newcombe)",
+            "method": "unpaired (Newcombe), pooled by role",
         }))
-    if not rows:
-        return pd.DataFrame()
-    table = pd.concat(rows, ignore_index=True)
-    table["p_holm"], table["reject"] = holm(table["p_value"].to_numpy())
-    return table
+    return pd.concat(rows, ignore_index=True) if keys else pd.DataFrame()
 
 
 def seat_bias_strength(s: RaceSummary) -> float:

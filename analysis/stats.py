@@ -174,14 +174,19 @@ def ratio_interval(n, sx, sy, sxx, syy, sxy, z: float = Z95):
     or 1 (_clustered_wilson).
     Returns (R, ci_low, ci_high); NaN where sy is 0 or n < 2.
     """
+    r, var, low, high = _clustered_share(n, sx, sy, sxx, syy, sxy, z)
+    return r, low, high
+
+
+def _clustered_share(n, sx, sy, sxx, syy, sxy, z):
+    """(R, var, ci_low, ci_high) of ratio_interval."""
     n, sx, sy, sxx, syy, sxy = (np.asarray(v, dtype=float) for v in (n, sx, sy, sxx, syy, sxy))
     with np.errstate(invalid="ignore", divide="ignore"):
         safe_y = np.where(sy > 0, sy, 1.0)
         r = np.where(sy > 0, sx / safe_y, np.nan)
         resid = np.maximum(sxx - 2 * r * sxy + r * r * syy, 0.0)
         var = np.where(n > 1, resid / safe_y**2 * n / np.where(n > 1, n - 1, 1), np.nan)
-    low, high = _clustered_wilson(r, var, sy, n, z)
-    return r, low, high
+    return (r, var, *_clustered_wilson(r, var, sy, n, z))
 
 
 def ratio_difference_interval(n, x1, y1, x2, y2, moments, z: float = Z95):
@@ -218,9 +223,34 @@ def ratio_difference_interval(n, x1, y1, x2, y2, moments, z: float = Z95):
         l1, u1 = _clustered_wilson(r1, np.maximum(var1, 0.0), y1, n, z)
         l2, u2 = _clustered_wilson(r2, np.maximum(var2, 0.0), y2, n, z)
         d = np.where(ok, r1 - r2, np.nan)
-        low = d - np.sqrt(np.maximum((r1 - l1) ** 2 + (u2 - r2) ** 2 - 2 * rho * (r1 - l1) * (u2 - r2), 0.0))
-        high = d + np.sqrt(np.maximum((u1 - r1) ** 2 + (r2 - l2) ** 2 - 2 * rho * (u1 - r1) * (r2 - l2), 0.0))
+        low, high = _mover(d, r1, l1, u1, r2, l2, u2, rho)
     return _squeeze({"diff": d, "ci_low": low, "ci_high": high})
+
+
+def _mover(d, r1, l1, u1, r2, l2, u2, rho):
+    """The MOVER interval of d = r1 - r2 from each share's interval and the
+    correlation rho of the two estimates (Newcombe's hybrid when rho = 0)."""
+    low = d - np.sqrt(np.maximum((r1 - l1) ** 2 + (u2 - r2) ** 2 - 2 * rho * (r1 - l1) * (u2 - r2), 0.0))
+    high = d + np.sqrt(np.maximum((u1 - r1) ** 2 + (r2 - l2) ** 2 - 2 * rho * (u1 - r1) * (r2 - l2), 0.0))
+    return low, high
+
+
+def two_run_ratio_difference(a, b, z: float = Z95):
+    """The difference R_a - R_b of a share measured in two separate runs,
+    each share from clusters (e.g. the cards of a game): a and b are each
+    (n, sx, sy, sxx, syy, sxy) as ratio_interval takes them. Each share gets
+    its clustered interval (ratio_interval); the two runs are independent, so
+    they combine as in Newcombe's interval (MOVER with rho = 0), and the
+    p-value is the two-sided normal test of d over sqrt(var_a + var_b).
+    Returns a dict: diff, ci_low, ci_high, p_value."""
+    (r1, v1, l1, u1), (r2, v2, l2, u2) = (_clustered_share(*sums, z) for sums in (a, b))
+    d = r1 - r2
+    low, high = _mover(d, r1, l1, u1, r2, l2, u2, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(v1 + v2)
+        p = np.where(se > 0, 2 * _st.norm.sf(np.abs(d) / np.where(se > 0, se, 1)), np.where(d == 0, 1.0, 0.0))
+        p = np.where(np.isnan(d) | np.isnan(se), np.nan, p)
+    return _squeeze({"diff": d, "ci_low": low, "ci_high": high, "p_value": p})
 
 
 def _squeeze(d: dict) -> dict:

@@ -378,12 +378,21 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
 
     sec = rep.section("Card balance")
     cc = card_comparison(summary_a, summary_b)
-    if len(cc):
+    if len(cc) and "role" in cc:
         sec.text("Card rates cannot be paired game by game: these are unpaired comparisons of two proportions "
-                 "(Newcombe interval), A - B" + (", pooled by card role since the decks share no card keys" if "role" in cc else "")
-                 + ". They count each card as independent, but the cards of one game go together, so the intervals "
-                 "are somewhat too narrow; p_holm corrects for the many rows.")
+                 "(Newcombe interval), A - B, pooled by card role since the decks share no card keys. They count "
+                 "each card as independent, but the cards of one game go together, so the intervals are somewhat "
+                 "too narrow; p_holm corrects for the many rows.")
+    elif len(cc):
+        sec.text("Card rates cannot be paired game by game: these are unpaired comparisons, A - B, of the cards "
+                 "both designs have; each design's share counts the cards of one game together (clustered by "
+                 "game), and p_holm corrects for the many rows.")
+    if len(cc):
         sec.table(cc.rename(columns={"a": name_a, "b": name_b}), "Played and dead shares (unpaired)")
+    for name, only in ((name_a, cc.attrs.get("only_a")), (name_b, cc.attrs.get("only_b"))):
+        if only:
+            sec.text(f"Only in {name}: {', '.join(only)}; their fates are in {name}'s chart below and in its "
+                     "own report (`etappe report`).")
     for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
         cb = rs.card_balance(s)
         if len(cb):

@@ -160,10 +160,30 @@ def test_card_comparison_unpaired(runs):
     assert (go["a"], go["b"]) == pytest.approx((8 / 13, 4 / 13))
     assert go["diff"] == pytest.approx(4 / 13) and go["method"].startswith("unpaired")
     assert go["n_a"] == 13 and go["n_b"] == 13
+    # Each share clustered by game (4 games of go cards drawn 5, 5, 1, 2): A plays 3, 3, 0, 2, variance
+    # .0077495, effective size 30.5421 * .379293 (t with 3 degrees of freedom), Wilson [.342181, .831123];
+    # B plays 1, 1, 0, 2: residuals -.538462, -.538462, -.307692, 1.384615, variance 2.591716 / 169 * 4 / 3
+    # = .020448, effective size 10.41755 * .379293, Wilson [.064860, .740120]. Independent runs: Newcombe's
+    # combination, 4/13 - sqrt(.273204^2 + .432428^2), 4/13 + sqrt(.215738^2 + .242832^2); p from
+    # z = (4/13) / sqrt(.0077495 + .020448) = 1.83236
+    assert (go["ci_low"], go["ci_high"]) == pytest.approx((-0.20381, 0.63252), abs=1e-4)
+    assert go["p_value"] == pytest.approx(math.erfc(1.83236 / math.sqrt(2)), abs=1e-4)
+    dead = cc[(cc["card"] == "go") & (cc["rate"] == "dead share")].iloc[0]  # 1 - played share: the mirror
+    assert (dead["diff"], dead["ci_low"], dead["ci_high"]) == pytest.approx((-4 / 13, -0.63252, 0.20381), abs=1e-4)
     # Holm over the 4 rows (2 cards x 2 rates): the smallest p is multiplied by 4
     smallest = cc["p_value"].idxmin()
     assert cc.loc[smallest, "p_holm"] == pytest.approx(min(1.0, 4 * cc.loc[smallest, "p_value"]))
     assert (cc["p_holm"] >= cc["p_value"]).all()
+
+
+def test_card_comparison_lists_the_cards_of_one_design_only(runs):
+    a, _ = runs
+    other = toy_meta()
+    other["cards"] = [{"key": "go", "name": "Go", "role": "go"}, {"key": "crash", "name": "Crash", "role": "hazard"}]
+    b = a.rename(columns=lambda c: c.replace("_flat_", "_crash_"))
+    b.attrs.update(other)
+    cc = card_comparison(summarize(a), summarize(b))
+    assert set(cc["card"]) == {"go"} and cc.attrs["only_a"] == ["flat"] and cc.attrs["only_b"] == ["crash"]
 
 
 def test_card_comparison_by_role_when_no_common_keys(runs):

@@ -100,7 +100,7 @@ def test_comparison_report(toy, tmp_path):
     for label in ("turn-cap (stall) rate", "first-player win rate", "first player's distance from the fair share",
                   "lead changes per game", "share of drawn cards wasted", "win rate of seat 0", "Holm"):
         assert label in md
-    assert "unpaired (Newcombe)" in md
+    assert "unpaired, clustered by game" in md
 
 
 def test_comparison_warns_without_common_seeds(toy, tmp_path):
@@ -256,7 +256,7 @@ def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
     compare_runs(a, None, b, None, tmp_path / "opt")
     md = (tmp_path / "opt" / "report.md").read_text()
     assert "Stap op (overshoot=forbid) vs Stap op (overshoot=disqualify)" in md
-    assert "unpaired (Newcombe)" in md and "| card | rate |" in md  # same deck: card by card
+    assert "unpaired, clustered by game" in md and "| card | rate |" in md  # same deck: card by card
     assert "winner's largest deficit | distance" in md  # same scale: km
 
 
