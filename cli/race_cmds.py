@@ -49,10 +49,17 @@ def decks_list() -> None:
 
 
 @decks_app.command("show")
-def decks_show(deck: DeckArg) -> None:
+def decks_show(deck: DeckArg,
+               toml: Annotated[bool, typer.Option("--toml", help="Print the design file itself, to copy and edit "
+                                                                  "(etappe decks show stapop --toml > my.toml).")] = False
+               ) -> None:
     """Show a design: cards, roles, counts, targets, options."""
     d = design_or_fail(deck)
-    console.print(f"[bold]{d.title}[/] ({d.source}){' [yellow]RECONSTRUCTED[/]' if d.reconstructed else ''}")
+    if toml:
+        print(d.text, end="")  # plain: no markup, no wrapping
+        return
+    marked = d.reconstructed and "reconstructed" not in d.title.lower()
+    console.print(f"[bold]{d.title}[/] ({d.source}){' [yellow]reconstructed[/]' if marked else ''}")
     console.print(f"players {d.players}, hand {d.hand_size}, stock: {'reshuffle' if d.reshuffle else 'play out'}, "
                   f"start under limit: {d.start_under_limit}, unit {d.unit}")
     for n in d.players:
@@ -60,6 +67,7 @@ def decks_show(deck: DeckArg) -> None:
         console.print(f"  {n} players: {d.sides(n)} sides, trip {trip}{f', extension {ext}' if ext else ''}, "
                       f"deck {sum(d.counts(n).values())} cards")
     table = Table("key", "name", "role", "count", "details")
+    table.columns[0].no_wrap = True  # the key is what a user types
     for c in d.cards:
         details = []
         if c.role == "distance":

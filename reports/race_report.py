@@ -234,7 +234,8 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
     if len(hz):
         sec.table(hz[["name", "played", "received", "victim_turns", "turns_lost_per_hazard", "victim_win_rate",
                       "victim_win_low", "victim_win_high"]],
-                  "Hazards: turns the victim lost, and the victim's win rate when hit at least once")
+                  "Attacks (hazards, limits, setbacks): turns the victim lost, and the victim's win rate when hit "
+                  "at least once")
         decided, games = int(s.c["hazard_decided"]), int(s.c["hazard_games"])
         if games:
             lo, hi = wilson_interval(decided, games)

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from etappe.analysis.race import RaceRun
 from etappe.analysis.runio import ChunkedRun, read_metadata
 from etappe.cli.main import app
+from etappe.kernels.race_design import load_design
 
 runner = CliRunner()
 GOLDEN = Path(__file__).parent / "golden"
@@ -27,6 +28,14 @@ def test_decks_list_and_show():
         assert name in result.stdout
     shown = run("decks", "show", "millebornes")
     assert shown.exit_code == 0 and "right_of_way" in shown.stdout and "permanent go" in shown.stdout
+
+
+def test_decks_show_toml_prints_the_design_file_to_copy(tmp_path):
+    result = run("decks", "show", "stapop", "--toml")
+    assert result.exit_code == 0
+    copy = tmp_path / "mine.toml"
+    copy.write_text(result.stdout)
+    assert load_design(copy).text == load_design("stapop").text
 
 
 def test_decks_validate_good_and_bad(tmp_path):

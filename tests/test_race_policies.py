@@ -23,7 +23,7 @@ from etappe.kernels.race_policies import (
 from etappe.kernels.race_position import position_state
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "docs" / "examples" / "first_legal.py"
+EXAMPLE = ROOT / "docs" / "examples" / "distance_first.py"
 
 
 def test_documented_example_policy_runs_and_beats_random():
@@ -31,7 +31,7 @@ def test_documented_example_policy_runs_and_beats_random():
                   seed=4, seating="rotate")
     last = df[df.last_hand == 1]
     wins = np.where(last.winner_side == 0, last.seat0_policy, last.seat1_policy)
-    assert df.attrs["policy_names"][0].endswith("first_legal.py:distance_first")
+    assert df.attrs["policy_names"][0].endswith("distance_first.py:distance_first")
     # Laying distance whenever possible beats random play nearly always.
     assert (wins == 0).sum() >= 50
 

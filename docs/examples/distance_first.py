@@ -1,6 +1,6 @@
 """An example user policy for the race games (see docs/policies.md).
 
-    etappe simulate millebornes --players 2 --policy docs/examples/first_legal.py:distance_first,greedy
+    etappe simulate millebornes --players 2 --policy docs/examples/distance_first.py:distance_first,greedy
 
 Lays the longest distance card it can; otherwise attacks; otherwise plays
 any other card on its own tableau; otherwise discards at random.
