@@ -525,10 +525,11 @@ def _check_reachable(v: "_Validator", d: Design) -> None:
             if total > MAX_DISTANCE:
                 v.fail("cards", f"the set target is {total} {d.unit} for {n} players; at most {MAX_DISTANCE}")
             for c in distances:
+                where = f"cards[{d.cards.index(c)}] ({c.key}).target"
                 if target[c.key] > counts[c.key]:
-                    v.fail(f"cards ({c.key}).target", f"needs {target[c.key]} but the deck has {counts[c.key]} for {n} players")
+                    v.fail(where, f"needs {target[c.key]} but the deck has {counts[c.key]} for {n} players")
                 if c.cap and target[c.key] > c.cap:
-                    v.fail(f"cards ({c.key}).target", f"needs {target[c.key]} but cap is {c.cap}")
+                    v.fail(where, f"needs {target[c.key]} but cap is {c.cap}")
         else:
             trip, extension = d.trip_for(n)
             for goal, what in ((trip, "trip"), (extension, "extension")):

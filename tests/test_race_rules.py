@@ -4,6 +4,7 @@ Every rule and option of the rules page is set up as a position and checked
 through the position API (legal moves, effects of a move). Expected values
 come from the rules page, never from running the engine.
 """
+import re
 from importlib import resources
 
 import numpy as np
@@ -730,6 +731,13 @@ def test_design_error_a_misspelt_required_field_is_named(tmp_path):
     assert text != MB_TEXT
     msg = bad_design(tmp_path, text)
     assert "design.hand_size: missing" in msg and "'hand_sise'" in msg
+
+
+def test_design_error_a_set_target_the_deck_cannot_hold(tmp_path):
+    text = SO_TEXT.replace('value = 8\ncount = 8\ntarget = 2', 'value = 8\ncount = 1\ntarget = 2')
+    assert text != SO_TEXT
+    msg = bad_design(tmp_path, text)
+    assert re.search(r"cards\[\d+\] \(km8\)\.target: needs 2 but the deck has 1", msg), msg
 
 
 def test_design_error_remedy_for_a_missing_hazard(tmp_path):
