@@ -92,7 +92,9 @@ class RaceRun:
         every policy one seat on from game to game."""
         base = np.broadcast_to(self.seat_index, (games.size, self.players))
         if self.seating == "fixed":
-            return np.ascontiguousarray(base)
+            # a copy: the broadcast view is read-only, and Numba compiles the kernel anew for a
+            # read-only array (which a view of 0 or 1 games would stay, being contiguous already)
+            return base.copy()
         cols = (np.arange(self.players)[None, :] + games[:, None]) % self.players
         return np.ascontiguousarray(self.seat_index[cols])
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import numba
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -96,3 +97,15 @@ def test_jit_off_gives_the_same_records(tmp_path, design, players, policies, gam
     nojit = pd.read_pickle(out)
     jit = RaceRun(design, players, policies.split(","), seed=2024).play(0, games)
     pd.testing.assert_frame_equal(jit, nojit, check_dtype=False)
+
+
+def test_the_kernel_gets_the_same_array_types_for_any_number_of_games():
+    """load_kernels compiles the kernel on no games before a run's clock
+    starts; Numba compiles anew for a read-only array, so the seat table must
+    be a writable C array for 0, 1 or many games, or a run pays the compile
+    inside its timed games (a 2-player compare once reported 8,700 games/s)."""
+    for seating in ("fixed", "rotate"):
+        run = RaceRun("stapop", 4, ["greedy", "random"], 1, seating=seating)
+        for count in (0, 1, 5):
+            table = run.seat_policies(np.arange(count, dtype=np.int64))
+            assert table.flags.writeable and table.flags.c_contiguous and table.dtype == np.int8
