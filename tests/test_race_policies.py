@@ -222,7 +222,7 @@ def test_greedy_move_is_greedy_over_the_listed_moves(design_name, players):
                 compared += 1
             moves = np.empty(K.MAX_MOVES, np.int32)
             n = K.legal_moves(state, ct, rules, seat, moves)
-            K.apply_move_boxed(ct, rules, state, seat, moves[rng.integers(n)], np.zeros(players, np.int32),
+            K.apply_move_boxed(ct, rules, state, seat, int(moves[rng.integers(n)]), np.zeros(players, np.int32),
                                np.tile(rows[0], (players, 1)), np.ones(players, np.uint64), chance, sides_out, cards,
                                no_log, result)
             if result[1]:
