@@ -17,8 +17,7 @@ from etappe.analysis import bremen as A
 from etappe.analysis.stats import histogram_frame
 from etappe.reports import plots
 from etappe.reports.document import Report
-from etappe.reports.sections import tension_figures
-from etappe.reports.tournament_report import skill_heatmap
+from etappe.reports.sections import skill_section, tension_figures
 
 CAVEAT = (
     "The board is a reconstruction: no source documents the real field counts, links or "
@@ -64,21 +63,10 @@ def build_report(df: pd.DataFrame, title: str | None = None, on_section=None) ->
 
 
 def _skill(report: Report, df: pd.DataFrame) -> None:
-    section = report.section("Skill matrix")
-    h2h = A.head_to_head(df)
-    if not len(h2h):
-        section.text("Every seat plays the same policy, so there is no skill matrix: give the seats different "
-                     "policies (e.g. random, greedy, lookahead) to see whether skill matters.")
-        return
-    section.text("Head to head within this run: the share of games in which the row policy finished ahead of "
-                 "the column policy (the winner ahead of everyone, then more points; equal points count 1/2). "
-                 "n (pairs) counts seat pairs; the intervals count the pairs of one game together (clustered "
-                 "by game), as they are not independent. Seats are fixed: a policy's seats also carry their "
-                 "turn order.")
-    section.table(h2h, "Head to head: finishing ahead (95 % interval)")
-    ax = skill_heatmap(h2h, title="Skill matrix: row finishes ahead of column")
-    section.figure(ax.figure, "Skill matrix: share of games the row policy finished ahead of the column policy",
-                   "skill_matrix")
+    skill_section(report.section("Skill matrix"), A.head_to_head(df), "game",
+                  "the winner ahead of everyone, then more points; equal points count 1/2",
+                  "e.g. random, greedy, lookahead",
+                  "Seats are fixed: a policy's seats also carry their turn order.", "skill_matrix")
 
 
 def _tension(report: Report, df: pd.DataFrame) -> None:

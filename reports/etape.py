@@ -17,8 +17,7 @@ from etappe.analysis import etape as E
 from etappe.analysis.stats import histogram_frame
 from etappe.reports import plots
 from etappe.reports.document import Report, Section
-from etappe.reports.sections import tension_figures
-from etappe.reports.tournament_report import skill_heatmap
+from etappe.reports.sections import skill_section, tension_figures
 
 RULES = "../shared/rules/tape_l_etape.md"
 
@@ -108,22 +107,12 @@ def caveat_text(meta: dict) -> str:
 
 def _skill(sec: Section, races_df: pd.DataFrame) -> None:
     h2h = E.head_to_head(races_df)
-    if not len(h2h):
-        sec.text("Every seat plays the same policy, so there is no skill matrix: run with different "
-                 "policies per slot (e.g. random, heuristic, lookahead) to see whether skill matters.")
-        return
-    sec.text("Head to head within this run: the share of races in which the row policy finished ahead of "
-             "the column policy in the general classification when both were in the race (level finishes "
-             "count 1/2). n (pairs) counts seat pairs; the intervals count the pairs of one race together "
-             "(clustered by race), as they are not independent. Matches of two policies on the same deals "
-             "(a tournament) exist for the race games only.")
-    names = short_names(list(h2h["policy"]) + list(h2h["opponent"]))
-    shown = h2h.assign(policy=h2h["policy"].map(names), opponent=h2h["opponent"].map(names))
-    sec.table(shown, "Head to head: finishing ahead in the general classification (95 % Wilson interval; "
-                     "policies as in the header)")
-    ax = skill_heatmap(shown, title="Skill matrix: row finishes ahead of column")
-    sec.figure(ax.figure, "Skill matrix: share of races the row policy finished ahead of the column policy",
-               "etape_skill_matrix")
+    names = short_names(list(h2h["policy"]) + list(h2h["opponent"]))  # policies as in the header
+    skill_section(sec, h2h.assign(policy=h2h["policy"].map(names), opponent=h2h["opponent"].map(names)), "race",
+                  "in the general classification, when both were in the race; level finishes count 1/2",
+                  "e.g. random, heuristic, lookahead",
+                  "Matches of two policies on the same deals (a tournament) exist for the race games only.",
+                  "etape_skill_matrix")
 
 
 def _length(sec: Section, stages_df: pd.DataFrame) -> None:

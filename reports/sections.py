@@ -17,3 +17,24 @@ def tension_figures(section, lead_changes: pd.DataFrame, deficit: pd.DataFrame, 
     if len(deficit):
         section.figure(plots.length_panel(deficit, deficit_label), "How far behind the eventual winner was",
                        name=deficit_name)
+
+
+def skill_section(section, h2h: pd.DataFrame, unit: str, ahead: str, policies: str, note: str,
+                  figure_name: str) -> None:
+    """The skill matrix of one run with different policies at the table
+    (h2h from stats.skill_table): its reading, table and heatmap; or one line
+    saying there is none. unit: "game" or "race"; ahead: what finishing
+    ahead means; policies: an example set of policies to seat."""
+    from .tournament_report import skill_heatmap
+
+    if not len(h2h):
+        section.text(f"Every seat plays the same policy, so there is no skill matrix: give the seats different "
+                     f"policies ({policies}) to see whether skill matters.")
+        return
+    section.text(f"Head to head within this run: the share of {unit}s in which the row policy finished ahead of "
+                 f"the column policy ({ahead}). n (pairs) counts seat pairs; the intervals count the pairs of one "
+                 f"{unit} together (clustered by {unit}), as they are not independent. {note}")
+    section.table(h2h, f"Head to head: finishing ahead (95 % interval, clustered by {unit})")
+    ax = skill_heatmap(h2h, title="Skill matrix: row finishes ahead of column")
+    section.figure(ax.figure, f"Skill matrix: share of {unit}s the row policy finished ahead of the column policy",
+                   figure_name)
