@@ -306,6 +306,7 @@ def policies_command(deck: str | None) -> None:
         d = design_or_fail(deck)
         console.print(f"policies for {d.title} (every race design uses the same ones):")
     table = Table("policy", "family", "what it does", "parameters (defaults unless set)")
+    table.columns[3].overflow = "fold"  # values are what users type: wrapped, never cut
     table.add_row("random", "random", RANDOM_DESCRIPTION, "-")
     for name, (text, overrides) in PRESETS.items():
         params = ", ".join(f"{k}={overrides.get(k, default):g}" for k, (_, default, _) in GREEDY_PARAMETERS.items())
