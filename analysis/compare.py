@@ -256,10 +256,9 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
         sa, sb = sums(a), sums(b)
         diff = two_run_ratio_difference(sa, sb)
         rows = []
+        played_a, played_b = rate(sa[1], sa[2]), rate(sb[1], sb[2])
         for what, sign in (("played share", 1.0), ("dead share", -1.0)):
-            share_a, share_b = rate(sa[1], sa[2]), rate(sb[1], sb[2])
-            if sign < 0:
-                share_a, share_b = 1 - share_a, 1 - share_b
+            share_a, share_b = (played_a, played_b) if sign > 0 else (1 - played_a, 1 - played_b)
             low, high = (diff["ci_low"], diff["ci_high"]) if sign > 0 else (-diff["ci_high"], -diff["ci_low"])
             rows.append(pd.DataFrame({
                 "card": keys, "rate": what, "a": share_a, "n_a": sa[2], "b": share_b, "n_b": sb[2],
@@ -269,8 +268,9 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
         table = pd.concat(rows, ignore_index=True) if keys else pd.DataFrame()
     if len(table):
         table["p_holm"], table["reject"] = holm(table["p_value"].to_numpy())
-    table.attrs["only_a"] = [k for k in a.layout.cards if k not in b.layout.cards] if not by_role else []
-    table.attrs["only_b"] = [k for k in b.layout.cards if k not in a.layout.cards] if not by_role else []
+    pooled = set() if by_role else set(a.layout.cards) | set(b.layout.cards)  # pooled by role: nothing left out
+    table.attrs["only_a"] = [k for k in a.layout.cards if k in pooled and k not in b.layout.cards]
+    table.attrs["only_b"] = [k for k in b.layout.cards if k in pooled and k not in a.layout.cards]
     return table
 
 
