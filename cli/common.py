@@ -76,10 +76,14 @@ def writable_folder(path: Path, what: str = "--out") -> None:
         fail(f"{what} {path}: {existing} is not writable")
 
 
-def writable_file(path: Path, what: str = "--out") -> None:
-    """Fail before any work is done if a file cannot be written at `path`."""
+def writable_run_file(path: Path, what: str = "--out") -> None:
+    """Fail before any work is done if a run file cannot be written at `path`."""
     if path.is_dir():
         fail(f"{what} {path}: is a folder; give a file name, e.g. {path / 'run.parquet'}")
+    if path.suffix != ".parquet":
+        # Not silently Parquet under another name: `report` and pandas go by the suffix.
+        fail(f"{what} {path}: run files are Parquet (the records, with the run's seed, version and design "
+             f"hash in their metadata); give a name ending in .parquet, e.g. {path.with_suffix('.parquet')}")
     writable_folder(path.parent, what)
 
 

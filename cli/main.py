@@ -9,7 +9,7 @@ import typer
 from . import race_cmds
 from .bremen import app as bremen_app
 from .common import (MAX_SEED, SeedOpt, around_the_table, console, err_console, fail, parse_options,
-                     print_seat_summary, progress_bar, set_threads, split_policies, writable_file, writable_folder)
+                     print_seat_summary, progress_bar, set_threads, split_policies, writable_run_file, writable_folder)
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
 
 app = typer.Typer(
@@ -55,7 +55,7 @@ def simulate(
         fail("--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, "
              "and Bremen draws the first player of each game")
     if out is not None:
-        writable_file(out)
+        writable_run_file(out)
     chunk = {} if chunk_size is None else {"chunk_size": chunk_size}  # each game's own default otherwise
     if deck == "etape":
         from .etape import simulate_command

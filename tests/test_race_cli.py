@@ -101,6 +101,9 @@ def test_unwritable_out_is_refused_before_any_game_is_played(tmp_path):
     assert result.exit_code == 2 and "exists and is not a folder" in result.stderr
     result = run("simulate", "stapop", "--games", 10, "--out", tmp_path)
     assert result.exit_code == 2 and "is a folder; give a file name" in result.stderr
+    result = run("simulate", "stapop", "--games", 10, "--out", tmp_path / "run.csv")
+    assert result.exit_code == 2 and "give a name ending in .parquet" in result.stderr
+    assert not (tmp_path / "run.csv").exists() and not (tmp_path / "run.csv.parts").exists()
     result = run("compare", "stapop", "millebornes", "--games", 10, "--out", a_file)
     assert result.exit_code == 2 and "exists and is not a folder" in result.stderr
     assert "summary" not in result.stdout
