@@ -319,8 +319,8 @@ def progress_table(df: pd.DataFrame, by: str = "policy") -> pd.DataFrame:
 
     Columns: group, round, n (seat-games), mean, sd, ci_low, ci_high (95 %
     interval of the mean), band_low/band_high (mean +- 1 sd, the spread of
-    games). A policy on several seats pools them (not independent: its
-    interval is a little too narrow)."""
+    games). A policy on several seats pools them, its interval clustered by
+    game (stats.mean_curves)."""
     if by not in ("seat", "policy", "position"):
         raise ValueError("by must be 'seat', 'policy' or 'position'")
     players = df.attrs["players"]
@@ -336,11 +336,11 @@ def progress_table(df: pd.DataFrame, by: str = "policy") -> pd.DataFrame:
         else:
             group = np.array([f"position {p}" for p in range(players)], dtype=object)[(s - first) % players]
         for r in rounds:
-            parts.append(pd.DataFrame({"group": group, "round": r,
+            parts.append(pd.DataFrame({"group": group, "round": r, "game": np.arange(len(df)),
                                        "y": df[f"points_r{r}_s{s}"].to_numpy(float)}))
     long = pd.concat(parts, ignore_index=True)
     order = [f"position {p}" for p in range(players)] if by == "position" else list(dict.fromkeys(long["group"]))
-    out = mean_curves(long, "round")
+    out = mean_curves(long, "round", cluster="game")
     rank = out["group"].map({g: i for i, g in enumerate(order)})
     return out.iloc[np.lexsort((out["round"].to_numpy(), rank.to_numpy()))].reset_index(drop=True)
 

@@ -511,9 +511,8 @@ def progress_table(stages_df: pd.DataFrame, by: str = "policy", value: str = "ga
 
     Columns: group, after_stage (1 = after the first stage), n (seat-races),
     mean, sd, ci_low, ci_high (95 % interval of the mean), band_low/band_high
-    (mean +- 1 sd, the spread of races). Seats of one race are not
-    independent, so per-policy intervals pooling several seats are a little
-    too narrow."""
+    (mean +- 1 sd, the spread of races). A policy on several seats pools
+    them, its interval clustered by race (stats.mean_curves)."""
     if by not in ("policy", "seat"):
         raise ValueError("by must be 'policy' or 'seat'")
     if value not in ("gap", "cum"):
@@ -526,8 +525,9 @@ def progress_table(stages_df: pd.DataFrame, by: str = "policy", value: str = "ga
     parts = []
     for s in range(n):
         group = policies[stages_df[f"slot_{s}"].to_numpy()] if by == "policy" else np.full(len(cum), f"seat {s}", object)
-        parts.append(pd.DataFrame({"group": group, "after_stage": stage, "y": y[:, s].astype(float)}))
-    return mean_curves(pd.concat(parts, ignore_index=True), "after_stage")
+        parts.append(pd.DataFrame({"group": group, "after_stage": stage, "race": stages_df["race"].to_numpy(),
+                                   "y": y[:, s].astype(float)}))
+    return mean_curves(pd.concat(parts, ignore_index=True), "after_stage", cluster="race")
 
 
 def head_to_head(races_df: pd.DataFrame) -> pd.DataFrame:

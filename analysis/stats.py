@@ -178,15 +178,23 @@ def ratio_interval(n, sx, sy, sxx, syy, sxy, z: float = Z95):
     return r, low, high
 
 
-def _clustered_share(n, sx, sy, sxx, syy, sxy, z):
-    """(R, var, ci_low, ci_high) of ratio_interval."""
+def _ratio_variance(n, sx, sy, sxx, syy, sxy):
+    """(R, var) of the ratio R = sum x / sum y over n clusters, from the
+    per-cluster sums (ratio_interval): the linearized variance
+    n / (n - 1) sum ((x_g - R y_g) / sy)^2. NaN where sy is 0 or n < 2."""
     n, sx, sy, sxx, syy, sxy = (np.asarray(v, dtype=float) for v in (n, sx, sy, sxx, syy, sxy))
     with np.errstate(invalid="ignore", divide="ignore"):
         safe_y = np.where(sy > 0, sy, 1.0)
         r = np.where(sy > 0, sx / safe_y, np.nan)
         resid = np.maximum(sxx - 2 * r * sxy + r * r * syy, 0.0)
         var = np.where(n > 1, resid / safe_y**2 * n / np.where(n > 1, n - 1, 1), np.nan)
-    return (r, var, *_clustered_wilson(r, var, sy, n, z))
+    return r, var
+
+
+def _clustered_share(n, sx, sy, sxx, syy, sxy, z):
+    """(R, var, ci_low, ci_high) of ratio_interval."""
+    r, var = _ratio_variance(n, sx, sy, sxx, syy, sxy)
+    return (r, var, *_clustered_wilson(r, var, np.asarray(sy, dtype=float), np.asarray(n, dtype=float), z))
 
 
 def ratio_difference_interval(n, x1, y1, x2, y2, moments, z: float = Z95):
@@ -493,16 +501,32 @@ def histogram_frame(values) -> pd.DataFrame:
     return IntHistogram.of(np.asarray(values, dtype=float)).frame()
 
 
-def mean_curves(long: pd.DataFrame, x: str) -> pd.DataFrame:
+def mean_curves(long: pd.DataFrame, x: str, cluster: str | None = None) -> pd.DataFrame:
     """Mean of y by (group, x) from a long table with columns group, x, y:
     n, mean, sd, a 95 % interval of the mean (ci_low, ci_high) and the
-    mean +- 1 sd band (band_low, band_high); groups sorted by name, x ascending."""
+    mean +- 1 sd band (band_low, band_high); groups sorted by name, x ascending.
+
+    With `cluster` (a column naming each row's game), a group that holds
+    several rows of one game (a policy on two seats) gets the interval of
+    a mean over clusters: the ratio estimator's variance over the games
+    (_ratio_variance) and Student's t with games - 1 degrees of freedom, as
+    the rows of one game are not independent. n and sd stay those of the
+    rows, the spread of single results."""
     long = long.assign(y2=long["y"] ** 2)
     agg = long.groupby(["group", x], sort=True).agg(n=("y", "size"), s=("y", "sum"), ss=("y2", "sum")).reset_index()
     m = mean_interval(agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy())
     out = agg[["group", x, "n"]].copy()
     for key in ("mean", "sd", "ci_low", "ci_high"):
         out[key] = m[key]
+    if cluster is not None:
+        per = long.groupby(["group", x, cluster], sort=True).agg(k=("y", "size"), t=("y", "sum")).reset_index()
+        per = per.assign(kk=per["k"] ** 2, tt=per["t"] ** 2, kt=per["k"] * per["t"])
+        c = per.groupby(["group", x], sort=True).agg(
+            g=("k", "size"), k=("k", "sum"), t=("t", "sum"), kk=("kk", "sum"), tt=("tt", "sum"), kt=("kt", "sum"))
+        _, var = _ratio_variance(c["g"], c["t"], c["k"], c["tt"], c["kk"], c["kt"])
+        half = t_point(c["g"].to_numpy(float)) * np.sqrt(var)
+        out["ci_low"] = out["mean"].to_numpy() - half
+        out["ci_high"] = out["mean"].to_numpy() + half
     out["band_low"] = out["mean"] - out["sd"]
     out["band_high"] = out["mean"] + out["sd"]
     return out

@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from etappe.analysis.stats import (
@@ -10,6 +11,7 @@ from etappe.analysis.stats import (
     hist_ecdf,
     hist_quantile,
     holm,
+    mean_curves,
     mean_interval,
     newcombe_difference,
     paired_difference,
@@ -222,3 +224,20 @@ def test_int_histogram_merge():
     assert IntHistogram.of([np.nan, 2.0]) == IntHistogram.of([2])
     with pytest.raises(ValueError, match="whole numbers"):
         IntHistogram.of([1.0, 2.5])  # not rounded in silence
+
+
+def test_mean_curves_clusters_the_rows_of_one_game():
+    # Three games, each with two seats of one policy scoring alike: 1 1, 3 3, 5 5. The
+    # seats tell no more than the game means 1, 3, 5: mean 3, sd of the means 2, so the
+    # interval is 3 +- t(2 degrees of freedom) 2 / sqrt(3) = 3 +- 4.302653 * 1.154701.
+    long = pd.DataFrame({"group": "g", "x": 1, "game": [0, 0, 1, 1, 2, 2], "y": [1.0, 1, 3, 3, 5, 5]})
+    row = mean_curves(long, "x", cluster="game").iloc[0]
+    assert (row["n"], row["mean"]) == (6, 3)
+    assert row["sd"] == pytest.approx(math.sqrt(16 / 5))  # the spread of single results
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((3 - 4.968275, 3 + 4.968275), abs=1e-5)
+    # the six rows as independent results would give 3 +- t(5) sqrt(16 / 5 / 6) = 3 +- 2.570582 * 0.730297
+    unclustered = mean_curves(long, "x").iloc[0]
+    assert unclustered["ci_high"] == pytest.approx(3 + 1.877288, abs=1e-5)
+    # one row per game: the same interval as without clusters
+    single = long.assign(game=range(6))
+    assert mean_curves(single, "x", cluster="game").iloc[0]["ci_high"] == pytest.approx(unclustered["ci_high"])
