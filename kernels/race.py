@@ -205,10 +205,15 @@ def role_mask(rules, role):
 def battle_fits(state, rules, side, go_mask):
     """Bit t: go or remedy card type t may be laid on the side's battle pile
     now, for all types at once: the design's table by battle top
-    (Design.tables says the rule), less the go card under a permanent go."""
+    (Design.tables says the rule), less the go card under a permanent go,
+    unless a hazard on top is one that only a go card clears (a design
+    whose permanent go does not protect against it, e.g. Stap op's
+    Jeugdherberg beside a user's go safety: else the side stays stuck)."""
     b = side_at(side)
-    fits = np.int64(rules[R_FITS_AT + state[b + SD_BATTLE] - VIRTUAL_GO]) & 0xFFFFFFFF
-    return fits & ~(go_mask * state[b + SD_ROW])  # a permanent go makes go cards pointless
+    top = state[b + SD_BATTLE]
+    fits = np.int64(rules[R_FITS_AT + top - VIRTUAL_GO]) & 0xFFFFFFFF
+    pointless = state[b + SD_ROW] & (1 - hazard_on_top(rules, top))  # a permanent go makes go cards pointless
+    return fits & ~(go_mask * pointless)
 
 
 @njit(cache=True, inline="always")
@@ -261,7 +266,9 @@ def can_attack(state, ct, rules, target, t):
     if role == ROLE_LIMIT:
         if state[b + SD_LIMIT_IMMUNE] == 1:
             return False
-        return state[b + SD_LIMITED] == 0 or rules[R_LIMIT_ON_LIMIT] == 1
+        # Option limit_on_limit: also on a side showing a limit card; the
+        # starting limit (Stap op's headwind) shows none.
+        return state[b + SD_LIMITED] == 0 or (rules[R_LIMIT_ON_LIMIT] == 1 and state[b + SD_LIMIT_TOP] >= 0)
     return state[b + SD_LAID + ct[t, C_REMOVES]] > 0
 
 

@@ -111,6 +111,11 @@ def test_stapop_tegenwind_only_on_a_side_showing_wind_mee():
     assert "play headwind on side 1" not in legal(SO, so_pos(side("go"), side("go", "start"), hand))
     assert "play headwind on side 1" not in legal(SO, so_pos(side("go"), side("go", "headwind"), hand))
     assert "play headwind on side 1" in legal(SO, so_pos(side("go"), side("go", "tailwind"), hand))
+    # option limit_on_limit: also on a side showing Tegenwind, still never on one
+    # under the starting headwind, which shows no Wind mee
+    on = {"limit_on_limit": True}
+    assert "play headwind on side 1" in legal(SO, so_pos(side("go"), side("go", "headwind"), hand), options=on)
+    assert "play headwind on side 1" not in legal(SO, so_pos(side("go"), side("go", "start"), hand), options=on)
     new, info = play(SO, so_pos(side("go"), side("empty", "tailwind"), hand), "play headwind on side 1")
     assert new["sides"][1]["limit"] == "headwind"
     pos = turn_to(new, 1, ["km8", "km10", "km5", "km6", "go", "km5"])
@@ -150,6 +155,29 @@ def test_stapop_jeugdherberg_is_cleared_by_stap_op_alone():
     new, _ = play(SO, so_pos(side("youth_hostel"), side("go"), hand), "play go")
     assert new["sides"][0]["battle"] == "go"
     assert "play km5" in legal(SO, turn_to(new, 0, ["km5", "km6", "km5", "km5", "km5", "km5"]))
+
+
+TANDEM = ('\n[[cards]]\nkey = "tandem"\nname = "Tandem"\nrole = "safety"\ncount = 1\n'
+          'protects = ["headwind"]\nacts_as_go = true\n')
+
+
+def test_a_permanent_go_that_does_not_protect_from_jeugdherberg_lets_stap_op_clear_it(tmp_path):
+    # "Stap op with a Mille Bornes-like safety" (rules page, section 4): a permanent go
+    # against headwind only. Jeugdherberg "is cleared by Stap op alone", so a side
+    # holding the tandem that takes a Jeugdherberg must still be able to lay Stap op.
+    path = tmp_path / "tandem.toml"
+    path.write_text(SO_TEXT + TANDEM, "utf-8")
+    design = load_design(path)
+    hand = ["go", "km5", "km6", "km8", "km10", "barriers_open"]
+    own = side("youth_hostel", "none", safeties=["tandem"])
+    moves = legal(design, so_pos(own, side("go"), hand))
+    assert "play go" in moves and "play km5" not in moves
+    new, _ = play(design, so_pos(own, side("go"), hand), "play go")
+    moves = legal(design, turn_to(new, 0, ["go", "km5", "km8", "km5", "km5", "km5"]))
+    assert "play km5" in moves and "play km8" in moves  # the tandem lifts the starting headwind too
+    # with no hazard on top the permanent go makes the go card pointless, as Right of Way does
+    moves = legal(design, so_pos(side("empty", "none", safeties=["tandem"]), side("go"), hand))
+    assert "play go" not in moves and "play km5" in moves
 
 
 def test_stapop_discarding_is_always_allowed():
