@@ -328,7 +328,7 @@ def test_a_turn_without_a_possible_move_passes(tmp_path):
             passed += 1
             assert g.state[K.S_ROLLS] == 1 and g.state[K.S_EXTRA_ROLLS] == 0
             assert g.robber == "house" and g.seat == 1
-    assert passed >= 20  # about 60 * 5/6 * 25/36 = 35 rolls without a 1 and without the R
+    assert passed >= 20  # about 60 * 25/36 = 42 rolls without a 1 (5/6) and without the R (5/6)
 
 
 def test_a_robber_roll_moves_the_robber_and_ends_the_turn():

@@ -246,8 +246,9 @@ def test_voiture_balai_goes_on_after_the_first_empties():
 
 
 def test_stage_blocks_when_nobody_can_lay():
-    # 3 players: the red 3 is out of play, so red 4 can never go in Montagne.
-    hands = [[card(RED, 4)], [card(RED, 5)], []]
+    # 3 players: the red 3 is one of the 8 cards nobody was dealt, so no red
+    # card can ever go in Montagne; every hand holds only red cards.
+    hands = [[card(RED, 4)], [card(RED, 5)], [card(RED, 6)]]
     st, opts = position(3, K.MONTAGNE, hands)
     for c in range(1, 4):
         lay_all(st, 2, card(c, 3))

@@ -70,6 +70,8 @@ def so_pos(own, opp, hand=SO_HAND, **kw):
 
 def test_stapop_deck_and_target_from_the_rules_page():
     counts = SO.counts(2)
+    assert counts == {"go": 14, "crossing": 3, "flat_tyre": 3, "youth_hostel": 2, "headwind": 4, "barriers_open": 8,
+                      "bike_repairer": 8, "tailwind": 5, "km5": 24, "km6": 12, "km8": 8, "km10": 8}  # the deck table
     assert sum(counts.values()) == 99
     assert counts["go"] == 14 and counts["youth_hostel"] == 2 and counts["headwind"] == 4
     assert SO.trip_for(2) == (100, 0)            # 8 x 5 + 4 x 6 + 2 x 8 + 2 x 10
@@ -300,6 +302,11 @@ ALL_KM = {"play km25", "play km50", "play km75", "play km100", "play km200"}
 
 
 def test_mille_bornes_deck_and_trips_from_the_rules_page():
+    # the rules page's deck table, card by card
+    assert MB.counts(4) == {"km25": 10, "km50": 10, "km75": 10, "km100": 12, "km200": 4, "out_of_gas": 3,
+                            "flat_tire": 3, "accident": 3, "speed_limit": 4, "stop": 5, "gasoline": 6,
+                            "spare_tire": 6, "repairs": 6, "end_of_limit": 6, "roll": 14, "extra_tank": 1,
+                            "puncture_proof": 1, "driving_ace": 1, "right_of_way": 1}
     assert sum(MB.counts(4).values()) == 106 and sum(MB.counts(6).values()) == 106
     assert sum(MB.counts(2).values()) == 101 and sum(MB.counts(3).values()) == 101
     for key in ("stop", "speed_limit", "out_of_gas", "flat_tire", "accident"):
@@ -632,6 +639,14 @@ def test_mb_extension_with_six_players():
 # Touring (reconstructed)
 # =================================================================================
 def test_touring_deck_and_targets():
+    # the rules page's 99 cards, card by card
+    full = {"m25": 19, "m35": 10, "m50": 10, "m75": 12, "go": 13, "freeway": 6, "populated_area": 3,
+            "gasoline": 7, "wrecker": 7, "stop_to_refuel": 3, "missed_the_curve": 3, "burning_oil": 2,
+            "broken_spring": 2, "brake_adjustment": 2}
+    assert TO.counts(2) == full and TO.counts(4) == full
+    # 3 or 6 players: one of each delay card out
+    delays = ("stop_to_refuel", "missed_the_curve", "burning_oil", "broken_spring", "brake_adjustment")
+    assert TO.counts(3) == {k: n - (k in delays) for k, n in full.items()} == TO.counts(6)
     assert sum(TO.counts(2).values()) == 99
     assert TO.trip_for(2) == (590, 0) and TO.trip_for(4) == (590, 0) and TO.trip_for(5) == (590, 0)
     assert TO.trip_for(3) == (295, 0) and TO.trip_for(6) == (295, 0)
