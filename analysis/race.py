@@ -18,7 +18,7 @@ import pandas as pd
 
 from etappe.kernels import race as K
 from etappe.kernels.race_design import (
-    HAND_CAP, R_GAME_TARGET, R_SCORING, R_SIDES, R_TRIP, R_TURN_CAP, Design, DesignError, load_design,
+    HAND_CAP, R_GAME_TARGET, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TRIP, R_TURN_CAP, Design, DesignError, load_design,
 )
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
 
@@ -152,7 +152,11 @@ class RaceRun:
                           seat_policy[active]))
             if not self.multi_hand:
                 break
-            done = (hand_out[:, K.H_CAPPED] == 1) | (totals[active].max(axis=1) >= self.rules[R_GAME_TARGET])
+            best = totals[active].max(axis=1)
+            decided = best >= self.rules[R_GAME_TARGET]
+            if self.rules[R_TIED_GAME_PLAYS_ON]:  # a tie for the highest total plays another hand
+                decided &= (totals[active] == best[:, None]).sum(axis=1) == 1
+            done = (hand_out[:, K.H_CAPPED] == 1) | decided
             active = active[~done]
             if active.size == 0:
                 break

@@ -31,7 +31,7 @@ from .race_design import (
     EMPTY, NEEDS_GO, R_FITS_AT, R_MOVING_AT, VIRTUAL_GO,
     C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
     MAX_DECK, MAX_HAND_SIZE, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
-    R_EXTENSION, R_EXTENSION_POINTS, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
+    R_EXTENSION, R_EXTENSION_POINTS, R_GO_WITH_PERMANENT_GO, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
     R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
     R_ROLE_MASKS, R_ROLL_AFTER_SAFETY, R_SAFE_TRIP_POINTS, R_SAFE_TRIP_TYPE, R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING,
     R_SET_TOTAL, R_SHUTOUT_FR, R_SHUTOUT_POINTS, R_SIDES, R_START_LIMITED, R_TARGET_SET, R_TRIP,
@@ -205,14 +205,15 @@ def role_mask(rules, role):
 def battle_fits(state, rules, side, go_mask):
     """Bit t: go or remedy card type t may be laid on the side's battle pile
     now, for all types at once: the design's table by battle top
-    (Design.tables says the rule), less the go card under a permanent go,
-    unless a hazard on top is one that only a go card clears (a design
+    (Design.tables says the rule), less the go card under a permanent go
+    (unless option go_with_permanent_go), unless a hazard on top is one that only a go card clears (a design
     whose permanent go does not protect against it, e.g. Stap op's
     Jeugdherberg beside a user's go safety: else the side stays stuck)."""
     b = side_at(side)
     top = state[b + SD_BATTLE]
     fits = np.int64(rules[R_FITS_AT + top - VIRTUAL_GO]) & 0xFFFFFFFF
-    pointless = state[b + SD_ROW] & (1 - hazard_on_top(rules, top))  # a permanent go makes go cards pointless
+    # A permanent go makes go cards pointless (refused unless option go_with_permanent_go).
+    pointless = state[b + SD_ROW] & (1 - hazard_on_top(rules, top)) & (1 - rules[R_GO_WITH_PERMANENT_GO])
     return fits & ~(go_mask * pointless)
 
 

@@ -81,7 +81,9 @@ R_N_SAFETY_TYPES = 27
 R_TURN_CAP = 28           # turns per hand before it is cut off
 R_DECK_SIZE = 29
 R_SET_TOTAL = 30          # stage cards a set target needs
-R_ROLE_MASKS = 32         # R_ROLE_MASKS + role: bit t set if card type t has that role (as int32 bits)
+R_TIED_GAME_PLAYS_ON = 31  # 1: a tie for the highest total at the game target plays another hand
+R_GO_WITH_PERMANENT_GO = 32  # 1: a side with a permanent go may still lay a go card
+R_ROLE_MASKS = 33         # R_ROLE_MASKS + role: bit t set if card type t has that role (as int32 bits)
 # Per battle top (index top - VIRTUAL_GO), so that a turn looks them up instead of branching on the top:
 R_FITS_AT = R_ROLE_MASKS + len(ROLES)   # bits of the go and remedy types that may be laid on it (no permanent go)
 R_MOVING_AT = R_FITS_AT + BATTLE_TOPS    # bit 0: the side may lay distance; bit 1: the same with a permanent go
@@ -94,9 +96,12 @@ DEFAULT_OPTIONS = {
     "safety_extra_turn_after_stock_empty": False,
     "shutout": "parker",
     "coup_fourre": True,
+    "go_with_permanent_go": False,
+    "tied_game": "no_winner",
     "turn_cap": 0,            # 0: derived from the deck (see `turn_cap`)
 }
-OPTION_CHOICES = {"overshoot": ("forbid", "disqualify"), "shutout": ("parker", "fr")}
+OPTION_CHOICES = {"overshoot": ("forbid", "disqualify"), "shutout": ("parker", "fr"),
+                  "tied_game": ("no_winner", "play_on")}
 MAX_DISTANCE = 30_000  # the state stores distances as 16-bit integers
 HAND_CAP = 60  # hands per game before a multi-hand game is cut off (reported as capped)
 
@@ -224,6 +229,8 @@ class Design:
         rules[R_SAFETY_EXTRA_TURN_EMPTY] = int(opts["safety_extra_turn_after_stock_empty"])
         rules[R_SHUTOUT_FR] = int(opts["shutout"] == "fr")
         rules[R_COUP_FOURRE] = int(opts["coup_fourre"])
+        rules[R_GO_WITH_PERMANENT_GO] = int(opts["go_with_permanent_go"])
+        rules[R_TIED_GAME_PLAYS_ON] = int(opts["tied_game"] == "play_on")
         rules[R_SCORING] = int(self.scoring is not None)
         rules[R_GAME_TARGET] = sc.get("game_target", 0)
         rules[R_PER_SAFETY] = sc.get("per_safety", 0)

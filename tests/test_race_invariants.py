@@ -13,6 +13,7 @@ Two views of the same games:
 from collections import Counter
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from etappe.analysis.race import RaceRun
@@ -315,3 +316,25 @@ def test_held_types_follow_the_hand_and_a_wrong_mask_is_caught():
     assert K.check_state(state, ct, rules) == K.BROKEN_HELD_MASK
     K.recount_held(state, rules)
     assert K.check_state(state, ct, rules) == 0
+
+
+def test_option_tied_game_plays_another_hand_on_a_tie():
+    # The rules page: "if several pass 5000 in the same hand, the highest total wins"; a tie
+    # for the highest total is recorded as no winner (default) or, with tied_game =
+    # "play_on", played on with more hands until one side leads alone.
+    run = RaceRun("millebornes", 2, ["greedy"], seed=1)
+    first = run.play(0, 1000)
+    last = first[first["last_hand"] == 1]
+    ties = last[(last["winner_side"] < 0) & (last["capped"] == 0)]
+    assert len(ties) > 0  # about 1 game in 400
+    game = int(ties["game"].iloc[0])
+    tied = first[first["game"] == game].reset_index(drop=True)
+    assert tied["s0_total"].iloc[-1] == tied["s1_total"].iloc[-1] >= 5000
+    on = RaceRun("millebornes", 2, ["greedy"], seed=1, options={"tied_game": "play_on"}).play(game, 1)
+    assert len(on) > len(tied)
+    pd.testing.assert_frame_equal(on.iloc[:len(tied)].drop(columns=["last_hand", "winner_side", "game_turns"]),
+                                  tied.drop(columns=["last_hand", "winner_side", "game_turns"]))
+    final = on[["s0_total", "s1_total"]].iloc[-1].to_numpy()
+    assert final[0] != final[1] and on["winner_side"].iloc[0] == final.argmax()
+    earlier = on[["s0_total", "s1_total"]].iloc[len(tied):-1].to_numpy()
+    assert (earlier[:, 0] == earlier[:, 1]).all()  # it stopped at the first hand that broke the tie

@@ -358,6 +358,17 @@ def test_mb_right_of_way_is_a_permanent_roll():
     assert not ALL_KM & legal(MB, mb_pos(own, side(), DIST_HAND))
 
 
+def test_mb_no_roll_under_right_of_way_unless_the_option_allows_it():
+    # Decision (docs/race_rules.md): Right of Way is a permanent Roll, so a Roll is refused;
+    # option go_with_permanent_go lets it be laid (on a pile a Roll may top: empty or a remedy).
+    for battle in ("empty", "gasoline"):
+        pos = mb_pos(side(battle, safeties=["right_of_way"]), side(), DIST_HAND)
+        assert "play roll" not in legal(MB, pos)
+        assert "play roll" in legal(MB, pos, options={"go_with_permanent_go": True})
+    pos = mb_pos(side("roll", safeties=["right_of_way"]), side(), DIST_HAND)
+    assert "play roll" not in legal(MB, pos, options={"go_with_permanent_go": True})  # never Roll on Roll
+
+
 def test_mb_remedy_then_no_roll_needed_with_right_of_way():
     hand = ["gasoline", "km100", "km25", "km50", "roll", "km75", "km200"]
     new, _ = play(MB, mb_pos(side("out_of_gas", safeties=["right_of_way"]), side(), hand), "play gasoline")
