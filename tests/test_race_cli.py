@@ -1,6 +1,7 @@
 """The race commands through typer's CliRunner."""
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -344,6 +345,125 @@ def test_golden_playthrough_scores_follow_the_rules_page():
     printed = [int(line.split("hand score ")[1].split(",")[0]) for line in text.splitlines() if "hand score" in line]
     worked = rescore_mille_bornes_replay(text)
     assert len(worked) == 3 and [score for hand in worked for score in hand] == printed
+
+
+MB_REMEDY = {"gasoline": "out_of_gas", "spare_tire": "flat_tire", "repairs": "accident"}
+MB_PROTECTS = {"extra_tank": {"out_of_gas"}, "puncture_proof": {"flat_tire"}, "driving_ace": {"accident"},
+               "right_of_way": {"stop", "speed_limit"}}
+MB_HAZARDS = {"out_of_gas", "flat_tire", "accident", "stop"}
+
+
+def referee_mille_bornes_replay(text, deck=101):
+    """Check every move of a two-player Mille Bornes play-by-play against the
+    rules page (default options), keeping each hand, pile and tableau from
+    the replay's own lines: the card was held; distance only on a Roll (or
+    with Right of Way and no uncorrected hazard), 25 and 50 only under Speed
+    Limit, at most two 200s, never beyond the trip; hazards only on an
+    opponent showing Roll (or with Right of Way a remedy or nothing), never
+    on a protected side; Speed Limit never on a limited or protected side;
+    a remedy only on its hazard; a Roll only where one is needed; End of
+    Limit only under a limit; the next turn to the same seat after a safety
+    while the stock lasts, to the coup fourré's seat after one, else to the
+    other seat. Returns the number of moves checked."""
+    checked = 0
+    for hand in text.split("== hand ")[1:]:
+        lines = hand.splitlines()
+        seat_to_move = int(lines[0].split("seat ")[1].split()[0])
+        held = [Counter(), Counter()]
+        top = [None, None]  # battle pile: None (empty), a card, or "cancelled" (a safety over its hazard)
+        limited, safeties, km, twohundreds = [False, False], [set(), set()], [0, 0], [0, 0]
+        trip, stock = 700, deck
+        last_play = None  # (seat, card, stock when played) of the last play, for who moves next
+        for line in lines[1:]:
+            words = line.split()
+            if "is dealt:" in line:
+                held[int(words[1])].update(words[4:])
+                stock -= len(words) - 4
+            elif "to replace the safety" in line:
+                held[int(words[1])][words[3]] += 1
+                stock -= 1
+            elif " draws " in line:
+                seat = int(words[3])
+                if last_play is not None:
+                    played_by, card, stock_then = last_play
+                    extra = card in MB_PROTECTS and stock_then > 0
+                    assert seat == (played_by if extra else 1 - played_by), line
+                assert seat == seat_to_move or last_play is not None, line
+                held[seat][words[5]] += 1
+                stock -= 1
+                last_play = None
+            elif " plays " in line or " discards " in line:
+                seat, card = int(words[3]), words[5]
+                assert held[seat][card] > 0, f"{line}: not held"
+                held[seat][card] -= 1
+                checked += 1
+                if " discards " in line:
+                    last_play = (seat, None, stock)
+                    continue
+                last_play = (seat, card, stock)
+                side = int(words[-1]) if " on side " in line else seat
+                own, row = side == seat, "right_of_way" in safeties[side]
+                if card in MB_KM:
+                    moving = top[side] == "roll" or (row and top[side] not in MB_HAZARDS)
+                    assert own and moving, line
+                    assert not (limited[side] and MB_KM[card] > 50), line
+                    assert twohundreds[side] < 2 or card != "km200", line
+                    assert km[side] + MB_KM[card] <= trip, line
+                    km[side] += MB_KM[card]
+                    twohundreds[side] += card == "km200"
+                elif card in MB_HAZARDS:
+                    shows = top[side] == "roll" or (row and top[side] not in MB_HAZARDS)
+                    assert not own and shows and not any(card in MB_PROTECTS[s] for s in safeties[side]), line
+                    top[side] = card
+                elif card == "speed_limit":
+                    assert not own and not limited[side] and not row, line
+                    limited[side] = True
+                elif card in MB_REMEDY:
+                    assert own and top[side] == MB_REMEDY[card], line
+                    top[side] = card
+                elif card == "roll":
+                    assert own and not row and top[side] in (None, "cancelled", "stop", *MB_REMEDY), line
+                    top[side] = "roll"
+                elif card == "end_of_limit":
+                    assert own and limited[side], line
+                    limited[side] = False
+                else:  # a safety
+                    assert own and card in MB_PROTECTS, line
+                    safeties[side].add(card)
+                    if top[side] in MB_PROTECTS[card]:
+                        top[side] = "cancelled"  # option roll_after_safety: a Roll is still needed
+                    limited[side] = limited[side] and "speed_limit" not in MB_PROTECTS[card]
+            elif "COUP FOURRÉ" in line:
+                seat, safety, hazard = int(words[1]), words[5], words[7].rstrip(";")
+                assert held[seat][safety] > 0 and hazard in MB_PROTECTS[safety], line
+                held[seat][safety] -= 1
+                side = seat
+                safeties[side].add(safety)
+                if hazard == "speed_limit":
+                    limited[side] = False
+                else:
+                    top[side] = "cancelled"
+                last_play = (1 - seat, None, 0)  # the coup's seat takes the next turn
+            elif "calls the extension" in line:
+                assert km[int(words[1])] == trip == 700, line
+                trip = int(words[-2])
+            elif "has no card and passes" in line:
+                assert stock == 0 and sum(held[int(words[1])].values()) == 0, line
+                last_play = None
+    return checked
+
+
+def test_replayed_moves_follow_the_rules_page():
+    """The reviewed golden play-by-play and fresh games of random play (which
+    tries every kind of move) are legal move by move under the referee."""
+    texts = [(GOLDEN / "millebornes_2p_seed7_game2.txt").read_text()]
+    for seed in (1, 4, 5):
+        result = run("replay", "millebornes", "--players", 2, "--policy", "random", "--seed", seed, "--game", 0)
+        assert result.exit_code == 0
+        texts.append(result.stdout)
+    for text in texts:
+        turns = sum(int(n) for n in re.findall(r"hand over after (\d+) turns", text))
+        assert referee_mille_bornes_replay(text) == turns > 200  # every move of every hand checked
 
 
 def test_analyze_prefers_the_winning_card(tmp_path):
