@@ -8,17 +8,33 @@ r09-m06, r21-m14; middle ring m00..m15 to inner ring i00..i07 at m00-i00,
 m04-i02, m08-i04, m12-i06; the house next to i01, i03, i05, i07.
 Four players: seat c plays colour c. Every test puts seat 0 on turn.
 """
+import numpy as np
 import pytest
 
 from etappe.analysis.bremen import Game, simulate
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, load_board, ring_board
+from etappe.kernels.rng import STREAM_CHANCE, game_key, randint
 
 
 def game(players=4, **options):
     g = Game(players=players, options=options)
     g.seat = 0
     return g
+
+
+def first_roll(seed, game_index):
+    """The first roll of Game.play(seed=seed, game_index=game_index), drawn
+    as the kernel draws it: the normal die, then the robber die (face 0 is R)."""
+    key = np.uint64(game_key(np.uint64(seed), game_index, STREAM_CHANCE))
+    d, key = randint(key, 6)
+    r, _ = randint(np.uint64(key), 6)
+    return int(d) + 1, "R" if r == 0 else int(r) + 1
+
+
+def rolling(normal, robber, seed):
+    """The first game index whose first roll is (normal die, robber die)."""
+    return next(i for i in range(5000) if first_roll(seed, i) == (normal, robber))
 
 
 def dests(moves, colour, animal, die=None):
@@ -362,6 +378,30 @@ def test_robber_paths_stay_in_forest_bridges_and_house():
     assert g.robber_paths(2) == 2  # the bridge is a dead end: the road is out of bounds
 
 
+def test_the_robber_may_pass_through_its_house():
+    # "De rover mag de bruggen en het rovershuis passeren" (seed 3; rules page:
+    # "it may pass the bridges and its house"), no field twice. From i01 (next
+    # to i00, i02 and the house) two fields go i01-i00-{i07, m00},
+    # i01-i02-{i03, m04} and, through the house, i01-house-{i03, i05, i07}:
+    # seven paths, and i05 is reached only through the house.
+    expected = [("house", "i03"), ("house", "i05"), ("house", "i07"), ("i00", "i07"),
+                ("i00", "m00"), ("i02", "i03"), ("i02", "m04")]
+    g = game()
+    g.set_robber("i01")
+    assert g.robber_paths(2) == len(expected)
+    played = []
+    for pick in range(len(expected)):
+        g = game()
+        g.set_robber("i01")
+        g.place(1, "dog", "i00")  # markers: the robber sends home what it passes
+        g.place(2, "dog", "i02")
+        sent = g.rob(2, pick)
+        via = "i00" if g.pos(1, "dog") == "r06" else "i02" if g.pos(2, "dog") == "r12" else "house"
+        played.append((via, g.robber))
+        assert sent == (0 if via == "house" else 1) and g.errors() == 0
+    assert sorted(played) == expected
+
+
 def test_robber_sends_home_every_animal_it_passes_or_stops_on():
     sent = []
     for pick in range(8):
@@ -390,6 +430,61 @@ def test_chasing_the_robber_takes_a_full_pyramid_landing_exactly_on_it():
     g.place(3, "rooster", "m03")  # any colours make a pyramid
     eff = g.move(0, "donkey", "m05")
     assert eff["chase"] and g.robber == "house" and g.points(0) == 1 and g.points(3) == 0
+
+
+# Chasing in a real turn: Game.play, `rolling` picks the game whose first roll
+# is the one named. Chasing is a choice; CHASER is a greedy player who chases
+# whenever it can and otherwise prefers sitting on top to moving nearer the
+# house (the default greedy would rather carry the pyramid towards the house). Seed 6: "Het verjagen van de rover mag
+# zowel met de eerste als met de tweede beweging gebeuren. Afhankelijk of deze
+# speler met zijn andere beweging ergens bovenop kon springen is nu dezelfde
+# speler of de volgende speler aan beurt." A chasing donkey never sits on top.
+
+CHASER = "greedy:chase=100,climb=50"
+
+def test_a_chase_with_the_first_move_leaves_the_second_and_no_roll_without_a_climb():
+    # Own pyramid on m03, robber on m05 (m03-m04-m05). Roll 2 and 3: the 2
+    # chases; the 3 then moves a rider off the donkey on m05. No larger animal
+    # stands anywhere else (all others are on their start fields), so the
+    # other move cannot sit on top: the next player is on turn.
+    g = game()
+    park(g, 0, ["m03", "m03", "m03", "m03"])
+    g.set_robber("m05")
+    assert (2, 0, "donkey", "m05") in g.first_moves(2, 3)
+    g.play([CHASER] * 4, turns=1, seed=1, game_index=rolling(2, 3, seed=1))
+    assert g.state[K.S_CHASES] == 1 and g.points(0) == 1 and g.robber == "house"
+    assert g.pos(0, "donkey") == "m05" and len(g.stack("m05")) < 4  # the second move was played
+    assert g.state[K.S_ROLLS] == 1 and g.state[K.S_EXTRA_ROLLS] == 0 and g.seat == 1
+    assert g.errors() == 0
+
+
+def test_a_chase_with_the_first_move_then_a_climb_earns_another_roll():
+    # As above with a roll of 2 and 2, and a foreign donkey on m07: after the
+    # chase a rider on m05 goes m06-m07 onto it (from m03 nothing reaches m07
+    # with a 2). The other move sat on top: the same player rolls again.
+    g = game()
+    park(g, 0, ["m03", "m03", "m03", "m03"])
+    g.place(2, "donkey", "m07")
+    g.set_robber("m05")
+    g.play([CHASER] * 4, turns=1, seed=1, game_index=rolling(2, 2, seed=1))
+    assert g.state[K.S_CHASES] == 1 and g.state[K.S_CHASE] == 1  # seat 0's one chase point
+    assert g.state[K.S_ROLLS] >= 2 and g.state[K.S_EXTRA_ROLLS] >= 1
+    assert g.errors() == 0
+
+
+def test_a_chase_with_the_second_move_after_a_climb_earns_another_roll():
+    # Donkey, dog and cat on m03; the rooster on m00, three fields away
+    # (m00-m01-m02-m03); robber on m05. Roll 2 and 3: the pyramid exists only
+    # once the rooster has climbed on the cat with the 3, so the chase (the 2,
+    # m03-m04-m05) is the second move; the first move sat on top: another roll.
+    g = game()
+    park(g, 0, ["m03", "m03", "m03", "m00"])
+    g.set_robber("m05")
+    assert (3, 0, "rooster", "m03") in g.first_moves(2, 3)
+    g.play([CHASER] * 4, turns=1, seed=1, game_index=rolling(2, 3, seed=1))
+    assert g.state[K.S_CHASES] == 1 and g.state[K.S_CHASE] == 1
+    assert g.state[K.S_ROLLS] >= 2 and g.state[K.S_EXTRA_ROLLS] >= 1
+    assert g.errors() == 0
 
 
 def test_the_robbers_field_is_open_by_default_and_closed_as_an_option():
@@ -443,6 +538,26 @@ def test_a_storm_ends_the_turn_in_play():
     assert g.points(0) == 5  # four animals, and the robber was at home
     assert [g.pos(0, animal) for animal in ("donkey", "dog", "cat", "rooster")] == ["r00"] * 4
     assert g.state[K.S_ROLLS] == 1 and g.robber == "house"
+
+
+def test_a_storm_with_the_second_move_ends_the_turn_despite_a_climb():
+    # Seed 7: "In elk geval is de volgende speler onmiddellijk aan beurt"
+    # (rules page: the next player is on turn, no extra roll). Donkey, dog and
+    # cat on i01 next to the house, the rooster on m00 (m00-i00-i01). Roll 1
+    # and 2: the rooster climbs on the cat with the 2 - a move that earns
+    # another roll - and the pyramid storms with the 1 (i01-house).
+    g = game()
+    park(g, 0, ["i01", "i01", "i01", "m00"])
+    assert "house" not in dests(g.first_moves(1, 2), 0, "donkey")  # no pyramid yet: only a second move storms
+    assert (2, 0, "rooster", "i01") in g.first_moves(1, 2)
+    h = game()
+    park(h, 0, ["i01", "i01", "i01", "m00"])
+    assert h.move(0, "rooster", "i01")["extra_roll"]  # on its own the climb would earn a roll
+    g.play(["greedy"] * 4, turns=1, seed=3, game_index=rolling(1, 2, seed=3))
+    assert g.state[K.S_STORMS] == 1 and g.points(0) == 5  # four animals, the robber at home
+    assert [g.pos(0, animal) for animal in ("donkey", "dog", "cat", "rooster")] == ["r00"] * 4
+    assert g.state[K.S_ROLLS] == 1 and g.state[K.S_EXTRA_ROLLS] == 0 and g.seat == 1
+    assert g.robber == "house" and g.errors() == 0
 
 
 def test_a_storm_is_legal_even_when_no_second_move_would_follow():

@@ -307,6 +307,36 @@ def test_vitamine_swaps_a_card_and_bars_retaliation():
     assert not (targets >> 0) & 1 and (targets >> 2) & 1 and (targets >> 3) & 1
 
 
+def test_vitamine_bar_on_retaliation_lifts_in_the_next_stage():
+    # "Celui-ci ne peut pas riposter par une Vitamine contre le même joueur
+    # pendant la même étape" (rules page: "in the same stage"). Seat 0 draws
+    # from seat 1 as above; in that stage seat 1's own Vitamine may not go
+    # against seat 0; in the next stage it may.
+    hands = [[card(RED, 10), card(BLUE, 3)], [card(GREEN, 3)], [card(YELLOW, 4), card(YELLOW, 5)],
+             [card(YELLOW, 6), card(YELLOW, 7)]]
+    st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_VITAMINE, K.J_VITAMINE, 0, 0])
+    assert field(turn(st, opts, 0), K.F_VITA, 0) == 1
+    same = st.copy()
+    hand0 = int(same[K.S_HAND])
+    rec = turn(same, opts, 1)
+    assert field(rec, K.F_VITA, 1) not in (-1, 0)  # seat 1 uses it, but not against seat 0
+    assert same[K.S_HAND] == hand0
+    # The next stage (Plaine): seat 0 holds a single card, the green 9; seat 1
+    # still holds its Vitamine and a card it cannot lay (blue 10).
+    st[K.S_STAGE] += 1
+    K.start_stage(st, opts, K.PLAINE, 6)
+    new = [[card(GREEN, 9)], [card(RED, 6), card(BLUE, 10), card(YELLOW, 9)],
+           [card(YELLOW, 3), card(YELLOW, 4), card(YELLOW, 5)], [card(BLUE, 3), card(BLUE, 4), card(BLUE, 5)]]
+    for s, hand in enumerate(new):
+        st[K.S_HAND + s] = mask(*hand)
+    assert (K.vitamine_targets(st, 1) >> 0) & 1
+    rec = turn(st, opts, 1)
+    assert field(rec, K.F_VITA, 1) == 0 and st[K.S_JOKERS + 1] == 0
+    assert card(GREEN, 9) in cards_of(st[K.S_HAND + 1])  # the only card seat 0 held
+    got = cards_of(st[K.S_HAND])
+    assert len(got) == 1 and got[0] in (card(RED, 6), card(BLUE, 10), card(YELLOW, 9))  # one of seat 1's
+
+
 def test_the_heuristic_never_gives_away_a_card_it_can_lay_now():
     # Every card of seat 0 can go on a column now (Montagne starts at 3): Vitamine
     # would hand seat 1 a card seat 0 could lay, so the heuristic keeps its joker.
