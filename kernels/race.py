@@ -205,10 +205,11 @@ def role_mask(rules, role):
 def battle_fits(state, rules, side, go_mask):
     """Bit t: go or remedy card type t may be laid on the side's battle pile
     now, for all types at once: the design's table by battle top
-    (Design.tables says the rule), less the go card under a permanent go
-    (unless option go_with_permanent_go), unless a hazard on top is one that only a go card clears (a design
-    whose permanent go does not protect against it, e.g. Stap op's
-    Jeugdherberg beside a user's go safety: else the side stays stuck)."""
+    (Design.tables says the rule), less the go card under a permanent go.
+    The go card stays where a hazard on top is one that only a go card
+    clears (a design whose permanent go does not protect from it, e.g.
+    Stap op's Jeugdherberg beside a user's go safety: else the side stays
+    stuck), and everywhere under option go_with_permanent_go."""
     b = side_at(side)
     top = state[b + SD_BATTLE]
     fits = np.int64(rules[R_FITS_AT + top - VIRTUAL_GO]) & 0xFFFFFFFF
