@@ -498,6 +498,25 @@ def apply_move(state, seat, m, binfo):
     return eff | (sent << 8)
 
 
+@njit(cache=True, inline="always")
+def leading_opponent(state, seat):
+    """The opponent of `seat` with the most points, or -1 when several share
+    the most. Breaking the tie by seat order would have every seat pick on
+    the lowest one (at 0-0, all on seat 0): a seat bias of the policy that
+    reports would show as one of the game."""
+    leader = -1
+    top = -1
+    for o in range(state[S_NPLAYERS]):
+        if o != seat:
+            points = state[S_POINTS + o]
+            if points > top:
+                top = points
+                leader = o
+            elif points == top:
+                leader = -1
+    return leader
+
+
 @allocation_free
 def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path, it, vis, key):
     """Enumerate the robber's simple paths of exactly d fields in its area.
@@ -513,11 +532,7 @@ def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path,
     best_score = -1e300
     leader = -1
     if mode == 2:
-        top = -1
-        for o in range(state[S_NPLAYERS]):
-            if o != seat and state[S_POINTS + o] > top:
-                top = state[S_POINTS + o]
-                leader = o
+        leader = leading_opponent(state, seat)
     depth = 0
     path[0] = start
     it[0] = 0
@@ -601,12 +616,7 @@ def greedy_score(state, m, seat, params, dist, binfo):
     if g == house:
         gain = own_in_unit + (1 if state[S_ROBBER] == house else 0)
         return params[P_STORM] * gain
-    leader = -1
-    top = -1
-    for o in range(state[S_NPLAYERS]):
-        if o != seat and state[S_POINTS + o] > top:
-            top = state[S_POINTS + o]
-            leader = o
+    leader = leading_opponent(state, seat)
     score = 0.0
     if nu == 4 and g == state[S_ROBBER]:
         score += params[P_CHASE]

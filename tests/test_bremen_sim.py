@@ -332,3 +332,17 @@ def test_lookahead_policy_names():
     assert parse_policy("lookahead:horizon=3,knock=2")[2] == "lookahead:knock=2,horizon=3"
     with pytest.raises(ValueError, match="bad lookahead parameter"):
         parse_policy("lookahead:depth=3")
+
+
+def test_greedy_leader_is_the_sole_leading_opponent():
+    # The `leader` weight goes to the opponent with the most points, and to
+    # nobody while several share the most: at 0-0 a tie broken by seat order
+    # made every seat pick on seat 0 (it won 23.9 % of all-greedy games
+    # against seat 3's 26.7 % on the half-turn symmetric default board).
+    state = np.zeros(K.S_POINTS + 4, np.int32)
+    state[K.S_NPLAYERS] = 4
+    assert [K.leading_opponent(state, seat) for seat in range(4)] == [-1, -1, -1, -1]  # 0-0-0-0
+    state[K.S_POINTS:K.S_POINTS + 4] = [3, 5, 5, 1]
+    assert K.leading_opponent(state, 0) == -1  # seats 1 and 2 share the most
+    assert K.leading_opponent(state, 1) == 2 and K.leading_opponent(state, 2) == 1
+    assert K.leading_opponent(state, 3) == -1
