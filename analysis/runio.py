@@ -54,6 +54,11 @@ def file_hash(text: str | bytes) -> str:
 
 
 def _table(frame: pd.DataFrame, metadata: dict) -> pa.Table:
+    # pandas reads a frame's attrs back from the file: make them the run's
+    # metadata, not the attrs of whichever chunk the joined file's schema
+    # came from (a 10,000-race file said races 2000).
+    frame = frame.copy(deep=False)
+    frame.attrs = json.loads(json.dumps(metadata))
     table = pa.Table.from_pandas(frame, preserve_index=False)
     merged = dict(table.schema.metadata or {})
     merged[METADATA_KEY] = json.dumps(metadata, sort_keys=True).encode("utf-8")

@@ -95,6 +95,19 @@ def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
     pd.testing.assert_frame_equal(later, full[full.game >= 100].reset_index(drop=True), check_dtype=False)
 
 
+def test_a_joined_run_file_gives_pandas_the_runs_metadata(tmp_path):
+    # pandas reads a frame's attrs back from a Parquet file: they must be the whole
+    # run's, not those of the chunk the joined file's schema came from.
+    out = tmp_path / "run.parquet"
+    chunks = ChunkedRun(out, {"seed": 1})
+    for index in range(2):
+        frame = pd.DataFrame({"x": [index]})
+        frame.attrs = {"races": 1, "wall_seconds": 0.5}  # what the chunk knew of itself
+        chunks.save(index, frame)
+    chunks.join(2, {"seed": 1, "races": 2, "wall_seconds": 1.0})
+    assert pd.read_parquet(out).attrs == read_metadata(out) == {"seed": 1, "races": 2, "wall_seconds": 1.0}
+
+
 def test_unwritable_out_is_refused_before_any_game_is_played(tmp_path):
     a_file = tmp_path / "afile"
     a_file.write_text("")
