@@ -1,10 +1,13 @@
 """The `etappe` command: simulations, reports and comparisons of tabletop race games."""
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+
+from etappe.kernels.race_design import builtin_names
 
 from . import race_cmds
 from .bremen import app as bremen_app
@@ -22,6 +25,16 @@ app.add_typer(race_cmds.decks_app, name="decks")
 app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: board sweep (simulate and report are `etappe simulate bremen` and `etappe report`).")
 
 OTHER_GAMES = ("etape", "bremen")
+
+
+def check_game_or_design(deck: str) -> None:
+    """Fail at once, naming every valid choice and the nearest, if `deck` is
+    neither one of the other games, a built-in design nor a file."""
+    if deck in OTHER_GAMES or deck in builtin_names() or Path(deck).exists():
+        return
+    close = difflib.get_close_matches(deck, [*builtin_names(), *OTHER_GAMES], n=1)
+    fail(f"{deck}: not a game (the race designs {', '.join(builtin_names())}; {' and '.join(OTHER_GAMES)}) "
+         "and no such design file" + (f"; did you mean {close[0]!r}?" if close else ""))
 PolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", help="Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B). "
     "See `etappe policies [etape|bremen]`; defaults: greedy (race games, Bremen), heuristic (Tape l'étape). "
@@ -54,6 +67,7 @@ def simulate(
     if deck in OTHER_GAMES and seating != "fixed":
         fail("--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, "
              "and Bremen draws the first player of each game")
+    check_game_or_design(deck)
     if out is not None:
         writable_run_file(out)
     chunk = {} if chunk_size is None else {"chunk_size": chunk_size}  # each game's own default otherwise
@@ -197,6 +211,9 @@ def tournament(
     from .tournament_cmds import tournament_command
 
     set_threads(threads)
+    if deck in OTHER_GAMES:
+        fail(f"tournament is for the race designs; {deck}'s reports rate its policies: play them together with "
+             f"`etappe simulate {deck} --policy A,B,...` and run `etappe report` on the run file")
     if out is not None:
         writable_folder(out)
 
@@ -245,6 +262,8 @@ def replay(
 @app.command()
 def policies(deck: Annotated[Optional[str], typer.Argument(help="A race design, or etape, or bremen (default: the race games).")] = None) -> None:
     """List the built-in policies with their parameters and defaults (for etape and bremen, their rule options too)."""
+    if deck is not None:
+        check_game_or_design(deck)
     race_cmds.policies_command(deck)
 
 

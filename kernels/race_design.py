@@ -299,10 +299,18 @@ def load_design(name_or_path: str | Path) -> Design:
         return parse_design(text, f"builtin:{text_name}")
     path = Path(name_or_path)
     if not path.exists():
+        close = difflib.get_close_matches(text_name, builtin_names(), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
         raise DesignError(
-            f"{text_name}: no such design file, and not a built-in design ({', '.join(builtin_names())})"
+            f"{text_name}: no such design file, and not a built-in design ({', '.join(builtin_names())}){hint}"
         )
-    return parse_design(path.read_text("utf-8"), str(path))
+    if path.suffix == ".parquet":
+        raise DesignError(f"{path}: a run file, not a design; `etappe report {path}` reports on it")
+    try:
+        text = path.read_text("utf-8")
+    except UnicodeDecodeError:
+        raise DesignError(f"{path}: not a design file (a design is TOML text)") from None
+    return parse_design(text, str(path))
 
 
 def parse_design(text: str, source: str) -> Design:

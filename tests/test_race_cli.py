@@ -95,6 +95,24 @@ def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
     pd.testing.assert_frame_equal(later, full[full.game >= 100].reset_index(drop=True), check_dtype=False)
 
 
+def test_a_misnamed_game_or_design_names_every_choice_and_the_nearest(tmp_path):
+    result = run("simulate", "bremmen", "--games", 10)
+    assert result.exit_code == 2
+    assert "etape and bremen" in result.stderr and "stapop" in result.stderr and "did you mean 'bremen'" in result.stderr
+    assert "did you mean 'etape'" in run("policies", "etap").stderr
+    assert "did you mean 'stapop'" in run("decks", "show", "stapp").stderr
+    result = run("tournament", "etape", "--policies", "random,heuristic")
+    assert result.exit_code == 2 and "tournament is for the race designs" in result.stderr
+    records = tmp_path / "run.parquet"
+    records.write_bytes(b"PAR1\x80\x81")
+    result = run("simulate", records, "--games", 10)
+    assert result.exit_code == 2 and "a run file, not a design" in result.stderr
+    binary = tmp_path / "design.toml"
+    binary.write_bytes(b"\x80\x81")
+    result = run("decks", "validate", binary)
+    assert result.exit_code != 0 and "not a design file" in result.stderr
+
+
 def test_a_joined_run_file_gives_pandas_the_runs_metadata(tmp_path):
     # pandas reads a frame's attrs back from a Parquet file: they must be the whole
     # run's, not those of the chunk the joined file's schema came from.
