@@ -109,6 +109,26 @@ def _short(value, width: int = 40) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def holds_this_run(path: Path, identity: dict) -> bool:
+    """True if the run file at `path` is the run `identity` describes,
+    False if there is no file. Any other file (another run, or not a run
+    file) is refused with a ValueError that says what differs: another
+    run's results are never overwritten."""
+    if not path.exists():
+        return False
+    try:
+        earlier = read_metadata(path)
+    except (OSError, ValueError, pa.ArrowException):
+        raise ValueError(f"{path} exists and is not a run file written by etappe; "
+                         "remove it or write to another --out") from None
+    mine = json.loads(json.dumps(identity))
+    differ = [f"{k} {_short(earlier[k])}, not {_short(mine[k])}"  # what only the parts know (chunk size) aside
+              for k in sorted(mine) if k in earlier and earlier[k] != mine[k]]
+    if differ:
+        raise ValueError(f"{path} holds another run ({'; '.join(differ)}); remove it or write to another --out")
+    return True
+
+
 class ChunkedRun:
     """Finished chunks of one run, kept safe on disk until the run is joined.
 
@@ -123,8 +143,7 @@ class ChunkedRun:
     def __init__(self, out: str | os.PathLike, identity: dict):
         self.out = Path(out)
         self.identity = identity
-        if self.out.exists():
-            self._check_existing()
+        holds_this_run(self.out, identity)
         self.parts = self.out.with_name(self.out.name + ".parts")
         self.parts.mkdir(parents=True, exist_ok=True)
         stamp = self.parts / "identity.json"
@@ -139,19 +158,6 @@ class ChunkedRun:
             tmp = stamp.with_name("identity.json.tmp")
             tmp.write_text(json.dumps(identity, sort_keys=True))
             os.replace(tmp, stamp)
-
-    def _check_existing(self) -> None:
-        try:
-            earlier = read_metadata(self.out)
-        except (OSError, ValueError, pa.ArrowException):
-            raise ValueError(f"{self.out} exists and is not a run file written by etappe; "
-                             "remove it or write to another --out") from None
-        mine = json.loads(json.dumps(self.identity))
-        differ = [f"{k} {_short(earlier[k])}, not {_short(mine[k])}"
-                  for k in sorted(mine) if k in earlier and earlier[k] != mine[k]]
-        if differ:
-            raise ValueError(f"{self.out} holds another run ({'; '.join(differ)}); "
-                             "remove it or write to another --out")
 
     def _part(self, index: int) -> Path:
         return self.parts / f"chunk-{index:06d}.parquet"

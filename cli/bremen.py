@@ -11,10 +11,11 @@ import pandas as pd
 import typer
 
 from etappe.analysis import bremen as A
-from etappe.analysis.runio import ChunkedRun, package_version, write_atomic
+from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package_version, write_atomic
 from etappe.kernels.bremen_board import load_board, ring_board
 
-from .common import SeedOpt, around_the_table, fail, parse_options, progress_bar, split_policies, writable_folder
+from .common import (SeedOpt, around_the_table, err_console, fail, parse_options, progress_bar, split_policies,
+                     writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -40,18 +41,43 @@ def report_command(run: Path, out_dir: Path) -> Path:
         return build_report(A.from_run_file(run), on_section=bar.stage).write(out_dir)
 
 
+def run_identity(players: int, games: int, policies: list[str], seed: int, board_hash: str,
+                 full_options: dict) -> dict:
+    """What determines a run's records, kept in its run file: another run at
+    the same --out is refused naming what differs. (The chunk size is not
+    in it: the records do not depend on it, so only unfinished chunks carry it.)"""
+    return {"game": "bremen", "board_hash": board_hash, "players": players, "games": games,
+            "policies": [A.parse_policy(p)[2] for p in policies], "options": full_options, "seed": seed,
+            "version": package_version(), "record_columns": A.K.N_REC}
+
+
+def warn_capped(df: pd.DataFrame) -> None:
+    """One line on stderr when games hit the turn cap: they have no winner,
+    and the win rates leave them out."""
+    capped, cap = int(df["capped"].sum()), df.attrs["options"]["max_turns"]
+    if capped == len(df):
+        err_console.print(f"warning: all {capped} games hit the turn cap of {cap} turns: none has a winner, so "
+                          "there are no win rates. All-random Bremen play practically never ends (docs/bremen.md): "
+                          "seat greedy or lookahead players, or raise -o max_turns.",
+                          markup=False, highlight=False, soft_wrap=True)
+    elif capped:
+        err_console.print(f"warning: {capped} of {len(df)} games hit the turn cap of {cap} turns: no winner; "
+                          f"the win rates are among the other {len(df) - capped}.",
+                          markup=False, highlight=False, soft_wrap=True)
+
+
 def simulate_command(players: int, games: int, policies: list[str], seed: int, out: Path | None,
                      board: Path | None, options: dict, chunk_size: int = CHUNK) -> pd.DataFrame:
     """Play the games, write them to `out` (Parquet with the run's identity) if
     given, and return the records. Writing goes chunk by chunk into
-    `<out>.parts/`, so an interrupted run resumes where it stopped."""
+    `<out>.parts/`, so an interrupted run resumes where it stopped. A file at
+    `out` that holds another run is refused; the same run is played again."""
     policies = list(policies) if policies else ["random"] * players
     if len(policies) == 1:
         policies = policies * players
     b = load_board(board)
     _, full_options = A.options_row(options)
-    for spec in policies:
-        A.parse_policy(spec)  # refused before a run folder is made
+    identity = run_identity(players, games, policies, seed, b.hash, full_options)  # refuses a bad policy
     with progress_bar(games, f"bremen x{players}") as advance:
         shown = 0
 
@@ -61,32 +87,31 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
             shown = done
 
         if out is None:
-            return A.simulate(players, games, policies, seed, b, full_options, progress=progress)
-        identity = {"game": "bremen", "board_hash": b.hash, "players": players, "games": games,
-                    "policies": policies, "options": full_options, "seed": seed, "chunk": chunk_size,
-                    "version": package_version(), "record_columns": A.K.N_REC}
-        run = ChunkedRun(out, identity)
-        chunks = range((games + chunk_size - 1) // chunk_size)
-        frames, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
-        for index in chunks:
-            lo, hi = index * chunk_size, min(games, (index + 1) * chunk_size)
-            if run.done(index):
-                frames.append(run.load(index))
-                wall += run.seconds(index)
-            else:
-                part = A.simulate(players, hi - lo, policies, seed, b, full_options, first_game=lo,
-                                  progress=lambda d, t, lo=lo: progress(lo + d, games))
-                attrs, wall = part.attrs, wall + part.attrs["wall_s"]
-                run.save(index, part, part.attrs["wall_s"])
-                frames.append(part)
-            progress(hi, games)
-        df = pd.concat(frames, ignore_index=True)
-        if attrs is None:  # every chunk was on disk already
-            attrs = A.simulate(players, 0, policies, seed, b, full_options).attrs
-        df.attrs.update(attrs)
-        df.attrs.update(first_game=0, wall_s=wall, games_per_s=games / wall if wall else float("nan"))
-        run.join(len(chunks), dict(df.attrs))
-        return df
+            df = A.simulate(players, games, policies, seed, b, full_options, progress=progress)
+        else:
+            run = ChunkedRun(out, {**identity, "chunk": chunk_size})
+            chunks = range((games + chunk_size - 1) // chunk_size)
+            frames, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
+            for index in chunks:
+                lo, hi = index * chunk_size, min(games, (index + 1) * chunk_size)
+                if run.done(index):
+                    frames.append(run.load(index))
+                    wall += run.seconds(index)
+                else:
+                    part = A.simulate(players, hi - lo, policies, seed, b, full_options, first_game=lo,
+                                      progress=lambda d, t, lo=lo: progress(lo + d, games))
+                    attrs, wall = part.attrs, wall + part.attrs["wall_s"]
+                    run.save(index, part, part.attrs["wall_s"])
+                    frames.append(part)
+                progress(hi, games)
+            df = pd.concat(frames, ignore_index=True)
+            if attrs is None:  # every chunk was on disk already
+                attrs = A.simulate(players, 0, policies, seed, b, full_options).attrs
+            df.attrs.update(attrs)
+            df.attrs.update(identity, first_game=0, wall_s=wall, games_per_s=games / wall if wall else float("nan"))
+            run.join(len(chunks), dict(df.attrs))
+    warn_capped(df)
+    return df
 
 
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]
@@ -134,25 +159,41 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
         fail(f"--house-links {house_links!r}: each offset is 0 or 1")
     specs = _sweep_boards(_ints("--roads", roads), _ints("--middles", middles), _ints("--road-links", road_links),
                           links)
+    policies = around_the_table(split_policies(policy or "greedy"), players)
+    try:
+        identity = run_identity(players, games, policies, seed, "", A.options_row(options)[1])
+    except ValueError as exc:
+        fail(str(exc))
     boards = []
-    for spec in specs:  # every board is checked before any game is played
+    for spec in specs:  # every board and every run file is checked before any game is played
         name = f"ring-r{spec['road']}-m{spec['middle']}-l{spec['road_links']}-h{spec['house_links']}"
         try:
-            boards.append((spec, name, ring_board(**spec, name=name)))
+            text = ring_board(**spec, name=name)
+            run = out / "runs" / f"{name}.parquet"
+            done = holds_this_run(run, {**identity, "board_hash": file_hash(text)})
         except ValueError as exc:
             fail(f"board {name}: {exc}")
+        boards.append((spec, name, text, run, done))
     writable_folder(out)
     (out / "boards").mkdir(parents=True, exist_ok=True)
     results = []
-    for spec, name, text in boards:
+    for spec, name, text, run, done in boards:
         path = out / "boards" / f"{name}.toml"
         write_atomic(path, text)
-        typer.echo(f"{path.stem}: {games} games")
+        if done:  # played by an earlier sweep into this folder, stopped or not, with the same identity
+            typer.echo(f"{name}: {games} games, finished earlier (kept)")
+            results.append((spec, A.from_run_file(run)))
+            continue
+        typer.echo(f"{name}: {games} games")
         try:
-            df = simulate_command(players, games, around_the_table(split_policies(policy or "greedy"), players), seed,
-                                  out / "runs" / f"{path.stem}.parquet", path, options)
+            results.append((spec, simulate_command(players, games, policies, seed, run, path, options)))
         except ValueError as exc:
             fail(f"board {name}: {exc}")
-        results.append((spec, df))
+    names = {name for _, name, *_ in boards}
+    others = sorted({p.stem for folder, ext in (("boards", "toml"), ("runs", "parquet"))
+                     for p in (out / folder).glob(f"*.{ext}") if p.stem not in names})
+    if others:
+        typer.echo(f"{out} also holds {len(others)} board(s) of earlier sweeps, not in this report (kept): "
+                   + ", ".join(others))
     report_path = build_sweep_report(results).write(out)
     typer.echo(f"sweep report written to {report_path}")

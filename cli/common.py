@@ -21,10 +21,15 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+def print_error(message: str) -> None:
+    """An error on one line (greppable). The message is plain text: escaped,
+    so that "[links]" is not read as markup and dropped."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> None:
     """Print a clear error and exit non-zero."""
-    # The message is plain text: escaped, so that "[links]" is not read as markup and dropped.
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)  # one line: greppable
+    print_error(message)
     raise typer.Exit(code)
 
 
@@ -205,6 +210,9 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
     for seat in range(players):
         wins = int((winners == seat).sum())
         low, high = wilson_interval(wins, decided)
-        table.add_row(str(seat), str(wins), f"{wins / max(decided, 1):.3f}", f"{low:.3f} - {high:.3f}")
+        if decided:
+            table.add_row(str(seat), str(wins), f"{wins / decided:.3f}", f"{low:.3f} - {high:.3f}")
+        else:  # no decided game: no rate to show
+            table.add_row(str(seat), str(wins), "-", "-")
     console.print(table)
     console.print(f"{games} games, {undecided} {games - decided}; {extra}", highlight=False)

@@ -11,8 +11,8 @@ from etappe.kernels.race_design import builtin_names
 
 from . import race_cmds
 from .bremen import app as bremen_app
-from .common import (MAX_SEED, SeedOpt, around_the_table, console, err_console, fail, parse_options,
-                     print_seat_summary, progress_bar, set_threads, split_policies, writable_run_file, writable_folder)
+from .common import (MAX_SEED, SeedOpt, around_the_table, console, fail, parse_options,
+                     print_error, print_seat_summary, progress_bar, set_threads, split_policies, writable_run_file, writable_folder)
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
 
 app = typer.Typer(
@@ -286,5 +286,5 @@ def main() -> None:
     try:
         app(prog_name="etappe")
     except OSError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(str(exc))
         raise SystemExit(2) from None

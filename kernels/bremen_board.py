@@ -193,15 +193,27 @@ def ring_board(road: int = 24, middle: int = 16, inner: int = 8, road_links: int
     road: outer ring length (a multiple of 4; starts on the corners 0, road/4, ...).
     middle, inner: forest ring lengths (multiples of 4).
     road_links: offset from each corner of the road field linked to the middle
-    ring (the middle of each side when road/8). middle_links: offset of the four
-    middle-to-inner links; house_links: offset of the four inner fields linked
-    to the house. bridges: which of the four road links (0..3) are bridges.
+    ring (the middle of each side when road/8), 1 to road/4 - 1: a road field
+    between two corners, which are start fields. middle_links: offset of the
+    four middle-to-inner links (0 to middle/4 - 1); house_links: offset of the
+    four inner fields linked to the house (0 to inner/4 - 1). An offset outside
+    its range is refused: it would only name a board in range (or, for
+    road_links, put the links on the start fields). bridges: which of the four
+    road links (0..3) are bridges.
     """
     for label, n in (("road", road), ("middle", middle), ("inner", inner)):
         if n % 4 or n < 8:
             raise ValueError(f"{label} ring length must be a multiple of 4 and >= 8, got {n}")
-    name = name or f"ring-r{road}-m{middle}-i{inner}-l{road_links}{middle_links}{house_links}"
     side_r, side_m, side_i = road // 4, middle // 4, inner // 4
+    if not 1 <= road_links < side_r:
+        raise ValueError(f"road_links {road_links}: the road-to-forest links leave from a road field between two "
+                         f"corners (start fields), so 1 to {side_r - 1} on a road of {road}")
+    for label, offset, side, ring in (("middle_links", middle_links, side_m, "middle"),
+                                      ("house_links", house_links, side_i, "inner")):
+        if not 0 <= offset < side:
+            raise ValueError(f"{label} {offset}: an offset within a quarter of the {ring} ring, so 0 to {side - 1} "
+                             f"on a ring of {side * 4}")
+    name = name or f"ring-r{road}-m{middle}-i{inner}-l{road_links}{middle_links}{house_links}"
     w = len(str(max(road, middle, inner) - 1))
     r = [f"r{i:0{w}d}" for i in range(road)]
     m = [f"m{i:0{w}d}" for i in range(middle)]

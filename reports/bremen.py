@@ -25,6 +25,13 @@ CAVEAT = (
     "across boards with `etappe bremen sweep` before trusting it. Bots are not people: the "
     "numbers hold for the policies named in the header, not for human play."
 )
+SWEEP_CAVEAT = (
+    "The boards are generated ring boards, guesses at the geometry: no source documents the real field counts, "
+    "links or bridges, so every number here holds for the {boards} listed under Run only. A conclusion "
+    "that holds on every one of them is more trustworthy than one board's number, but the real board may still "
+    "differ from all of them. Bots are not people: the numbers hold for the policies named under Run, not for "
+    "human play."
+)
 _FAMILIES = {"random": "random: uniform over the legal moves",
              "greedy": "greedy: a one-step scoring of each move",
              "lookahead": "lookahead: flat Monte Carlo with greedy playouts"}
@@ -215,7 +222,8 @@ def build_sweep_report(results: list[tuple[dict, pd.DataFrame]]) -> Report:
                  f"(the same game indices on every board); rule options {first['options']}; "
                  f"package version {first['version']}. Every board is a generated ring board "
                  "(kernels.bremen_board.ring_board), varied one factor at a time around the default "
-                 "reconstruction; the board files are in boards/ beside this report.")
+                 "reconstruction; the files of the boards below are in boards/ beside this report (boards "
+                 "of earlier sweeps into the same folder may be there too: they are not part of this report).")
     boards = pd.DataFrame([{"board": df.attrs["board"], **spec, "file": df.attrs["board_path"],
                             "sha256": df.attrs["board_hash"]} for spec, df in results])
     section.table(boards, "Boards")
@@ -237,5 +245,5 @@ def build_sweep_report(results: list[tuple[dict, pd.DataFrame]]) -> Report:
     ax.set_ylabel("win rate per seat")
     ax.legend(fontsize=7)
     section.figure(fig, "Win rate per policy on each board", "sweep_win_rates")
-    report.section("Caveat").text(CAVEAT)
+    report.section("Caveat").text(SWEEP_CAVEAT.format(boards=f"{len(runs)} board" + "s" * (len(runs) != 1)))
     return report

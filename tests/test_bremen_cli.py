@@ -14,6 +14,7 @@ from etappe.analysis.runio import read_metadata  # noqa: E402
 from etappe.cli import bremen as C  # noqa: E402
 from etappe.cli.main import app as main_app  # noqa: E402
 from etappe.kernels import bremen as K  # noqa: E402
+from etappe.kernels.bremen_board import ring_board  # noqa: E402
 from etappe.reports.bremen import build_report  # noqa: E402
 
 POLICIES = ["greedy", "random", "greedy", "random"]
@@ -117,3 +118,107 @@ def test_sweep_runs_every_board_and_reports_what_holds(tmp_path):
     md = (tmp_path / "report.md").read_text()
     assert "Which conclusions hold across boards" in md and "2 of 2" in md
     assert "ring-r16-m16-l3-h1" in md
+
+
+def _rows(path):
+    return len(pd.read_parquet(path))
+
+
+def test_simulate_out_refuses_another_run_and_writes_the_same_run_anew(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "f.parquet"
+    base = ["simulate", "bremen", "--seed", "3", "--out", str(out), "-o", "max_turns=300"]
+    result = runner.invoke(main_app, [*base, "--games", "20", "--chunk-size", "10"])
+    assert result.exit_code == 0, result.output
+    meta = read_metadata(out)
+    assert meta["games"] == 20 and meta["record_columns"] == K.N_REC and "chunk" not in meta
+    for other, differs in ((["--games", "10"], "games 20, not 10"),
+                           (["--games", "20", "--seed", "4"], "seed 3, not 4"),
+                           (["--games", "20", "--policy", "random"], "policies")):
+        result = runner.invoke(main_app, [*base, *other])  # the later --seed wins
+        assert result.exit_code == 2, result.output
+        assert "holds another run" in result.output and differs in result.output, result.output
+        assert _rows(out) == 20
+    # the same run (the chunk size does not change the records) is played again and written anew
+    before = out.stat().st_mtime_ns
+    result = runner.invoke(main_app, [*base, "--games", "20"])
+    assert result.exit_code == 0, result.output
+    assert _rows(out) == 20 and out.stat().st_mtime_ns != before
+
+
+def test_board_file_errors_keep_their_square_brackets(tmp_path):
+    # needs cli/common.py's fail() to print its message without rich markup
+    runner = CliRunner()
+    text = ring_board()
+    no_links = tmp_path / "b.toml"
+    no_links.write_text(text[:text.index("[links]")])
+    empty = tmp_path / "e.toml"
+    empty.write_text("")
+    for board, problem in ((no_links, "no [links] chains"), (empty, "no [fields] table")):
+        result = runner.invoke(main_app, ["simulate", "bremen", "--games", "1", "--board", str(board)])
+        assert result.exit_code == 2 and problem in result.output, result.output
+
+
+def test_sweep_refuses_road_links_out_of_range(tmp_path):
+    runner = CliRunner()
+    for links, valid in (("99", "1 to 5"), ("-1", "1 to 5"), ("0", "1 to 5"), ("6", "1 to 5")):
+        result = runner.invoke(main_app, ["bremen", "sweep", "--road-links", links, "--out", str(tmp_path / "sw")])
+        assert result.exit_code == 2, result.output
+        assert f"road_links {links}:" in result.output and valid in result.output, result.output
+    # a road of 12 has corners 3 apart: the default offset 3 would link the start fields
+    result = runner.invoke(main_app, ["bremen", "sweep", "--roads", "12", "--out", str(tmp_path / "sw")])
+    assert result.exit_code == 2 and "board ring-r12-m16-l3-h1: road_links 3:" in result.output
+    assert "1 to 2" in result.output
+    assert not (tmp_path / "sw").exists()
+
+
+def test_capped_games_are_warned_about(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(main_app, ["simulate", "bremen", "--policy", "random", "--games", "3", "-o", "max_turns=5"])
+    assert result.exit_code == 0, result.output
+    assert "warning: all 3 games hit the turn cap of 5 turns" in result.output
+    result = runner.invoke(main_app, ["simulate", "bremen", "--games", "20", "-o", "max_turns=30"])
+    assert result.exit_code == 0, result.output
+    capped = int(simulate(4, 20, ["greedy"] * 4, 0, options={"max_turns": 30})["capped"].sum())
+    assert 0 < capped < 20  # some games, not all: the warning counts them
+    assert f"warning: {capped} of 20 games hit the turn cap of 30 turns" in result.output
+    result = runner.invoke(main_app, ["simulate", "bremen", "--games", "5", "-o", "max_turns=300"])
+    assert result.exit_code == 0 and "warning" not in result.output
+
+
+def test_summary_without_decided_games_shows_no_nan():
+    # needs cli/common.py's print_seat_summary to show "-" for a rate of no decided games
+    result = CliRunner().invoke(main_app, ["simulate", "bremen", "--policy", "random", "--games", "3",
+                                           "-o", "max_turns=5"])
+    assert result.exit_code == 0, result.output
+    assert "nan" not in result.output
+
+
+def test_sweep_resumes_refuses_another_study_and_reports_only_its_boards(tmp_path):
+    runner = CliRunner()
+    base = ["bremen", "sweep", "--games", "20", "--middles", "", "--road-links", "", "--house-links", "",
+            "--out", str(tmp_path), "-o", "max_turns=300"]
+    result = runner.invoke(main_app, [*base, "--roads", "16"])
+    assert result.exit_code == 0, result.output
+    runs = sorted((tmp_path / "runs").glob("*.parquet"))
+    assert [p.stem for p in runs] == ["ring-r16-m16-l3-h1", "ring-r24-m16-l3-h1"]
+    stamps = [p.stat().st_mtime_ns for p in runs]
+    md = (tmp_path / "report.md").read_text()
+    assert "board file named above" not in md and "holds for the 2 boards listed under Run only" in md
+    # the same sweep again: its finished boards are kept, not played again
+    result = runner.invoke(main_app, [*base, "--roads", "16"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("finished earlier (kept)") == 2
+    assert [p.stat().st_mtime_ns for p in runs] == stamps
+    # another study into the same folder is refused before anything is written
+    result = runner.invoke(main_app, [*base, "--roads", "16", "--games", "10"])
+    assert result.exit_code == 2 and "holds another run (games 20, not 10)" in result.output, result.output
+    assert [p.stat().st_mtime_ns for p in runs] == stamps and all(_rows(p) == 20 for p in runs)
+    # other boards, same study: the shared board is kept, the old one stays on disk but not in the report
+    result = runner.invoke(main_app, [*base, "--roads", "20"])
+    assert result.exit_code == 0, result.output
+    assert "ring-r24-m16-l3-h1: 20 games, finished earlier (kept)" in result.output
+    assert "also holds 1 board(s) of earlier sweeps, not in this report (kept): ring-r16-m16-l3-h1" in result.output
+    md = (tmp_path / "report.md").read_text()
+    assert "ring-r20-m16-l3-h1" in md and "ring-r16" not in md
+    assert (tmp_path / "runs" / "ring-r16-m16-l3-h1.parquet").exists()
