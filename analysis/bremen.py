@@ -36,6 +36,8 @@ OPTIONS = {  # name: (default, the values it may take; None: any of the default'
     "max_turns": (2000, None),
     "robber_field": ("open", ("open", "closed")),
     "harder_scope": ("move", ("move", "roll")),  # the harder variant judged per move or per roll
+    "neutral_storm_point": ("nobody", ("nobody", "mover")),  # a stormed neutral animal's point
+    "first_to_target": ("most_points", ("most_points", "last_on_turn")),  # reaching the target together
 }
 
 GREEDY_DEFAULTS = {
@@ -84,6 +86,8 @@ def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
     row[K.O_MAX_TURNS] = full["max_turns"]
     row[K.O_ROBBER_CLOSED] = full["robber_field"] == "closed"
     row[K.O_HARDER_ROLL] = full["harder_scope"] == "roll"
+    row[K.O_NEUTRAL_TO_MOVER] = full["neutral_storm_point"] == "mover"
+    row[K.O_FIRST_TO_TARGET] = full["first_to_target"] == "last_on_turn"
     return row, full
 
 
@@ -492,7 +496,7 @@ class Game:
     def move(self, colour: int, animal: str, field: str) -> dict:
         """Play a move without checking legality; return what it did (`effects`: apply_move's bits)."""
         m = (self.animal(colour, animal) << 16) | self.field(field)
-        eff = int(K.apply_move(self.state, self.seat, m, self.board.binfo))
+        eff = int(K.apply_move(self.state, self.seat, m, self.board.binfo, self.opts))
         K.check_end(self.state, self.seat, self.opts)
         return {"effects": eff, "climbed": bool(eff & K.E_CLIMB), "storm": bool(eff & K.E_STORM),
                 "chase": bool(eff & K.E_CHASE), "sent_home": eff >> 8,

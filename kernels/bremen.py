@@ -83,7 +83,9 @@ O_TARGET = 5          # points to win
 O_MAX_TURNS = 6       # turn cap
 O_ROBBER_CLOSED = 7   # 1: only a full pyramid (which chases it) may land on the robber's field
 O_HARDER_ROLL = 8     # harder variant judged per roll (1: no move of the roll sent anyone home) or per move (0)
-N_OPT = 9
+O_NEUTRAL_TO_MOVER = 9  # 1: a stormed neutral animal's point goes to the mover (four points every storm)
+O_FIRST_TO_TARGET = 10  # 1: players reaching the target at the same moment: the last on turn wins, not the most points
+N_OPT = 11
 
 # --- policies ------------------------------------------------------------------
 POL_RANDOM = 0
@@ -441,7 +443,7 @@ def second_moves(state, d, slot, seat, first_animal, first_field, kind, adj, deg
 
 
 @allocation_free
-def apply_move(state, seat, m, binfo):
+def apply_move(state, seat, m, binfo, opts):
     """Play packed move m for `seat`; return effect bits + 256 * animals sent home."""
     a = (m >> 16) & 0xFF
     g = m & 0xFFFF
@@ -451,6 +453,8 @@ def apply_move(state, seat, m, binfo):
     if g == house:  # storm: score, then pyramid and robber go home
         for t in range(4):
             o = owner_of(state, state[S_OCC + 4 * f + t])
+            if o < 0 and opts[O_NEUTRAL_TO_MOVER] == 1:
+                o = seat
             if o >= 0:
                 state[S_POINTS + o] += 1
                 state[S_STORM + o] += 1
@@ -691,7 +695,7 @@ def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf,
         own_start = kind[g] >= K_START
         for i in range(state.shape[0]):  # tmp[:] = state, which would need Numba's runtime
             tmp[i] = state[i]
-        eff = apply_move(tmp, seat, m, binfo)
+        eff = apply_move(tmp, seat, m, binfo, opts)
         if eff & E_STORM:
             ok2 = True
         else:
@@ -719,6 +723,8 @@ def check_end(state, seat, opts):
 
     Highest points among those at the target; equal points go to the player
     who was on turn last (O_TIE 0: the player on turn now; 1: the one before).
+    With O_FIRST_TO_TARGET, every player at the target counts as equal: the
+    one who was on turn last wins.
     """
     P = state[S_NPLAYERS]
     best = -1
@@ -727,10 +733,12 @@ def check_end(state, seat, opts):
             best = state[S_POINTS + o]
     if best < 0:
         return False
+    if opts[O_FIRST_TO_TARGET] == 1:
+        best = opts[O_TARGET]
     start = 0 if opts[O_TIE] == 0 else 1
     for back in range(start, start + P):
         o = (seat - back) % P
-        if state[S_POINTS + o] == best:
+        if state[S_POINTS + o] >= best:
             state[S_WINNER] = o
             return True
     return True
@@ -781,7 +789,7 @@ def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field,
             j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
             pkeys[seat] = pk
             m = moves[j]
-            eff = apply_move(state, seat, m, binfo)
+            eff = apply_move(state, seat, m, binfo, opts)
             if check_end(state, seat, opts) or eff & E_STORM:
                 return key
             extra = roll_earns(0, eff, opts)
@@ -798,7 +806,7 @@ def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field,
             if n > 0:
                 j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
                 pkeys[seat] = pk
-                eff = apply_move(state, seat, moves[j], binfo)
+                eff = apply_move(state, seat, moves[j], binfo, opts)
                 if check_end(state, seat, opts) or eff & E_STORM:
                     return key
                 extra = roll_earns(extra, eff, opts)
@@ -885,7 +893,7 @@ def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
             rkeys[:] = keys0
             ck = chance0
             m = moves[i]
-            eff = apply_move(scratch, seat, m, binfo)
+            eff = apply_move(scratch, seat, m, binfo, opts)
             if not check_end(scratch, seat, opts) and not (eff & E_STORM):
                 if stage == 0:
                     slot = m >> 24
@@ -937,7 +945,7 @@ def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo
                                  kind, adj, deg, dist, binfo, opts, pkeys[seat])
         pkeys[seat] = pk
         m = moves[j]
-        eff = apply_move(state, seat, m, binfo)
+        eff = apply_move(state, seat, m, binfo, opts)
         if check_end(state, seat, opts) or eff & E_STORM:
             return key
         extra = roll_earns(0, eff, opts)
@@ -950,7 +958,7 @@ def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo
             j, pk = lookahead_choice(state, seat, moves, n, 1, d0, d1, extra, chain, prow,
                                      kind, adj, deg, dist, binfo, opts, pkeys[seat])
             pkeys[seat] = pk
-            eff = apply_move(state, seat, moves[j], binfo)
+            eff = apply_move(state, seat, moves[j], binfo, opts)
             if check_end(state, seat, opts) or eff & E_STORM:
                 return key
             extra = roll_earns(extra, eff, opts)

@@ -566,8 +566,8 @@ def test_a_storm_is_legal_even_when_no_second_move_would_follow():
     assert (1, 0, "donkey", "house") in g.first_moves(1, 6)
 
 
-def _storm_to_tie(tie_rule, seat0_points, seat1_points):
-    g = game(tie_rule=tie_rule)
+def _storm_to_tie(tie_rule, seat0_points, seat1_points, **options):
+    g = game(tie_rule=tie_rule, **options)
     g.state[K.S_POINTS], g.state[K.S_STORM] = seat0_points, seat0_points
     g.state[K.S_POINTS + 1], g.state[K.S_STORM + 1] = seat1_points, seat1_points
     for colour, animal in ((0, "donkey"), (1, "dog"), (0, "cat"), (1, "rooster")):
@@ -585,6 +585,32 @@ def test_first_to_seven_wins_and_equal_points_go_to_the_last_on_turn():
     assert g.winner == 1
     g = _storm_to_tie("mover_first", 3, 6)  # 6 against 8: more points win
     assert g.winner == 1
+
+
+def test_option_first_to_target_lets_the_last_on_turn_win_among_all_at_the_target():
+    # The seed: "De eerste speler die daarin slaagt, is de winnaar"; reaching 7
+    # together, all at the target count as equal, and the tie rule decides.
+    g = _storm_to_tie("mover_first", 3, 6, first_to_target="last_on_turn")  # 6 against 8
+    assert (g.points(0), g.points(1)) == (6, 8) and g.winner == 1  # the mover is not at the target
+    g = _storm_to_tie("mover_first", 4, 6, first_to_target="last_on_turn")  # 7 against 8
+    assert (g.points(0), g.points(1)) == (7, 8) and g.winner == 0  # the mover was on turn last
+    g = _storm_to_tie("mover_last", 4, 6, first_to_target="last_on_turn")
+    assert g.winner == 1
+    assert _storm_to_tie("mover_first", 4, 6).winner == 1  # default: the most points
+
+
+def test_option_neutral_storm_point():
+    # Three players: colour 3 is neutral. Seat 0's donkey carries the neutral dog,
+    # cat and rooster into the house with the robber at home: the rules page gives
+    # the neutral animals' points to nobody (1 + robber bonus 1); with "mover" they
+    # go to the storming player, so that four points are awarded (the seed).
+    for option, points in (("nobody", 2), ("mover", 5)):
+        g = game(players=3, neutral_storm_point=option)
+        g.place(0, "donkey", "i01")
+        for animal in ("dog", "cat", "rooster"):
+            g.place(3, animal, "i01")
+        assert g.move(0, "donkey", "house")["storm"]
+        assert [g.points(s) for s in range(3)] == [points, 0, 0] and g.errors() == 0
 
 
 def test_the_target_option_sets_the_points_to_win():
