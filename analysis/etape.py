@@ -62,6 +62,24 @@ POLICIES = {
     # The heuristic's weights drive its playouts and its other decisions.
     "lookahead": (K.POL_LOOKAHEAD, {**_HEURISTIC, "playouts": 200, "horizon": 0, "confidence": 2.0}),
 }
+# name -> (what a value must be, test); a value that fails is refused, never
+# clamped (the race games' pattern, kernels/race_policies.py PARAMETER_RANGES)
+_WHOLE = float.is_integer
+PARAMETER_RANGES = {
+    "joker_p": ("a probability, 0 to 1", lambda v: 0 <= v <= 1),
+    "more_p": ("a probability, 0 to 1", lambda v: 0 <= v <= 1),
+    "value": ("a number >= 0", lambda v: 0 <= v < math.inf),
+    "own": ("a number >= 0", lambda v: 0 <= v < math.inf),
+    "block": ("a number >= 0", lambda v: 0 <= v < math.inf),
+    "crev_cards": ("a whole number of cards, 0 to 8", lambda v: 0 <= v <= 8 and _WHOLE(v)),
+    "vita_cards": ("a whole number of cards, 0 to 8", lambda v: 0 <= v <= 8 and _WHOLE(v)),
+    "braq_min": ("a whole number of cards, 1 to 8", lambda v: 1 <= v <= 8 and _WHOLE(v)),
+    "pick": ("0 (the profile that fits the hand) or 1 (at random)", lambda v: v in (0.0, 1.0)),
+    "balai_w": ("a number >= 0", lambda v: 0 <= v < math.inf),
+    "playouts": ("a whole number >= 1", lambda v: 1 <= v < math.inf and _WHOLE(v)),
+    "horizon": ("a whole number >= 0 (0: to the stage end)", lambda v: 0 <= v < math.inf and _WHOLE(v)),
+    "confidence": ("a number >= 0", lambda v: 0 <= v < math.inf),
+}
 _PARAM_INDEX = {"joker_p": K.P_JOKER_P, "more_p": K.P_MORE_P, "value": K.P_W_VALUE,
                 "own": K.P_W_OWN, "block": K.P_W_BLOCK, "crev_cards": K.P_CREV_CARDS,
                 "vita_cards": K.P_VITA_CARDS, "braq_min": K.P_BRAQ_MIN, "pick": K.P_PICK,
@@ -103,6 +121,14 @@ def resolve_options(options: dict | None) -> dict:
     for name in ("low_card_seconds", "high_card_seconds", "stage_win_bonus", "balai_last_bonus", "balai_second_bonus"):
         if full[name] < 0:
             raise ValueError(f"{name} must be 0 or more seconds, not {full[name]}")
+    # Options that mean nothing without another are refused, not ignored.
+    if full["mode"] == "sprint" and full["endurance_stages"] != OPTIONS["endurance_stages"][1]:
+        raise ValueError(f"endurance_stages={full['endurance_stages']} applies to mode=endurance only "
+                         "(sprint mode plays one stage per player); add mode=endurance")
+    if (full["withhold_seat"] == -1) != (_jokers_mask(full["withhold_jokers"]) == 0):
+        raise ValueError("withhold_seat and withhold_jokers go together: give both (e.g. withhold_seat=0, "
+                         f"withhold_jokers=vitamine), not withhold_seat={full['withhold_seat']} with "
+                         f"withhold_jokers={full['withhold_jokers']!r}")
     return full
 
 
@@ -126,15 +152,42 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     pid, defaults = POLICIES[name]
     params = dict(defaults)
     for item in filter(None, (p.strip() for p in rest.split(","))):
-        key, _, value = item.partition("=")
+        key, eq, value = (part.strip() for part in item.partition("="))
         if key not in params:
             raise ValueError(f"policy {name} has no parameter {key!r}; it has {sorted(params)}")
-        params[key] = float(value)
+        must_be, ok = PARAMETER_RANGES[key]
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value!r}"
+                             + ("" if eq else f" (write {key}=NUMBER)")) from None
+        if not ok(number):
+            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value}")
+        params[key] = number
     row = np.zeros(K.N_PARAMS, np.float64)
     for key, value in params.items():
         row[_PARAM_INDEX[key]] = value
     canonical = name + ":" + ",".join(f"{k}={v:g}" for k, v in params.items())
     return pid, row, canonical
+
+
+def short_names(specs) -> dict:
+    """Policy spec -> a short label for tables and figures: the family name
+    ('heuristic', 'blocker', ...) when no other spec in `specs` shares it,
+    else the family and the parameters that differ from the family's
+    defaults ('heuristic:value=2'); labels stay distinct for canonical specs."""
+    specs = list(dict.fromkeys(map(str, specs)))
+    families = [spec.split(":")[0] for spec in specs]
+    names = {}
+    for spec, family in zip(specs, families):
+        if families.count(family) == 1 or family not in POLICIES:
+            names[spec] = family if family in POLICIES else spec
+            continue
+        defaults = {key: f"{value:g}" for key, value in POLICIES[family][1].items()}  # as parse_policy writes them
+        changed = [item for item in spec.partition(":")[2].split(",")
+                   if item and defaults.get(item.partition("=")[0]) != item.partition("=")[2]]
+        names[spec] = family + (":" + ",".join(changed) if changed else "")
+    return names
 
 
 def _frames(race_out, stage_out, n, first_race, n_stages):
@@ -252,6 +305,13 @@ def win_rates(races_df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
     out["win_rate"] = out["wins"] / out["n"]
     out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
     return out
+
+
+def wins_text(wins: float) -> str:
+    """Wins for print: shared first places make them sums of 1/k, so a whole
+    number when whole ("10000", not "1e+04"), else one decimal ("2438.2")."""
+    text = f"{wins:.1f}"
+    return text[:-2] if text.endswith(".0") else text
 
 
 def seat_uniformity(races_df: pd.DataFrame) -> tuple[float, float]:
@@ -399,17 +459,21 @@ def side_classifications(races_df: pd.DataFrame) -> pd.DataFrame:
 
 def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
     """Counts of stages cut off by the turn cap, blocked stages, stages with
-    no winner, shared race wins, and jokers never used."""
+    no winner, shared race wins, and the jokers in the game (rule option
+    `jokers`) that nobody used, named in `detail`."""
     usage = joker_usage(stages_df)
+    dealt = _jokers_mask(stages_df.attrs.get("options", {}).get("jokers", OPTIONS["jokers"][1]))
+    in_game = [r for r in usage.itertuples() if dealt >> K.JOKER_NAMES.index(r.joker) & 1]
+    unused = [r.joker for r in in_game if r.uses == 0]
     rows = [
-        ("stages cut off by the turn cap", int(stages_df["capped"].sum()), len(stages_df)),
-        ("stages blocked (nobody can lay)", int(stages_df["blocked"].sum()), len(stages_df)),
-        ("stages without a winner", int((stages_df["winner"] < 0).sum()), len(stages_df)),
-        ("races with a shared first place", int((races_df["winner"] < 0).sum()), len(races_df)),
+        ("stages cut off by the turn cap", int(stages_df["capped"].sum()), len(stages_df), ""),
+        ("stages blocked (nobody can lay)", int(stages_df["blocked"].sum()), len(stages_df), ""),
+        ("stages without a winner", int((stages_df["winner"] < 0).sum()), len(stages_df), ""),
+        ("races with a shared first place", int((races_df["winner"] < 0).sum()), len(races_df), ""),
+        ("jokers in the game never used", len(unused), len(in_game), ", ".join(unused)),
     ]
-    rows += [(f"joker {r.joker} never used", int(r.uses == 0), 1) for r in usage.itertuples()]
-    out = pd.DataFrame(rows, columns=["what", "count", "out_of"])
-    out["rate"] = out["count"] / out["out_of"]
+    out = pd.DataFrame(rows, columns=["what", "count", "out_of", "detail"])
+    out.insert(3, "rate", out["count"] / out["out_of"])
     return out
 
 

@@ -8,7 +8,6 @@ resumes where it stopped (analysis/runio.py's ChunkedRun).
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -16,9 +15,16 @@ import pandas as pd
 from etappe.analysis import etape as E
 from etappe.analysis.runio import ChunkedRun, package_version, read_parquet
 
-from .common import progress_bar
+from .common import console, progress_bar
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
+# Within a chunk the races are played in kernel calls of `batch` races (the
+# same races and keys: the records do not depend on it), so the progress bar
+# moves while a slow chunk plays (a look-ahead seat takes tens of ms a race).
+# Each call costs a few ms more when other work shares the cores, so the
+# batch is sized to the speed seen in the previous chunk.
+FIRST_BATCH = 50       # races per call until the run's speed is known
+BATCH_SECONDS = 0.5    # then: about this much play per call (a fast run plays whole chunks)
 
 
 def stages_path(out: Path) -> Path:
@@ -27,14 +33,17 @@ def stages_path(out: Path) -> Path:
     return out.with_name(stem + ".stages.parquet")
 
 
-def simulate_command(players: int, races: int, policies: list[str], seed: int,
-                     out: Path | None, options: dict, chunk_size: int = CHUNK) -> tuple[pd.DataFrame, pd.DataFrame]:
+def simulate_command(players: int, races: int, policies: list[str], seed: int, out: Path | None, options: dict,
+                     chunk_size: int = CHUNK, first_batch: int = FIRST_BATCH) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`etappe simulate etape`: play `races` races and return (races_df, stages_df).
 
     policies: one spec per seat slot or one for all (see docs/etape.md), e.g.
     ["heuristic", "random", "blocker:block=5", "high"]; options: rule options
     by name (unknown names are refused). With `out`, the records are written
-    to `out` and `stages_path(out)`, `chunk_size` races at a time."""
+    to `out` and `stages_path(out)`, `chunk_size` races at a time. The
+    progress bar moves every `first_batch` races, then about every
+    BATCH_SECONDS (the records do not depend on it); wall_seconds excludes
+    compiling or loading the kernel."""
     E.check_players(players)
     full = E.resolve_options(options)
     policies = list(policies or ["heuristic"])
@@ -49,23 +58,33 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int,
     if out is not None:
         runs = (ChunkedRun(out, identity), ChunkedRun(stages_path(out), identity))
     n_chunks = max(1, -(-races // chunk_size))
+    batch = first_batch
     with progress_bar(races, f"etape x{players}") as advance:
+        shown = 0  # races on the progress bar
+
+        def show(played: int) -> None:
+            nonlocal shown
+            advance(played - shown)
+            shown = played
+
         for index in range(n_chunks):
             lo, hi = index * chunk_size, min(races, (index + 1) * chunk_size)
             if runs and runs[0].done(index) and runs[1].done(index):
                 r, s = runs[0].load(index), runs[1].load(index)
-                wall += runs[0].seconds(index)
+                took = runs[0].seconds(index)
             else:
-                started = time.perf_counter()
-                r, s = E.simulate(players, hi - lo, policies, seed, full, first_race=lo)
-                took = time.perf_counter() - started
-                wall += took
+                # simulate compiles or loads its kernel before its clock starts: took is playing time only
+                r, s = E.simulate(players, hi - lo, policies, seed, full, first_race=lo, chunk=batch,
+                                  progress=lambda done, _total: show(lo + done))
+                took = r.attrs["wall_seconds"]
+                batch = max(1, int((hi - lo) / max(took, 1e-6) * BATCH_SECONDS))
                 if runs:
                     runs[1].save(index, s, took)
                     runs[0].save(index, r, took)
+            show(hi)
+            wall += took
             race_parts.append(r)
             stage_parts.append(s)
-            advance(hi - lo)
     races_df = pd.concat(race_parts, ignore_index=True)
     stages_df = pd.concat(stage_parts, ignore_index=True)
     stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)
@@ -82,6 +101,9 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int,
 def load_run(out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read a run written by simulate_command back, metadata in df.attrs."""
     races_df, meta = read_parquet(out)
+    if not stages_path(out).exists():
+        raise ValueError(f"its stages file {stages_path(out)} is missing: `etappe simulate etape --out {out}` "
+                         f"writes it beside the run file; keep or copy the two together")
     stages_df, _ = read_parquet(stages_path(out))
     if meta.get("game") != E.GAME:
         raise ValueError(f"{out} is a {meta.get('game')!r} run, not an etape run")
@@ -97,3 +119,49 @@ def report_command(run: Path, out_dir: Path) -> Path:
 
     with progress_bar(None, "report") as bar:
         return build_report(*load_run(run), on_section=bar.stage).write(out_dir)
+
+
+def print_summary(races_df: pd.DataFrame) -> None:
+    """The short table `etappe simulate etape` prints: race wins per seat and,
+    when the seats play different policies, per policy, with 95 % intervals.
+    A shared first place counts 1/k to each of the k leaders, as in the
+    report (analysis.etape.win_rates), so every race counts and a fair share
+    is 1 / players."""
+    from rich.table import Table
+
+    meta = races_df.attrs
+    n = E._players(races_df)
+    tables = [("seat", f"summary: race wins per seat (shared first places count 1/k; fair share 1/{n})")]
+    if len(set(meta["policies"])) > 1:
+        tables.append(("policy", "race wins per policy (n: seat-races; shared first places count 1/k)"))
+    names = E.short_names(meta["policies"])
+    for by, title in tables:
+        table = Table(by, "n", "wins", "win rate", "95 % interval", title=title)
+        for row in E.win_rates(races_df, by).itertuples():
+            label = names[getattr(row, by)] if by == "policy" else str(row.seat)
+            table.add_row(label, str(row.n), E.wins_text(row.wins), f"{row.win_rate:.3f}",
+                          f"{row.ci_low:.3f} - {row.ci_high:.3f}")
+        console.print(table)
+    wall = meta["wall_seconds"]
+    console.print(f"{len(races_df)} races, {int((races_df['winner'] < 0).sum())} with a shared first place; "
+                  f"stages blocked {int(races_df['blocked_stages'].sum())}, cut off by the turn cap "
+                  f"{int(races_df['capped_stages'].sum())}; {wall:.2f} s of play "
+                  f"({len(races_df) / max(wall, 1e-9):,.0f} races/s; compiling or loading the kernel not "
+                  f"counted)", highlight=False)
+
+
+def policies_command() -> None:
+    """`etappe policies etape`: the policies with their parameters' defaults
+    and valid values, then the rule options with their defaults."""
+    from rich.table import Table
+
+    table = Table("policy", "parameters (defaults unless set)", title="Tape l'étape policies (docs/etape.md)")
+    for name, (_, params) in E.POLICIES.items():
+        table.add_row(name, ", ".join(f"{k}={v:g}" for k, v in params.items()))
+    console.print(table)
+    console.print("set parameters with name:key=value,...; valid values:")
+    for key, (must_be, _) in E.PARAMETER_RANGES.items():
+        console.print(f"  {key}: {must_be}", highlight=False)
+    console.print("rule options (--option name=value), defaults (meanings in docs/etape.md):")
+    for name, (_, default) in E.OPTIONS.items():
+        console.print(f"  {name} = {default!r}", highlight=False)

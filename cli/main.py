@@ -72,15 +72,14 @@ def simulate(
         writable_run_file(out)
     chunk = {} if chunk_size is None else {"chunk_size": chunk_size}  # each game's own default otherwise
     if deck == "etape":
-        from .etape import simulate_command
+        from .etape import print_summary, simulate_command
 
         try:
             races, _ = simulate_command(players, games, around_the_table(split_policies(policy or "heuristic"), players),
                                         seed, out, parse_options(option), **chunk)
         except ValueError as exc:
             fail(str(exc))
-        print_seat_summary(races["winner"], players, len(races), "shared first place",
-                           f"stages cut off by the cap {int(races['capped_stages'].sum())}")
+        print_summary(races)
         return
     if deck == "bremen":
         from .bremen import simulate_command

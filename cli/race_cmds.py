@@ -271,36 +271,32 @@ def replay_command(deck: str, players: int, policy: str, seed: int, game: int, o
     typer.echo(format_replay(run.design, run.card_table, run.rules, specs, seed, game))
 
 
-def _other_game_policies(game: str) -> None:
-    """`etappe policies etape|bremen`: policies with their parameter defaults
-    and the rule options with theirs (meanings in docs/etape.md, docs/bremen.md)."""
-    if game == "etape":
-        from etappe.analysis import etape as E
+def _bremen_policies() -> None:
+    """`etappe policies bremen`: policies with their parameter defaults and
+    the rule options with theirs (meanings in docs/bremen.md)."""
+    from etappe.analysis import bremen as A
 
-        table = Table("policy", "parameters (defaults unless set)", title="Tape l'étape policies (docs/etape.md)")
-        for name, (_, params) in E.POLICIES.items():
-            table.add_row(name, ", ".join(f"{k}={v:g}" for k, v in params.items()))
-        options = {name: default for name, (_, default) in E.OPTIONS.items()}
-    else:
-        from etappe.analysis import bremen as A
-
-        table = Table("policy", "parameters (defaults unless set)", title="Bremer Stadtmusikanten policies (docs/bremen.md)")
-        table.add_row("random", "-")
-        table.add_row("greedy", ", ".join(f"{k}={v:g}" for k, v in A.GREEDY_DEFAULTS.items()))
-        table.add_row("lookahead", ", ".join(f"{k}={v:g}" for k, v in A.LOOKAHEAD_DEFAULTS.items())
-                      + " (+ greedy parameters)")
-        options = {name: default for name, (default, _) in A.OPTIONS.items()}
+    table = Table("policy", "parameters (defaults unless set)", title="Bremer Stadtmusikanten policies (docs/bremen.md)")
+    table.add_row("random", "-")
+    table.add_row("greedy", ", ".join(f"{k}={v:g}" for k, v in A.GREEDY_DEFAULTS.items()))
+    table.add_row("lookahead", ", ".join(f"{k}={v:g}" for k, v in A.LOOKAHEAD_DEFAULTS.items())
+                  + " (+ greedy parameters)")
     console.print(table)
     console.print("set parameters with name:key=value,...; rule options (--option name=value), defaults:")
-    for name, default in options.items():
+    for name, (default, _) in A.OPTIONS.items():
         console.print(f"  {name} = {default!r}", highlight=False)
 
 
 def policies_command(deck: str | None) -> None:
     from etappe.kernels.race_policies import LOOKAHEAD_DESCRIPTION, LOOKAHEAD_PARAMETERS, PARAMETER_RANGES
 
-    if deck in ("etape", "bremen"):
-        _other_game_policies(deck)
+    if deck == "etape":
+        from .etape import policies_command as etape_policies
+
+        etape_policies()
+        return
+    if deck == "bremen":
+        _bremen_policies()
         return
     if deck:
         d = design_or_fail(deck)

@@ -8,6 +8,7 @@ section that cannot apply to one run says so in one line."""
 from __future__ import annotations
 
 import json
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -23,14 +24,20 @@ RULES = "../shared/rules/tape_l_etape.md"
 
 
 def plot_rates(frame: pd.DataFrame, label: str, ax=None, fair: float | None = None):
-    """Horizontal bars of `win_rate` with their 95 % intervals."""
+    """Horizontal bars of `win_rate` with their 95 % intervals; policies are
+    labelled by their short names (E.short_names), wrapped at commas."""
+    names = [str(v) for v in frame[label]]
+    if label == "policy":
+        short = E.short_names(names)
+        names = [textwrap.fill(short[v].replace(",", ", "), 28) for v in names]
+    lines = sum(name.count("\n") + 1 for name in names)
     if ax is None:
-        ax = Figure(figsize=(7, 0.5 + 0.45 * len(frame))).subplots()
+        ax = Figure(figsize=(7, 0.5 + 0.3 * lines + 0.15 * len(frame))).subplots()
     y = np.arange(len(frame))
     rate = frame["win_rate"].to_numpy()
     err = np.vstack([rate - frame["ci_low"].to_numpy(), frame["ci_high"].to_numpy() - rate])
     ax.barh(y, rate, xerr=err, color="#4a78b0", capsize=3)
-    ax.set_yticks(y, [str(v)[:40] for v in frame[label]])
+    ax.set_yticks(y, names)
     if fair is not None:
         ax.axvline(fair, color="#888", ls="--", lw=1)
     ax.set_xlabel("win rate (95 % Wilson interval)")
@@ -74,14 +81,6 @@ def plot_left_share(values: pd.DataFrame, ax=None):
     return ax
 
 
-def short_names(specs) -> dict:
-    """Policy spec -> a label for figures: the family name ('heuristic',
-    'blocker', ...) when no other spec in the run shares it, else the spec."""
-    specs = list(dict.fromkeys(specs))
-    heads = [str(p).split(":")[0] for p in specs]
-    return {p: h if heads.count(h) == 1 else str(p) for p, h in zip(specs, heads)}
-
-
 _FAMILY_TEXT = {
     E.K.POL_RANDOM: "random: uniform legal play, jokers at random",
     E.K.POL_HEURISTIC: "heuristics: fixed scoring rules",
@@ -107,7 +106,7 @@ def caveat_text(meta: dict) -> str:
 
 def _skill(sec: Section, races_df: pd.DataFrame) -> None:
     h2h = E.head_to_head(races_df)
-    names = short_names(list(h2h["policy"]) + list(h2h["opponent"]))  # policies as in the header
+    names = E.short_names(list(h2h["policy"]) + list(h2h["opponent"]))  # policies as in the header
     skill_section(sec, h2h.assign(policy=h2h["policy"].map(names), opponent=h2h["opponent"].map(names)), "race",
                   "in the general classification, when both were in the race; level finishes count 1/2",
                   "e.g. random, heuristic, lookahead",
@@ -128,6 +127,7 @@ def _length(sec: Section, stages_df: pd.DataFrame) -> None:
     for key, label, values in (("stage", "turns per stage", stages_df["turns"]),
                                ("race", "turns per race", E.race_turns(stages_df))):
         fig = plots.length_panel(histogram_frame(values), label, rows.loc[label, "median"], rows.loc[label, "p95"])
+        fig.axes[0].set_ylabel(f"{key}s")  # what the histogram counts: stages, races
         sec.figure(fig, f"Histogram and ECDF of {label}", f"etape_length_{key}")
 
 
@@ -154,7 +154,7 @@ def _progress(sec: Section, stages_df: pd.DataFrame) -> None:
     sec.text("Mean gap to the GC leader (own cumulative time minus the lowest, in seconds; lower is better) "
              "after each stage, per policy and per seat. Dark band: 95 % interval of the mean; light band: "
              "mean +- 1 sd (the spread of races). n counts seat-races.")
-    by_policy = by_policy.assign(group=by_policy["group"].map(short_names(by_policy["group"])))
+    by_policy = by_policy.assign(group=by_policy["group"].map(E.short_names(by_policy["group"])))
     for frame, key, what in ((by_policy, "policy", "policy"), (by_seat, "seat", "seat")):
         ax = plots.progress_curves(frame.rename(columns={"after_stage": "round"}),
                                    ylabel="gap to the GC leader (s)", xlabel="after stage")
@@ -172,6 +172,11 @@ def _cards(sec: Section, stages_df: pd.DataFrame) -> None:
     sec.table(values, "Numbered cards by value (left share: 95 % Wilson interval)")
     sec.figure(plot_left_share(values).figure, "Share of the dealt cards left in hand, by value",
                "etape_cards_left")
+
+
+def _printed_wins(rates: pd.DataFrame) -> pd.DataFrame:
+    """A win_rates table for print: wins (sums of 1/k shares) as E.wins_text."""
+    return rates.assign(wins=rates["wins"].map(E.wins_text))
 
 
 def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
@@ -203,9 +208,10 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     out = rep.section("Outcomes")
     by_policy = E.win_rates(races_df, "policy")
     by_seat = E.win_rates(races_df, "seat")
-    out.table(by_policy, "Race win rate per policy (shared first places count 1/k)")
+    out.table(_printed_wins(by_policy), "Race win rate per policy (n: seat-races; shared first places count 1/k)")
     out.figure(plot_rates(by_policy, "policy", fair=1 / n).figure, "Win rate per policy", "etape_win_policy")
-    out.table(by_seat, "Race win rate per seat (seat 0 picks the first stage)")
+    out.table(_printed_wins(by_seat), "Race win rate per seat (seat 0 picks the first stage; shared first places "
+                                      "count 1/k)")
     chi2, p = E.seat_uniformity(races_df)
     ties = float((races_df["winner"] < 0).mean())
     out.text(f"Seat uniformity: chi-square {chi2:.2f}, p = {p:.3g} (H0: every seat wins 1/{n}). "
@@ -223,7 +229,10 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     overview.text("Which profile favours whom: the picker's stage-win rate against the fair "
                   f"1/{n}, the picker's mean stage time against the others', and each policy's "
                   "results per profile. A stage blocks when nobody can lay; with 4-6 players "
-                  "every card is dealt and no column can stall, so blocking is a 3-player matter.")
+                  "every card is dealt and no column can stall. "
+                  + ("With 3 players the 8 cards left out break the columns (a column grows one value at a "
+                     "time, and cannot pass a card nobody holds), so most stages block, in every profile, and "
+                     "end without a winner: see the blocked rates below and docs/etape.md." if n == 3 else ""))
     overview.table(prof, "Per profile")
     overview.figure(plot_profile_advantage(prof).figure, "Picker's advantage in seconds per profile",
                     "etape_picker_advantage")

@@ -35,6 +35,6 @@ def skill_section(section, h2h: pd.DataFrame, unit: str, ahead: str, policies: s
                  f"the column policy ({ahead}). n (pairs) counts seat pairs; the intervals count the pairs of one "
                  f"{unit} together (clustered by {unit}), as they are not independent. {note}")
     section.table(h2h, f"Head to head: finishing ahead (95 % interval, clustered by {unit})")
-    ax = skill_heatmap(h2h, title="Skill matrix: row finishes ahead of column")
+    ax = skill_heatmap(h2h, title="Skill matrix: row finishes ahead of column", score_label="score (ahead + level / 2)")
     section.figure(ax.figure, f"Skill matrix: share of {unit}s the row policy finished ahead of the column policy",
                    figure_name)

@@ -22,7 +22,8 @@ from .document import Report
 __all__ = ["build_tournament_report", "skill_heatmap", "rating_chart", "tournament_header", "reproduce_tournament"]
 
 
-def skill_heatmap(h2h: pd.DataFrame, ax: Axes | None = None, title: str = "Skill matrix: score of row vs column") -> Axes:
+def skill_heatmap(h2h: pd.DataFrame, ax: Axes | None = None, title: str = "Skill matrix: score of row vs column",
+                  score_label: str = "score (wins + no-winner / 2)") -> Axes:
     """Heatmap of a head_to_head table: cell (row, column) = row's score
     against column, annotated with the 95 % interval; 0.5 is white."""
     m = score_matrix(h2h, "score")
@@ -47,7 +48,7 @@ def skill_heatmap(h2h: pd.DataFrame, ax: Axes | None = None, title: str = "Skill
     ax.set_xlabel("opponent")
     ax.set_ylabel("policy")
     ax.set_title(title)
-    ax.figure.colorbar(img, ax=ax, fraction=0.046, pad=0.04, label="score (wins + no-winner / 2)")
+    ax.figure.colorbar(img, ax=ax, fraction=0.046, pad=0.04, label=score_label)
     return ax
 
 

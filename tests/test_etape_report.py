@@ -1,5 +1,9 @@
 """Tape l'étape: the simulate command's files, the report, and the report's
 statistics on small hand-made record tables (values worked out by hand)."""
+import contextlib
+import shutil
+import time
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -258,3 +262,149 @@ def test_report_shows_paired_joker_values_when_given():
     assert list(values["joker"]) == ["crevaison", "vitamine", "braquet"]
     md = build_report(races, stages, values).to_markdown()
     assert "paired runs on the same deals" in md
+
+
+# ---- the simulate command: summary, timing, progress; report input -----------------
+
+def _table_rows(text):
+    """The cells of the rows of the rich tables printed in `text`."""
+    return [[c.strip() for c in line.strip("│ ").split("│")] for line in text.splitlines() if line.startswith("│")]
+
+
+def test_summary_counts_shared_first_places_1_over_k_like_the_report(capsys):
+    # Two 3-player races, slots rotated by one seat in race 1 (policies A, B, C):
+    # race 0 times (10, 10, 30): seats 0 and 1 (A, B) share the win, 1/2 each;
+    # race 1 times (20, 40, 50), slots (1, 2, 0): seat 0 (B) wins alone.
+    # Seats: 1.5, 0.5, 0 of 2 races; policies: A 0.5, B 1.5, C 0 of 2 seat-races.
+    races = pd.DataFrame({"race": [0, 1], "winner": [-1, 0], "capped_stages": [0, 0], "blocked_stages": [2, 1],
+                          "time_0": [10, 20], "time_1": [10, 40], "time_2": [30, 50],
+                          "slot_0": [0, 1], "slot_1": [1, 2], "slot_2": [2, 0],
+                          "rank_0": [1, 1], "rank_1": [1, 2], "rank_2": [3, 3],
+                          "mountain_0": [0, 0], "mountain_1": [0, 0], "mountain_2": [0, 0],
+                          "sprint_0": [0, 0], "sprint_1": [0, 0], "sprint_2": [0, 0]})
+    races.attrs = {"players": 3, "policies": ["A", "B", "C"], "wall_seconds": 0.5}
+    C.print_summary(races)
+    out = capsys.readouterr().out
+    assert "shared first places count 1/k" in " ".join(out.split())
+    rows = [r[:4] for r in _table_rows(out)]
+    assert rows == [["0", "2", "1.5", "0.750"], ["1", "2", "0.5", "0.250"], ["2", "2", "0", "0.000"],
+                    ["A", "2", "0.5", "0.250"], ["B", "2", "1.5", "0.750"], ["C", "2", "0", "0.000"]]
+    assert "2 races, 1 with a shared first place; stages blocked 3, cut off by the turn cap 0; 0.50 s" in \
+        " ".join(out.split())
+    races.attrs["policies"] = ["A", "A", "A"]  # one policy: no table per policy
+    C.print_summary(races)
+    assert len(_table_rows(capsys.readouterr().out)) == 3
+
+
+def test_wall_time_is_playing_time_not_compiling(tmp_path, monkeypatch):
+    # Each chunk's E.simulate first compiles or loads its kernel (here: a 0.3 s
+    # sleep standing in for a cold compile) and times only its races; the run's
+    # wall_seconds is the sum of those times, in the records and the file.
+    real, played = E.simulate, []
+
+    def compiling_first(*args, **kwargs):
+        time.sleep(0.3)
+        races, stages = real(*args, **kwargs)
+        played.append(races.attrs["wall_seconds"])
+        return races, stages
+
+    monkeypatch.setattr(C.E, "simulate", compiling_first)
+    out = tmp_path / "cold.parquet"
+    races, _ = C.simulate_command(3, 20, ["random"], 1, out, {}, chunk_size=10)
+    assert len(played) == 2
+    assert races.attrs["wall_seconds"] == pytest.approx(sum(played)) and sum(played) < 0.3
+    assert read_metadata(out)["wall_seconds"] == pytest.approx(sum(played))
+
+
+def test_progress_moves_within_a_chunk_and_batches_keep_the_records(monkeypatch):
+    steps = []
+
+    @contextlib.contextmanager
+    def recording_bar(total, what):
+        yield steps.append
+
+    pols = ["random", "heuristic", "lookahead:playouts=8"]
+    whole = C.simulate_command(3, 25, pols, 4, None, {}, chunk_size=20, first_batch=1000)
+    monkeypatch.setattr(C, "progress_bar", recording_bar)
+    batched = C.simulate_command(3, 25, pols, 4, None, {}, chunk_size=20, first_batch=6)
+    # Chunk 0 (races 0-19) in batches of 6, 6, 6, 2; chunk 1 (races 20-24) in
+    # one: these races play far faster than 5 in C.BATCH_SECONDS.
+    assert [s for s in steps if s] == [6, 6, 6, 2, 5]
+    pd.testing.assert_frame_equal(whole[0], batched[0])
+    pd.testing.assert_frame_equal(whole[1], batched[1])
+
+
+def test_a_run_without_its_stages_file_is_refused_by_name(run, tmp_path):
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    lonely = tmp_path / "lonely.parquet"
+    shutil.copy(run[0], lonely)
+    with pytest.raises(ValueError, match="stages file .*lonely.stages.parquet is missing"):
+        C.load_run(lonely)
+    result = CliRunner().invoke(app, ["report", str(lonely), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 2
+    assert "lonely.stages.parquet is missing" in " ".join(result.stderr.split())
+    assert "Errno" not in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--policy", "heuristic:pick=7"], "pick must be 0 (the profile that fits the hand) or 1 (at random), not 7"),
+    (["--policy", "lookahead:playouts=0"], "playouts must be a whole number >= 1, not 0"),
+    (["--policy", "heuristic:value=abc"], "value must be a number >= 0, not 'abc'"),
+    (["-o", "withhold_jokers=vitamine"], "withhold_seat and withhold_jokers go together"),
+    (["-o", "endurance_stages=3"], "endurance_stages=3 applies to mode=endurance only"),
+])
+def test_simulate_refuses_bad_parameters_and_lone_options(args, message):
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    result = CliRunner().invoke(app, ["simulate", "etape", "--games", "2", *args])
+    assert result.exit_code == 2
+    assert message in " ".join(result.stderr.split())
+
+
+def test_policies_listing_gives_the_valid_values(capsys):
+    C.policies_command()
+    out = " ".join(capsys.readouterr().out.split())
+    for key, (must_be, _) in E.PARAMETER_RANGES.items():
+        assert f"{key}: {must_be}" in out
+    assert "playouts: a whole number >= 1" in out and "joker_p: a probability, 0 to 1" in out
+
+
+# ---- report formatting ---------------------------------------------------------------
+
+def test_win_tables_print_wins_as_numbers_and_every_race_counts_once(run):
+    _, races, stages = run
+    outcomes = build_report(races, stages).sections[1]
+    tables = [block[0] for block in outcomes.blocks if isinstance(block, tuple)]
+    for table in tables:  # per policy, per seat: 60 races, shared wins split 1/k
+        assert all(isinstance(w, str) and "e+" not in w for w in table["wins"])
+        assert sum(float(w) for w in table["wins"]) == pytest.approx(60, abs=0.1 * len(table))
+
+
+def test_figures_label_what_they_count_and_name_policies_legibly(run, monkeypatch):
+    from etappe.reports import etape as R
+
+    _, races, stages = run
+    panels = []
+    real_panel = R.plots.length_panel
+
+    def keep(*args, **kwargs):
+        panels.append(real_panel(*args, **kwargs))
+        return panels[-1]
+
+    monkeypatch.setattr(R.plots, "length_panel", keep)
+    build_report(races, stages)
+    ylabels = {fig.axes[0].get_xlabel(): fig.axes[0].get_ylabel() for fig in panels}
+    assert ylabels["turns per stage"] == "stages" and ylabels["turns per race"] == "races"
+    # The win-rate bars are labelled by policy family (one spec each here), never cut.
+    ax = R.plot_rates(E.win_rates(races, "policy"), "policy")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["blocker", "heuristic", "lookahead", "random"]
+    # Two specs of one family: the parameters that differ, wrapped at commas.
+    two, _ = E.simulate(4, 8, ["heuristic", "heuristic:value=2,own=3,block=0.5,crev_cards=1"] * 2, 1)
+    ax = R.plot_rates(E.win_rates(two, "policy"), "policy")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["heuristic",
+                                                            "heuristic:value=2, own=3,\nblock=0.5, crev_cards=1"]

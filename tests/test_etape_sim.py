@@ -306,3 +306,91 @@ def test_lookahead_keeps_the_invariants_and_is_deterministic(n):
                         options={"mode": "endurance", "endurance_stages": 2})
     pd.testing.assert_frame_equal(races, one)
     assert "lookahead:" in races.attrs["policies"][0] and "playouts=40" in races.attrs["policies"][0]
+
+
+# ------------------------------------------------------------ bad input
+@pytest.mark.parametrize("spec, message", [
+    ("lookahead:playouts=0", "'lookahead:playouts=0': playouts must be a whole number >= 1, not 0"),
+    ("lookahead:playouts=2.5", "playouts must be a whole number >= 1, not 2.5"),
+    ("lookahead:horizon=-1", "horizon must be a whole number >= 0 (0: to the stage end), not -1"),
+    ("lookahead:confidence=-0.5", "confidence must be a number >= 0, not -0.5"),
+    ("random:joker_p=2", "'random:joker_p=2': joker_p must be a probability, 0 to 1, not 2"),
+    ("random:more_p=-1", "more_p must be a probability, 0 to 1, not -1"),
+    ("heuristic:pick=7", "'heuristic:pick=7': pick must be 0 (the profile that fits the hand) or 1 (at random), not 7"),
+    ("heuristic:value=abc", "'heuristic:value=abc': value must be a number >= 0, not 'abc'"),
+    ("heuristic:value", "value must be a number >= 0, not '' (write value=NUMBER)"),
+    ("blocker:block=inf", "block must be a number >= 0, not inf"),
+    ("high:own=nan", "own must be a number >= 0, not nan"),
+    ("connector:crev_cards=9", "crev_cards must be a whole number of cards, 0 to 8, not 9"),
+    ("heuristic:vita_cards=-1", "vita_cards must be a whole number of cards, 0 to 8, not -1"),
+    ("heuristic:braq_min=0", "braq_min must be a whole number of cards, 1 to 8, not 0"),
+    ("heuristic:balai_w=-2", "balai_w must be a number >= 0, not -2"),
+])
+def test_policy_parameters_out_of_range_are_refused_by_name(spec, message):
+    with pytest.raises(ValueError) as refused:
+        E.parse_policy(spec)
+    assert message in str(refused.value)
+
+
+def test_policy_parameters_at_the_ends_of_their_ranges_are_taken():
+    for spec in ("lookahead:playouts=1,horizon=0,confidence=0", "random:joker_p=0,more_p=1",
+                 "heuristic:pick=1,crev_cards=0,vita_cards=8,braq_min=1,value=0,own=0,block=0,balai_w=0",
+                 "heuristic:braq_min=8,crev_cards=8"):
+        _, row, canonical = E.parse_policy(spec)
+        assert canonical.startswith(spec.split(":")[0] + ":")
+    assert E.parse_policy("heuristic:pick=1")[1][E.K.P_PICK] == 1.0
+    # Every parameter of every policy family has a range.
+    assert {k for _, params in E.POLICIES.values() for k in params} == set(E.PARAMETER_RANGES)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"withhold_jokers": "vitamine"}, "withhold_seat and withhold_jokers go together"),
+    ({"withhold_seat": 1}, "withhold_seat and withhold_jokers go together"),
+    ({"endurance_stages": 3}, "endurance_stages=3 applies to mode=endurance only"),
+    ({"mode": "sprint", "endurance_stages": 1}, "endurance_stages=1 applies to mode=endurance only"),
+])
+def test_options_that_mean_nothing_alone_are_refused(options, message):
+    with pytest.raises(ValueError, match=message):
+        E.simulate(players=4, races=1, options=options)
+
+
+def test_options_that_go_together_are_taken_together():
+    full = E.resolve_options({"withhold_seat": 1, "withhold_jokers": "braquet"})
+    assert (full["withhold_seat"], full["withhold_jokers"]) == (1, "braquet")
+    assert E.resolve_options({"mode": "endurance", "endurance_stages": 3})["endurance_stages"] == 3
+    # A full option set (defaults filled in, as runs store them) is taken back as it is.
+    assert E.resolve_options(E.resolve_options({})) == E.resolve_options({})
+
+
+# ------------------------------------------------------------ 3 players: why stages block
+def chain_ok(cards, dealt, start, step):
+    """Can every card of `cards` be reached on a Montagne (step +1) or
+    Descente (step -1) column from `start`, i.e. was every value between the
+    start and it, of its colour, dealt to somebody? (The rules page: a column
+    grows by exactly one value; an undealt card can never be laid. The start
+    is the lowest/highest value in play or dealt: no card lies beyond it.)"""
+    for c in cards:
+        colour, value = divmod(c, 12)
+        if any(colour * 12 + v - 1 not in dealt for v in range(start, value + 1, step)):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("extreme_start", ["in_play", "dealt"])
+def test_three_player_montagne_and_descente_block_unless_a_hand_has_no_gap(extreme_start):
+    # Without jokers (no Vitamine swaps, no Braquet), a Montagne or Descente
+    # stage can end with a winner only if some player's whole hand lies on
+    # gap-free runs from the start value; and if one does, a column can
+    # always go on while they hold cards, so the stage cannot block. With 8 of
+    # the 32 cards out of play this is rare: most such stages block.
+    _, stages = E.simulate(players=3, races=300, policies=["heuristic", "random", "blocker"], seed=12,
+                           options={"jokers": "", "extreme_start": extreme_start})
+    rows = stages[stages["profile"].isin(["montagne", "descente"])].to_dict("records")
+    assert len(rows) > 200
+    for row in rows:
+        hands = [bits(row[f"dealt_{s}"]) for s in range(3)]
+        dealt = set().union(*hands)
+        step = 1 if row["profile"] == "montagne" else -1
+        someone = any(chain_ok(h, dealt, row["start"], step) for h in hands)
+        assert row["blocked"] == (not someone), row
+    assert np.mean([r["blocked"] for r in rows]) > 0.9

@@ -79,6 +79,21 @@ def test_win_rates_share_tied_wins_per_seat_and_policy():
     assert by_policy["mean_time"].to_dict() == pytest.approx({"A": 30.0, "B": 15.0, "C": 35.0})
 
 
+def test_wins_are_printed_whole_when_whole_else_with_one_decimal():
+    # A run of 10 000 races with one policy: 10 000 wins, not "1e+04"; shared
+    # first places make sums of 1/k: 2438 + 1/6 -> 2438.2, 1/2 -> 0.5.
+    assert [E.wins_text(w) for w in (10_000.0, 2438 + 1 / 6, 0.5, 0.0, 99.96)] == [
+        "10000", "2438.2", "0.5", "0", "100"]
+
+
+def test_short_names_name_the_family_and_what_differs_from_its_defaults():
+    specs = [E.parse_policy(p)[2] for p in ("heuristic", "random", "heuristic:value=2,pick=1", "lookahead")]
+    assert E.short_names(specs) == {specs[0]: "heuristic", specs[1]: "random",
+                                    specs[2]: "heuristic:value=2,pick=1", specs[3]: "lookahead"}
+    # One spec per family: the family alone; names that are no etape policy stay as they are.
+    assert E.short_names([specs[2], specs[1], "A"]) == {specs[2]: "heuristic", specs[1]: "random", "A": "A"}
+
+
 def test_seat_uniformity_chi_square_by_hand():
     # Wins per seat 1.5, 0.5, 0; expected 2/3 each:
     # chi2 = ((5/6)^2 + (1/6)^2 + (2/3)^2) / (2/3) = (42/36) / (2/3) = 7/4;
@@ -210,17 +225,20 @@ def test_anomalies_by_hand():
     out = E.anomalies(races, stages).set_index("what")
     # 4 stages: 1 capped (race 1 stage 1), 2 blocked (race 0 stage 1, race 1
     # stage 0), so 3 without a winner; race 0 has a shared first place;
-    # Vitamine never used, Crevaison and Braquet used.
-    assert out[["count", "out_of"]].to_dict("index") == {
-        "stages cut off by the turn cap": {"count": 1, "out_of": 4},
-        "stages blocked (nobody can lay)": {"count": 2, "out_of": 4},
-        "stages without a winner": {"count": 3, "out_of": 4},
-        "races with a shared first place": {"count": 1, "out_of": 2},
-        "joker crevaison never used": {"count": 0, "out_of": 1},
-        "joker vitamine never used": {"count": 1, "out_of": 1},
-        "joker braquet never used": {"count": 0, "out_of": 1},
+    # of the three jokers in the game (the default), Vitamine was never used.
+    assert out[["count", "out_of", "detail"]].to_dict("index") == {
+        "stages cut off by the turn cap": {"count": 1, "out_of": 4, "detail": ""},
+        "stages blocked (nobody can lay)": {"count": 2, "out_of": 4, "detail": ""},
+        "stages without a winner": {"count": 3, "out_of": 4, "detail": ""},
+        "races with a shared first place": {"count": 1, "out_of": 2, "detail": ""},
+        "jokers in the game never used": {"count": 1, "out_of": 3, "detail": "vitamine"},
     }
-    assert out["rate"].tolist() == pytest.approx([0.25, 0.5, 0.75, 0.5, 0.0, 1.0, 0.0])
+    assert out["rate"].tolist() == pytest.approx([0.25, 0.5, 0.75, 0.5, 1 / 3])
+    # A joker left out of the game (rule option jokers) is not an unused one:
+    # of the two dealt, none went unused.
+    stages.attrs["options"] = {"jokers": "crevaison,braquet"}
+    row = E.anomalies(races, stages).set_index("what").loc["jokers in the game never used"]
+    assert (row["count"], row["out_of"], row["detail"]) == (0, 2, "")
 
 
 def test_joker_value_is_zero_when_nobody_holds_jokers():
