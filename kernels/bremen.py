@@ -503,15 +503,17 @@ def apply_move(state, seat, m, binfo, opts):
 
 
 @njit(cache=True, inline="always")
-def leading_opponent(state, seat):
-    """The opponent of `seat` with the most points, or -1 when several share
-    the most. Breaking the tie by seat order would have every seat pick on
-    the lowest one (at 0-0, all on seat 0): a seat bias of the policy that
-    reports would show as one of the game."""
+def sole_leader(state, skip):
+    """The seat other than `skip` (-1: none skipped) with the most points,
+    or -1 when several share the most: the leader of the records, and with
+    `skip` the mover, the opponent greedy weighs more. Breaking a tie by
+    seat order would have every seat pick on the lowest one (at 0-0, all
+    on seat 0): a seat bias of the policy that reports would show as one
+    of the game."""
     leader = -1
     top = -1
     for o in range(state[S_NPLAYERS]):
-        if o != seat:
+        if o != skip:
             points = state[S_POINTS + o]
             if points > top:
                 top = points
@@ -536,7 +538,7 @@ def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path,
     best_score = -1e300
     leader = -1
     if mode == 2:
-        leader = leading_opponent(state, seat)
+        leader = sole_leader(state, seat)
     depth = 0
     path[0] = start
     it[0] = 0
@@ -620,7 +622,7 @@ def greedy_score(state, m, seat, params, dist, binfo):
     if g == house:
         gain = own_in_unit + (1 if state[S_ROBBER] == house else 0)
         return params[P_STORM] * gain
-    leader = leading_opponent(state, seat)
+    leader = sole_leader(state, seat)
     score = 0.0
     if nu == 4 and g == state[S_ROBBER]:
         score += params[P_CHASE]
@@ -1004,15 +1006,10 @@ def track_tension(state, leader, row):
     last one; the first leader is no change) and raise each seat's largest
     deficit in row. Returns the leader (-1 while nobody has led alone)."""
     P = state[S_NPLAYERS]
-    best = -1
-    top = -1
+    top = sole_leader(state, -1)
+    best = 0
     for o in range(P):
-        p = state[S_POINTS + o]
-        if p > best:
-            best = p
-            top = o
-        elif p == best:
-            top = -1
+        best = max(best, state[S_POINTS + o])
     if top >= 0:
         if leader >= 0 and top != leader:
             row[R_LEAD_CHANGES] += 1

@@ -341,8 +341,11 @@ def test_greedy_leader_is_the_sole_leading_opponent():
     # against seat 3's 26.7 % on the half-turn symmetric default board).
     state = np.zeros(K.S_POINTS + 4, np.int32)
     state[K.S_NPLAYERS] = 4
-    assert [K.leading_opponent(state, seat) for seat in range(4)] == [-1, -1, -1, -1]  # 0-0-0-0
+    assert [K.sole_leader(state, seat) for seat in range(4)] == [-1, -1, -1, -1]  # 0-0-0-0
     state[K.S_POINTS:K.S_POINTS + 4] = [3, 5, 5, 1]
-    assert K.leading_opponent(state, 0) == -1  # seats 1 and 2 share the most
-    assert K.leading_opponent(state, 1) == 2 and K.leading_opponent(state, 2) == 1
-    assert K.leading_opponent(state, 3) == -1
+    assert K.sole_leader(state, 0) == -1  # seats 1 and 2 share the most
+    assert K.sole_leader(state, 1) == 2 and K.sole_leader(state, 2) == 1
+    assert K.sole_leader(state, 3) == -1
+    assert K.sole_leader(state, -1) == -1  # the records' leader: nobody alone
+    state[K.S_POINTS + 1] = 6
+    assert K.sole_leader(state, -1) == 1 and K.sole_leader(state, 1) == 2
