@@ -248,11 +248,14 @@ def first_seat_advantage(df: pd.DataFrame) -> pd.DataFrame:
                          for p in range(players)])
 
 
-def seat_uniformity(df: pd.DataFrame) -> dict:
-    """Chi-square test that decided games are won equally often by each turn position."""
+def seat_uniformity(df: pd.DataFrame, by: str = "position") -> dict:
+    """Chi-square test that decided games are won equally often by each turn
+    position, or (by="seat") by each seat: its corner and colour, a fair
+    test of the board when every seat plays the same policy."""
     from scipy.stats import chisquare
 
-    counts = first_seat_advantage(df)["wins"].to_numpy()
+    table = first_seat_advantage(df) if by == "position" else win_rates(df, by="seat")
+    counts = table["wins"].to_numpy()
     if counts.sum() == 0:
         return {"chi2": float("nan"), "p_value": float("nan"), "games": 0}
     stat, p = chisquare(counts)

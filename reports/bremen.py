@@ -143,6 +143,10 @@ def _outcomes(report: Report, df: pd.DataFrame) -> None:
     section.table(position, "Win rate by position in the turn order (0 = the drawn starting player)")
     section.text(f"Turn-order uniformity among decided games: chi-square {test['chi2']:.2f}, "
                  f"p = {test['p_value']:.3g} over {test['games']} games.")
+    if len(set(df.attrs["policies"])) == 1:  # with one policy on every seat, seats differ only by corner and colour
+        test = A.seat_uniformity(df, by="seat")
+        section.text(f"Seat uniformity (one policy on every seat, so only the corner and colour differ): "
+                     f"chi-square {test['chi2']:.2f}, p = {test['p_value']:.3g} over {test['games']} games.")
     fig = Figure(figsize=(6, 3))
     _rate_bars(fig.add_subplot(), seats, "seat")
     section.figure(fig, "Win rate per seat with 95 % intervals", "win_rate_by_seat")

@@ -98,6 +98,7 @@ def test_report_counts_capped_games():
     assert "12 of 12 games hit the turn cap of 20 turns" in md
     assert "Rules that never fired" in md
     assert "Every seat plays the same policy, so there is no skill matrix" in md
+    assert "Seat uniformity (one policy on every seat" in md  # only then do seats differ by board alone
     assert "Capped games have no deficit or gap" in md and "| lead changes per game | 12 |" in md
     # a run recorded before the tension and progress columns still gets a report
     added = re.compile(r"lead_changes|max_deficit_s\d|points_r\d+_s\d")

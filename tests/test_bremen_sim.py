@@ -132,6 +132,10 @@ def test_outcomes_by_hand():
     # game 0: first seat 0 wins, position 0; game 1: first seat 1, winner seat 2, position 1
     position = A.first_seat_advantage(df)
     assert position["wins"].tolist() == [1, 1, 0] and position["n"].tolist() == [2, 2, 2]
+    # seat wins 1, 0, 1 against 2/3 each: chi2 = (1/9 + 4/9 + 1/9) / (2/3) = 1, and with
+    # 2 degrees of freedom P(X > 1) = exp(-1/2) = 0.60653
+    seat = A.seat_uniformity(df, by="seat")
+    assert (seat["chi2"], seat["games"]) == (pytest.approx(1.0), 2) and seat["p_value"] == pytest.approx(0.60653, abs=1e-5)
     sources = A.points_by_source(df).set_index("source")
     # storm 11 + 15 + 8 = 34, robber bonus 4 + 5 = 9, chase 0: 43 points in 3 games
     assert sources.loc["storm", "points_per_game"] == pytest.approx(34 / 3)
