@@ -45,6 +45,25 @@ def test_a_mutated_design_is_refused_clearly_or_played_cleanly(name, which, valu
             break
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(TEXTS)), seed=st.integers(0, 2**32 - 1),
+       switches=st.fixed_dictionaries({key: st.booleans() for key in (
+           "limit_on_limit", "roll_after_safety", "safety_extra_turn_after_stock_empty", "coup_fourre",
+           "go_with_permanent_go")}),
+       overshoot=st.sampled_from(["forbid", "disqualify"]), shutout=st.sampled_from(["parker", "fr"]))
+def test_every_combination_of_rule_options_plays_cleanly(name, seed, switches, overshoot, shutout):
+    design = parse_design(TEXTS[name], f"{name}.toml")
+    players = design.players[seed % len(design.players)]
+    options = {**switches, "overshoot": overshoot, "shutout": shutout}
+    ct, rules = design.tables(players, options)
+    specs = [parse_policy("random"), parse_policy("greedy")] * 3
+    for hand, log, sides_out, hand_out, _ in replay_hands(design, ct, rules, specs[:players], None, seed, 0):
+        assert not (log[:, 2] == K.EV_BROKEN_INVARIANT).any(), f"{name} {options}: broken invariant in hand {hand}"
+        assert hand_out[K.H_TURNS] <= rules[K.R_TURN_CAP]
+        if hand >= 1:
+            break
+
+
 @given(k=st.integers(0, 10_000), extra=st.integers(0, 10_000))
 def test_wilson_interval_holds_the_rate_inside_zero_one(k, extra):
     n = k + extra
