@@ -25,6 +25,18 @@ def mutate(text: str, which: int, value: int) -> str:
     return text[:m.start()] + m.group(1) + str(value) + m.group(3) + text[m.end():]
 
 
+def plays_two_hands_cleanly(design, ct, rules, players, seed, label):
+    """Random and greedy seats alternating play up to two hands of game 0:
+    the engine's invariant audit (check_state) never fires and no hand
+    outlasts the turn cap."""
+    specs = [parse_policy("random"), parse_policy("greedy")] * 3
+    for hand, log, _, hand_out, _ in replay_hands(design, ct, rules, specs[:players], None, seed, 0):
+        assert not (log[:, 2] == K.EV_BROKEN_INVARIANT).any(), f"{label}: broken invariant in hand {hand}"
+        assert hand_out[K.H_TURNS] <= rules[K.R_TURN_CAP]
+        if hand >= 1:
+            break
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(TEXTS)), which=st.integers(0, 200), value=st.integers(-3, 40),
        seed=st.integers(0, 2**32 - 1))
@@ -37,12 +49,7 @@ def test_a_mutated_design_is_refused_clearly_or_played_cleanly(name, which, valu
     except DesignError as exc:
         assert str(exc).startswith("mutated.toml: ")
         return
-    specs = [parse_policy("random"), parse_policy("greedy")] * 3
-    for hand, log, sides_out, hand_out, _ in replay_hands(design, ct, rules, specs[:players], None, seed, 0):
-        assert not (log[:, 2] == K.EV_BROKEN_INVARIANT).any(), f"{name}: broken invariant in hand {hand}"
-        assert hand_out[K.H_TURNS] <= rules[K.R_TURN_CAP]
-        if hand >= 1:
-            break
+    plays_two_hands_cleanly(design, ct, rules, players, seed, name)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -56,12 +63,7 @@ def test_every_combination_of_rule_options_plays_cleanly(name, seed, switches, o
     players = design.players[seed % len(design.players)]
     options = {**switches, "overshoot": overshoot, "shutout": shutout}
     ct, rules = design.tables(players, options)
-    specs = [parse_policy("random"), parse_policy("greedy")] * 3
-    for hand, log, sides_out, hand_out, _ in replay_hands(design, ct, rules, specs[:players], None, seed, 0):
-        assert not (log[:, 2] == K.EV_BROKEN_INVARIANT).any(), f"{name} {options}: broken invariant in hand {hand}"
-        assert hand_out[K.H_TURNS] <= rules[K.R_TURN_CAP]
-        if hand >= 1:
-            break
+    plays_two_hands_cleanly(design, ct, rules, players, seed, f"{name} {options}")
 
 
 @given(k=st.integers(0, 10_000), extra=st.integers(0, 10_000))
