@@ -435,12 +435,13 @@ def test_chasing_the_robber_takes_a_full_pyramid_landing_exactly_on_it():
 # Chasing in a real turn: Game.play, `rolling` picks the game whose first roll
 # is the one named. Chasing is a choice; CHASER is a greedy player who chases
 # whenever it can and otherwise prefers sitting on top to moving nearer the
-# house (the default greedy would rather carry the pyramid towards the house). Seed 6: "Het verjagen van de rover mag
-# zowel met de eerste als met de tweede beweging gebeuren. Afhankelijk of deze
-# speler met zijn andere beweging ergens bovenop kon springen is nu dezelfde
-# speler of de volgende speler aan beurt." A chasing donkey never sits on top.
-
+# house (the default greedy would rather carry the pyramid towards the house).
+# Seed 6: "Het verjagen van de rover mag zowel met de eerste als met de tweede
+# beweging gebeuren. Afhankelijk of deze speler met zijn andere beweging ergens
+# bovenop kon springen is nu dezelfde speler of de volgende speler aan beurt."
+# A chasing donkey never sits on top.
 CHASER = "greedy:chase=100,climb=50"
+
 
 def test_a_chase_with_the_first_move_leaves_the_second_and_no_roll_without_a_climb():
     # Own pyramid on m03, robber on m05 (m03-m04-m05). Roll 2 and 3: the 2
