@@ -21,7 +21,9 @@ chunks. Conventions:
   effective sample size it implies, with Korn and Graubard's correction
   for few clusters (ratio_interval); the difference of two
   such shares from the same clusters by the MOVER interval for correlated
-  shares (ratio_difference_interval).
+  shares (ratio_difference_interval), and of one share measured in two
+  independent runs by Newcombe's combination with a Welch t test
+  (two_run_ratio_difference).
 * Multiple comparisons: Holm's step-down adjustment.
 * Quantiles of integer data come from an exact integer histogram: the
   q-quantile is the smallest value whose ECDF reaches q (the inverse ECDF,
@@ -249,14 +251,22 @@ def two_run_ratio_difference(a, b, z: float = Z95):
     (n, sx, sy, sxx, syy, sxy) as ratio_interval takes them. Each share gets
     its clustered interval (ratio_interval); the two runs are independent, so
     they combine as in Newcombe's interval (MOVER with rho = 0), and the
-    p-value is the two-sided normal test of d over sqrt(var_a + var_b).
+    p-value is the two-sided Welch t test of d over sqrt(var_a + var_b),
+    with the Welch-Satterthwaite degrees of freedom
+    (var_a + var_b)^2 / (var_a^2 / (n_a - 1) + var_b^2 / (n_b - 1)): each
+    variance is estimated from its run's clusters, so few clusters make
+    the test wider, as they make the interval wider (_clustered_wilson).
     Returns a dict: diff, ci_low, ci_high, p_value."""
     (r1, v1, l1, u1), (r2, v2, l2, u2) = (_clustered_share(*sums, z) for sums in (a, b))
+    n1, n2 = (np.asarray(sums[0], dtype=float) for sums in (a, b))
     d = r1 - r2
     low, high = _mover(d, r1, l1, u1, r2, l2, u2, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(v1 + v2)
-        p = np.where(se > 0, 2 * _st.norm.sf(np.abs(d) / np.where(se > 0, se, 1)), np.where(d == 0, 1.0, 0.0))
+        # a normal test here rejects about 8 % of true nulls with 10 clusters a run, 11 % with 5
+        df = (v1 + v2) ** 2 / (v1**2 / (n1 - 1) + v2**2 / (n2 - 1))
+        tstat = np.abs(d) / np.where(se > 0, se, 1)
+        p = np.where(se > 0, 2 * _st.t.sf(tstat, np.where(se > 0, df, 1)), np.where(d == 0, 1.0, 0.0))
         p = np.where(np.isnan(d) | np.isnan(se), np.nan, p)
     return _squeeze({"diff": d, "ci_low": low, "ci_high": high, "p_value": p})
 
