@@ -12,8 +12,9 @@ Pairs where a metric is undefined on either side (e.g. the winner's deficit
 in a game without a winner) are left out of that metric's n.
 
 Card-level rates (played share, dead share) cannot be paired game by game;
-`card_comparison` compares them as two independent proportions (Newcombe
-interval), and says so in its `method` column.
+`card_comparison` compares them as shares of two independent runs (each
+clustered by game; Newcombe's interval for cards pooled by role), and says
+so in its `method` column.
 """
 from __future__ import annotations
 
@@ -238,8 +239,9 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
     independent (somewhat too narrow: per-game sums by role are not kept).
     Differences A - B; the dead share is 1 - the played share (every card
     drawn is played, discarded or still held), so its interval is the
-    mirror of the played share's. Holm's correction runs over every row
-    (p_holm, reject).
+    mirror of the played share's. Holm's correction (p_holm, reject) runs
+    over the cards (or roles): a dead-share row tests the same hypothesis as
+    its played-share row, with the same p-value, and shares its result.
     """
     by_role = not (set(a.layout.cards) & set(b.layout.cards))
     if by_role:
@@ -267,7 +269,11 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
             }))
         table = pd.concat(rows, ignore_index=True) if keys else pd.DataFrame()
     if len(table):
-        table["p_holm"], table["reject"] = holm(table["p_value"].to_numpy())
+        # rows: every key's played share, then the same keys' dead share (its complement,
+        # the same test); counting both in Holm's m would double every multiplier
+        played = (table["rate"] == "played share").to_numpy()
+        adjusted, reject = holm(table.loc[played, "p_value"].to_numpy())
+        table["p_holm"], table["reject"] = np.tile(adjusted, 2), np.tile(reject, 2)
     pooled = set() if by_role else set(a.layout.cards) | set(b.layout.cards)  # pooled by role: nothing left out
     table.attrs["only_a"] = [k for k in a.layout.cards if k in pooled and k not in b.layout.cards]
     table.attrs["only_b"] = [k for k in b.layout.cards if k in pooled and k not in a.layout.cards]

@@ -150,6 +150,7 @@ def test_compare_summaries_lockstep(runs):
 
 
 def test_card_comparison_unpaired(runs):
+    st = pytest.importorskip("scipy.stats")
     a, b = runs
     b = b.copy()
     b["s0_go_played"] -= b["s0_go_played"]  # B's side 0 never plays go ...
@@ -165,15 +166,23 @@ def test_card_comparison_unpaired(runs):
     # B plays 1, 1, 0, 2: residuals -.538462, -.538462, -.307692, 1.384615, variance 2.591716 / 169 * 4 / 3
     # = .020448, effective size 10.41755 * .379293, Wilson [.064860, .740120]. Independent runs: Newcombe's
     # combination, 4/13 - sqrt(.273204^2 + .432428^2), 4/13 + sqrt(.215738^2 + .242832^2); p from
-    # z = (4/13) / sqrt(.0077495 + .020448) = 1.83236
+    # Welch's t = (4/13) / sqrt(.0077495 + .020448) = 1.83236 on (v_a + v_b)^2 / (v_a^2 / 3 + v_b^2 / 3)
+    # degrees of freedom (4 games a run)
     assert (go["ci_low"], go["ci_high"]) == pytest.approx((-0.20381, 0.63252), abs=1e-4)
-    assert go["p_value"] == pytest.approx(math.erfc(1.83236 / math.sqrt(2)), abs=1e-4)
+    va, vb = 0.0077495, 0.020448
+    df = (va + vb) ** 2 / (va**2 / 3 + vb**2 / 3)
+    assert df == pytest.approx(4.988, abs=1e-3)
+    assert go["p_value"] == pytest.approx(2 * st.t.sf(1.83236, df), abs=1e-4)   # 0.127, not the normal 0.067
     dead = cc[(cc["card"] == "go") & (cc["rate"] == "dead share")].iloc[0]  # 1 - played share: the mirror
     assert (dead["diff"], dead["ci_low"], dead["ci_high"]) == pytest.approx((-4 / 13, -0.63252, 0.20381), abs=1e-4)
-    # Holm over the 4 rows (2 cards x 2 rates): the smallest p is multiplied by 4
-    smallest = cc["p_value"].idxmin()
-    assert cc.loc[smallest, "p_holm"] == pytest.approx(min(1.0, 4 * cc.loc[smallest, "p_value"]))
-    assert (cc["p_holm"] >= cc["p_value"]).all()
+    # Holm over the 2 cards, not the 4 rows: a dead-share row is the same test as its played-share row
+    p = cc[cc["rate"] == "played share"].set_index("card")["p_value"]
+    first, second = sorted(p)
+    expect = {k: min(1.0, 2 * first) if v == first else max(min(1.0, 2 * first), second) for k, v in p.items()}
+    for rate in ("played share", "dead share"):
+        got = cc[cc["rate"] == rate].set_index("card")
+        assert got["p_value"].to_dict() == pytest.approx(p.to_dict())
+        assert got["p_holm"].to_dict() == pytest.approx(expect)
 
 
 def test_card_comparison_lists_the_cards_of_one_design_only(runs):
@@ -211,6 +220,16 @@ def test_card_comparison_by_role_when_no_common_keys(runs):
     assert (hz["n_a"], hz["n_b"]) == (4, 4)
     hz = cc.loc[("hazard", "dead share")]
     assert (hz["a"], hz["b"], hz["diff"]) == pytest.approx((1 / 4, 3 / 4, -1 / 2))
+    # pooled z tests: go 12 / 26 pooled, z = (4/13) / sqrt(6/13 * 7/13 * 2/13) = 1.57359; hazard 4 / 8
+    # pooled, z = (1/2) / sqrt(1/4 * 2/4) = sqrt 2. Holm over the 2 roles (a dead share is the same
+    # test as its played share): 2 p_go, then max(2 p_go, p_hazard), in both rates
+    p_go = math.erfc(1.57359 / math.sqrt(2))
+    p_hz = math.erfc(1.0)
+    for rate in ("played share", "dead share"):
+        assert cc.loc[("go", rate), "p_value"] == pytest.approx(p_go, abs=1e-5)
+        assert cc.loc[("hazard", rate), "p_value"] == pytest.approx(p_hz, abs=1e-9)
+        assert cc.loc[("go", rate), "p_holm"] == pytest.approx(2 * p_go, abs=1e-5)
+        assert cc.loc[("hazard", rate), "p_holm"] == pytest.approx(max(2 * p_go, p_hz), abs=1e-5)
 
 
 def test_headline(runs):
