@@ -374,7 +374,8 @@ def _newton(theta: np.ndarray, W: np.ndarray, N: np.ndarray, solve_step, tol: fl
 def fit_bradley_terry(W: np.ndarray, N: np.ndarray, tol: float = 1e-10, max_iter: int = 200):
     """Maximum-likelihood log-strengths theta (sum 0) from points W and games N.
 
-    Returns (theta, covariance, regularized). When the MLE does not exist
+    Returns (theta, covariance, regularized); ValueError when some policies
+    never met the others, even through third ones. When the MLE does not exist
     (a policy, or a group, never scored against the rest) one virtual game
     scored half-half is added to every pair that met, and `regularized` is
     True: theta then maximizes that penalized likelihood (for one pairing
@@ -386,6 +387,13 @@ def fit_bradley_terry(W: np.ndarray, N: np.ndarray, tol: float = 1e-10, max_iter
     W = np.asarray(W, float)
     N = np.asarray(N, float)
     k = W.shape[0]
+    if k > 1:
+        from scipy.sparse.csgraph import connected_components
+
+        if connected_components(N > 0, directed=False)[0] > 1:
+            # nothing links the groups' levels: their ratings relative to each other are undefined
+            raise ValueError("the policies fall into groups that never played each other: "
+                             "Bradley-Terry ratings across the groups are not defined")
     regularized = False
     if not _mle_exists(W):
         W, N = _with_virtual_draws(W, N)

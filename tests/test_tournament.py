@@ -131,6 +131,13 @@ def test_no_winner_games_count_half():
         bradley_terry(pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [1], "wins_b": [1], "games": [3]}))
 
 
+def test_groups_that_never_met_have_no_common_scale():
+    # A-B and C-D only: any shift of C and D together fits the games as well
+    f = pd.DataFrame({"policy_a": ["A", "C"], "policy_b": ["B", "D"], "wins_a": [6, 3], "wins_b": [4, 7]})
+    with pytest.raises(ValueError, match="never played each other"):
+        bradley_terry(f)
+
+
 def test_a_clean_sweep_is_regularized_with_finite_intervals():
     f = pd.DataFrame({"policy_a": ["A", "B"], "policy_b": ["B", "C"], "wins_a": [10, 6], "wins_b": [0, 4]})
     bt = bradley_terry(f).set_index("policy")
