@@ -74,6 +74,10 @@ def test_an_even_stream_is_decided_same():
     r = sequential_compare(alt, chunk=64)
     assert r.decision == "same"
     assert (r.decision, r.games_used) == reference(alt(0, 5000))
+    # by hand: after 2m games each LLR is m ln(1.1 * 0.9) = m ln .99, and the lower bound is
+    # ln(.05 / .975) = -2.97041. Test B (ln .9 lower after odd games) gets there after game
+    # 2 * 286 + 1 = 573, test A (lower after even games) at m = ceil(2.97041 / .0100503) = 296
+    assert r.games_used == 592
     assert r.plus - r.minus in (0, 1) and r.llr_a <= r.lower + 1e-9 and r.llr_b <= r.lower + 1e-9
 
 
@@ -101,15 +105,21 @@ def test_cap_gives_undecided():
 
 
 def test_error_rates_on_simulated_streams():
+    """Design values alpha = beta = delta = 0.05: at q = 1/2 each side is declared better
+    with probability at most (alpha / 2) / (1 - beta) = 2.6 %, and at q = 0.55 "A" comes
+    with probability about 1 - beta = 95 %. 1000 null runs: a side's share has se 0.5 %,
+    so 4 % is 3 se above 2.5 % (a test run at alpha on each side, 5 % a side, fails);
+    400 runs at q = 0.55: se 1.1 %, 91 % is 3.5 se below 95 %."""
     rng = np.random.default_rng(11)
 
     def coin(q):
         return lambda s, c: np.where(rng.random(c) < q, 1, -1)
 
-    null = [sequential_compare(coin(0.5), chunk=400, max_games=20_000).decision for _ in range(150)]
-    alt = [sequential_compare(coin(0.56), chunk=400, max_games=20_000).decision for _ in range(100)]
-    assert sum(d in ("A", "B") for d in null) <= 0.12 * len(null)
-    assert sum(d == "A" for d in alt) >= 0.85 * len(alt)
+    null = [sequential_compare(coin(0.5), chunk=2000, max_games=100_000).decision for _ in range(1000)]
+    alt = [sequential_compare(coin(0.55), chunk=2000, max_games=100_000).decision for _ in range(400)]
+    assert "undecided" not in null + alt
+    assert null.count("A") <= 0.04 * len(null) and null.count("B") <= 0.04 * len(null)
+    assert alt.count("A") >= 0.91 * len(alt)
 
 
 def test_paired_signs_and_reported_difference():
