@@ -383,11 +383,11 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
         sec.text("Card rates cannot be paired game by game: these are unpaired comparisons of two proportions "
                  "(Newcombe interval), A - B, pooled by card role since the decks share no card keys. They count "
                  "each card as independent, but the cards of one game go together, so the intervals are somewhat "
-                 "too narrow; p_holm corrects for the many rows.")
+                 "too narrow; p_holm corrects for the many roles (a dead share repeats its played share's test).")
     elif len(cc):
         sec.text("Card rates cannot be paired game by game: these are unpaired comparisons, A - B, of the cards "
                  "both designs have; each design's share counts the cards of one game together (clustered by "
-                 "game), and p_holm corrects for the many rows.")
+                 "game), and p_holm corrects for the many cards (a dead share repeats its played share's test).")
     if len(cc):
         sec.table(cc.rename(columns={"a": name_a, "b": name_b}), "Played and dead shares (unpaired)")
     for name, only in ((name_a, cc.attrs.get("only_a")), (name_b, cc.attrs.get("only_b"))):
