@@ -11,6 +11,7 @@ tournament's outcomes) is saved the same way as a `Checkpoint`.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -74,12 +75,24 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     os.replace(tmp, path)
 
 
+@contextlib.contextmanager
+def _writing(path: Path, tmp: Path):
+    """Around writing `tmp` in place of `path`: a failed write (a full disk)
+    leaves no partial file and names the file, which Arrow's errors do not."""
+    try:
+        yield
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(f"{path}: could not be written ({exc})") from None
+
+
 def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, metadata: dict) -> None:
     """Write `frame` with `metadata` (JSON-able) atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(_table(frame, metadata), tmp)
+    with _writing(path, tmp):
+        pq.write_table(_table(frame, metadata), tmp)
     os.replace(tmp, path)
 
 
@@ -109,6 +122,32 @@ def _short(value, width: int = 40) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def differences(earlier: dict, mine: dict, prefix: str = "") -> list[str]:
+    """What differs between two run identities, field by field ("seed 1,
+    not 2"; nested fields as "a.seed"). Fields only one side has are left
+    out: what only the parts know (the chunk size) is not a finished file's."""
+    found = []
+    for key in sorted(mine):
+        if key not in earlier or earlier[key] == mine[key]:
+            continue
+        if isinstance(earlier[key], dict) and isinstance(mine[key], dict):
+            found += differences(earlier[key], mine[key], f"{prefix}{key}.")
+        else:
+            found.append(f"{prefix}{key} {_short(earlier[key])}, not {_short(mine[key])}")
+    return found
+
+
+def another_run(what: str, earlier: dict, mine: dict) -> str:
+    """The refusal of `what` (a file, a folder of chunks, a checkpoint) that
+    holds another run: what differs, and that the code changed if the
+    version did (the same command then cannot resume what older code played)."""
+    found = differences(earlier, json.loads(json.dumps(mine)))
+    text = f"{what} ({'; '.join(found)})" if found else what
+    if any(f.startswith("version ") or ".version " in f for f in found):
+        text += "; it was written by other etappe code, whose records would not match this code's"
+    return text + "; remove it or write to another --out"
+
+
 def holds_this_run(path: Path, identity: dict) -> bool:
     """True if the run file at `path` is the run `identity` describes,
     False if there is no file. Any other file (another run, or not a run
@@ -121,11 +160,8 @@ def holds_this_run(path: Path, identity: dict) -> bool:
     except (OSError, ValueError, pa.ArrowException):
         raise ValueError(f"{path} exists and is not a run file written by etappe; "
                          "remove it or write to another --out") from None
-    mine = json.loads(json.dumps(identity))
-    differ = [f"{k} {_short(earlier[k])}, not {_short(mine[k])}"  # what only the parts know (chunk size) aside
-              for k in sorted(mine) if k in earlier and earlier[k] != mine[k]]
-    if differ:
-        raise ValueError(f"{path} holds another run ({'; '.join(differ)}); remove it or write to another --out")
+    if differences(earlier, json.loads(json.dumps(identity))):
+        raise ValueError(another_run(f"{path} holds another run", earlier, identity))
     return True
 
 
@@ -145,15 +181,15 @@ class ChunkedRun:
         self.identity = identity
         holds_this_run(self.out, identity)
         self.parts = self.out.with_name(self.out.name + ".parts")
+        if self.parts.exists() and not self.parts.is_dir():
+            raise ValueError(f"{self.parts} exists and is not a folder; a run keeps its finished chunks there: "
+                             "remove it or write to another --out")
         self.parts.mkdir(parents=True, exist_ok=True)
         stamp = self.parts / "identity.json"
         if stamp.exists() and any(self.parts.glob("chunk-*.parquet")):  # with no chunk there is nothing to keep
             earlier = json.loads(stamp.read_text())
             if earlier != json.loads(json.dumps(identity)):
-                raise ValueError(
-                    f"{self.parts} holds chunks of a different run; "
-                    "remove it or write to another --out"
-                )
+                raise ValueError(another_run(f"{self.parts} holds chunks of a different run", earlier, identity))
         else:
             tmp = stamp.with_name("identity.json.tmp")
             tmp.write_text(json.dumps(identity, sort_keys=True))
@@ -180,16 +216,17 @@ class ChunkedRun:
         """Join parts 0..n_chunks-1 into the output file and drop the parts."""
         tmp = self.out.with_name(self.out.name + ".tmp")
         writer = None
-        try:
-            for index in range(n_chunks):
-                table = pq.read_table(self._part(index))
-                if writer is None:
-                    schema = _table(table.slice(0, 0).to_pandas(), metadata).schema
-                    writer = pq.ParquetWriter(tmp, schema)
-                writer.write_table(table.cast(schema).replace_schema_metadata(schema.metadata))
-        finally:
-            if writer is not None:
-                writer.close()
+        with _writing(self.out, tmp):
+            try:
+                for index in range(n_chunks):
+                    table = pq.read_table(self._part(index))
+                    if writer is None:
+                        schema = _table(table.slice(0, 0).to_pandas(), metadata).schema
+                        writer = pq.ParquetWriter(tmp, schema)
+                    writer.write_table(table.cast(schema).replace_schema_metadata(schema.metadata))
+            finally:
+                if writer is not None:
+                    writer.close()
         os.replace(tmp, self.out)
         shutil.rmtree(self.parts)
         return self.out
@@ -205,16 +242,21 @@ class Checkpoint:
     def load(self) -> dict | None:
         if not self.path.exists():
             return None
-        with open(self.path, "rb") as handle:
-            saved = pickle.load(handle)
-        if saved["identity"] != self.identity:
-            raise ValueError(f"{self.path} belongs to a different run; remove it or write to another --out")
-        return saved["state"]
+        try:
+            with open(self.path, "rb") as handle:
+                saved = pickle.load(handle)
+            earlier, state = saved["identity"], saved["state"]
+        except Exception as exc:  # a damaged or foreign file: unpickling can fail in many ways
+            raise ValueError(f"{self.path}: not a checkpoint etappe can read ({type(exc).__name__}); "
+                             "remove it to start the run afresh") from None
+        if earlier != self.identity:
+            raise ValueError(another_run(f"{self.path} belongs to a different run", earlier, self.identity))
+        return state
 
     def save(self, state: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "wb") as handle:
+        with _writing(self.path, tmp), open(tmp, "wb") as handle:
             pickle.dump({"identity": self.identity, "state": state}, handle)
         os.replace(tmp, self.path)
 

@@ -1,0 +1,98 @@
+"""Refusals shared by every game: run files, chunks, checkpoints, out-of-range numbers, help texts."""
+import os
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from etappe.analysis import runio
+from etappe.analysis.runio import Checkpoint, ChunkedRun, write_parquet
+from etappe.cli.main import app
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_parts_of_another_run_are_refused_naming_what_differs(tmp_path):
+    out = tmp_path / "run.parquet"
+    ChunkedRun(out, {"seed": 1, "games": 10, "version": "0.1+aaa"}).save(0, pd.DataFrame({"x": [1]}))
+    with pytest.raises(ValueError) as refused:
+        ChunkedRun(out, {"seed": 2, "games": 10, "version": "0.1+aaa"})
+    assert "seed 1, not 2" in str(refused.value) and "games" not in str(refused.value)
+    # only the code changed: the message says so, since the command itself is the same
+    with pytest.raises(ValueError) as refused:
+        ChunkedRun(out, {"seed": 1, "games": 10, "version": "0.1+bbb"})
+    assert 'version "0.1+aaa", not "0.1+bbb"' in str(refused.value) and "other etappe code" in str(refused.value)
+
+
+def test_a_file_where_the_parts_folder_goes_is_refused(tmp_path):
+    (tmp_path / "run.parquet.parts").write_text("x")
+    with pytest.raises(ValueError, match=r"run\.parquet\.parts exists and is not a folder"):
+        ChunkedRun(tmp_path / "run.parquet", {"seed": 1})
+
+
+def test_checkpoints_damaged_or_of_another_run_are_refused_by_name(tmp_path):
+    path = tmp_path / ".compare-checkpoint.pkl"
+    for junk in (b"junk\n", b"garbage\n", b""):
+        path.write_bytes(junk)
+        with pytest.raises(ValueError, match=r"\.compare-checkpoint\.pkl: not a checkpoint etappe can read"):
+            Checkpoint(path, {"seed": 1}).load()
+    Checkpoint(path, {"a": {"seed": 1, "games": 5}, "chunk_size": 10}).save({"done": 1})
+    with pytest.raises(ValueError, match=r"belongs to a different run \(a\.seed 1, not 2\)"):
+        Checkpoint(path, {"a": {"seed": 2, "games": 5}, "chunk_size": 10}).load()
+    assert Checkpoint(path, {"a": {"seed": 1, "games": 5}, "chunk_size": 10}).load() == {"done": 1}
+
+
+def test_a_failed_write_names_the_file_and_leaves_no_partial_file(tmp_path, monkeypatch):
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(runio.pq, "write_table", disk_full)
+    target = tmp_path / "chunk-000000.parquet"
+    with pytest.raises(OSError, match=r"chunk-000000\.parquet: could not be written .*No space left"):
+        write_parquet(pd.DataFrame({"x": [1]}), target, {"seed": 1})
+    assert os.listdir(tmp_path) == []
+
+
+def test_report_refuses_one_chunk_of_an_unfinished_run(tmp_path):
+    out = tmp_path / "run.parquet"
+    ChunkedRun(out, {"game": "race", "seed": 1}).save(0, pd.DataFrame({"x": [1]}))
+    chunk = out.with_name("run.parquet.parts") / "chunk-000000.parquet"
+    assert pq.read_table(chunk).num_rows == 1
+    result = run("report", chunk, "--out", tmp_path / "rep")
+    assert result.exit_code == 2
+    assert "one chunk of an unfinished run" in result.stderr and "run.parquet" in result.stderr
+    assert not (tmp_path / "rep").exists()
+
+
+def test_stages_file_names_are_kept_for_tape_l_etape(tmp_path):
+    result = run("simulate", "stapop", "--games", 10, "--out", tmp_path / "mine.stages.parquet")
+    assert result.exit_code == 2 and "stages files beside Tape l'étape runs" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_given_as_the_design_is_named(tmp_path):
+    result = run("simulate", tmp_path, "--games", 10)
+    assert result.exit_code == 2 and "is a folder; give a design file" in result.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("simulate", "stapop", "--games", 10**10, "--chunk-size", 10**10),
+    ("simulate", "stapop", "--games", 10**20),
+    ("compare", "stapop", "millebornes", "--chunk-size", 2_000_000),
+    ("tournament", "stapop", "--policies", "greedy,random", "--games", 10**12),
+])
+def test_numbers_out_of_range_are_refused_before_any_work(args):
+    result = run(*args)
+    assert result.exit_code == 2 and "Invalid value" in result.output and "Traceback" not in result.output
+
+
+def test_help_shows_the_policies_command_whole():
+    result = runner.invoke(app, ["simulate", "--help"], env={"COLUMNS": "300"})
+    assert "etappe policies [etape|bremen]" in result.stdout
+    replay = runner.invoke(app, ["replay", "--help"], env={"COLUMNS": "300"})
+    assert "Tape l'étape" not in replay.stdout and "--sequential" not in replay.stdout
