@@ -91,6 +91,9 @@ def writable_run_file(path: Path, what: str = "--out") -> None:
         # Not silently Parquet under another name: `report` and pandas go by the suffix.
         fail(f"{what} {path}: run files are Parquet (the records, with the run's seed, version and design "
              f"hash in their metadata); give a name ending in .parquet, e.g. {path.with_suffix('.parquet')}")
+    if path.name.endswith(".stages.parquet"):
+        fail(f"{what} {path}: names ending in .stages.parquet are the stages files beside Tape l'étape runs; "
+             "give another name")
     writable_folder(path.parent, what)
 
 
@@ -170,11 +173,11 @@ SHOW_BAR_AFTER = 0.5  # seconds: a command refused at once (bad policy, option) 
 
 
 @contextlib.contextmanager
-def progress_bar(total: int | None, what: str) -> Iterator[Bar]:
+def progress_bar(total: int | None, what: str, resumable: bool = True) -> Iterator[Bar]:
     """A progress bar on stderr (total None: of unknown length); yields a
     Bar. It appears at the first progress or after SHOW_BAR_AFTER seconds
     (a cold compile shows it, with its elapsed time). Ctrl-C ends the
-    command with a line on how to resume it."""
+    command, with a line on how to resume it if the work is `resumable`."""
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), _Count(), TimeElapsedColumn(), _Left(),
                         console=err_console, transient=False)
     task = progress.add_task(what, total=total, stage=total is None)
@@ -187,8 +190,8 @@ def progress_bar(total: int | None, what: str) -> Iterator[Bar]:
         bar.finish()
     except KeyboardInterrupt:
         bar.close()
-        err_console.print("interrupted. A run with --out keeps every finished chunk: the same command "
-                          "resumes it.", highlight=False, soft_wrap=True)
+        resume = " A run with --out keeps every finished chunk: the same command resumes it." if resumable else ""
+        err_console.print(f"interrupted.{resume}", highlight=False, soft_wrap=True)
         raise
     finally:
         timer.cancel()

@@ -30,34 +30,48 @@ OTHER_GAMES = ("etape", "bremen")
 def check_game_or_design(deck: str) -> None:
     """Fail at once, naming every valid choice and the nearest, if `deck` is
     neither one of the other games, a built-in design nor a file."""
+    if Path(deck).is_dir():
+        fail(f"{deck}: is a folder; give a design file (TOML), a built-in design ({', '.join(builtin_names())}) "
+             f"or {' or '.join(OTHER_GAMES)}")
     if deck in OTHER_GAMES or deck in builtin_names() or Path(deck).exists():
         return
     close = difflib.get_close_matches(deck, [*builtin_names(), *OTHER_GAMES], n=1)
     fail(f"{deck}: not a game (the race designs {', '.join(builtin_names())}; {' and '.join(OTHER_GAMES)}) "
          "and no such design file" + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+POLICIES_BY_SEAT = "Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B)."
+# Help texts are Rich markup: the backslash keeps "[etape|bremen]" from being read as a tag and dropped.
 PolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", help="Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B). "
-    "See `etappe policies [etape|bremen]`; defaults: greedy (race games, Bremen), heuristic (Tape l'étape). "
-    "With compare --sequential and one design, A,B plays policy A against B.")]
+    "--policy", help=f"{POLICIES_BY_SEAT} See `etappe policies \\[etape|bremen]`; defaults: greedy (race games, "
+    "Bremen), heuristic (Tape l'étape).")]
+ComparePolicyOpt = Annotated[Optional[str], typer.Option(
+    "--policy", help=f"{POLICIES_BY_SEAT} See `etappe policies`; default greedy. With --sequential and one design, "
+    "A,B plays policy A against B.")]
+ReplayPolicyOpt = Annotated[Optional[str], typer.Option(
+    "--policy", help=f"{POLICIES_BY_SEAT} As in the run replayed; default greedy.")]
+MAX_CHUNK = 1_000_000  # games held in memory at once; a bigger chunk only costs memory
+ChunkOpt = Annotated[Optional[int], typer.Option(
+    "--chunk-size", min=1, max=MAX_CHUNK, help="Games per chunk saved to disk as it finishes (default: 50,000 for "
+    "the race games, 2,000 races of Tape l'étape, 20,000 Bremen games; at most 1,000,000).")]
 SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
 ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", min=1, help="Numba threads (default: all cores); results do not depend on it.")]
 RACE_CHUNK = 50_000
+MAX_TOURNAMENT_GAMES = 10**8
 
 
 @app.command()
 def simulate(
     deck: Annotated[str, typer.Argument(help="stapop, millebornes, touring, a design TOML file; or etape, bremen.")],
     players: PlayersOpt = 4,
-    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games (races) to play.")] = 10_000,
+    games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_SEED, help="Games (races) to play.")] = 10_000,
     policy: PolicyOpt = None,
     seed: SeedOpt = 0,
     out: Annotated[Optional[Path], typer.Option("--out", help="Parquet file for the records; an interrupted run resumes.")] = None,
     option: OptionOpt = None,
     seating: SeatingOpt = "fixed",
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[Optional[int], typer.Option(
-        "--chunk-size", min=1, help="Games per chunk saved to disk as it finishes (default: 50,000 for the race "
-        "games, 2,000 races of Tape l'étape, 20,000 Bremen games).")] = None,
+    chunk_size: ChunkOpt = None,
     board: Annotated[Optional[Path], typer.Option("--board", help="bremen: board TOML file (default: the reconstruction).")] = None,
 ) -> None:
     """Play games and print a summary; with --out, write the records as Parquet."""
@@ -106,13 +120,16 @@ def report(
 
     if not run.exists():
         fail(f"{run}: no such run file")
-    if run.name.endswith(".stages.parquet"):
-        fail(f"{run}: this is the stages file of a Tape l'étape run; give the run file "
-             f"{run.name[:-len('.stages.parquet')]}.parquet (its stages are read beside it)")
+    if run.parent.name.endswith(".parts"):
+        fail(f"{run}: one chunk of an unfinished run; the same `etappe simulate` command finishes the run "
+             f"and joins its chunks into {run.parent.name[:-len('.parts')]}")
     try:
         game = read_metadata(run).get("game")
     except (OSError, ValueError) as exc:
         fail(f"{run}: not a run file written by `etappe simulate --out` ({exc})")
+    if game == "etape" and run.name.endswith(".stages.parquet"):
+        fail(f"{run}: this is the stages file of a Tape l'étape run; give the run file "
+             f"{run.name[:-len('.stages.parquet')]}.parquet (its stages are read beside it)")
     writable_folder(out)
     if game == "etape":
         from .etape import report_command
@@ -132,15 +149,15 @@ def compare(
     deck_a: Annotated[str, typer.Argument(help="First design (built-in name or TOML file).")],
     deck_b: Annotated[Optional[str], typer.Argument(help="Second design (default: the first, with --option-b).")] = None,
     players: PlayersOpt = 2,
-    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games per design (paired on the same seeds); with --sequential, the most games played.")] = 10_000,
-    policy: PolicyOpt = None,
+    games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_SEED, help="Games per design (paired on the same seeds); with --sequential, the most games played.")] = 10_000,
+    policy: ComparePolicyOpt = None,
     seed: SeedOpt = 0,
     option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option key=value for design A (and B unless --option-b).")] = None,
     option_b: Annotated[Optional[list[str]], typer.Option("--option-b", help="Rule option key=value for design B only.")] = None,
     seating: SeatingOpt = "fixed",
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare; with --sequential, no report unless given).")] = None,
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Games per design played and summarized at a time; the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = RACE_CHUNK,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = RACE_CHUNK,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
     metric: Annotated[str, typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared (a column of the per-game table, e.g. game_turns, lead_changes, hazard_decided; an unknown name lists them all).")] = "game_turns",
     alpha: Annotated[float, typer.Option("--alpha", help="With --sequential: chance of a false 'different'.")] = 0.05,
@@ -198,7 +215,7 @@ def tournament(
     deck: DeckArg,
     policies: Annotated[str, typer.Option("--policies", help="Policies, comma separated (at least two).")],
     players: PlayersOpt = 2,
-    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games per pairing.")] = 2000,
+    games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_TOURNAMENT_GAMES, help="Games per pairing (at most 10^8: every game's outcome is kept for the bootstrap).")] = 2000,
     seed: SeedOpt = 0,
     option: OptionOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the report.")] = None,
@@ -248,7 +265,7 @@ def analyze(
 def replay(
     deck: DeckArg,
     players: PlayersOpt = 4,
-    policy: PolicyOpt = None,
+    policy: ReplayPolicyOpt = None,
     seed: SeedOpt = 0,
     game: Annotated[int, typer.Option("--game", min=0, max=MAX_SEED, help="Game index within the run.")] = 0,
     option: OptionOpt = None,

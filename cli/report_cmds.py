@@ -37,7 +37,7 @@ def report_command(run: Path, out: Path, batch_rows: int = 200_000) -> Path:
     from .common import progress_bar
 
     rows = pq.ParquetFile(run).metadata.num_rows
-    with progress_bar(rows, "reading records") as bar:
+    with progress_bar(rows, "reading records", resumable=False) as bar:
         summary, meta = summarize_run(Path(run), batch_rows, bar)
         return build_report(summary, meta, on_section=lambda title: bar.stage(f"report: {title}")).write(out)
 
