@@ -104,6 +104,14 @@ OPTION_CHOICES = {"overshoot": ("forbid", "disqualify"), "shutout": ("parker", "
                   "tied_game": ("no_winner", "play_on")}
 MAX_DISTANCE = 30_000  # the state stores distances as 16-bit integers
 HAND_CAP = 60  # hands per game before a multi-hand game is cut off (reported as capped)
+MAX_TURN_CAP = 32_767  # the state counts a hand's turns as a 16-bit integer
+# Scores and game totals are 32-bit. A hand scores at most the distance plus
+# points for MAX_TYPES safeties, all of them, MAX_DECK coups fourrés, trip,
+# delayed action, safe trip, extension and MAX_SIDES - 1 shut-outs: with
+# MAX_POINTS per field 30 000 + 50 000 x 443 = 22 180 000, and HAND_CAP hands
+# 1 330 800 000, below 2**31 - 1.
+MAX_POINTS = 50_000
+MAX_GAME_TARGET = 1_000_000
 
 
 class DesignError(ValueError):
@@ -344,7 +352,7 @@ def parse_design(text: str, source: str) -> Design:
                                   "start_under_limit", "reconstructed", "notes"})
     v.no_unknown(raw, "", {"design", "target", "cards", "players", "scoring", "options"})
     if design.target_kind == "sum":
-        design.trip = v.integer(target, "target.trip", low=1)
+        design.trip = v.integer(target, "target.trip", low=1, high=MAX_DISTANCE)
         v.no_unknown(target, "target", {"kind", "trip"})
     else:
         v.no_unknown(target, "target", {"kind"})
@@ -370,6 +378,8 @@ def _check_option(source: str, key: str, value):
         raise DesignError(f"{source}: options.{problem}") from None
     if isinstance(value, int) and not isinstance(value, bool) and value < 0:
         raise DesignError(f"{source}: options.{key}: must not be negative")
+    if key == "turn_cap" and value > MAX_TURN_CAP:
+        raise DesignError(f"{source}: options.turn_cap: must be at most {MAX_TURN_CAP}, not {value}")
     return value
 
 
@@ -387,8 +397,8 @@ def _parse_card(v: "_Validator", i: int, raw: dict) -> Card:
         allowed |= {"value", "limited", "cap", "target"}
         card.value = v.integer(raw, f"{where}.value", low=1, high=10_000)
         card.limited = v.boolean(raw, f"{where}.limited", default=False)
-        card.cap = v.integer(raw, f"{where}.cap", low=1, default=0)
-        card.target = v.integer(raw, f"{where}.target", low=0, default=0)
+        card.cap = v.integer(raw, f"{where}.cap", low=1, high=MAX_DECK, default=0)
+        card.target = v.integer(raw, f"{where}.target", low=0, high=MAX_DECK, default=0)
     elif role == "hazard":
         allowed |= {"remedy"}
         card.remedy = v.string(raw, f"{where}.remedy")
@@ -484,7 +494,7 @@ def _parse_players(v: "_Validator", raw: dict, d: Design) -> dict[int, dict]:
             if key in spec:
                 if d.target_kind != "sum":
                     v.fail(f"{where}.{key}", "trip lengths belong to sum targets; this design's target is a set")
-                out[key] = v.integer(spec, f"{where}.{key}", low=1)
+                out[key] = v.integer(spec, f"{where}.{key}", low=1, high=MAX_DISTANCE)
         if out.get("extension") and out["extension"] <= out.get("trip", d.trip):
             v.fail(f"{where}.extension", "the extension must be longer than the trip")
         for key in ("remove", "target"):
@@ -495,8 +505,7 @@ def _parse_players(v: "_Validator", raw: dict, d: Design) -> dict[int, dict]:
                 for card, count in table.items():
                     if card not in keys:
                         v.fail(f"{where}.{key}.{card}", "no such card in this design")
-                    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                        v.fail(f"{where}.{key}.{card}", f"must be a whole number >= 0, not {count!r}")
+                    v.integer(table, f"{where}.{key}.{card}", low=0, high=MAX_DECK)
                 out[key] = dict(table)
         if "target" in out and d.target_kind != "set":
             v.fail(f"{where}.target", "per-card targets belong to set targets")
@@ -516,9 +525,8 @@ def _parse_scoring(v: "_Validator", raw, d: Design) -> dict | None:
     numbers = ("game_target", "per_safety", "all_safeties", "coup_fourre", "trip_completed",
                "delayed_action", "safe_trip", "extension", "shutout")
     v.no_unknown(raw, "scoring", set(numbers) | {"safe_trip_card"})
-    out = {k: v.integer(raw, f"scoring.{k}", low=0, default=0) for k in numbers}
-    if out["game_target"] <= 0:
-        v.fail("scoring.game_target", "a scored design needs a game target > 0")
+    out = {k: v.integer(raw, f"scoring.{k}", low=1, high=MAX_GAME_TARGET) if k == "game_target"
+           else v.integer(raw, f"scoring.{k}", low=0, high=MAX_POINTS, default=0) for k in numbers}
     if "safe_trip_card" in raw:
         card = v.string(raw, "scoring.safe_trip_card")
         if card not in {c.key for c in d.cards if c.role == "distance"}:
@@ -553,6 +561,36 @@ def _check_reachable(v: "_Validator", d: Design) -> None:
                     v.fail(where, f"{goal} {d.unit} is longer than the engine's {MAX_DISTANCE}")
                 if goal and not _sum_reachable(goal, [(c.value, min(counts[c.key], c.cap or counts[c.key])) for c in distances]):
                     v.fail(where, f"{goal} {d.unit} cannot be laid exactly with this deck's distance cards")
+        _check_limit_lifts(v, d, n)
+
+
+def _check_limit_lifts(v: "_Validator", d: Design, n: int) -> None:
+    """A side that is (or can be) limited must be able to lift the limit if
+    the target needs limited distance cards; otherwise no game could end."""
+    counts = d.counts(n)
+    limits = {c.key for c in d.cards if c.role == "limit" and counts[c.key] > 0}
+    if not (d.start_under_limit or limits):
+        return
+    if any(c.role == "end_limit" and counts[c.key] > 0 for c in d.cards):
+        return
+    if any(c.role == "safety" and counts[c.key] > 0 and any(d.cards[d.card_index(p)].role == "limit" for p in c.protects)
+           for c in d.cards):
+        return
+    distances = [c for c in d.cards if c.role == "distance"]
+    if d.target_kind == "set":
+        target = d.set_target(n)
+        needed = [c.key for c in distances if c.limited and target[c.key] > 0]
+    else:
+        free = [(c.value, min(counts[c.key], c.cap or counts[c.key])) for c in distances if not c.limited]
+        needed = [c.key for c in distances if c.limited] if not _sum_reachable(d.trip_for(n)[0], free) else []  # the extension is optional
+    if not needed:
+        return
+    end = next(c for c in d.cards if c.role == "end_limit")  # _check_cards makes sure there is one
+    where = (f"players.{n}.remove.{end.key}" if end.count > 0
+             else f"cards[{d.cards.index(end)}] ({end.key}).count")
+    why = "every side starts under the limit" if d.start_under_limit else f"{', '.join(sorted(limits))} can limit a side"
+    v.fail(where, f"{end.key!r} has count 0 for {n} players and no safety protects from the limit, but {why} and "
+                  f"the target needs {', '.join(needed)}, which a limited side cannot lay: no game could end")
 
 
 def _sum_reachable(goal: int, cards: list[tuple[int, int]]) -> bool:

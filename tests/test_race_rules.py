@@ -845,6 +845,80 @@ def test_design_error_negative_count(tmp_path):
     assert "players.2.remove.stop" in msg
 
 
+# The engine's integers (docs/designs.md): a hand's turns are counted in 16 bits
+# (at most 2**15 - 1 = 32767), scores and game totals in 32 bits. Each scoring
+# field is at most 50 000 and the game target at most 1 000 000: worked by hand,
+# a hand scores at most 30 000 km + 50 000 x (32 safeties + all safeties + 400
+# coups fourrés + trip + delayed + safe trip + extension + 5 shut-outs)
+# = 22 180 000, and 60 hands 1 330 800 000 < 2**31 - 1 = 2 147 483 647.
+@pytest.mark.parametrize("old, new, field", [
+    ("per_safety = 100", "per_safety = 2000000000", "scoring.per_safety: must be at most 50000"),
+    ("per_safety = 100", "per_safety = 99999999999", "scoring.per_safety: must be at most 50000"),
+    ("shutout = 500", "shutout = 50001", "scoring.shutout: must be at most 50000"),
+    ("game_target = 5000 ", "game_target = 999999999999 ", "scoring.game_target: must be at most 1000000"),
+    ("cap = 2 ", "cap = 99999999999 ", "(km200).cap: must be at most 400"),
+    ("[target]\nkind = \"sum\"                    # exactly the trip, never beyond\ntrip = 1000",
+     "[target]\nkind = \"sum\"\ntrip = 99999999999", "target.trip: must be at most 30000"),
+    ("[players.4]\nteam_size = 2\ntrip = 1000", "[players.4]\nteam_size = 2\ntrip = 4294967297",
+     "players.4.trip: must be at most 30000"),
+    ("remove = { stop = 1,", "remove = { stop = 99999999999,", "players.2.remove.stop: must be at most 400"),
+])
+def test_design_error_numbers_beyond_the_engines_integers(tmp_path, old, new, field):
+    text = MB_TEXT.replace(old, new, 1)
+    assert text != MB_TEXT
+    assert field in bad_design(tmp_path, text)
+
+
+def test_numbers_at_the_engines_bounds_are_accepted_and_turn_cap_beyond_is_refused(tmp_path):
+    text = MB_TEXT
+    for field in ("per_safety = 100", "all_safeties = 300", "coup_fourre = 300", "trip_completed = 400",
+                  "delayed_action = 300", "safe_trip = 300", "extension = 200", "shutout = 500"):
+        text = text.replace(field, field.split(" = ")[0] + " = 50000", 1)
+    text = text.replace("game_target = 5000 ", "game_target = 1000000 ")
+    path = tmp_path / "max.toml"
+    path.write_text(text, "utf-8")
+    design = load_design(path)
+    assert design.scoring["per_safety"] == 50_000 and design.scoring["game_target"] == 1_000_000
+    _, rules = design.tables(2, {"turn_cap": 32767})
+    assert rules[K.R_TURN_CAP] == 32767
+    for too_big in (32768, 2**32 + 1, 10**20):
+        with pytest.raises(DesignError, match=f"options.turn_cap: must be at most 32767, not {too_big}"):
+            design.tables(2, {"turn_cap": too_big})
+    with pytest.raises(DesignError, match="options.turn_cap: must be at most 32767"):
+        parse_design(MB_TEXT.replace('tied_game = "no_winner"', 'tied_game = "no_winner"\nturn_cap = 40000'),
+                     "cap.toml")
+
+
+def test_design_error_a_limit_nothing_can_lift(tmp_path):
+    # Stap op: every side starts under headwind and the set needs 2 x 8 km and
+    # 2 x 10 km, which headwind blocks; without Wind mee no game could end.
+    no_wind = SO_TEXT.replace('role = "end_limit"\ncount = 5', 'role = "end_limit"\ncount = 0')
+    assert no_wind != SO_TEXT
+    msg = bad_design(tmp_path, no_wind)
+    assert re.search(r"bad.toml: cards\[\d+\] \(tailwind\)\.count: 'tailwind' has count 0 for 2 players", msg), msg
+    assert "km8, km10" in msg
+    # the same for one player count, through its removals
+    removed = SO_TEXT + '\n[players.3]\nremove = { tailwind = 5 }\n'
+    msg = bad_design(tmp_path, removed, "removed.toml")
+    assert "removed.toml: players.3.remove.tailwind:" in msg and "for 3 players" in msg
+    # a safety against headwind lifts it (docs/designs.md): playable again
+    path = tmp_path / "tandem.toml"
+    path.write_text(no_wind + TANDEM, "utf-8")
+    assert load_design(path).counts(2)["tailwind"] == 0
+    # Mille Bornes without End of Limit: Right of Way lifts the limit, so it is valid
+    no_end = MB_TEXT.replace('role = "end_limit"\ncount = 6', 'role = "end_limit"\ncount = 0')
+    assert no_end != MB_TEXT
+    path = tmp_path / "no_end.toml"
+    path.write_text(no_end, "utf-8")
+    assert load_design(path).counts(4)["end_of_limit"] == 0
+    # ... and Right of Way against Stop only: under Speed Limit only 25 and 50
+    # (rules page), 10 x 25 + 10 x 50 = 750 km, so 700 can still be laid (2, 3,
+    # 6 players; the extension is optional) but the 4 players' 1000 cannot.
+    msg = bad_design(tmp_path, no_end.replace('protects = ["stop", "speed_limit"]', 'protects = ["stop"]'))
+    assert "(end_of_limit).count: 'end_of_limit' has count 0 for 4 players" in msg
+    assert "speed_limit can limit a side" in msg and "km75, km100, km200" in msg
+
+
 @pytest.mark.parametrize("players,bad", [("[1, 2, 3, 4, 6]", "1"), ("[2, 3, 4, 6, 7]", "7"), ("[]", None)])
 def test_design_error_bad_player_count(tmp_path, players, bad):
     text = MB_TEXT.replace("players = [2, 3, 4, 6]", f"players = {players}")
