@@ -67,8 +67,9 @@ PARAMETER_RANGES = {
     "hold_safeties": ("0 or 1", lambda v: v in (0.0, 1.0)),
     "extension_margin": ("any number of km, inf: never, -inf: always", lambda v: v == v),
     "coup_fourre": ("a probability, 0 to 1", lambda v: 0 <= v <= 1),
-    "playouts": ("a whole number >= 1", lambda v: v >= 1 and v < float("inf") and _WHOLE(v)),
-    "horizon": ("a whole number >= 0 (0: to the end of the hand)", lambda v: v >= 0 and v < float("inf") and _WHOLE(v)),
+    # The kernel takes these two as 64-bit integers; no horizon beyond the longest turn cap can matter.
+    "playouts": ("a whole number, 1 to 1000000", lambda v: 1 <= v <= 1_000_000 and _WHOLE(v)),
+    "horizon": ("a whole number, 0 to 32767 (0: to the end of the hand)", lambda v: 0 <= v <= 32_767 and _WHOLE(v)),
     "confidence": ("a number >= 0", lambda v: v >= 0 and v < float("inf")),
 }
 
@@ -129,11 +130,15 @@ def parse_policy(spec: str) -> PolicySpec:
         row[i] = default
     for key, value in PRESETS.get(name, ("", {}))[1].items():
         row[GREEDY_PARAMETERS[key][0]] = value
+    given = set()
     for item in filter(None, overrides.split(",")):
         key, eq, value = item.partition("=")
         key = key.strip()
         if key not in known or not eq:
             raise PolicyError(f"policy {spec!r}: bad parameter {item!r}; parameters: {', '.join(known)}")
+        if key in given:
+            raise PolicyError(f"policy {spec!r}: {key} is given twice")
+        given.add(key)
         try:
             number = float(value)
         except ValueError:

@@ -51,6 +51,17 @@ def test_user_policy_that_does_not_type_is_refused(tmp_path):
         parse_policy(f"{bad}:pick")
 
 
+def test_user_policy_that_only_raises_is_refused_before_the_kernel_sees_it(tmp_path):
+    # Numba types a body that only raises as returning none, whatever the
+    # signature asked; the kernel's tuple of policies then failed to type.
+    bad = tmp_path / "pol_raise.py"
+    bad.write_text("def p(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+                   "    raise ValueError('boom')\n")
+    with pytest.raises(PolicyError, match=r"does not compile to the policy signature int64 p\(state, .*"
+                                          r"it returns none, never a move index"):
+        parse_policy(f"{bad}:p")
+
+
 def test_user_policy_missing_function_or_file(tmp_path):
     good = tmp_path / "p.py"
     good.write_text("x = 1\n")
@@ -302,9 +313,13 @@ def test_policies_command_lists_the_other_games_too():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("lookahead:playouts=0", "playouts must be a whole number >= 1, not 0"),
-    ("lookahead:playouts=2.5", "playouts must be a whole number >= 1, not 2.5"),
-    ("lookahead:horizon=-3", "horizon must be a whole number >= 0"),
+    ("lookahead:playouts=0", "playouts must be a whole number, 1 to 1000000, not 0"),
+    ("lookahead:playouts=2.5", "playouts must be a whole number, 1 to 1000000, not 2.5"),
+    # beyond 2^63 the kernel's integer would wrap round to a tiny count (the audit saw 1e20 play as 1)
+    ("lookahead:playouts=99999999999999999999", "playouts must be a whole number, 1 to 1000000"),
+    ("lookahead:horizon=-3", "horizon must be a whole number, 0 to 32767"),
+    ("lookahead:horizon=40000", "horizon must be a whole number, 0 to 32767"),
+    ("greedy:attack=3,attack=4", "attack is given twice"),
     ("greedy:hold_safeties=7", "hold_safeties must be 0 or 1, not 7"),
     ("greedy:target_leader=0.5", "target_leader must be 0 or 1"),
     ("greedy:coup_fourre=1.5", "coup_fourre must be a probability, 0 to 1"),
