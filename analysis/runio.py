@@ -212,8 +212,9 @@ class ChunkedRun:
     def seconds(self, index: int) -> float:
         return float(read_metadata(self._part(index)).get("seconds", 0.0))
 
-    def join(self, n_chunks: int, metadata: dict) -> Path:
-        """Join parts 0..n_chunks-1 into the output file and drop the parts."""
+    def join(self, n_chunks: int, metadata: dict, progress=None) -> Path:
+        """Join parts 0..n_chunks-1 into the output file and drop the parts;
+        `progress(1)` after each part (millions of games take seconds)."""
         tmp = self.out.with_name(self.out.name + ".tmp")
         writer = None
         with _writing(self.out, tmp):
@@ -224,6 +225,8 @@ class ChunkedRun:
                         schema = _table(table.slice(0, 0).to_pandas(), metadata).schema
                         writer = pq.ParquetWriter(tmp, schema)
                     writer.write_table(table.cast(schema).replace_schema_metadata(schema.metadata))
+                    if progress:
+                        progress(1)
             finally:
                 if writer is not None:
                     writer.close()

@@ -114,12 +114,14 @@ def make_run(deck: str, players: int, policy: str, seed: int, option: list[str] 
 
 
 def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, out: Path | None,
-                  option: list[str] | None, seating: str, chunk_size: int) -> pd.DataFrame | None:
+                  option: list[str] | None, seating: str, chunk_size: int) -> None:
+    """Play the run chunk by chunk, printing a running summary; with `out`,
+    save each chunk and join them into the run file. Records are never held
+    beyond their chunk (the Python API's `simulate` returns them all)."""
     run = make_run(deck, players, policy, seed, option, seating)
     meta = run.metadata(games)
     seconds = 0.0  # playing time of every chunk, those of an interrupted earlier session included
     n_chunks = -(-games // chunk_size)
-    keep: list[pd.DataFrame] = []
     summary = _RunningSummary(run)
     parts = None
     if out is not None:
@@ -147,19 +149,13 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
                     parts.save(index, frame, took)
             seconds += took
             summary.add(frame)
-            if parts is None:
-                keep.append(frame)
             advance(count)
     meta["wall_seconds"] = round(seconds, 3)
     if parts is not None:
-        parts.join(n_chunks, meta)
+        with progress_bar(n_chunks, f"joining the chunks into {out}") as joined:
+            parts.join(n_chunks, meta, joined)
         console.print(f"wrote {out} ({games} games)")
     summary.print(meta, startup)
-    if parts is None:
-        frame = pd.concat(keep, ignore_index=True)
-        frame.attrs.update(meta)
-        return frame
-    return None
 
 
 class _RunningSummary:

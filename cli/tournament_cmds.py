@@ -86,6 +86,8 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
         fail("--policies needs at least two policies, e.g. --policies random,greedy,aggressive")
     if games < 1:
         fail("--games must be >= 1")
+    if anchor is not None and anchor not in names:  # checked before the games, not after them
+        fail(f"--anchor {anchor!r} is not one of the policies: {', '.join(names)}")
     try:
         design = load_design(deck)
     except DesignError as exc:

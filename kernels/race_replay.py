@@ -9,7 +9,7 @@ import numpy as np
 
 from . import race as K
 from .race_policies import policy_table
-from .race_design import HAND_CAP, R_GAME_TARGET, R_PLAYERS, R_SCORING, R_SIDES, Design
+from .race_design import HAND_CAP, R_GAME_TARGET, R_PLAYERS, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, Design
 
 LOG_ROWS = 20_000
 
@@ -39,8 +39,34 @@ def replay_hands(design: Design, card_table, rules, seat_specs, policy_row_ids, 
                            hand_out, sides_out, cards, progress, log, user_policies)
         totals += sides_out[:, K.S_SCORE]
         yield hand, log[1:log[0, 0] + 1], sides_out, hand_out, totals.copy()
-        if not rules[R_SCORING] or hand_out[K.H_CAPPED] or totals.max() >= rules[R_GAME_TARGET]:
+        if not rules[R_SCORING] or hand_out[K.H_CAPPED] or _decided(rules, totals):
             break
+
+
+def _decided(rules, totals) -> bool:
+    """A scored game is over once a side reaches the game target (as the batch
+    run decides it: with option tied_game = "play_on", a tie for the highest plays on)."""
+    best = totals.max()
+    return bool(best >= rules[R_GAME_TARGET] and (not rules[R_TIED_GAME_PLAYS_ON] or (totals == best).sum() == 1))
+
+
+def game_result(rules, hands: int, hand_out, sides_out, totals) -> str:
+    """Who won the replayed game, decided as the records' winner_side is."""
+    if hand_out[K.H_CAPPED]:
+        return "no winner: the turn cap cut the last hand off"
+    if rules[R_SCORING]:
+        if not _decided(rules, totals):
+            return f"no winner: no side reached {rules[R_GAME_TARGET]} in {hands} hands (the hand cap)"
+        best = totals.max()
+        if (totals == best).sum() > 1:
+            return f"no winner: a tie for the highest total, {best}"
+        return f"side {int(totals.argmax())} wins with {best} points"
+    if hand_out[K.H_TRIP_SIDE] >= 0:
+        return f"side {hand_out[K.H_TRIP_SIDE]} wins: it completed the trip"
+    distance = sides_out[:, K.S_DISTANCE]
+    if (distance == distance.max()).sum() > 1:
+        return f"no winner: nobody completed the trip and the longest distance, {distance.max()}, is tied"
+    return f"side {int(distance.argmax())} wins: nobody completed the trip and it went furthest"
 
 
 def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game: int) -> str:
@@ -91,4 +117,5 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
         lines.append(f"-- hand over after {hand_out[K.H_TURNS]} turns: {end}")
         for s in range(sides):
             lines.append(f"   side {s}: {sides_out[s, K.S_DISTANCE]} {unit}, hand score {sides_out[s, K.S_SCORE]}, total {totals[s]}")
+    lines.append(f"== game over: {game_result(rules, hand + 1, hand_out, sides_out, totals)}")
     return "\n".join(lines)

@@ -90,13 +90,21 @@ def compile_user_policy(spec: str):
         raise UserPolicyError(
             f"user policy {spec!r}: takes ({', '.join(parameters)}), but a policy takes "
             f"({', '.join(PARAMETER_NAMES)}) and returns the index of its move")
+    signature = f"int64 {name}({', '.join(PARAMETER_NAMES)})"
     try:
-        return njit(USER_POLICY_SIGNATURE)(python_function)
+        compiled = njit(USER_POLICY_SIGNATURE)(python_function)
     except NumbaError as exc:
         first = str(exc).strip().splitlines()
         raise UserPolicyError(
-            f"user policy {spec!r} does not compile to the policy signature "
-            f"int64 {name}({', '.join(PARAMETER_NAMES)}): {' '.join(first[:6])}") from None
+            f"user policy {spec!r} does not compile to the policy signature {signature}: {' '.join(first[:6])}") from None
+    # Numba keeps the return type it infers when no path returns (a body that
+    # only raises gives none), and the kernel cannot call that in its tuple.
+    returns = compiled.nopython_signatures[0].return_type
+    if returns != types.int64:
+        raise UserPolicyError(
+            f"user policy {spec!r} does not compile to the policy signature {signature}: it returns {returns}, "
+            "never a move index (does every path raise?)")
+    return compiled
 
 
 def user_policy_tuple(compiled: list) -> tuple:

@@ -126,6 +126,29 @@ def test_a_joined_run_file_gives_pandas_the_runs_metadata(tmp_path):
     assert pd.read_parquet(out).attrs == read_metadata(out) == {"seed": 1, "races": 2, "wall_seconds": 1.0}
 
 
+def test_simulate_without_out_holds_no_chunk_but_the_one_it_summarizes(monkeypatch):
+    # The audit: without --out every chunk was kept and joined at the end, only
+    # to be thrown away (1.26 GB at 400 000 games). Now a chunk is let go once
+    # it is summarized: when a chunk is played, no chunk before the previous is alive.
+    import gc
+    import weakref
+
+    played = []
+    real_play = RaceRun.play
+
+    def play(self, start, count):
+        gc.collect()
+        assert sum(ref() is not None for ref in played) <= 1
+        frame = real_play(self, start, count)
+        played.append(weakref.ref(frame))
+        return frame
+
+    monkeypatch.setattr(RaceRun, "play", play)
+    result = run("simulate", "stapop", "--players", 2, "--games", 50, "--chunk-size", 10)
+    assert result.exit_code == 0, result.stderr
+    assert len(played) == 5 and "50 games, 50 hands" in " ".join(result.stdout.split())
+
+
 def test_unwritable_out_is_refused_before_any_game_is_played(tmp_path):
     a_file = tmp_path / "afile"
     a_file.write_text("")
@@ -208,6 +231,10 @@ def test_simulate_never_overwrites_another_run(tmp_path):
     (("simulate", "stapop", "--policy", "clever"), "unknown policy"),
     (("simulate", "stapop", "--option", "overshoot=sometimes"), "overshoot"),
     (("simulate", "stapop", "--option", "colour=red"), "unknown rule option"),
+    # a hand's turns are counted in 16 bits: 2**15 - 1 = 32767 at most
+    (("simulate", "stapop", "--option", "turn_cap=4294967297"), "options.turn_cap: must be at most 32767"),
+    (("simulate", "stapop", "--option", "turn_cap=99999999999999999999"), "options.turn_cap: must be at most 32767"),
+    (("replay", "stapop", "--option", "turn_cap=32768"), "options.turn_cap: must be at most 32767, not 32768"),
     (("simulate", "stapop", "--seed", 2**64), "--seed"),
     (("simulate", "stapop", "--seed", -1), "--seed"),
     (("simulate", "stapop", "--games", 0), "--games"),
@@ -309,6 +336,37 @@ def test_replay_shows_the_recorded_game():
     row = frame.iloc[0]
     assert f"hand over after {row.turns} turns" in result.stdout
     assert f"side 0: {row.s0_distance} km" in result.stdout and f"side 1: {row.s1_distance} km" in result.stdout
+
+
+@pytest.mark.parametrize("deck, players, seed, game", [("stapop", 2, 3, 4), ("millebornes", 2, 1, 0),
+                                                        ("millebornes", 4, 2, 3), ("touring", 3, 5, 1)])
+def test_replay_ends_saying_who_won(deck, players, seed, game):
+    result = run("replay", deck, "--players", players, "--seed", seed, "--game", game)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    last_hand = lines.index(next(line for line in reversed(lines) if line.startswith("-- hand over")))
+    sides = [re.match(r" +side (\d+): (\d+) \w+, hand score -?\d+, total (\d+)", line).groups()
+             for line in lines[last_hand + 1:-1]]
+    totals = {int(s): int(total) for s, _, total in sides}
+    # The rules page: without scoring the first side to complete the trip wins;
+    # Mille Bornes plays hands until a side reaches 5000 and the highest total wins.
+    if deck == "millebornes":
+        best = max(totals.values())
+        assert best >= 5000 and list(totals.values()).count(best) == 1
+        winner = max(totals, key=totals.get)
+        assert lines[-1] == f"== game over: side {winner} wins with {best} points"
+    else:
+        trip = re.search(r"side (\d+) completes the trip", lines[last_hand]).group(1)
+        assert lines[-1] == f"== game over: side {trip} wins: it completed the trip"
+    record = RaceRun(deck, players, ["greedy"], seed).play(game, 1)
+    assert f"side {record['winner_side'].iloc[-1]} wins" in lines[-1]
+
+
+def test_replay_of_a_capped_game_says_nobody_won():
+    # Stap op: each player needs 16 stage cards, so no 4-player game ends within 30 turns.
+    result = run("replay", "stapop", "--players", 4, "--seed", 1, "--game", 0, "--option", "turn_cap=30")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "== game over: no winner: the turn cap cut the last hand off"
 
 
 def test_golden_playthrough():

@@ -308,6 +308,19 @@ def test_tournament_command_prints_and_writes(tmp_path, capsys):
 
 
 
+def test_an_unknown_anchor_is_refused_before_any_game_is_played(monkeypatch, capsys):
+    import etappe.analysis.tournament as T
+
+    def no_games(*a, **k):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(T, "play_pair", no_games)
+    with pytest.raises(typer.Exit) as stop:
+        tournament_command("stapop", "greedy,random", 2, 100, 0, None, None, anchor="foo")
+    assert stop.value.exit_code != 0
+    assert "--anchor 'foo' is not one of the policies: greedy, random" in capsys.readouterr().err
+
+
 def test_interrupted_tournament_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     import etappe.analysis.tournament as T
 
