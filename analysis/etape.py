@@ -48,6 +48,18 @@ OPTIONS = {
 }
 _CHOICES = {"mode": ("sprint", "endurance"), "column_step": ("one", "free"),
             "extreme_start": ("in_play", "dealt")}
+# Whole-number options: (lowest, highest). A value beyond them would
+# overflow the kernel's 64-bit numbers, or only make a stuck stage run longer.
+OPTION_RANGES = {
+    "endurance_stages": (1, 5),        # a player has 5 stage cards
+    "turn_cap": (1, 100_000),          # a stage ends within about 48 lays plus passes
+    "withhold_seat": (-1, max(PLAYERS) - 1),
+    "low_card_seconds": (0, 10_000),
+    "high_card_seconds": (0, 10_000),
+    "stage_win_bonus": (0, 10_000),
+    "balai_last_bonus": (0, 10_000),
+    "balai_second_bonus": (0, 10_000),
+}
 
 # Policy families: name -> (kernel id, parameters). See docs/etape.md.
 _RANDOM = {"joker_p": 0.25, "more_p": 0.5}
@@ -76,8 +88,9 @@ PARAMETER_RANGES = {
     "braq_min": ("a whole number of cards, 1 to 8", lambda v: 1 <= v <= 8 and _WHOLE(v)),
     "pick": ("0 (the profile that fits the hand) or 1 (at random)", lambda v: v in (0.0, 1.0)),
     "balai_w": ("a number >= 0", lambda v: 0 <= v < math.inf),
-    "playouts": ("a whole number >= 1", lambda v: 1 <= v < math.inf and _WHOLE(v)),
-    "horizon": ("a whole number >= 0 (0: to the stage end)", lambda v: 0 <= v < math.inf and _WHOLE(v)),
+    # The kernel takes these two as 64-bit integers: beyond 2^63 they would wrap round.
+    "playouts": ("a whole number, 1 to 1000000", lambda v: 1 <= v <= 1_000_000 and _WHOLE(v)),
+    "horizon": ("a whole number, 0 to 100000 (0: to the stage end)", lambda v: 0 <= v <= 100_000 and _WHOLE(v)),
     "confidence": ("a number >= 0", lambda v: 0 <= v < math.inf),
 }
 _PARAM_INDEX = {"joker_p": K.P_JOKER_P, "more_p": K.P_MORE_P, "value": K.P_W_VALUE,
@@ -114,13 +127,9 @@ def resolve_options(options: dict | None) -> dict:
             full[name] = option_value(name, options.get(name, default), default, _CHOICES.get(name))
         except ValueError as problem:
             raise ValueError(f"etape rule option {problem}") from None
-    if not 1 <= full["endurance_stages"] <= 5:
-        raise ValueError("endurance_stages must be 1 to 5 (a player has 5 stage cards)")
-    if full["turn_cap"] < 1:
-        raise ValueError("turn_cap must be positive")
-    for name in ("low_card_seconds", "high_card_seconds", "stage_win_bonus", "balai_last_bonus", "balai_second_bonus"):
-        if full[name] < 0:
-            raise ValueError(f"{name} must be 0 or more seconds, not {full[name]}")
+    for name, (lowest, highest) in OPTION_RANGES.items():
+        if not lowest <= full[name] <= highest:
+            raise ValueError(f"etape rule option {name} must be {lowest} to {highest}, not {full[name]}")
     # Options that mean nothing without another are refused, not ignored.
     if full["mode"] == "sprint" and full["endurance_stages"] != OPTIONS["endurance_stages"][1]:
         raise ValueError(f"endurance_stages={full['endurance_stages']} applies to mode=endurance only "

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from etappe.analysis import etape as E
-from etappe.analysis.runio import ChunkedRun, package_version, read_parquet
+from etappe.analysis.runio import ChunkedRun, differences, package_version, read_metadata, read_parquet
+from etappe.analysis.stats import wilson_interval
 
 from .common import console, progress_bar
 
@@ -33,17 +34,54 @@ def stages_path(out: Path) -> Path:
     return out.with_name(stem + ".stages.parquet")
 
 
+class Summary:
+    """What `etappe simulate etape` prints, summed chunk by chunk, so that a
+    run of any length holds one chunk's records at a time: race wins per
+    seat and per policy (a shared first place counts 1/k to each of the k
+    leaders, as analysis.etape.win_rates counts them) and the counts of the
+    last line. `metadata` needs players and policies; print_summary reads
+    wall_seconds from it too."""
+
+    def __init__(self, metadata: dict):
+        self.metadata = dict(metadata)
+        self.groups: dict[str, pd.DataFrame | None] = {"seat": None, "policy": None}  # n and wins per group
+        self.races = self.shared = self.blocked = self.capped = 0
+
+    def add(self, races_df: pd.DataFrame) -> None:
+        races_df = races_df.copy(deep=False)
+        races_df.attrs = {"players": self.metadata["players"], "policies": self.metadata["policies"]}
+        long = E.win_shares(races_df)
+        for by, total in self.groups.items():
+            part = long.groupby(by).agg(n=("win", "size"), wins=("win", "sum"))
+            self.groups[by] = part if total is None else total.add(part, fill_value=0)
+        self.races += len(races_df)
+        self.shared += int((races_df["winner"] < 0).sum())
+        self.blocked += int(races_df["blocked_stages"].sum())
+        self.capped += int(races_df["capped_stages"].sum())
+
+    def win_rates(self, by: str) -> pd.DataFrame:
+        """by, n, wins, win_rate, ci_low, ci_high (95 % Wilson), as E.win_rates."""
+        out = self.groups[by].reset_index()
+        out["n"] = out["n"].astype(int)
+        out["win_rate"] = out["wins"] / out["n"]
+        out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
+        return out
+
+
 def simulate_command(players: int, races: int, policies: list[str], seed: int, out: Path | None, options: dict,
-                     chunk_size: int = CHUNK, first_batch: int = FIRST_BATCH) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """`etappe simulate etape`: play `races` races and return (races_df, stages_df).
+                     chunk_size: int = CHUNK, first_batch: int = FIRST_BATCH) -> tuple[Summary, dict]:
+    """`etappe simulate etape`: play `races` races and return (summary,
+    metadata): the Summary print_summary prints and the run's metadata.
+    No records are kept in memory (a long run would not fit): with `out`
+    they are written to `out` and `stages_path(out)`, `chunk_size` races at
+    a time, and load_run reads them back; analysis.etape.simulate returns
+    records in memory.
 
     policies: one spec per seat slot or one for all (see docs/etape.md), e.g.
     ["heuristic", "random", "blocker:block=5", "high"]; options: rule options
-    by name (unknown names are refused). With `out`, the records are written
-    to `out` and `stages_path(out)`, `chunk_size` races at a time. The
-    progress bar moves every `first_batch` races, then about every
-    BATCH_SECONDS (the records do not depend on it); wall_seconds excludes
-    compiling or loading the kernel."""
+    by name (unknown names are refused). The progress bar moves every
+    `first_batch` races, then about every BATCH_SECONDS (the records do not
+    depend on it); wall_seconds excludes compiling or loading the kernel."""
     E.check_players(players)
     full = E.resolve_options(options)
     policies = list(policies or ["heuristic"])
@@ -53,7 +91,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     identity = {"game": E.GAME, "players": players, "races": races, "seed": seed,
                 "policies": canonical, "options": full, "chunk": chunk_size, "version": package_version()}
     wall = 0.0  # playing time of every chunk, those of an interrupted earlier session included
-    race_parts, stage_parts = [], []
+    summary = Summary(identity)
     runs = None
     if out is not None:
         runs = (ChunkedRun(out, identity), ChunkedRun(stages_path(out), identity))
@@ -70,7 +108,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
         for index in range(n_chunks):
             lo, hi = index * chunk_size, min(races, (index + 1) * chunk_size)
             if runs and runs[0].done(index) and runs[1].done(index):
-                r, s = runs[0].load(index), runs[1].load(index)
+                r = runs[0].load(index)
                 took = runs[0].seconds(index)
             else:
                 # simulate compiles or loads its kernel before its clock starts: took is playing time only
@@ -83,19 +121,16 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
                     runs[0].save(index, r, took)
             show(hi)
             wall += took
-            race_parts.append(r)
-            stage_parts.append(s)
-    races_df = pd.concat(race_parts, ignore_index=True)
-    stages_df = pd.concat(stage_parts, ignore_index=True)
-    stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)
-    metadata = {**identity, "stages_per_race": len(stages_df) // max(races, 1),
+            summary.add(r)
+    metadata = {**identity, "stages_per_race": int(E.K.stages_per_race(players, E.option_vector(full))),
                 "first_race": 0, "wall_seconds": wall}
-    races_df.attrs = dict(metadata)
-    stages_df.attrs = dict(metadata)
+    summary.metadata = dict(metadata)
     if runs:
-        runs[0].join(n_chunks, metadata)
-        runs[1].join(n_chunks, metadata)
-    return races_df, stages_df
+        with progress_bar(2 * n_chunks, f"joining the chunks into {out}") as joined:
+            runs[0].join(n_chunks, metadata, joined)  # streamed chunk by chunk into the file
+            runs[1].join(n_chunks, metadata, joined)
+        console.print(f"wrote {out} ({races} races) and its stages {stages_path(out)}", highlight=False, soft_wrap=True)
+    return summary, metadata
 
 
 def load_run(out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -104,9 +139,15 @@ def load_run(out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     if not stages_path(out).exists():
         raise ValueError(f"its stages file {stages_path(out)} is missing: `etappe simulate etape --out {out}` "
                          f"writes it beside the run file; keep or copy the two together")
-    stages_df, _ = read_parquet(stages_path(out))
     if meta.get("game") != E.GAME:
         raise ValueError(f"{out} is a {meta.get('game')!r} run, not an etape run")
+    # A run's two files are joined with the same metadata: any difference (the
+    # time played aside) means another run's stages.
+    differ = differences(read_metadata(stages_path(out)), {k: v for k, v in meta.items() if k != "wall_seconds"})
+    if differ:
+        raise ValueError(f"its stages file {stages_path(out)} belongs to another run ({'; '.join(differ)}); "
+                         f"run `etappe simulate etape --out {out}` again, or keep each run's two files together")
+    stages_df, _ = read_parquet(stages_path(out))
     stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)
     races_df.attrs = dict(meta)
     stages_df.attrs = dict(meta)
@@ -117,11 +158,11 @@ def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for an etape run file: writes report.html/.md; returns the HTML path."""
     from etappe.reports.etape import build_report
 
-    with progress_bar(None, "report") as bar:
+    with progress_bar(None, "report", resumable=False) as bar:
         return build_report(*load_run(run), on_section=bar.stage).write(out_dir)
 
 
-def print_summary(races_df: pd.DataFrame) -> None:
+def print_summary(summary: Summary) -> None:
     """The short table `etappe simulate etape` prints: race wins per seat and,
     when the seats play different policies, per policy, with 95 % intervals.
     A shared first place counts 1/k to each of the k leaders, as in the
@@ -129,24 +170,24 @@ def print_summary(races_df: pd.DataFrame) -> None:
     is 1 / players."""
     from rich.table import Table
 
-    meta = races_df.attrs
-    n = E._players(races_df)
+    meta = summary.metadata
+    n = meta["players"]
     tables = [("seat", f"summary: race wins per seat (shared first places count 1/k; fair share 1/{n})")]
     if len(set(meta["policies"])) > 1:
         tables.append(("policy", "race wins per policy (n: seat-races; shared first places count 1/k)"))
     names = E.short_names(meta["policies"])
     for by, title in tables:
         table = Table(by, "n", "wins", "win rate", "95 % interval", title=title)
-        for row in E.win_rates(races_df, by).itertuples():
+        for row in summary.win_rates(by).itertuples():
             label = names[getattr(row, by)] if by == "policy" else str(row.seat)
             table.add_row(label, str(row.n), E.wins_text(row.wins), f"{row.win_rate:.3f}",
                           f"{row.ci_low:.3f} - {row.ci_high:.3f}")
         console.print(table)
     wall = meta["wall_seconds"]
-    console.print(f"{len(races_df)} races, {int((races_df['winner'] < 0).sum())} with a shared first place; "
-                  f"stages blocked {int(races_df['blocked_stages'].sum())}, cut off by the turn cap "
-                  f"{int(races_df['capped_stages'].sum())}; {wall:.2f} s of play "
-                  f"({len(races_df) / max(wall, 1e-9):,.0f} races/s; compiling or loading the kernel not "
+    console.print(f"{summary.races} races, {summary.shared} with a shared first place; "
+                  f"stages blocked {summary.blocked}, cut off by the turn cap "
+                  f"{summary.capped}; {wall:.2f} s of play "
+                  f"({summary.races / max(wall, 1e-9):,.0f} races/s; compiling or loading the kernel not "
                   f"counted)", highlight=False)
 
 

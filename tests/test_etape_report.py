@@ -24,7 +24,8 @@ POLICIES = ["heuristic", "random", "blocker", "lookahead:playouts=8"]
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("etape") / "run.parquet"
-    races, stages = C.simulate_command(4, 60, POLICIES, 17, out, {"crevaison_carry": False})
+    C.simulate_command(4, 60, POLICIES, 17, out, {"crevaison_carry": False})
+    races, stages = C.load_run(out)
     return out, races, stages
 
 
@@ -36,16 +37,15 @@ def test_simulate_command_writes_both_files_with_identity(run):
     meta = read_metadata(out)
     assert meta["game"] == "etape" and meta["seed"] == 17 and meta["players"] == 4
     assert meta["options"]["crevaison_carry"] is False and len(meta["policies"]) == 4
-    back_races, back_stages = C.load_run(out)
-    pd.testing.assert_frame_equal(back_races, races)
-    pd.testing.assert_frame_equal(back_stages, stages)
-    # The files hold the same races simulate() plays with the same seed.
-    direct, _ = E.simulate(4, 60, POLICIES, 17, {"crevaison_carry": False})
-    pd.testing.assert_frame_equal(direct, races)
+    # The files hold the same races and stages simulate() plays with the same seed.
+    direct_races, direct_stages = E.simulate(4, 60, POLICIES, 17, {"crevaison_carry": False})
+    pd.testing.assert_frame_equal(direct_races, races)
+    pd.testing.assert_frame_equal(direct_stages, stages)
 
 
 def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
-    full = C.simulate_command(3, 25, ["random"], 4, None, {}, chunk_size=10)
+    C.simulate_command(3, 25, ["random"], 4, tmp_path / "full.parquet", {}, chunk_size=10)
+    full = C.load_run(tmp_path / "full.parquet")
     out = tmp_path / "r.parquet"
     real, calls = E.simulate, []
 
@@ -67,7 +67,8 @@ def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(C.E, "simulate", counted)
-    resumed = C.simulate_command(3, 25, ["random"], 4, out, {}, chunk_size=10)
+    C.simulate_command(3, 25, ["random"], 4, out, {}, chunk_size=10)
+    resumed = C.load_run(out)
     assert calls == [0, 10, 20]  # chunk 0 played once, before the interruption
     pd.testing.assert_frame_equal(full[0], resumed[0])
     pd.testing.assert_frame_equal(full[1], resumed[1])
@@ -282,8 +283,10 @@ def test_summary_counts_shared_first_places_1_over_k_like_the_report(capsys):
                           "rank_0": [1, 1], "rank_1": [1, 2], "rank_2": [3, 3],
                           "mountain_0": [0, 0], "mountain_1": [0, 0], "mountain_2": [0, 0],
                           "sprint_0": [0, 0], "sprint_1": [0, 0], "sprint_2": [0, 0]})
-    races.attrs = {"players": 3, "policies": ["A", "B", "C"], "wall_seconds": 0.5}
-    C.print_summary(races)
+    summary = C.Summary({"players": 3, "policies": ["A", "B", "C"], "wall_seconds": 0.5})
+    summary.add(races.iloc[:1])  # one race per chunk: the sums over chunks are those of the whole
+    summary.add(races.iloc[1:])
+    C.print_summary(summary)
     out = capsys.readouterr().out
     assert "shared first places count 1/k" in " ".join(out.split())
     rows = [r[:4] for r in _table_rows(out)]
@@ -291,8 +294,9 @@ def test_summary_counts_shared_first_places_1_over_k_like_the_report(capsys):
                     ["A", "2", "0.5", "0.250"], ["B", "2", "1.5", "0.750"], ["C", "2", "0", "0.000"]]
     assert "2 races, 1 with a shared first place; stages blocked 3, cut off by the turn cap 0; 0.50 s" in \
         " ".join(out.split())
-    races.attrs["policies"] = ["A", "A", "A"]  # one policy: no table per policy
-    C.print_summary(races)
+    summary = C.Summary({"players": 3, "policies": ["A", "A", "A"], "wall_seconds": 0.5})
+    summary.add(races)  # one policy: no table per policy
+    C.print_summary(summary)
     assert len(_table_rows(capsys.readouterr().out)) == 3
 
 
@@ -310,23 +314,25 @@ def test_wall_time_is_playing_time_not_compiling(tmp_path, monkeypatch):
 
     monkeypatch.setattr(C.E, "simulate", compiling_first)
     out = tmp_path / "cold.parquet"
-    races, _ = C.simulate_command(3, 20, ["random"], 1, out, {}, chunk_size=10)
+    summary, meta = C.simulate_command(3, 20, ["random"], 1, out, {}, chunk_size=10)
     assert len(played) == 2
-    assert races.attrs["wall_seconds"] == pytest.approx(sum(played)) and sum(played) < 0.3
+    assert meta["wall_seconds"] == pytest.approx(sum(played)) and sum(played) < 0.3
+    assert summary.metadata["wall_seconds"] == meta["wall_seconds"]
     assert read_metadata(out)["wall_seconds"] == pytest.approx(sum(played))
 
 
-def test_progress_moves_within_a_chunk_and_batches_keep_the_records(monkeypatch):
+def test_progress_moves_within_a_chunk_and_batches_keep_the_records(tmp_path, monkeypatch):
     steps = []
 
     @contextlib.contextmanager
-    def recording_bar(total, what):
-        yield steps.append
+    def recording_bar(total, what, resumable=True):
+        yield steps.append if what.startswith("etape") else (lambda n: None)  # the races, not the joining
 
     pols = ["random", "heuristic", "lookahead:playouts=8"]
-    whole = C.simulate_command(3, 25, pols, 4, None, {}, chunk_size=20, first_batch=1000)
+    C.simulate_command(3, 25, pols, 4, tmp_path / "whole.parquet", {}, chunk_size=20, first_batch=1000)
     monkeypatch.setattr(C, "progress_bar", recording_bar)
-    batched = C.simulate_command(3, 25, pols, 4, None, {}, chunk_size=20, first_batch=6)
+    C.simulate_command(3, 25, pols, 4, tmp_path / "batched.parquet", {}, chunk_size=20, first_batch=6)
+    whole, batched = C.load_run(tmp_path / "whole.parquet"), C.load_run(tmp_path / "batched.parquet")
     # Chunk 0 (races 0-19) in batches of 6, 6, 6, 2; chunk 1 (races 20-24) in
     # one: these races play far faster than 5 in C.BATCH_SECONDS.
     assert [s for s in steps if s] == [6, 6, 6, 2, 5]
@@ -351,7 +357,7 @@ def test_a_run_without_its_stages_file_is_refused_by_name(run, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--policy", "heuristic:pick=7"], "pick must be 0 (the profile that fits the hand) or 1 (at random), not 7"),
-    (["--policy", "lookahead:playouts=0"], "playouts must be a whole number >= 1, not 0"),
+    (["--policy", "lookahead:playouts=0"], "playouts must be a whole number, 1 to 1000000, not 0"),
     (["--policy", "heuristic:value=abc"], "value must be a number >= 0, not 'abc'"),
     (["-o", "withhold_jokers=vitamine"], "withhold_seat and withhold_jokers go together"),
     (["-o", "endurance_stages=3"], "endurance_stages=3 applies to mode=endurance only"),
@@ -371,7 +377,7 @@ def test_policies_listing_gives_the_valid_values(capsys):
     out = " ".join(capsys.readouterr().out.split())
     for key, (must_be, _) in E.PARAMETER_RANGES.items():
         assert f"{key}: {must_be}" in out
-    assert "playouts: a whole number >= 1" in out and "joker_p: a probability, 0 to 1" in out
+    assert "playouts: a whole number, 1 to 1000000" in out and "joker_p: a probability, 0 to 1" in out
 
 
 # ---- report formatting ---------------------------------------------------------------
@@ -408,3 +414,56 @@ def test_figures_label_what_they_count_and_name_policies_legibly(run, monkeypatc
     ax = R.plot_rates(E.win_rates(two, "policy"), "policy")
     assert [t.get_text() for t in ax.get_yticklabels()] == ["heuristic",
                                                             "heuristic:value=2, own=3,\nblock=0.5, crev_cards=1"]
+
+
+def test_a_stages_file_of_another_run_is_refused_naming_what_differs(run, tmp_path):
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    other = tmp_path / "other.parquet"
+    C.simulate_command(4, 20, POLICIES, 9, other, {"crevaison_carry": False})
+    mixed = tmp_path / "mixed.parquet"
+    shutil.copy(run[0], mixed)  # 60 races at seed 17 ...
+    shutil.copy(C.stages_path(other), C.stages_path(mixed))  # ... with the stages of 20 races at seed 9
+    with pytest.raises(ValueError, match=r"mixed.stages.parquet belongs to another run \(races 20, not 60; seed 9, not 17\)"):
+        C.load_run(mixed)
+    result = CliRunner().invoke(app, ["report", str(mixed), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 2
+    assert "belongs to another run (races 20, not 60; seed 9, not 17)" in " ".join(result.stderr.split())
+    assert not (tmp_path / "rep").exists()
+
+
+def test_simulate_command_holds_one_chunk_of_records_at_a_time(tmp_path, monkeypatch):
+    # Memory must not grow with the races: when a chunk is played, the records
+    # of every chunk before the previous one are gone (with and without --out).
+    import gc
+    import weakref
+
+    real, chunks = E.simulate, []
+
+    def watched(*args, **kwargs):
+        gc.collect()
+        assert all(ref() is None for pair in chunks[:-1] for ref in pair), "records of earlier chunks are held"
+        races, stages = real(*args, **kwargs)
+        chunks.append((weakref.ref(races), weakref.ref(stages)))
+        return races, stages
+
+    monkeypatch.setattr(C.E, "simulate", watched)
+    for out in (None, tmp_path / "r.parquet"):
+        chunks.clear()
+        summary, _ = C.simulate_command(3, 40, ["random"], 4, out, {}, chunk_size=10)
+        assert len(chunks) == 4 and summary.races == 40
+
+
+def test_simulate_out_says_what_it_wrote(tmp_path):
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    out = tmp_path / "run.parquet"
+    result = CliRunner().invoke(app, ["simulate", "etape", "--games", "12", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out} (12 races) and its stages {tmp_path / 'run.stages.parquet'}" in " ".join(result.stdout.split())
+    result = CliRunner().invoke(app, ["simulate", "etape", "--games", "12"])
+    assert "wrote" not in result.stdout

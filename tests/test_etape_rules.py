@@ -111,7 +111,7 @@ def test_unknown_option_and_policy_are_refused():
         E.simulate(players=4, races=1, policies=["genius"])
     with pytest.raises(ValueError, match="column_step"):
         E.simulate(players=4, races=1, options={"column_step": "diagonal"})
-    with pytest.raises(ValueError, match="low_card_seconds must be 0 or more"):
+    with pytest.raises(ValueError, match="low_card_seconds must be 0 to 10000, not -10"):
         E.simulate(players=4, races=1, options={"low_card_seconds": -10})
 
 

@@ -310,9 +310,10 @@ def test_lookahead_keeps_the_invariants_and_is_deterministic(n):
 
 # ------------------------------------------------------------ bad input
 @pytest.mark.parametrize("spec, message", [
-    ("lookahead:playouts=0", "'lookahead:playouts=0': playouts must be a whole number >= 1, not 0"),
-    ("lookahead:playouts=2.5", "playouts must be a whole number >= 1, not 2.5"),
-    ("lookahead:horizon=-1", "horizon must be a whole number >= 0 (0: to the stage end), not -1"),
+    ("lookahead:playouts=0", "'lookahead:playouts=0': playouts must be a whole number, 1 to 1000000, not 0"),
+    ("lookahead:playouts=2.5", "playouts must be a whole number, 1 to 1000000, not 2.5"),
+    ("lookahead:playouts=1e20", "playouts must be a whole number, 1 to 1000000, not 1e20"),  # int64 would wrap
+    ("lookahead:horizon=-1", "horizon must be a whole number, 0 to 100000 (0: to the stage end), not -1"),
     ("lookahead:confidence=-0.5", "confidence must be a number >= 0, not -0.5"),
     ("random:joker_p=2", "'random:joker_p=2': joker_p must be a probability, 0 to 1, not 2"),
     ("random:more_p=-1", "more_p must be a probability, 0 to 1, not -1"),
@@ -394,3 +395,19 @@ def test_three_player_montagne_and_descente_block_unless_a_hand_has_no_gap(extre
         someone = any(chain_ok(h, dealt, row["start"], step) for h in hands)
         assert row["blocked"] == (not someone), row
     assert np.mean([r["blocked"] for r in rows]) > 0.9
+
+
+def test_out_of_range_whole_number_options_are_refused_by_name():
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    for option, message in (("turn_cap=99999999999999999999", "turn_cap must be 1 to 100000, not 99999999999999999999"),
+                            ("turn_cap=0", "turn_cap must be 1 to 100000, not 0"),
+                            ("stage_win_bonus=99999999999999999999", "stage_win_bonus must be 0 to 10000"),
+                            ("low_card_seconds=-1", "low_card_seconds must be 0 to 10000, not -1")):
+        result = CliRunner().invoke(app, ["simulate", "etape", "--games", "1", "--option", option])
+        assert result.exit_code == 2, result.output
+        assert message in " ".join(result.stderr.split()) and "Traceback" not in result.output
+    with pytest.raises(ValueError, match="withhold_seat must be -1 to 5, not 99999999999999999999"):
+        E.resolve_options({"withhold_seat": "99999999999999999999", "withhold_jokers": "vitamine"})
