@@ -40,12 +40,29 @@ OPTIONS = {  # name: (default, the values it may take; None: any of the default'
     "first_to_target": ("most_points", ("most_points", "last_on_turn")),  # reaching the target together
 }
 
+# Whole-number options: (lowest, highest). Beyond them a game only runs
+# longer (a cap of billions of turns never ends in practice) or overflows
+# the kernel's 32-bit counters.
+OPTION_RANGES = {"target": (1, 100), "max_turns": (1, 100_000)}
+
 GREEDY_DEFAULTS = {
     "storm": 10.0, "chase": 4.0, "climb": 2.0, "knock": 1.0, "own_home": 1.0,
     "progress": 0.5, "build": 0.5, "leader": 1.0, "noise": 0.01,
 }
 # the look-ahead: its own parameters on top of the greedy ones (used in its playouts)
 LOOKAHEAD_DEFAULTS = {"playouts": 800.0, "horizon": 4.0, "confidence": 2.0}
+# name -> (what a value must be, test); a value that fails is refused, never
+# clamped (as the race games and Tape l'étape do). Weights may be negative
+# (a weight below 0 makes the policy avoid what it scores).
+_WEIGHT = ("a number -1000 to 1000", lambda v: -1000 <= v <= 1000)
+PARAMETER_RANGES = {
+    **{key: _WEIGHT for key in ("storm", "chase", "climb", "knock", "own_home", "progress", "build", "leader")},
+    "noise": ("a number 0 to 1000", lambda v: 0 <= v <= 1000),
+    "playouts": ("a whole number 1 to 1000000", lambda v: 1 <= v <= 1_000_000 and float(v).is_integer()),
+    "horizon": ("a whole number of turns 0 to 100000 (0: to the end of the game)",
+                lambda v: 0 <= v <= 100_000 and float(v).is_integer()),
+    "confidence": ("a number 0 to 100 (standard errors)", lambda v: 0 <= v <= 100),
+}
 _PARAM_INDEX = {
     "storm": K.P_STORM, "chase": K.P_CHASE, "climb": K.P_CLIMB, "knock": K.P_KNOCK,
     "own_home": K.P_OWN_HOME, "progress": K.P_PROGRESS, "build": K.P_BUILD,
@@ -74,8 +91,9 @@ def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
             full[name] = option_value(name, options.get(name, default), default, choices)
         except ValueError as problem:
             raise ValueError(f"Bremen rule option {problem}") from None
-        if isinstance(full[name], int) and not isinstance(full[name], bool) and full[name] < 1:
-            raise ValueError(f"Bremen rule option {name}: must be positive, not {full[name]}")
+        if name in OPTION_RANGES and not OPTION_RANGES[name][0] <= full[name] <= OPTION_RANGES[name][1]:
+            raise ValueError(f"Bremen rule option {name}: must be {OPTION_RANGES[name][0]} to "
+                             f"{OPTION_RANGES[name][1]}, not {full[name]}")
     row = np.zeros(K.N_OPT, np.int64)
     row[K.O_HARDER] = full["harder"]
     row[K.O_TURBULENT] = full["turbulent"]
@@ -106,14 +124,22 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     defaults = dict(GREEDY_DEFAULTS)
     if name == "lookahead":
         defaults.update(LOOKAHEAD_DEFAULTS)
-    values = dict(defaults)
-    for item in filter(None, rest.split(",")):
-        key, eq, value = item.partition("=")
-        if key.strip() not in values or not eq:
+    values, given = dict(defaults), set()
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if key not in values or not eq:
             raise ValueError(f"bad {name} parameter {item!r}; known: {list(defaults)}")
-        values[key.strip()] = float(value)
-    if name == "lookahead" and (values["playouts"] < 1 or values["horizon"] < 0):
-        raise ValueError(f"lookahead needs playouts >= 1 and horizon >= 0: {spec!r}")
+        if key in given:
+            raise ValueError(f"policy {spec!r}: {key} is given twice")
+        given.add(key)
+        must_be, ok = PARAMETER_RANGES[key]
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value!r}") from None
+        if not ok(number):  # NaN fails every comparison, so it is refused too
+            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value}")
+        values[key] = number
     for key, value in values.items():
         params[_PARAM_INDEX[key]] = value
     changed = ",".join(f"{k}={values[k]:g}" for k in defaults if values[k] != defaults[k])

@@ -14,13 +14,14 @@ from etappe.analysis import bremen as A
 from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package_version, write_atomic
 from etappe.kernels.bremen_board import load_board, ring_board
 
-from .common import (SeedOpt, around_the_table, err_console, fail, parse_options, progress_bar, split_policies,
+from .common import (SeedOpt, around_the_table, console, err_console, fail, parse_options, progress_bar, split_policies,
                      writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
 
 CHUNK = 20_000  # games per resumable chunk on disk
+RING_MAX = 200  # fields per sweep ring (the default road has 24): larger boards only play slower
 
 
 def _checked(items: list[str] | None) -> dict:
@@ -37,7 +38,7 @@ def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for a bremen run file: writes report.html/.md; returns the HTML path."""
     from etappe.reports.bremen import build_report
 
-    with progress_bar(None, "report") as bar:
+    with progress_bar(None, "report", resumable=False) as bar:
         return build_report(A.from_run_file(run), on_section=bar.stage).write(out_dir)
 
 
@@ -66,18 +67,28 @@ def warn_capped(df: pd.DataFrame) -> None:
                           markup=False, highlight=False, soft_wrap=True)
 
 
+SUMMARY_COLUMNS = ["winner_seat", "turns", "capped"]  # what `simulate` prints and warns about
+
+
 def simulate_command(players: int, games: int, policies: list[str], seed: int, out: Path | None,
                      board: Path | None, options: dict, chunk_size: int = CHUNK) -> pd.DataFrame:
-    """Play the games, write them to `out` (Parquet with the run's identity) if
-    given, and return the records. Writing goes chunk by chunk into
-    `<out>.parts/`, so an interrupted run resumes where it stopped. A file at
-    `out` that holds another run is refused; the same run is played again."""
+    """Play the games `chunk_size` at a time and return, one row per game,
+    only the columns the printed summary needs (SUMMARY_COLUMNS; run
+    metadata in attrs): a long run never holds all its records. With `out`
+    the records are written there (Parquet with the run's identity; read
+    them back with analysis.bremen.from_run_file), chunk by chunk into
+    `<out>.parts/`, so an interrupted run resumes where it stopped. A file
+    at `out` that holds another run is refused; the same run is played
+    again. analysis.bremen.simulate returns whole records in memory."""
     policies = list(policies) if policies else ["random"] * players
     if len(policies) == 1:
         policies = policies * players
     b = load_board(board)
     _, full_options = A.options_row(options)
     identity = run_identity(players, games, policies, seed, b.hash, full_options)  # refuses a bad policy
+    run = None if out is None else ChunkedRun(out, {**identity, "chunk": chunk_size})
+    chunks = range((games + chunk_size - 1) // chunk_size)
+    kept, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
     with progress_bar(games, f"bremen x{players}") as advance:
         shown = 0
 
@@ -86,32 +97,51 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
             advance(done - shown)
             shown = done
 
-        if out is None:
-            df = A.simulate(players, games, policies, seed, b, full_options, progress=progress)
-        else:
-            run = ChunkedRun(out, {**identity, "chunk": chunk_size})
-            chunks = range((games + chunk_size - 1) // chunk_size)
-            frames, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
-            for index in chunks:
-                lo, hi = index * chunk_size, min(games, (index + 1) * chunk_size)
-                if run.done(index):
-                    frames.append(run.load(index))
-                    wall += run.seconds(index)
-                else:
-                    part = A.simulate(players, hi - lo, policies, seed, b, full_options, first_game=lo,
-                                      progress=lambda d, t, lo=lo: progress(lo + d, games))
-                    attrs, wall = part.attrs, wall + part.attrs["wall_s"]
+        for index in chunks:
+            lo, hi = index * chunk_size, min(games, (index + 1) * chunk_size)
+            if run is not None and run.done(index):
+                part = run.load(index)
+                wall += run.seconds(index)
+            else:
+                part = A.simulate(players, hi - lo, policies, seed, b, full_options, first_game=lo,
+                                  progress=lambda d, t, lo=lo: progress(lo + d, games))
+                attrs, wall = part.attrs, wall + part.attrs["wall_s"]
+                if run is not None:
                     run.save(index, part, part.attrs["wall_s"])
-                    frames.append(part)
-                progress(hi, games)
-            df = pd.concat(frames, ignore_index=True)
-            if attrs is None:  # every chunk was on disk already
-                attrs = A.simulate(players, 0, policies, seed, b, full_options).attrs
-            df.attrs.update(attrs)
-            df.attrs.update(identity, first_game=0, wall_s=wall, games_per_s=games / wall if wall else float("nan"))
-            run.join(len(chunks), dict(df.attrs))
+            kept.append(part[SUMMARY_COLUMNS].copy())  # copied: a column subset shares, and keeps, the chunk
+            progress(hi, games)
+    df = pd.concat(kept, ignore_index=True)
+    if attrs is None:  # every chunk was on disk already
+        attrs = A.simulate(players, 0, policies, seed, b, full_options).attrs
+    df.attrs.update(attrs)
+    df.attrs.update(identity, first_game=0, wall_s=wall, games_per_s=games / wall if wall else float("nan"))
+    if run is not None:
+        with progress_bar(len(chunks), f"joining the chunks into {out}") as joined:
+            run.join(len(chunks), dict(df.attrs), joined)  # streamed chunk by chunk into the file
+        console.print(f"wrote {out} ({games} games)", highlight=False, soft_wrap=True)
     warn_capped(df)
     return df
+
+
+def policies_command() -> None:
+    """`etappe policies bremen`: the policies with their parameters' defaults
+    and valid values, then the rule options with their defaults and ranges."""
+    from rich.table import Table
+
+    table = Table("policy", "parameters (defaults unless set)", title="Bremer Stadtmusikanten policies (docs/bremen.md)")
+    table.add_row("random", "-")
+    table.add_row("greedy", ", ".join(f"{k}={v:g}" for k, v in A.GREEDY_DEFAULTS.items()))
+    table.add_row("lookahead", ", ".join(f"{k}={v:g}" for k, v in A.LOOKAHEAD_DEFAULTS.items())
+                  + " (+ greedy parameters)")
+    console.print(table)
+    console.print("set parameters with name:key=value,...; valid values:")
+    for key, (must_be, _) in A.PARAMETER_RANGES.items():
+        console.print(f"  {key}: {must_be}", highlight=False)
+    console.print("rule options (--option name=value), defaults (meanings in docs/bremen.md):")
+    for name, (default, _) in A.OPTIONS.items():
+        limits = A.OPTION_RANGES.get(name)
+        console.print(f"  {name} = {default!r}" + (f" ({limits[0]} to {limits[1]})" if limits else ""),
+                      highlight=False)
 
 
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]
@@ -157,8 +187,11 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
     links = _ints("--house-links", house_links)
     if any(v not in (0, 1) for v in links):
         fail(f"--house-links {house_links!r}: each offset is 0 or 1")
-    specs = _sweep_boards(_ints("--roads", roads), _ints("--middles", middles), _ints("--road-links", road_links),
-                          links)
+    rings = {"--roads": _ints("--roads", roads), "--middles": _ints("--middles", middles)}
+    for flag, lengths in rings.items():
+        if any(n > RING_MAX for n in lengths):
+            fail(f"{flag} {', '.join(map(str, lengths))}: a ring has at most {RING_MAX} fields")
+    specs = _sweep_boards(rings["--roads"], rings["--middles"], _ints("--road-links", road_links), links)
     policies = around_the_table(split_policies(policy or "greedy"), players)
     try:
         identity = run_identity(players, games, policies, seed, "", A.options_row(options)[1])
@@ -186,9 +219,10 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
             continue
         typer.echo(f"{name}: {games} games")
         try:
-            results.append((spec, simulate_command(players, games, policies, seed, run, path, options)))
+            simulate_command(players, games, policies, seed, run, path, options)
         except ValueError as exc:
             fail(f"board {name}: {exc}")
+        results.append((spec, A.from_run_file(run)))
     names = {name for _, name, *_ in boards}
     others = sorted({p.stem for folder, ext in (("boards", "toml"), ("runs", "parquet"))
                      for p in (out / folder).glob(f"*.{ext}") if p.stem not in names})

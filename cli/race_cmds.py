@@ -239,7 +239,7 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
         fail("--playouts must be at least 1")
     try:
         position = read_position_file(position_file)
-        with progress_bar(playouts, "deals played out") as advance:
+        with progress_bar(playouts, "deals played out", resumable=False) as advance:
             rows = analyze_position(d, position, playouts, policy, parse_options(option), seed, str(position_file),
                                     advance)
     except (DesignError, PolicyError, OSError) as exc:
@@ -267,22 +267,6 @@ def replay_command(deck: str, players: int, policy: str, seed: int, game: int, o
     typer.echo(format_replay(run.design, run.card_table, run.rules, specs, seed, game))
 
 
-def _bremen_policies() -> None:
-    """`etappe policies bremen`: policies with their parameter defaults and
-    the rule options with theirs (meanings in docs/bremen.md)."""
-    from etappe.analysis import bremen as A
-
-    table = Table("policy", "parameters (defaults unless set)", title="Bremer Stadtmusikanten policies (docs/bremen.md)")
-    table.add_row("random", "-")
-    table.add_row("greedy", ", ".join(f"{k}={v:g}" for k, v in A.GREEDY_DEFAULTS.items()))
-    table.add_row("lookahead", ", ".join(f"{k}={v:g}" for k, v in A.LOOKAHEAD_DEFAULTS.items())
-                  + " (+ greedy parameters)")
-    console.print(table)
-    console.print("set parameters with name:key=value,...; rule options (--option name=value), defaults:")
-    for name, (default, _) in A.OPTIONS.items():
-        console.print(f"  {name} = {default!r}", highlight=False)
-
-
 def policies_command(deck: str | None) -> None:
     from etappe.kernels.race_policies import LOOKAHEAD_DESCRIPTION, LOOKAHEAD_PARAMETERS, PARAMETER_RANGES
 
@@ -292,7 +276,9 @@ def policies_command(deck: str | None) -> None:
         etape_policies()
         return
     if deck == "bremen":
-        _bremen_policies()
+        from .bremen import policies_command as bremen_policies
+
+        bremen_policies()
         return
     if deck:
         d = design_or_fail(deck)

@@ -28,15 +28,17 @@ def test_simulate_command_writes_parquet_with_identity(tmp_path):
     assert meta["game"] == "bremen" and meta["seed"] == 5 and meta["policies"] == POLICIES
     assert meta["board_reconstruction"] and meta["options"]["max_turns"] == 300
     back = from_run_file(out)
-    pd.testing.assert_frame_equal(back, df, check_dtype=False)
     same = simulate(4, 30, POLICIES, 5, options=OPTIONS)
-    pd.testing.assert_frame_equal(same, df, check_dtype=False)
+    pd.testing.assert_frame_equal(same, back, check_dtype=False)
+    # the command keeps only the columns its summary prints
+    pd.testing.assert_frame_equal(same[["winner_seat", "turns", "capped"]], df, check_dtype=False)
 
 
 def test_an_interrupted_run_resumes_from_its_chunks(tmp_path):
     out = tmp_path / "run.parquet"
     whole = C.simulate_command(4, 25, POLICIES, 2, None, None, OPTIONS, chunk_size=10)
-    first = C.simulate_command(4, 10, POLICIES, 2, tmp_path / "other.parquet", None, OPTIONS, chunk_size=10)
+    C.simulate_command(4, 10, POLICIES, 2, tmp_path / "other.parquet", None, OPTIONS, chunk_size=10)
+    first = from_run_file(tmp_path / "other.parquet")
     # fake an interruption: chunk 0 of the 25-game run is already on disk
     run = C.ChunkedRun(out, {"game": "bremen", "board_hash": first.attrs["board_hash"], "players": 4,
                              "games": 25, "policies": POLICIES, "options": first.attrs["options"], "seed": 2,
@@ -44,6 +46,8 @@ def test_an_interrupted_run_resumes_from_its_chunks(tmp_path):
     run.save(0, first, seconds=1000.0)
     resumed = C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS, chunk_size=10)
     pd.testing.assert_frame_equal(resumed, whole, check_dtype=False)
+    pd.testing.assert_frame_equal(from_run_file(out), simulate(4, 25, POLICIES, 2, options=OPTIONS),
+                                  check_dtype=False)
     assert resumed.attrs["wall_s"] >= 1000.0  # the earlier session's playing time is counted
     assert not (tmp_path / "run.parquet.parts").exists()
 
@@ -223,3 +227,84 @@ def test_sweep_resumes_refuses_another_study_and_reports_only_its_boards(tmp_pat
     md = (tmp_path / "report.md").read_text()
     assert "ring-r20-m16-l3-h1" in md and "ring-r16" not in md
     assert (tmp_path / "runs" / "ring-r16-m16-l3-h1.parquet").exists()
+
+
+def test_simulate_command_holds_one_chunk_of_records_at_a_time(tmp_path, monkeypatch):
+    # Memory must not grow with the games: when a chunk is played, the records
+    # of every chunk before the previous one are gone (with and without --out),
+    # their memory too (pandas' copy-on-write lets a column subset share it).
+    import gc
+    import weakref
+
+    real, chunks = C.A.simulate, []
+
+    def owner(array):
+        while isinstance(array.base, type(array)):
+            array = array.base
+        return array
+
+    def watched(*args, **kwargs):
+        gc.collect()
+        assert all(ref() is None for pair in chunks[:-1] for ref in pair), "records of earlier chunks are held"
+        df = real(*args, **kwargs)
+        chunks.append((weakref.ref(df), weakref.ref(owner(df["winner_seat"].to_numpy()))))
+        return df
+
+    monkeypatch.setattr(C.A, "simulate", watched)
+    for out in (None, tmp_path / "r.parquet"):
+        chunks.clear()
+        df = C.simulate_command(4, 40, POLICIES, 2, out, None, OPTIONS, chunk_size=10)
+        assert len(chunks) == 4 and len(df) == 40
+
+
+def test_simulate_out_says_what_it_wrote(tmp_path):
+    out = tmp_path / "run.parquet"
+    result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "12", "--out", str(out),
+                                           "-o", "max_turns=300"])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out} (12 games)" in " ".join(result.stdout.split())
+    result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "12", "-o", "max_turns=300"])
+    assert "wrote" not in result.stdout
+
+
+def test_out_of_range_options_and_ring_lengths_are_refused(tmp_path):
+    runner = CliRunner()
+    for option, message in (("max_turns=99999999999999999999", "max_turns: must be 1 to 100000, not 99999999999999999999"),
+                            ("max_turns=4294967297", "max_turns: must be 1 to 100000, not 4294967297"),
+                            ("max_turns=0", "max_turns: must be 1 to 100000, not 0"),
+                            ("target=100000", "target: must be 1 to 100, not 100000")):
+        result = runner.invoke(main_app, ["simulate", "bremen", "--games", "1", "--option", option])
+        assert result.exit_code == 2, result.output
+        assert message in " ".join(result.stderr.split()) and "Traceback" not in result.output
+    for flag in ("--roads", "--middles"):
+        result = runner.invoke(main_app, ["bremen", "sweep", flag, "4000000", "--out", str(tmp_path / "sw")])
+        assert result.exit_code == 2, result.output
+        assert f"{flag} 4000000: a ring has at most 200 fields" in result.stderr
+    assert not (tmp_path / "sw").exists()
+
+
+def test_policy_parameters_out_of_range_are_refused_by_name():
+    runner = CliRunner()
+    for spec, message in (
+            ("greedy:storm=abc", "policy 'greedy:storm=abc': storm must be a number -1000 to 1000, not 'abc'"),
+            ("greedy:noise=nan", "noise must be a number 0 to 1000, not nan"),
+            ("greedy:noise=-1", "noise must be a number 0 to 1000, not -1"),
+            ("greedy:storm=1e400", "storm must be a number -1000 to 1000, not 1e400"),
+            ("lookahead:playouts=2.5", "playouts must be a whole number 1 to 1000000, not 2.5"),
+            ("lookahead:playouts=9300000000000000000", "not 9300000000000000000"),
+            ("lookahead:horizon=-1", "horizon must be a whole number of turns 0 to 100000"),
+            ("lookahead:confidence=inf", "confidence must be a number 0 to 100"),
+            ("greedy:noise=1,noise=2", "policy 'greedy:noise=1,noise=2': noise is given twice")):
+        result = runner.invoke(main_app, ["simulate", "bremen", "--games", "1", "--policy", spec])
+        assert result.exit_code == 2, (spec, result.output)
+        assert message in " ".join(result.stderr.split()), (spec, result.stderr)
+    # values at the ends of their ranges are accepted
+    assert C.A.parse_policy("lookahead:playouts=1,horizon=0,confidence=0,noise=0,storm=-1000")[2] == \
+        "lookahead:storm=-1000,noise=0,playouts=1,horizon=0,confidence=0"
+
+
+def test_policies_listing_gives_the_valid_values(capsys):
+    C.policies_command()
+    out = " ".join(capsys.readouterr().out.split())
+    assert "noise: a number 0 to 1000" in out and "playouts: a whole number 1 to 1000000" in out
+    assert "max_turns = 2000 (1 to 100000)" in out and "target = 7 (1 to 100)" in out
