@@ -312,6 +312,8 @@ def load_design(name_or_path: str | Path) -> Design:
         raise DesignError(
             f"{text_name}: no such design file, and not a built-in design ({', '.join(builtin_names())}){hint}"
         )
+    if path.is_dir():
+        raise DesignError(f"{path}: a folder, not a design file (TOML)")
     if path.suffix == ".parquet":
         raise DesignError(f"{path}: a run file, not a design; `etappe report {path}` reports on it")
     try:

@@ -78,6 +78,9 @@ def test_stages_file_names_are_kept_for_tape_l_etape(tmp_path):
 def test_a_folder_given_as_the_design_is_named(tmp_path):
     result = run("simulate", tmp_path, "--games", 10)
     assert result.exit_code == 2 and "is a folder; give a design file" in result.stderr
+    for command in ("validate", "show"):
+        result = run("decks", command, tmp_path)
+        assert result.exit_code == 2 and "a folder, not a design file" in result.stderr
 
 
 @pytest.mark.parametrize("args", [
