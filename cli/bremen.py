@@ -14,8 +14,8 @@ from etappe.analysis import bremen as A
 from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package_version, write_atomic
 from etappe.kernels.bremen_board import load_board, ring_board
 
-from .common import (SeedOpt, around_the_table, console, err_console, fail, parse_options, progress_bar, split_policies,
-                     writable_folder)
+from .common import (SeedOpt, around_the_table, console, err_console, fail, parse_options, print_policy_listing,
+                     progress_bar, split_policies, writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -133,15 +133,8 @@ def policies_command() -> None:
     table.add_row("greedy", ", ".join(f"{k}={v:g}" for k, v in A.GREEDY_DEFAULTS.items()))
     table.add_row("lookahead", ", ".join(f"{k}={v:g}" for k, v in A.LOOKAHEAD_DEFAULTS.items())
                   + " (+ greedy parameters)")
-    console.print(table)
-    console.print("set parameters with name:key=value,...; valid values:")
-    for key, (must_be, _) in A.PARAMETER_RANGES.items():
-        console.print(f"  {key}: {must_be}", highlight=False)
-    console.print("rule options (--option name=value), defaults (meanings in docs/bremen.md):")
-    for name, (default, _) in A.OPTIONS.items():
-        limits = A.OPTION_RANGES.get(name)
-        console.print(f"  {name} = {default!r}" + (f" ({limits[0]} to {limits[1]})" if limits else ""),
-                      highlight=False)
+    print_policy_listing(table, A.PARAMETER_RANGES, {name: default for name, (default, _) in A.OPTIONS.items()},
+                         A.OPTION_RANGES, "docs/bremen.md")
 
 
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]

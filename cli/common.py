@@ -198,6 +198,21 @@ def progress_bar(total: int | None, what: str, resumable: bool = True) -> Iterat
         bar.close()
 
 
+def print_policy_listing(table, parameter_ranges: dict, option_defaults: dict, option_ranges: dict, doc: str) -> None:
+    """`etappe policies GAME` for the games with their own policies: the
+    policy table, each parameter's valid values, then the rule options with
+    their defaults and (lowest, highest) ranges where they have them."""
+    console.print(table)
+    console.print("set parameters with name:key=value,...; valid values:")
+    for key, (must_be, _) in parameter_ranges.items():
+        console.print(f"  {key}: {must_be}", highlight=False)
+    console.print(f"rule options (--option name=value), defaults (meanings in {doc}):")
+    for name, default in option_defaults.items():
+        limits = option_ranges.get(name)
+        console.print(f"  {name} = {default!r}" + (f" ({limits[0]} to {limits[1]})" if limits else ""),
+                      highlight=False)
+
+
 def print_seat_summary(winners, players: int, games: int, undecided: str, extra: str) -> None:
     """The short table `simulate` prints: wins per seat with 95 % intervals,
     among the games with a sole winner (winner >= 0), so that a fair share is

@@ -16,7 +16,7 @@ from etappe.analysis import etape as E
 from etappe.analysis.runio import ChunkedRun, differences, package_version, read_metadata, read_parquet
 from etappe.analysis.stats import wilson_interval
 
-from .common import console, progress_bar
+from .common import console, print_policy_listing, progress_bar
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
 # Within a chunk the races are played in kernel calls of `batch` races (the
@@ -193,16 +193,11 @@ def print_summary(summary: Summary) -> None:
 
 def policies_command() -> None:
     """`etappe policies etape`: the policies with their parameters' defaults
-    and valid values, then the rule options with their defaults."""
+    and valid values, then the rule options with their defaults and ranges."""
     from rich.table import Table
 
     table = Table("policy", "parameters (defaults unless set)", title="Tape l'étape policies (docs/etape.md)")
     for name, (_, params) in E.POLICIES.items():
         table.add_row(name, ", ".join(f"{k}={v:g}" for k, v in params.items()))
-    console.print(table)
-    console.print("set parameters with name:key=value,...; valid values:")
-    for key, (must_be, _) in E.PARAMETER_RANGES.items():
-        console.print(f"  {key}: {must_be}", highlight=False)
-    console.print("rule options (--option name=value), defaults (meanings in docs/etape.md):")
-    for name, (_, default) in E.OPTIONS.items():
-        console.print(f"  {name} = {default!r}", highlight=False)
+    print_policy_listing(table, E.PARAMETER_RANGES, {name: default for name, (_, default) in E.OPTIONS.items()},
+                         E.OPTION_RANGES, "docs/etape.md")
