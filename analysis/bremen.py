@@ -20,7 +20,7 @@ from etappe.analysis.runio import package_version
 from etappe.analysis.stats import distribution_row, mean_curves, skill_table, wilson_interval
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, load_board
-from etappe.kernels.options import option_value
+from etappe.kernels.options import option_value, policy_parameters
 
 SIZES = {"rooster": 1, "cat": 2, "dog": 3, "donkey": 4}
 SIZE_NAMES = {v: k for k, v in SIZES.items()}
@@ -124,22 +124,7 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     defaults = dict(GREEDY_DEFAULTS)
     if name == "lookahead":
         defaults.update(LOOKAHEAD_DEFAULTS)
-    values, given = dict(defaults), set()
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = (part.strip() for part in item.partition("="))
-        if key not in values or not eq:
-            raise ValueError(f"bad {name} parameter {item!r}; known: {list(defaults)}")
-        if key in given:
-            raise ValueError(f"policy {spec!r}: {key} is given twice")
-        given.add(key)
-        must_be, ok = PARAMETER_RANGES[key]
-        try:
-            number = float(value)
-        except ValueError:
-            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value!r}") from None
-        if not ok(number):  # NaN fails every comparison, so it is refused too
-            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value}")
-        values[key] = number
+    values = defaults | policy_parameters(spec, name, rest, {key: PARAMETER_RANGES[key] for key in defaults})
     for key, value in values.items():
         params[_PARAM_INDEX[key]] = value
     changed = ",".join(f"{k}={values[k]:g}" for k in defaults if values[k] != defaults[k])

@@ -18,7 +18,7 @@ import pandas as pd
 from etappe.analysis.runio import package_version
 from etappe.analysis.stats import distribution_row, holm, mean_curves, paired_from_values, skill_table, wilson_interval
 from etappe.kernels import etape as K
-from etappe.kernels.options import option_value
+from etappe.kernels.options import option_value, policy_parameters
 
 GAME = "etape"
 PLAYERS = (3, 4, 5, 6)
@@ -159,20 +159,7 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     if name not in POLICIES:
         raise ValueError(f"unknown etape policy {name!r}; known: {', '.join(POLICIES)}")
     pid, defaults = POLICIES[name]
-    params = dict(defaults)
-    for item in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = (part.strip() for part in item.partition("="))
-        if key not in params:
-            raise ValueError(f"policy {name} has no parameter {key!r}; it has {sorted(params)}")
-        must_be, ok = PARAMETER_RANGES[key]
-        try:
-            number = float(value)
-        except ValueError:
-            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value!r}"
-                             + ("" if eq else f" (write {key}=NUMBER)")) from None
-        if not ok(number):
-            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value}")
-        params[key] = number
+    params = defaults | policy_parameters(spec, name, rest, {key: PARAMETER_RANGES[key] for key in defaults})
     row = np.zeros(K.N_PARAMS, np.float64)
     for key, value in params.items():
         row[_PARAM_INDEX[key]] = value

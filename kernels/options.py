@@ -1,5 +1,6 @@
 """Rule option values, however they arrive (a design file, Python, or
-`--option name=value` text): one reading for every game."""
+`--option name=value` text), and policy parameters (`name:key=value,...`):
+one reading for every game."""
 from __future__ import annotations
 
 import re
@@ -30,3 +31,27 @@ def option_value(name: str, value, default, choices=None):
             return int(value)
         raise ValueError(f"{name}: must be a whole number, not {value!r}")
     return str(value)
+
+
+def policy_parameters(spec: str, family: str, text: str, ranges: dict) -> dict[str, float]:
+    """The `key=value,...` part (`text`) of policy `spec`, read: each key one
+    of `ranges` (key -> (what a value must be, test)), given once, a number
+    that passes its test; never clamped. Returns {key: value} of those given.
+    Raises ValueError naming the policy and the parameter."""
+    values: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if key not in ranges:
+            raise ValueError(f"policy {spec!r}: bad {family} parameter {item!r}; parameters: {', '.join(ranges)}")
+        if key in values:
+            raise ValueError(f"policy {spec!r}: {key} is given twice")
+        must_be, ok = ranges[key]
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value!r}"
+                             + ("" if eq else f" (write {key}=NUMBER)")) from None
+        if not ok(number):  # NaN fails every comparison, so it is refused too
+            raise ValueError(f"policy {spec!r}: {key} must be {must_be}, not {value}")
+        values[key] = number
+    return values

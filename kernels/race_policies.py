@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .options import policy_parameters
 from .race import (
     N_PARAMS, P_ATTACK, P_CONFIDENCE, P_COUP_FOURRE, P_EXTENSION_MARGIN, P_HOLD_SAFETIES, P_HORIZON, P_PLAYOUTS,
     P_TARGET_LEADER, POLICY_GREEDY, POLICY_LOOKAHEAD, POLICY_RANDOM, POLICY_USER,
@@ -130,22 +131,11 @@ def parse_policy(spec: str) -> PolicySpec:
         row[i] = default
     for key, value in PRESETS.get(name, ("", {}))[1].items():
         row[GREEDY_PARAMETERS[key][0]] = value
-    given = set()
-    for item in filter(None, overrides.split(",")):
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if key not in known or not eq:
-            raise PolicyError(f"policy {spec!r}: bad parameter {item!r}; parameters: {', '.join(known)}")
-        if key in given:
-            raise PolicyError(f"policy {spec!r}: {key} is given twice")
-        given.add(key)
-        try:
-            number = float(value)
-        except ValueError:
-            raise PolicyError(f"policy {spec!r}: {key} must be a number, not {value!r}") from None
-        must_be, ok = PARAMETER_RANGES[key]
-        if not ok(number):
-            raise PolicyError(f"policy {spec!r}: {key} must be {must_be}, not {value.strip()}")
+    try:
+        given = policy_parameters(spec, name, overrides, {key: PARAMETER_RANGES[key] for key in known})
+    except ValueError as exc:
+        raise PolicyError(str(exc)) from None
+    for key, number in given.items():
         row[known[key][0]] = number
     kernel_id = POLICY_LOOKAHEAD if name == "lookahead" else POLICY_GREEDY
     return PolicySpec(spec.strip(), kernel_id, tuple(row))

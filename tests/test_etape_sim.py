@@ -319,6 +319,7 @@ def test_lookahead_keeps_the_invariants_and_is_deterministic(n):
     ("random:more_p=-1", "more_p must be a probability, 0 to 1, not -1"),
     ("heuristic:pick=7", "'heuristic:pick=7': pick must be 0 (the profile that fits the hand) or 1 (at random), not 7"),
     ("heuristic:value=abc", "'heuristic:value=abc': value must be a number >= 0, not 'abc'"),
+    ("heuristic:value=1,value=2", "'heuristic:value=1,value=2': value is given twice"),
     ("heuristic:value", "value must be a number >= 0, not '' (write value=NUMBER)"),
     ("blocker:block=inf", "block must be a number >= 0, not inf"),
     ("high:own=nan", "own must be a number >= 0, not nan"),

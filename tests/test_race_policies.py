@@ -93,7 +93,7 @@ def test_user_policy_returning_an_illegal_index_is_reported(tmp_path):
 def test_unknown_policy_and_parameter_are_refused():
     with pytest.raises(PolicyError, match="unknown policy 'clever'"):
         parse_policy("clever")
-    with pytest.raises(PolicyError, match="bad parameter"):
+    with pytest.raises(PolicyError, match="bad greedy parameter 'bravery=3'"):
         parse_policy("greedy:bravery=3")
     with pytest.raises(PolicyError, match="must be a number"):
         parse_policy("greedy:attack=lots")
