@@ -52,7 +52,7 @@ class RaceRun:
         self.seating = seating
         self.seat_specs = specs
         self.distinct: list[PolicySpec] = list(dict.fromkeys(specs))
-        self.policy_ids, self.policy_params, self.user_policies = policy_table(self.distinct)
+        self.policy_ids, self.policy_params, self.policy_functions = policy_table(self.distinct)
         self.seat_index = np.array([self.distinct.index(s) for s in specs], dtype=np.int8)
 
     @property
@@ -115,7 +115,7 @@ class RaceRun:
         K.initial_keys(self.seed, games, self.players, chance, pkeys)
         K.play_hands(self.card_table, self.rules, self.policy_ids, self.policy_params, self.seat_policies(games),
                      K.first_seats(games, 0, self.players), chance, pkeys, *self._hand_buffers(0),
-                     self.user_policies)
+                     *self.policy_functions)
         return time.perf_counter() - started
 
     def play(self, start: int, count: int) -> pd.DataFrame:
@@ -137,7 +137,7 @@ class RaceRun:
             first = K.first_seats(games[active], hand, players)
             K.play_hands(self.card_table, self.rules, self.policy_ids, self.policy_params,
                          np.ascontiguousarray(seat_policy[active]), first, ck, pk,
-                         hand_out, sides_out, cards_out, progress, self.user_policies)
+                         hand_out, sides_out, cards_out, progress, *self.policy_functions)
             failed = np.flatnonzero(hand_out[:, K.H_POLICY_ERROR])
             if failed.size:
                 seat = hand_out[failed[0], K.H_POLICY_ERROR] - 1

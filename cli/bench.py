@@ -42,7 +42,7 @@ def kernel_rate(run: RaceRun, games: int, repeats: int = 3) -> tuple[float, floa
                 np.zeros((games, sides, K.PROGRESS_ROUNDS), np.int16))
         started = time.perf_counter()
         K.play_hands(run.card_table, run.rules, run.policy_ids, run.policy_params, run.seat_policies(index),
-                     np.zeros(games, np.int32), chance, pkeys, *outs, run.user_policies)
+                     np.zeros(games, np.int32), chance, pkeys, *outs, *run.policy_functions)
         best = min(best, time.perf_counter() - started)
     return games / best, float(outs[0][:, K.H_TURNS].mean())
 

@@ -1105,28 +1105,31 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
 
 
 @njit(cache=True, inline="always")
-def choose_move(state, ct, rules, seat, moves, policy_id, params, key, user_policies):
-    """The decision point: built-in policies by id, user policies through
-    the tuple of first-class functions. Returns (move, key); move -1 if a
-    user policy answered with an index that is not a legal move. `moves`
-    is scratch space for the policies that look at the list of legal moves."""
+def choose_move(state, ct, rules, seat, moves, policy_id, params, key, lookahead, user_policies):
+    """The decision point: random and greedy by id; the look-ahead and the
+    user policies are first-class functions, each in a tuple
+    (kernels/race_policies.py, policy_table, says why). Returns (move, key); move -1 if a user policy answered
+    with an index that is not a legal move. `moves` is scratch space for
+    the policies that look at the list of legal moves."""
     if policy_id == POLICY_GREEDY:
         return greedy_move(state, ct, rules, seat, params, key)
     n = legal_moves(state, ct, rules, seat, moves)
     if policy_id >= POLICY_USER:
-        index = user_policies[policy_id - POLICY_USER](state, ct, rules, seat, moves, n, params, key)
-        _, key = next_u64(key)
+        # The user's key is a random word, not the seat's key: a policy that
+        # draws several numbers from it must not meet the next decision's.
+        word, key = next_u64(key)
+        index = user_policies[policy_id - POLICY_USER](state, ct, rules, seat, moves, n, params, word)
         if index < 0 or index >= n:
             return -1, key
         return moves[index], key
     if policy_id == POLICY_LOOKAHEAD:
-        return lookahead_move(state, ct, rules, seat, moves, n, params, key)
+        return lookahead[0](state, ct, rules, seat, moves, n, params, key)
     return random_move(moves, n, key)
 
 
 @allocation_free
 def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, moves, hand_out, sides_out, cards, progress,
-              log, user_policies):
+              log, lookahead, user_policies):
     """Deal and play one hand to its end. Writes the hand's records into
     hand_out [H_NCOLS], sides_out [sides, S_NCOLS], cards [sides, types,
     K_NCOLS], progress [sides, PROGRESS_ROUNDS]; returns the chance key.
@@ -1169,7 +1172,7 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
             seat = seat_after(seat, players)
             continue
         m, pk = choose_move(state, ct, rules, seat, moves, policy_ids[seat], params[seat], pkeys[seat],
-                            user_policies)
+                            lookahead, user_policies)
         pkeys[seat] = pk
         if m < 0:
             hand_out[H_POLICY_ERROR] = seat + 1  # a user policy answered with no legal move
@@ -1295,7 +1298,7 @@ def initial_keys(seed, games, players, chance_keys, policy_keys):
 
 @njit(cache=True, parallel=True)
 def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, chance_keys, policy_keys,
-               hand_out, sides_out, cards_out, progress_out, user_policies):
+               hand_out, sides_out, cards_out, progress_out, lookahead, user_policies):
     """Play one hand of each game i (in parallel); game i owns row i of every
     output array and its keys, which come back advanced for the next hand.
 
@@ -1314,16 +1317,17 @@ def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, c
             params[p] = policy_params[seat_policy[i, p]]
         chance_keys[i] = play_hand(ct, rules, ids, params, first_seats[i], chance_keys[i],
                                    policy_keys[i], state, moves, hand_out[i], sides_out[i], cards_out[i],
-                                   progress_out[i], no_log, user_policies)
+                                   progress_out[i], no_log, lookahead, user_policies)
 
 
 @allocating
 def play_hand_logged(ct, rules, policy_ids, params, first_seat, chance_key, pkeys, state, hand_out,
-                     sides_out, cards, progress, log, user_policies):
+                     sides_out, cards, progress, log, lookahead, user_policies):
     """play_hand for one game from Python: the chance key lives in a 1-element
     uint64 array so it never crosses into Python as a (signed) int."""
     chance_key[0] = play_hand(ct, rules, policy_ids, params, first_seat, chance_key[0], pkeys, state,
-                              np.empty(MAX_MOVES, np.int32), hand_out, sides_out, cards, progress, log, user_policies)
+                              np.empty(MAX_MOVES, np.int32), hand_out, sides_out, cards, progress, log, lookahead,
+                              user_policies)
 
 
 @allocation_free

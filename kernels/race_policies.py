@@ -8,12 +8,15 @@ optionally overrides parameters: `greedy`, `aggressive`,
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numba import njit, types
 
+from . import race as K
 from .options import policy_parameters
 from .race import (
     N_PARAMS, P_ATTACK, P_CONFIDENCE, P_COUP_FOURRE, P_EXTENSION_MARGIN, P_HOLD_SAFETIES, P_HORIZON, P_PLAYOUTS,
@@ -141,10 +144,37 @@ def parse_policy(spec: str) -> PolicySpec:
     return PolicySpec(spec.strip(), kernel_id, tuple(row))
 
 
+# The look-ahead reaches the kernel as a first-class function of this
+# signature, like the user policies: a run that does not play it compiles
+# the kernel without it (its compile is more than half of the kernels').
+LOOKAHEAD_SIGNATURE = types.Tuple((types.int64, types.uint64))(
+    types.int16[::1], types.int32[:, ::1], types.int32[::1], types.int64, types.int32[::1], types.int64,
+    types.float64[::1], types.uint64)
+
+
+@njit(LOOKAHEAD_SIGNATURE, cache=True, _nrt=False)
+def no_lookahead(state, card_table, rules, seat, moves, n_moves, params, key):
+    """Holds the look-ahead's place when no seat plays it; never called."""
+    return -1, key
+
+
+def lookahead_decision(state, card_table, rules, seat, moves, n_moves, params, key):
+    """The look-ahead's decision (kernels/race.py, lookahead_move), compiled
+    to LOOKAHEAD_SIGNATURE by `lookahead_function`."""
+    return K.lookahead_move(state, card_table, rules, seat, moves, n_moves, params, key)
+
+
+@functools.cache
+def lookahead_function():
+    """lookahead_decision compiled, or loaded from the cache, on first use."""
+    return njit(LOOKAHEAD_SIGNATURE, cache=True)(lookahead_decision)
+
+
 def policy_table(specs: list[PolicySpec]) -> tuple[np.ndarray, np.ndarray, tuple]:
     """Kernel arguments for a list of distinct policies: ids [K], params
-    [K, N_PARAMS] and the tuple of user policy functions (user policy k gets
-    id POLICY_USER + k)."""
+    [K, N_PARAMS] and the policy functions, two tuples: the look-ahead (a
+    stand-in when no policy is the look-ahead) and the user policies (user
+    policy k has id POLICY_USER + k)."""
     from .race_user import user_policy_tuple
 
     users = [s.user_function for s in specs if s.kernel_id >= POLICY_USER]
@@ -156,4 +186,8 @@ def policy_table(specs: list[PolicySpec]) -> tuple[np.ndarray, np.ndarray, tuple
         else:
             ids.append(s.kernel_id)
     params = np.array([s.params for s in specs], dtype=np.float64).reshape(len(specs), N_PARAMS)
-    return np.array(ids, dtype=np.int32), params, user_policy_tuple(users)
+    # In a tuple Numba types a function by its signature alone; a bare
+    # function argument would be typed by its identity, and every process
+    # would compile the kernel anew.
+    lookahead = (lookahead_function() if POLICY_LOOKAHEAD in ids else no_lookahead,)
+    return np.array(ids, dtype=np.int32), params, (lookahead, user_policy_tuple(users))

@@ -22,7 +22,7 @@ def replay_hands(design: Design, card_table, rules, seat_specs, policy_row_ids, 
     pkeys = np.empty((1, players), np.uint64)
     K.initial_keys(seed, np.array([game], np.int64), players, chance, pkeys)
     distinct = list(dict.fromkeys(seat_specs))
-    table_ids, table_params, user_policies = policy_table(distinct)
+    table_ids, table_params, policy_functions = policy_table(distinct)
     ids = np.array([table_ids[distinct.index(s)] for s in seat_specs], np.int32)
     params = np.ascontiguousarray(table_params[[distinct.index(s) for s in seat_specs]])
     totals = np.zeros(sides, np.int64)
@@ -36,7 +36,7 @@ def replay_hands(design: Design, card_table, rules, seat_specs, policy_row_ids, 
         progress = np.zeros((sides, K.PROGRESS_ROUNDS), np.int16)
         first = int(K.first_seats(game, hand, players))
         K.play_hand_logged(card_table, rules, ids, params, first, chance, pkeys[0], state,
-                           hand_out, sides_out, cards, progress, log, user_policies)
+                           hand_out, sides_out, cards, progress, log, *policy_functions)
         totals += sides_out[:, K.S_SCORE]
         yield hand, log[1:log[0, 0] + 1], sides_out, hand_out, totals.copy()
         if not rules[R_SCORING] or hand_out[K.H_CAPPED] or _decided(rules, totals):

@@ -90,6 +90,36 @@ def test_user_policy_returning_an_illegal_index_is_reported(tmp_path):
         simulate("stapop", players=2, games=2, policies=[f"{bad}:pick", "greedy"], seed=1)
 
 
+def test_a_user_policy_never_draws_the_numbers_of_its_next_decision(tmp_path):
+    # A user policy may draw several numbers from its key. Given the seat's
+    # own key, whose next step is the next decision's key, its second draw
+    # would be its first draw at the next decision: a choice made from the
+    # one would always be the choice made from the other.
+    path = tmp_path / "draws.py"
+    path.write_text("from etappe.kernels.rng import randint\n"
+                    "def second(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+                    "    i, key = randint(key, n_moves)\n"
+                    "    i, key = randint(key, n_moves)\n"
+                    "    return i\n"
+                    "def first(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+                    "    i, key = randint(key, n_moves)\n"
+                    "    return i\n")
+    lookahead, users = RaceRun("millebornes", 2, [f"{path}:second", f"{path}:first"], 0).policy_functions
+    state, ct, rules, seat = position_state(load_design("millebornes"), MIDGAME, seed=0)
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    params = np.zeros(K.N_PARAMS)
+    n_moves = K.legal_moves(state, ct, rules, seat, moves)
+    assert n_moves >= 10
+    same = 0
+    for key in range(1, 41):
+        second, next_key = K.choose_move(state, ct, rules, seat, moves, K.POLICY_USER, params, np.uint64(key),
+                                         lookahead, users)
+        first, _ = K.choose_move(state, ct, rules, seat, moves, K.POLICY_USER + 1, params, np.uint64(next_key),
+                                 lookahead, users)
+        same += second == first
+    assert same <= 12  # independent choices agree 40 / n_moves = 4 times on average; sharing, 40 times
+
+
 def test_unknown_policy_and_parameter_are_refused():
     with pytest.raises(PolicyError, match="unknown policy 'clever'"):
         parse_policy("clever")
@@ -140,7 +170,7 @@ def lookahead_choice(position, hidden_seed, key):
     moves = np.empty(K.MAX_MOVES, np.int32)
     params = np.array(parse_policy("lookahead:playouts=40,horizon=10,confidence=0").params)
     return int(K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(key),
-                             RaceRun("millebornes", 2, ["greedy"], 0).user_policies)[0])
+                             *RaceRun("millebornes", 2, ["lookahead"], 0).policy_functions)[0])
 
 
 def test_lookahead_never_uses_hidden_cards():
@@ -175,9 +205,9 @@ def test_lookahead_takes_the_winning_card():
     state, ct, rules, seat = position_state(design, position, seed=1)
     moves = np.empty(K.MAX_MOVES, np.int32)
     params = np.array(parse_policy("lookahead:playouts=1000,confidence=0").params)
-    user_policies = RaceRun("stapop", 2, ["greedy"], 0).user_policies
+    policy_functions = RaceRun("stapop", 2, ["lookahead"], 0).policy_functions
     for key in range(1, 6):
-        m, _ = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(key), user_policies)
+        m, _ = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(key), *policy_functions)
         assert m == design.card_index("km10") * 8 + 0
 
 
