@@ -165,13 +165,14 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
         numba.set_num_threads(threads)
     try:
         # the kernel is compiled or loaded on no games first: the time is that of the games
+        lookahead = K.lookahead_for(pols)
         K.play_batch(np.uint64(seed), first_game, players, pols, params, b.kind, b.adj, b.deg, b.dist, b.binfo,
-                     opts, out[:0])
+                     opts, out[:0], lookahead)
         start = time.perf_counter()
         for lo in range(0, games, chunk):
             hi = min(games, lo + chunk)
             K.play_batch(np.uint64(seed), first_game + lo, players, pols, params,
-                         b.kind, b.adj, b.deg, b.dist, b.binfo, opts, out[lo:hi])
+                         b.kind, b.adj, b.deg, b.dist, b.binfo, opts, out[lo:hi], lookahead)
             if progress:
                 progress(hi, games)
     finally:
@@ -553,13 +554,14 @@ class Game:
         pkeys = np.array([game_key(np.uint64(seed), game_index, STREAM_POLICY_BASE + s) for s in range(4)],
                          np.uint64)
         tmp = np.empty_like(self.state)
+        lookahead = K.lookahead_for(pols)
         for _ in range(turns):
             if self.winner >= 0:
                 break
             self.state[K.S_TURNS] += 1
             key = np.uint64(K.play_turn(self.state, self.seat, pols, params, pkeys, b.kind, b.adj, b.deg,
                                         b.dist, b.binfo, self.opts, self._moves, self._buf, tmp, self._path,
-                                        self._it, self._vis, key))
+                                        self._it, self._vis, key, lookahead))
             if check is not None:
                 check(self)
             if self.winner < 0:

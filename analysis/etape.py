@@ -247,12 +247,13 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
         numba.set_num_threads(threads)
     try:
         # the kernel is compiled or loaded on no races first: the time is that of the races
-        K.run_batch(np.int64(seed), np.int64(first_race), n, opts, pids, prm, race_out[:0], stage_out[:0])
+        lookahead = K.lookahead_for(pids)
+        K.run_batch(np.int64(seed), np.int64(first_race), n, opts, pids, prm, race_out[:0], stage_out[:0], lookahead)
         started = time.perf_counter()
         for lo in range(0, races, chunk):
             hi = min(races, lo + chunk)
             K.run_batch(np.int64(seed), np.int64(first_race + lo), n, opts, pids, prm,
-                        race_out[lo:hi], stage_out[lo * n_stages:hi * n_stages])
+                        race_out[lo:hi], stage_out[lo * n_stages:hi * n_stages], lookahead)
             if progress is not None:
                 progress(hi, races)
     finally:

@@ -24,6 +24,10 @@ CASES = [("stapop", 4, "greedy"), ("stapop", 4, "random"), ("millebornes", 4, "g
          ("millebornes", 2, "greedy"), ("millebornes", 4, "random"), ("touring", 4, "greedy")]
 _TINY_RUN = ("from etappe.analysis.race import simulate; "
              "[simulate(d, players=p, games=10, seed=1) for d, p in (('stapop', 4), ('millebornes', 4))]")
+# The look-ahead is compiled only by a run that plays it (kernels/race_policies.py).
+_TINY_LOOKAHEAD_RUN = ("from etappe.analysis.race import simulate; "
+                       "simulate('millebornes', players=2, games=2, policies=['lookahead:playouts=10', 'greedy'], "
+                       "seed=1)")
 
 
 def kernel_rate(run: RaceRun, games: int, repeats: int = 3) -> tuple[float, float]:
@@ -63,17 +67,19 @@ def lookahead_cost(design: str, games: int) -> tuple[float, float]:
     return 1000 * elapsed / decisions, float((winning_policy[winner >= 0] == 0).mean())
 
 
-def start_times() -> tuple[float, float]:
-    """(cold, warm) seconds for a fresh process to play a tiny run: cold with an
-    empty kernel cache (compiles everything), warm with the cache it left."""
+def start_times() -> tuple[float, float, float]:
+    """(cold, warm, look-ahead) seconds for a fresh process to play a tiny
+    greedy run: cold with an empty kernel cache (compiles the kernels it
+    plays), warm with the cache it left; then a tiny look-ahead run on that
+    cache, which compiles the look-ahead."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         times = []
-        for _ in range(2):
+        for code in (_TINY_RUN, _TINY_RUN, _TINY_LOOKAHEAD_RUN):
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", _TINY_RUN], env=env, check=True)
+            subprocess.run([sys.executable, "-c", code], env=env, check=True)
             times.append(time.perf_counter() - started)
-    return times[0], times[1]
+    return times[0], times[1], times[2]
 
 
 def bench(games: int, starts: bool) -> None:
@@ -98,10 +104,11 @@ def bench(games: int, starts: bool) -> None:
             look.add_row(design, f"{ms:.2f}", f"{share:.2f}")
             advance(1)
         if starts:
-            cold, warm = start_times()
+            cold, warm, lookahead = start_times()
             advance(1)
     console.print(table)
     console.print(look)
     if starts:
-        console.print(f"start, fresh process playing a tiny run: cold (empty cache, compiles) {cold:.1f} s, "
-                      f"warm (cached) {warm:.1f} s")
+        console.print(f"start, fresh process playing a tiny greedy run: cold (empty cache, compiles) {cold:.1f} s, "
+                      f"warm (cached) {warm:.1f} s; a tiny look-ahead run after them, which compiles the "
+                      f"look-ahead: {lookahead:.1f} s")

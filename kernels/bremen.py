@@ -29,8 +29,10 @@ to the house), binfo (B_HOUSE, B_START + colour, B_N).
 Moves are packed int64: slot << 24 | animal << 16 | destination field.
 Random keys are passed by value and returned; they never live in the state.
 """
+import functools
+
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
 from .jit import allocating, allocation_free
 from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, uniform
@@ -974,11 +976,12 @@ def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo
 
 @allocation_free
 def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
-              moves, buf, tmp, path, it, vis, key):
-    """One player's turn with all its extra rolls; returns the chance key."""
+              moves, buf, tmp, path, it, vis, key, lookahead):
+    """One player's turn with all its extra rolls; returns the chance key.
+    `lookahead`: (lookahead_turn,) from lookahead_for."""
     if pols[seat] == POL_LOOKAHEAD:
-        return lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
-                              moves, buf, tmp, path, it, vis, key)
+        return lookahead[0](state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+                            moves, buf, tmp, path, it, vis, key)
     return sim_turn(state, seat, 0, 0, 0, -1, -1, 0, 0, pols, params, pkeys, kind, adj, deg, dist, binfo,
                     opts, moves, tmp, buf, path, it, vis, key)
 
@@ -1029,7 +1032,7 @@ def record_progress(state, k, row):
 
 
 @allocating
-def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row):
+def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row, lookahead):
     """Play a set-up game to its end or the turn cap; returns the chance key.
 
     Also fills row's tension columns (R_LEAD_CHANGES, R_MAX_DEFICIT) and
@@ -1053,7 +1056,7 @@ def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key
         state[S_TURNS] += 1
         state[S_SEAT] = seat
         key = play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
-                        moves, buf, tmp, path, it, vis, key)
+                        moves, buf, tmp, path, it, vis, key, lookahead)
         leader = track_tension(state, leader, row)
         if (checkpoint < N_PROGRESS and state[S_TURNS] % P == 0
                 and state[S_TURNS] // P == PROGRESS_ROUNDS[checkpoint]):
@@ -1066,10 +1069,11 @@ def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key
 
 
 @njit(parallel=True, cache=True)
-def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, dist, binfo, opts, out):
+def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, dist, binfo, opts, out, lookahead):
     """Play games first_game .. first_game + len(out) - 1; row i of out is game i.
 
-    pols[seat] policy id, params[seat] its parameter row; out: int32 (n, N_REC).
+    pols[seat] policy id, params[seat] its parameter row; out: int32 (n, N_REC);
+    lookahead: lookahead_for(pols).
     """
     nf = binfo[B_N]
     for i in prange(out.shape[0]):
@@ -1082,7 +1086,7 @@ def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, di
         key = init_game(state, nplayers, binfo, opts, key)
         row = out[i]
         row[:] = 0
-        play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row)
+        play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row, lookahead)
         row[R_GAME] = g
         row[R_WINNER] = state[S_WINNER]
         row[R_CAPPED] = state[S_CAPPED]
@@ -1101,3 +1105,40 @@ def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, di
             row[R_POINTS + 4 * s + 1] = state[S_STORM + s]
             row[R_POINTS + 4 * s + 2] = state[S_BONUS + s]
             row[R_POINTS + 4 * s + 3] = state[S_CHASE + s]
+
+
+# ---- the look-ahead as a first-class function ----------------------------------
+# play_turn reaches lookahead_turn through a function of this signature, so
+# that the kernel of a run without a look-ahead seat does not compile it (it
+# is about half of the kernel's compile). In a tuple, Numba types a function
+# by its signature alone: one compiled kernel serves both cases.
+_I64 = types.int64[::1]
+LOOKAHEAD_TURN_SIGNATURE = types.uint64(
+    types.int32[::1], types.int64, _I64, types.float64[:, ::1], types.uint64[::1],         # state .. pkeys
+    types.int8[::1], types.int64[:, ::1], _I64, _I64, _I64, _I64,                          # kind .. opts
+    _I64, _I64, types.int32[::1], _I64, _I64, types.int8[::1], types.uint64)               # moves .. key
+
+
+@njit(LOOKAHEAD_TURN_SIGNATURE, cache=True, _nrt=False)
+def no_lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+                      moves, buf, tmp, path, it, vis, key):
+    """Holds the look-ahead's place when no seat plays it; never called."""
+    return key
+
+
+def lookahead_turn_call(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+                        moves, buf, tmp, path, it, vis, key):
+    """lookahead_turn, compiled to LOOKAHEAD_TURN_SIGNATURE by lookahead_for."""
+    return lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+                          moves, buf, tmp, path, it, vis, key)
+
+
+@functools.cache
+def _lookahead_turn_function():
+    return njit(LOOKAHEAD_TURN_SIGNATURE, cache=True)(lookahead_turn_call)
+
+
+def lookahead_for(pols) -> tuple:
+    """The kernels' `lookahead` argument for seat policies `pols`: the
+    look-ahead compiled (or loaded from the cache) if a seat plays it."""
+    return (_lookahead_turn_function() if POL_LOOKAHEAD in pols else no_lookahead_turn,)

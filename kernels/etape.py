@@ -29,8 +29,10 @@ Rule options are an int64 vector (`O_*`), policies an id per seat with a
 float parameter row (`P_*`); records are int64 rows (`C_*` per stage,
 `R_*` per race, per-seat fields at `seat_col(base, field, seat)`).
 """
+import functools
+
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
 
 from .jit import allocating, allocation_free
 from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, shuffle, uniform
@@ -786,15 +788,16 @@ def lookahead_card(st, opts, seat, legal, braquet, sprint, prm, key):
 
 
 @allocation_free
-def play_turn_top(st, opts, pids, prm, ckey, pkeys, rec):
+def play_turn_top(st, opts, pids, prm, ckey, pkeys, rec, lookahead):
     """The turn of st[S_TURN] in the game itself: as play_turn, but a
-    look-ahead seat with a choice of first card decides it by playouts."""
+    look-ahead seat with a choice of first card decides it by playouts.
+    `lookahead`: (lookahead_card,) from lookahead_for."""
     ckey, legal, braquet, sprint = turn_start(st, opts, pids, prm, ckey, pkeys, rec)
     if legal != 0:
         t = st[S_TURN]
         first = -1
         if pids[t] == POL_LOOKAHEAD and popcount(legal) > 1:
-            first, k = lookahead_card(st, opts, t, legal, braquet, sprint, prm[t], pkeys[t])
+            first, k = lookahead[0](st, opts, t, legal, braquet, sprint, prm[t], pkeys[t])
             pkeys[t] = k
         lay_cards(st, opts, pids, prm, pkeys, rec, legal, braquet, sprint, first)
     return ckey
@@ -865,7 +868,7 @@ def score_stage(st, opts, rec, status):
 
 
 @allocation_free
-def play_stage(st, opts, pids, prm, skey, pkeys, rec):
+def play_stage(st, opts, pids, prm, skey, pkeys, rec, lookahead):
     """One stage from the pick to the scoring; `skey` is this stage's chance key."""
     n = st[S_N]
     picker = st[S_STAGE] % n
@@ -899,7 +902,7 @@ def play_stage(st, opts, pids, prm, skey, pkeys, rec):
         if turns >= opts[O_TURN_CAP]:
             rec[C_CAPPED] = 1
             break
-        skey = play_turn_top(st, opts, pids, prm, skey, pkeys, rec)
+        skey = play_turn_top(st, opts, pids, prm, skey, pkeys, rec, lookahead)
         turns += 1
         status = stage_status(st, opts)
         if status == 0:
@@ -918,13 +921,13 @@ def play_stage(st, opts, pids, prm, skey, pkeys, rec):
 
 
 @allocation_free
-def play_race(st, n, opts, pids, prm, ckey, pkeys, rrow, srows):
+def play_race(st, n, opts, pids, prm, ckey, pkeys, rrow, srows, lookahead):
     """All stages of one race; fills its race row and stage rows."""
     init_race(st, n, opts)
     for g in range(st[S_NSTAGES]):
         st[S_STAGE] = g
         # A key per stage: the deals do not depend on draws made earlier.
-        play_stage(st, opts, pids, prm, game_key(ckey, g, STREAM_CHANCE), pkeys, srows[g])
+        play_stage(st, opts, pids, prm, game_key(ckey, g, STREAM_CHANCE), pkeys, srows[g], lookahead)
     rrow[:] = 0
     best = st[S_TIME]
     for s in range(1, n):
@@ -950,13 +953,13 @@ def play_race(st, n, opts, pids, prm, ckey, pkeys, rrow, srows):
 
 
 @njit(parallel=True, cache=True)
-def run_batch(seed, first_race, n, opts, pids, prm, race_out, stage_out):
+def run_batch(seed, first_race, n, opts, pids, prm, race_out, stage_out, lookahead):
     """Play races first_race .. first_race + len(race_out) - 1.
 
     pids (n,) int64 and prm (n, N_PARAMS) float64 are the policy slots; with
     O_ROTATE seat s of race g plays slot (s + g) % n. race_out (R, RACE_COLS)
     and stage_out (R * stages, STAGE_COLS) int64; race i owns row i and rows
-    i * stages .. (i + 1) * stages - 1."""
+    i * stages .. (i + 1) * stages - 1. lookahead: lookahead_for(pids)."""
     n_stages = stages_per_race(n, opts)
     for i in prange(race_out.shape[0]):
         g = first_race + i
@@ -972,8 +975,40 @@ def run_batch(seed, first_race, n, opts, pids, prm, race_out, stage_out):
         st = np.zeros(S_SIZE, np.int64)
         srows = stage_out[i * n_stages:(i + 1) * n_stages]
         play_race(st, n, opts, seat_pids, seat_prm, game_key(seed, g, STREAM_CHANCE),
-                  pkeys, race_out[i], srows)
+                  pkeys, race_out[i], srows, lookahead)
         for s in range(n):
             race_out[i, seat_col(R_SEAT, RF_SLOT, s)] = (s + rot) % n
             for k in range(n_stages):
                 srows[k, seat_col(C_SEAT, F_SLOT, s)] = (s + rot) % n
+
+
+# ---- the look-ahead as a first-class function ----------------------------------
+# play_turn_top reaches lookahead_card through a function of this signature,
+# so that the kernel of a run without a look-ahead seat does not compile it
+# (a third of the kernel's compile). In a tuple, Numba types a function by
+# its signature alone: one compiled kernel serves both cases.
+LOOKAHEAD_CARD_SIGNATURE = types.Tuple((types.int64, types.uint64))(
+    types.int64[::1], types.int64[::1], types.int64, types.int64, types.boolean, types.boolean,
+    types.float64[::1], types.uint64)
+
+
+@njit(LOOKAHEAD_CARD_SIGNATURE, cache=True, _nrt=False)
+def no_lookahead_card(st, opts, seat, legal, braquet, sprint, prm, key):
+    """Holds the look-ahead's place when no seat plays it; never called."""
+    return -1, key
+
+
+def lookahead_card_call(st, opts, seat, legal, braquet, sprint, prm, key):
+    """lookahead_card, compiled to LOOKAHEAD_CARD_SIGNATURE by lookahead_for."""
+    return lookahead_card(st, opts, seat, legal, braquet, sprint, prm, key)
+
+
+@functools.cache
+def _lookahead_card_function():
+    return njit(LOOKAHEAD_CARD_SIGNATURE, cache=True)(lookahead_card_call)
+
+
+def lookahead_for(pids) -> tuple:
+    """The kernels' `lookahead` argument for policy slots `pids`: the
+    look-ahead compiled (or loaded from the cache) if a slot plays it."""
+    return (_lookahead_card_function() if POL_LOOKAHEAD in pids else no_lookahead_card,)

@@ -15,9 +15,17 @@ needs it too). An `allocation_free` kernel must not return an array: a caller
 with the runtime would release a reference that was never taken. The kernels
 return numbers and keys only.
 """
+import warnings
+
 from numba import njit
+from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.core.extending import overload
 from numba.cpython.unsafe.numbers import trailing_zeros
+
+# The look-ahead policies and user policies reach the kernels as first-class
+# functions; the feature works as documented, and its warning would only
+# alarm users.
+warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
 allocation_free = njit(cache=True, _nrt=False)
 allocating = njit(cache=True, _nrt=True)

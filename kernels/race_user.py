@@ -28,11 +28,10 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
-import warnings
 from pathlib import Path
 
 from numba import njit, types
-from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
+from numba.core.errors import NumbaError
 
 from .race import MAX_USER_POLICIES
 
@@ -47,10 +46,6 @@ USER_POLICY_SIGNATURE = types.int64(
     types.uint64,            # key
 )
 PARAMETER_NAMES = ("state", "card_table", "rules", "seat", "moves", "n_moves", "params", "key")
-
-# The first-class function feature works as documented here; its warning
-# would only alarm users.
-warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
 
 class UserPolicyError(ValueError):

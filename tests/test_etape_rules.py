@@ -653,11 +653,11 @@ def test_lookahead_takes_the_winning_move_its_heuristic_misses():
     rec = new_record()
     st[K.S_TURN] = 0
     pkeys = np.arange(1, 5).astype(np.uint64)
-    K.play_turn_top(st, opts, pids, prm, np.uint64(7), pkeys, rec)
+    K.play_turn_top(st, opts, pids, prm, np.uint64(7), pkeys, rec, K.lookahead_for(pids))
     assert cards_of(st[K.S_HAND]) == [card(RED, 7)]
     while K.stage_status(st, opts) == 0:
         K.next_turn(st)
-        K.play_turn_top(st, opts, pids, prm, np.uint64(7), pkeys, rec)
+        K.play_turn_top(st, opts, pids, prm, np.uint64(7), pkeys, rec, K.lookahead_for(pids))
     assert st[K.S_FINISH] == 1
 
 
@@ -667,5 +667,6 @@ def test_lookahead_takes_the_plaine_sprint():
     lay_all(st, 3, card(RED, 6), card(BLUE, 6))
     pids, prm = policies(4, ["lookahead"] + ["heuristic"] * 3)
     st[K.S_TURN] = 0
-    K.play_turn_top(st, opts, pids, prm, np.uint64(7), np.arange(1, 5).astype(np.uint64), new_record())
+    K.play_turn_top(st, opts, pids, prm, np.uint64(7), np.arange(1, 5).astype(np.uint64), new_record(),
+                    K.lookahead_for(pids))
     assert st[K.S_HAND] == 0 and K.stage_status(st, opts) == 1
