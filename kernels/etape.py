@@ -970,7 +970,8 @@ def run_batch(seed, first_race, n, opts, pids, prm, race_out, stage_out, lookahe
         for s in range(n):
             slot = (s + rot) % n
             seat_pids[s] = pids[slot]
-            seat_prm[s] = prm[slot]
+            for j in range(N_PARAMS):  # element by element: a row assignment compiles seconds of error formatting
+                seat_prm[s, j] = prm[slot, j]
             pkeys[s] = game_key(seed, g, STREAM_POLICY_BASE + s)
         st = np.zeros(S_SIZE, np.int64)
         srows = stage_out[i * n_stages:(i + 1) * n_stages]

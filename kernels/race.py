@@ -1314,7 +1314,8 @@ def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, c
         params = np.empty((players, N_PARAMS), np.float64)
         for p in range(players):
             ids[p] = policy_ids[seat_policy[i, p]]
-            params[p] = policy_params[seat_policy[i, p]]
+            for j in range(N_PARAMS):  # element by element: a row assignment compiles 5 s of error formatting
+                params[p, j] = policy_params[seat_policy[i, p], j]
         chance_keys[i] = play_hand(ct, rules, ids, params, first_seats[i], chance_keys[i],
                                    policy_keys[i], state, moves, hand_out[i], sides_out[i], cards_out[i],
                                    progress_out[i], no_log, lookahead, user_policies)
