@@ -29,12 +29,10 @@ to the house), binfo (B_HOUSE, B_START + colour, B_N).
 Moves are packed int64: slot << 24 | animal << 16 | destination field.
 Random keys are passed by value and returned; they never live in the state.
 """
-import functools
-
 import numpy as np
 from numba import njit, prange, types
 
-from .jit import allocating, allocation_free
+from .jit import allocating, allocation_free, optional_part
 from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, uniform
 
 # --- state offsets ---------------------------------------------------------
@@ -1107,11 +1105,9 @@ def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, di
             row[R_POINTS + 4 * s + 3] = state[S_CHASE + s]
 
 
-# ---- the look-ahead as a first-class function ----------------------------------
-# play_turn reaches lookahead_turn through a function of this signature, so
-# that the kernel of a run without a look-ahead seat does not compile it (it
-# is about half of the kernel's compile). In a tuple, Numba types a function
-# by its signature alone: one compiled kernel serves both cases.
+# ---- the look-ahead as an optional part (kernels/jit.py) ------------------------
+# A run without a look-ahead seat compiles the kernel without it (it is
+# about half of the kernel's compile).
 _I64 = types.int64[::1]
 LOOKAHEAD_TURN_SIGNATURE = types.uint64(
     types.int32[::1], types.int64, _I64, types.float64[:, ::1], types.uint64[::1],         # state .. pkeys
@@ -1128,17 +1124,14 @@ def no_lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, bi
 
 def lookahead_turn_call(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
                         moves, buf, tmp, path, it, vis, key):
-    """lookahead_turn, compiled to LOOKAHEAD_TURN_SIGNATURE by lookahead_for."""
+    """lookahead_turn, compiled to LOOKAHEAD_TURN_SIGNATURE on first use."""
     return lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
                           moves, buf, tmp, path, it, vis, key)
 
 
-@functools.cache
-def _lookahead_turn_function():
-    return njit(LOOKAHEAD_TURN_SIGNATURE, cache=True)(lookahead_turn_call)
+_lookahead_argument = optional_part(LOOKAHEAD_TURN_SIGNATURE, lookahead_turn_call, no_lookahead_turn)
 
 
 def lookahead_for(pols) -> tuple:
-    """The kernels' `lookahead` argument for seat policies `pols`: the
-    look-ahead compiled (or loaded from the cache) if a seat plays it."""
-    return (_lookahead_turn_function() if POL_LOOKAHEAD in pols else no_lookahead_turn,)
+    """The kernels' `lookahead` argument for seat policies `pols`."""
+    return _lookahead_argument(POL_LOOKAHEAD in pols)

@@ -29,12 +29,10 @@ Rule options are an int64 vector (`O_*`), policies an id per seat with a
 float parameter row (`P_*`); records are int64 rows (`C_*` per stage,
 `R_*` per race, per-seat fields at `seat_col(base, field, seat)`).
 """
-import functools
-
 import numpy as np
 from numba import njit, prange, types
 
-from .jit import allocating, allocation_free
+from .jit import allocating, allocation_free, optional_part
 from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, shuffle, uniform
 
 MAX_P = 6
@@ -983,11 +981,9 @@ def run_batch(seed, first_race, n, opts, pids, prm, race_out, stage_out, lookahe
                 srows[k, seat_col(C_SEAT, F_SLOT, s)] = (s + rot) % n
 
 
-# ---- the look-ahead as a first-class function ----------------------------------
-# play_turn_top reaches lookahead_card through a function of this signature,
-# so that the kernel of a run without a look-ahead seat does not compile it
-# (a third of the kernel's compile). In a tuple, Numba types a function by
-# its signature alone: one compiled kernel serves both cases.
+# ---- the look-ahead as an optional part (kernels/jit.py) ------------------------
+# A run without a look-ahead seat compiles the kernel without it (a third of
+# the kernel's compile).
 LOOKAHEAD_CARD_SIGNATURE = types.Tuple((types.int64, types.uint64))(
     types.int64[::1], types.int64[::1], types.int64, types.int64, types.boolean, types.boolean,
     types.float64[::1], types.uint64)
@@ -1000,16 +996,13 @@ def no_lookahead_card(st, opts, seat, legal, braquet, sprint, prm, key):
 
 
 def lookahead_card_call(st, opts, seat, legal, braquet, sprint, prm, key):
-    """lookahead_card, compiled to LOOKAHEAD_CARD_SIGNATURE by lookahead_for."""
+    """lookahead_card, compiled to LOOKAHEAD_CARD_SIGNATURE on first use."""
     return lookahead_card(st, opts, seat, legal, braquet, sprint, prm, key)
 
 
-@functools.cache
-def _lookahead_card_function():
-    return njit(LOOKAHEAD_CARD_SIGNATURE, cache=True)(lookahead_card_call)
+_lookahead_argument = optional_part(LOOKAHEAD_CARD_SIGNATURE, lookahead_card_call, no_lookahead_card)
 
 
 def lookahead_for(pids) -> tuple:
-    """The kernels' `lookahead` argument for policy slots `pids`: the
-    look-ahead compiled (or loaded from the cache) if a slot plays it."""
-    return (_lookahead_card_function() if POL_LOOKAHEAD in pids else no_lookahead_card,)
+    """The kernels' `lookahead` argument for policy slots `pids`."""
+    return _lookahead_argument(POL_LOOKAHEAD in pids)

@@ -15,6 +15,7 @@ needs it too). An `allocation_free` kernel must not return an array: a caller
 with the runtime would release a reference that was never taken. The kernels
 return numbers and keys only.
 """
+import functools
 import warnings
 
 from numba import njit
@@ -29,6 +30,21 @@ warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning)
 
 allocation_free = njit(cache=True, _nrt=False)
 allocating = njit(cache=True, _nrt=True)
+
+
+def optional_part(signature, function, stand_in):
+    """For a large part of a kernel that only some runs use (a look-ahead
+    policy): returns `argument(needed)`, the one-element tuple by which the
+    kernel calls the part, `argument[0](...)`. It holds `function` (a
+    module-level Python function that calls the part) compiled to
+    `signature` on first use, or, when the run does not need the part,
+    `stand_in` (compiled to the same signature; never called). One compiled
+    kernel serves both, and a run without the part never compiles it. In a
+    tuple Numba types a function by its signature alone; a bare function
+    argument would be typed by its identity, and every new process would
+    compile the kernel anew."""
+    compiled = functools.cache(lambda: njit(signature, cache=True)(function))
+    return lambda needed: (compiled() if needed else stand_in,)
 
 
 def lowest_set_bit(x):

@@ -1107,9 +1107,9 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
 @njit(cache=True, inline="always")
 def choose_move(state, ct, rules, seat, moves, policy_id, params, key, lookahead, user_policies):
     """The decision point: random and greedy by id; the look-ahead and the
-    user policies are first-class functions, each in a tuple
-    (kernels/race_policies.py, policy_table, says why). Returns (move, key); move -1 if a user policy answered
-    with an index that is not a legal move. `moves` is scratch space for
+    user policies are first-class functions, each in a tuple (`lookahead`:
+    kernels/jit.py, optional_part, says why). Returns (move, key); move -1
+    if a user policy answered with an index that is not a legal move. `moves` is scratch space for
     the policies that look at the list of legal moves."""
     if policy_id == POLICY_GREEDY:
         return greedy_move(state, ct, rules, seat, params, key)

@@ -8,7 +8,6 @@ optionally overrides parameters: `greedy`, `aggressive`,
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ import numpy as np
 from numba import njit, types
 
 from . import race as K
+from .jit import optional_part
 from .options import policy_parameters
 from .race import (
     N_PARAMS, P_ATTACK, P_CONFIDENCE, P_COUP_FOURRE, P_EXTENSION_MARGIN, P_HOLD_SAFETIES, P_HORIZON, P_PLAYOUTS,
@@ -144,9 +144,9 @@ def parse_policy(spec: str) -> PolicySpec:
     return PolicySpec(spec.strip(), kernel_id, tuple(row))
 
 
-# The look-ahead reaches the kernel as a first-class function of this
-# signature, like the user policies: a run that does not play it compiles
-# the kernel without it (its compile is more than half of the kernels').
+# The look-ahead reaches the kernel as an optional part (kernels/jit.py): a
+# run that does not play it compiles the kernel without it (its compile is
+# more than half of the kernels').
 LOOKAHEAD_SIGNATURE = types.Tuple((types.int64, types.uint64))(
     types.int16[::1], types.int32[:, ::1], types.int32[::1], types.int64, types.int32[::1], types.int64,
     types.float64[::1], types.uint64)
@@ -160,14 +160,11 @@ def no_lookahead(state, card_table, rules, seat, moves, n_moves, params, key):
 
 def lookahead_decision(state, card_table, rules, seat, moves, n_moves, params, key):
     """The look-ahead's decision (kernels/race.py, lookahead_move), compiled
-    to LOOKAHEAD_SIGNATURE by `lookahead_function`."""
+    to LOOKAHEAD_SIGNATURE on first use."""
     return K.lookahead_move(state, card_table, rules, seat, moves, n_moves, params, key)
 
 
-@functools.cache
-def lookahead_function():
-    """lookahead_decision compiled, or loaded from the cache, on first use."""
-    return njit(LOOKAHEAD_SIGNATURE, cache=True)(lookahead_decision)
+lookahead_argument = optional_part(LOOKAHEAD_SIGNATURE, lookahead_decision, no_lookahead)
 
 
 def policy_table(specs: list[PolicySpec]) -> tuple[np.ndarray, np.ndarray, tuple]:
@@ -186,8 +183,5 @@ def policy_table(specs: list[PolicySpec]) -> tuple[np.ndarray, np.ndarray, tuple
         else:
             ids.append(s.kernel_id)
     params = np.array([s.params for s in specs], dtype=np.float64).reshape(len(specs), N_PARAMS)
-    # In a tuple Numba types a function by its signature alone; a bare
-    # function argument would be typed by its identity, and every process
-    # would compile the kernel anew.
-    lookahead = (lookahead_function() if POLICY_LOOKAHEAD in ids else no_lookahead,)
-    return np.array(ids, dtype=np.int32), params, (lookahead, user_policy_tuple(users))
+    return np.array(ids, dtype=np.int32), params, (lookahead_argument(POLICY_LOOKAHEAD in ids),
+                                                   user_policy_tuple(users))
