@@ -1325,8 +1325,10 @@ def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, c
 def play_hand_logged(ct, rules, policy_ids, params, first_seat, chance_key, pkeys, state, hand_out,
                      sides_out, cards, progress, log, lookahead, user_policies):
     """play_hand for one game from Python: the chance key lives in a 1-element
-    uint64 array so it never crosses into Python as a (signed) int."""
-    chance_key[0] = play_hand(ct, rules, policy_ids, params, first_seat, chance_key[0], pkeys, state,
+    uint64 array so it never crosses into Python as a (signed) int. The
+    first seat is made an int32, as in play_hands: the same compiled
+    play_hand serves both (another integer type would compile it again)."""
+    chance_key[0] = play_hand(ct, rules, policy_ids, params, np.int32(first_seat), chance_key[0], pkeys, state,
                               np.empty(MAX_MOVES, np.int32), hand_out, sides_out, cards, progress, log, lookahead,
                               user_policies)
 
