@@ -1089,7 +1089,12 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
     if n == 1:
         return moves[0], key
     baseline_move, key = greedy_move_call(state, ct, rules, seat, params, key)
-    baseline = 0
+    # Not `baseline = 0`: typed first as the literal 0, then as int64, it
+    # made Numba compile evaluate_moves twice. For the same reason win_only
+    # is not the literal False below: `analyze` (race_position.py) calls
+    # evaluate_moves with a plain bool, and one compiled version serves both.
+    baseline = np.int64(0)
+    win_only = np.bool_(False)
     for i in range(n):
         if moves[i] == baseline_move:
             baseline = i
@@ -1099,8 +1104,8 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
     diff_squares = np.zeros(n)
     counts = np.zeros(n)
     worlds = max(2, int(params[P_PLAYOUTS]) // n)
-    key = evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, False, totals, squares,
-                         diffs, diff_squares, counts)
+    key = evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, win_only, totals,
+                         squares, diffs, diff_squares, counts)
     return moves[confident_best(diffs, diff_squares, worlds, baseline, params[P_CONFIDENCE])], key
 
 
