@@ -39,7 +39,9 @@ from .race_design import (
     ROLE_REMEDY, ROLE_SAFETY, ROLE_SETBACK,
 )
 from .jit import allocating, allocation_free, lowest_set_bit
-from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, rank, shuffle, uniform
+from .rng import (
+    STREAM_CHANCE, STREAM_POLICY_BASE, branch, confident_best, game_key, next_u64, randint, rank, shuffle, uniform,
+)
 
 # ---- state layout -----------------------------------------------------------
 ST_STOCK_N = 0
@@ -1120,10 +1122,12 @@ def choose_move(state, ct, rules, seat, moves, policy_id, params, key, lookahead
         return greedy_move(state, ct, rules, seat, params, key)
     n = legal_moves(state, ct, rules, seat, moves)
     if policy_id >= POLICY_USER:
-        # The user's key is a random word, not the seat's key: a policy that
-        # draws several numbers from it must not meet the next decision's.
-        word, key = next_u64(key)
-        index = user_policies[policy_id - POLICY_USER](state, ct, rules, seat, moves, n, params, word)
+        # The user's key branches off the seat's: a policy that draws several
+        # numbers from it must not meet the next decision's. (Computing it
+        # here, with the seat's key advanced after the call, keeps the hot
+        # loop's code as fast as before: other orders cost 2 to 4 %.)
+        index = user_policies[policy_id - POLICY_USER](state, ct, rules, seat, moves, n, params, branch(key))
+        _, key = next_u64(key)
         if index < 0 or index >= n:
             return -1, key
         return moves[index], key

@@ -48,6 +48,17 @@ def next_u64(key):
     return mix64(key), key
 
 
+_BRANCH = np.uint64(0x5851F42D4C957F2D)
+
+
+@njit(cache=True, inline="always")
+def branch(key):
+    """A key for a stream of its own, branched off `key`: a scrambled word,
+    a random starting point unrelated to the keys `key`'s stream goes on
+    through, so the two streams share no numbers."""
+    return mix64(key ^ _BRANCH)
+
+
 @njit(cache=True, inline="always")
 def randint(key, n):
     """Uniform integer in [0, n) for n >= 1; returns (value, new key).
