@@ -1116,8 +1116,9 @@ def choose_move(state, ct, rules, seat, moves, policy_id, params, key, lookahead
     """The decision point: random and greedy by id; the look-ahead and the
     user policies are first-class functions, each in a tuple (`lookahead`:
     kernels/jit.py, optional_part, says why). Returns (move, key); move -1
-    if a user policy answered with an index that is not a legal move. `moves` is scratch space for
-    the policies that look at the list of legal moves."""
+    if a user policy answered with an index that is not a legal move.
+    `moves` is scratch space for the policies that look at the list of
+    legal moves."""
     if policy_id == POLICY_GREEDY:
         return greedy_move(state, ct, rules, seat, params, key)
     n = legal_moves(state, ct, rules, seat, moves)
@@ -1323,7 +1324,7 @@ def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, c
         params = np.empty((players, N_PARAMS), np.float64)
         for p in range(players):
             ids[p] = policy_ids[seat_policy[i, p]]
-            for j in range(N_PARAMS):  # element by element: a row assignment compiles 5 s of error formatting
+            for j in range(N_PARAMS):  # element by element: a row assignment compiles 3 s of error formatting
                 params[p, j] = policy_params[seat_policy[i, p], j]
         chance_keys[i] = play_hand(ct, rules, ids, params, first_seats[i], chance_keys[i],
                                    policy_keys[i], state, moves, hand_out[i], sides_out[i], cards_out[i],

@@ -55,7 +55,8 @@ _BRANCH = np.uint64(0x5851F42D4C957F2D)
 def branch(key):
     """A key for a stream of its own, branched off `key`: a scrambled word,
     a random starting point unrelated to the keys `key`'s stream goes on
-    through, so the two streams share no numbers."""
+    through, so the two streams share no numbers (but by a chance of about
+    one in 2**64 per pair of keys)."""
     return mix64(key ^ _BRANCH)
 
 
