@@ -168,6 +168,8 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
         lookahead = K.lookahead_for(pols)
         K.play_batch(np.uint64(seed), first_game, players, pols, params, b.kind, b.adj, b.deg, b.dist, b.binfo,
                      opts, out[:0], lookahead)
+        if progress:
+            progress(0, games)  # the kernel is ready
         start = time.perf_counter()
         for lo in range(0, games, chunk):
             hi = min(games, lo + chunk)

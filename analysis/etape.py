@@ -249,6 +249,8 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
         # the kernel is compiled or loaded on no races first: the time is that of the races
         lookahead = K.lookahead_for(pids)
         K.run_batch(np.int64(seed), np.int64(first_race), n, opts, pids, prm, race_out[:0], stage_out[:0], lookahead)
+        if progress is not None:
+            progress(0, races)  # the kernel is ready
         started = time.perf_counter()
         for lo in range(0, races, chunk):
             hi = min(races, lo + chunk)

@@ -189,6 +189,8 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
     for k, (i, j) in enumerate(pairs):
         run = PairRun(d, players, policies[i], policies[j], seed, options)
         run.load_kernels()  # the compile is not playing time
+        if progress:
+            progress(0)  # the kernels are ready
         for first in range(state["games_done"][k], games, chunk_size):
             started = time.perf_counter()
             count = min(chunk_size, games - first)

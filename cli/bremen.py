@@ -89,7 +89,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     run = None if out is None else ChunkedRun(out, {**identity, "chunk": chunk_size})
     chunks = range((games + chunk_size - 1) // chunk_size)
     kept, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
-    with progress_bar(games, f"bremen x{players}") as advance:
+    with progress_bar(games, f"bremen x{players}", compiles=True) as advance:
         shown = 0
 
         def progress(done: int, _total: int = 0) -> None:

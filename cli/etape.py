@@ -97,7 +97,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
         runs = (ChunkedRun(out, identity), ChunkedRun(stages_path(out), identity))
     n_chunks = max(1, -(-races // chunk_size))
     batch = first_batch
-    with progress_bar(races, f"etape x{players}") as advance:
+    with progress_bar(races, f"etape x{players}", compiles=True) as advance:
         shown = 0  # races on the progress bar
 
         def show(played: int) -> None:

@@ -196,7 +196,7 @@ def compare(
 
     totals = {"a": 0, "b": 0}
     try:
-        with progress_bar(2 * games, f"{deck_a} vs {deck_b or deck_a}") as bar:
+        with progress_bar(2 * games, f"{deck_a} vs {deck_b or deck_a}", compiles=True) as bar:
             def progress(side, done):
                 bar(done - totals[side])
                 totals[side] = done

@@ -131,9 +131,10 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
             parts = ChunkedRun(out, identity)
         except ValueError as exc:
             fail(str(exc))
-    with progress_bar(games, f"{run.design.name} x{players}") as advance:
+    with progress_bar(games, f"{run.design.name} x{players}", compiles=True) as advance:
         # Compile or load the kernels first: the run's time is that of its games.
         startup = run.load_kernels() if parts is None or not all(parts.done(i) for i in range(n_chunks)) else 0.0
+        advance(0)  # the kernels are ready: the bar stops saying it compiles them
         for index, first in enumerate(range(0, games, chunk_size)):
             count = min(chunk_size, games - first)
             if parts is not None and parts.done(index):
@@ -239,7 +240,7 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
         fail("--playouts must be at least 1")
     try:
         position = read_position_file(position_file)
-        with progress_bar(playouts, "deals played out", resumable=False) as advance:
+        with progress_bar(playouts, "deals played out", resumable=False, compiles=True) as advance:
             rows = analyze_position(d, position, playouts, policy, parse_options(option), seed, str(position_file),
                                     advance)
     except (DesignError, PolicyError, OSError) as exc:

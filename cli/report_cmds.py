@@ -118,6 +118,8 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
     if state["chunks_done"] * chunk_size < games:
         for run in runs.values():
             run.load_kernels()  # the compile is not playing time
+        if progress:
+            progress("a", state["chunks_done"] * chunk_size)  # the kernels are ready: the bar stops saying so
     for index, first in enumerate(range(0, games, chunk_size)):
         count = min(chunk_size, games - first)
         if index >= state["chunks_done"]:

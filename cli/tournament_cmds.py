@@ -98,7 +98,7 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
     # tournament run again with the same arguments resumes.
     checkpoint = Path(out) / ".tournament-checkpoint.pkl" if out is not None else None
     try:
-        with progress_bar(games * n_pairs, f"tournament {design.name} x{players}, {n_pairs} pairings") as advance:
+        with progress_bar(games * n_pairs, f"tournament {design.name} x{players}, {n_pairs} pairings", compiles=True) as advance:
             result = play_tournament(design, players, names, games, seed, options, progress=advance, threads=threads,
                                      checkpoint=checkpoint)
         ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=seed)
@@ -176,7 +176,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
                 la, lb = f"A: {la}", f"B: {lb}"
             labels, what = (la, lb), f"has the higher {metric}"
             title = f"Sequential test: {la} vs {lb}, {metric}, {players} players, seed {seed}"
-        with progress_bar(max_games, "sequential") as advance:
+        with progress_bar(max_games, "sequential", compiles=True) as advance:
             res = sequential_compare(fn, alpha, beta, delta, chunk, max_games, labels, what, progress=advance)
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))

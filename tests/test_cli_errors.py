@@ -99,3 +99,16 @@ def test_help_shows_the_policies_command_whole():
     assert "etappe policies [etape|bremen]" in result.stdout
     replay = runner.invoke(app, ["replay", "--help"], env={"COLUMNS": "300"})
     assert "Tape l'étape" not in replay.stdout and "--sequential" not in replay.stdout
+
+
+def test_a_bar_says_the_kernels_compile_until_its_first_progress():
+    # A first run compiles for half a minute before any game is played; the
+    # bar must not sit at 0 without saying why, nor say it once games run.
+    from etappe.cli.common import progress_bar
+
+    with progress_bar(10, "stapop x4", compiles=True) as bar:
+        assert bar._progress.tasks[0].description == "stapop x4 (compiling the kernels)"
+        bar(1)
+        assert bar._progress.tasks[0].description == "stapop x4"
+    with progress_bar(10, "joining", compiles=False) as bar:
+        assert bar._progress.tasks[0].description == "joining"

@@ -325,7 +325,7 @@ def test_progress_moves_within_a_chunk_and_batches_keep_the_records(tmp_path, mo
     steps = []
 
     @contextlib.contextmanager
-    def recording_bar(total, what, resumable=True):
+    def recording_bar(total, what, resumable=True, compiles=False):
         yield steps.append if what.startswith("etape") else (lambda n: None)  # the races, not the joining
 
     pols = ["random", "heuristic", "lookahead:playouts=8"]
