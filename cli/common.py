@@ -131,11 +131,11 @@ class Bar:
     section) shown with its name and elapsed time, on the bar's own line
     when the bar has no total, else on a line below it."""
 
-    def __init__(self, progress: Progress, task, what: str, total: int | None, starting: bool = False):
+    def __init__(self, progress: Progress, task, what: str, total: int | None, compiles: bool = False):
         self._progress, self._task, self._what = progress, task, what
         self._stage = task if total is None else None
-        self._starting = starting
-        if starting:
+        self._compiling = compiles
+        if compiles:
             progress.update(task, description=f"{what} ({COMPILING})")
         self._lock = threading.Lock()
         self._shown = self._closed = False
@@ -155,8 +155,8 @@ class Bar:
 
     def __call__(self, n: int) -> None:
         self.show()
-        if self._starting:
-            self._starting = False
+        if self._compiling:
+            self._compiling = False
             self._progress.update(self._task, description=self._what)
         self._progress.advance(self._task, n)
 
@@ -186,12 +186,12 @@ def progress_bar(total: int | None, what: str, resumable: bool = True, compiles:
     (a cold compile shows it, with its elapsed time; with `compiles` it
     says so until the first progress, which the commands report, as 0,
     once the kernels are loaded: half a minute on a first run, a blink
-    once they are cached, when the bar is not yet shown). Ctrl-C ends the command, with a line
-    on how to resume it if the work is `resumable`."""
+    once they are cached, when the bar is not yet shown). Ctrl-C ends the
+    command, with a line on how to resume it if the work is `resumable`."""
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), _Count(), TimeElapsedColumn(), _Left(),
                         console=err_console, transient=False)
     task = progress.add_task(what, total=total, stage=total is None)
-    bar = Bar(progress, task, what, total, starting=compiles)
+    bar = Bar(progress, task, what, total, compiles=compiles)
     timer = threading.Timer(SHOW_BAR_AFTER, bar.show)
     timer.daemon = True
     timer.start()

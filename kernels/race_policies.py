@@ -15,12 +15,11 @@ from pathlib import Path
 import numpy as np
 from numba import njit, types
 
-from . import race as K
 from .jit import optional_part
 from .options import policy_parameters
 from .race import (
     N_PARAMS, P_ATTACK, P_CONFIDENCE, P_COUP_FOURRE, P_EXTENSION_MARGIN, P_HOLD_SAFETIES, P_HORIZON, P_PLAYOUTS,
-    P_TARGET_LEADER, POLICY_GREEDY, POLICY_LOOKAHEAD, POLICY_RANDOM, POLICY_USER,
+    P_TARGET_LEADER, POLICY_GREEDY, POLICY_LOOKAHEAD, POLICY_RANDOM, POLICY_USER, lookahead_move,
 )
 
 # name -> (offset in the parameter row, default, meaning)
@@ -161,7 +160,7 @@ def no_lookahead(state, card_table, rules, seat, moves, n_moves, params, key):
 def lookahead_decision(state, card_table, rules, seat, moves, n_moves, params, key):
     """The look-ahead's decision (kernels/race.py, lookahead_move), compiled
     to LOOKAHEAD_SIGNATURE on first use."""
-    return K.lookahead_move(state, card_table, rules, seat, moves, n_moves, params, key)
+    return lookahead_move(state, card_table, rules, seat, moves, n_moves, params, key)
 
 
 lookahead_argument = optional_part(LOOKAHEAD_SIGNATURE, lookahead_decision, no_lookahead)
