@@ -36,7 +36,10 @@ from .stats import (
     mean_interval,
     rate,
     ratio_difference_interval,
+    SKILL_MOMENTS,
     ratio_interval,
+    skill_moments,
+    skill_table_from_moments,
     wilson_interval,
 )
 
@@ -150,6 +153,7 @@ class RaceSummary:
       side_wins[S], position_wins[S], first_seat_games[P], disqualified[S], safeties[S],
       coups_side[S], hazards_played[S], hazards_received[S]
       policy_side_games[K], policy_wins[K] (policy_side_games),
+      skill_moments[K, K, 8] (stats.skill_moments; finish as in `head_to_head`),
       comeback_games (winner was behind at some point: in distance, or in
       the running score after a hand in games of several hands), hazard_decided,
       hazard_games
@@ -387,6 +391,8 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
             seat_policy[:, p] = L.policy_names.index(L.policies[p]) if L.policies[p] in L.policy_names else 0
     c["policy_side_games"], c["policy_wins"] = policy_side_games(seat_policy, winner, L.seat_side,
                                                                  len(L.policy_names))
+    c["skill_moments"] = skill_moments(seat_policy.T, list(_finish_keys(f, games, L).T), len(L.policy_names),
+                                       L.seat_side)
     c["first_seat_games"] = np.bincount(t["first_seat"].to_numpy() % L.players, minlength=L.players).astype(np.int64)
     for name, col in (("disqualified", "disqualified"), ("safeties", "safeties"), ("coups_side", "coups"),
                       ("hazards_played", "hazards_played"), ("hazards_received", "hazards_received")):
@@ -547,17 +553,42 @@ def _rate_columns(k, n) -> dict:
 
 
 def policy_side_games(seat_policy: np.ndarray, winner: np.ndarray, seat_side, policies: int):
-    """(side-games, wins) per policy index: one unit for each game and side
-    in which the policy holds a seat of that side, a win when that side won.
-    Partners who share a policy count once, as they win together.
-    seat_policy [games, seats] indexes the policies; winner [games] is a
-    side or -1."""
+    """(side-games, wins) per policy index: one unit for each game with a
+    winner and each side in which the policy holds a seat, a win when that
+    side won, so that a fair share is 1/sides as for seats (games without a
+    winner are counted under how games end). Partners who share a policy
+    count once, as they win together. seat_policy [games, seats] indexes the
+    policies; winner [games] is a side or -1."""
+    decided = winner >= 0
+    seat_policy, winner = seat_policy[decided], winner[decided]
     seat_side = np.asarray(seat_side, dtype=np.int64)
     games = np.arange(len(winner))
     holds = np.zeros((len(winner), int(seat_side.max()) + 1, policies), dtype=bool)
     holds[games[:, None], seat_side[None, :], seat_policy] = True
-    won = holds[games, np.maximum(winner, 0)] & (winner >= 0)[:, None]
+    won = holds[games, winner]
     return holds.sum(axis=(0, 1)).astype(np.int64), won.sum(axis=0).astype(np.int64)
+
+
+def _finish_keys(f: pd.DataFrame, games: _Games, L: Layout) -> np.ndarray:
+    """[games, seats] how each seat finished, higher is better: the winner's
+    side ahead of everyone, then the side's total score at the end of the
+    game (its distance in designs of one hand)."""
+    ends = np.r_[games.starts[1:], len(f)] - 1
+    side_key = _sides(f, "s{s}_total", L.sides)[ends].astype(float)
+    side_key[np.arange(len(ends)), np.maximum(games.winner, 0)] += np.where(games.winner >= 0, 1e12, 0.0)
+    return side_key[:, list(L.seat_side)]
+
+
+def head_to_head(s: RaceSummary) -> pd.DataFrame:
+    """Skill matrix of the run (stats.skill_table_from_moments): for every
+    ordered pair of different policies on different sides of a game, how
+    often the first finished ahead of the second (the winner's side ahead of
+    everyone, then the higher total score, or distance in designs of one
+    hand; equal is level), with its interval clustered by game. Partners are
+    not opponents. Empty when every seat plays the same policy."""
+    names = list(s.layout.policy_names)
+    moments = s.c.get("skill_moments", np.zeros((len(names), len(names), len(SKILL_MOMENTS)), np.int64))
+    return skill_table_from_moments(names, moments, s.games)
 
 
 def outcomes_by_seat(s: RaceSummary) -> pd.DataFrame:
@@ -576,9 +607,9 @@ def outcomes_by_seat(s: RaceSummary) -> pd.DataFrame:
 
 
 def outcomes_by_policy(s: RaceSummary) -> pd.DataFrame:
-    """Win rate per policy over side-games (policy_side_games: a game counts
-    once for each side in which the policy holds a seat; partners count
-    once). A policy on several sides of a game can win on at most one of
+    """Win rate per policy over side-games (policy_side_games: a game with a
+    winner counts once for each side in which the policy holds a seat;
+    partners count once). A policy on several sides of a game can win on at most one of
     them, so its outcomes in one game are negatively correlated and the
     interval errs on the wide side."""
     L = s.layout
@@ -599,13 +630,28 @@ def outcomes_by_position(s: RaceSummary) -> pd.DataFrame:
                          "fair_share": np.full(L.sides, 1.0 / L.sides)})
 
 
+def sides_differ_in_policy(L: Layout) -> bool:
+    """Whether the sides hold different policies for the whole run (fixed
+    seating), so that their win rates differ by skill, not only by seat."""
+    if L.seating != "fixed":
+        return False
+    held = {tuple(sorted(p for p, side in zip(L.policies, L.seat_side) if side == s)) for s in range(L.sides)}
+    return len(held) > 1
+
+
 def seat_uniformity(s: RaceSummary) -> pd.DataFrame:
     """Chi-square tests of uniform wins over turn-order positions and over fixed sides.
 
-    Only games with a winner count; df = sides - 1.
+    Only games with a winner count; df = sides - 1. The test over sides is
+    left out when the sides hold different policies (sides_differ_in_policy):
+    it would measure skill. The one over positions stays, as the first seat
+    moves round the table and every policy starts equally often.
     """
     rows = []
-    for name, counts in (("turn-order position", s.c["position_wins"]), ("side (fixed seats)", s.c["side_wins"])):
+    tests = [("turn-order position", s.c["position_wins"])]
+    if not sides_differ_in_policy(s.layout):
+        tests.append(("side (fixed seats)", s.c["side_wins"]))
+    for name, counts in tests:
         t = chisquare_uniform(counts)
         rows.append({"test": f"uniform wins by {name}", "chi2": t.statistic, "df": t.df, "p_value": t.p_value, "n": t.n})
     return pd.DataFrame(rows)

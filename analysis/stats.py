@@ -441,57 +441,82 @@ def hist_ecdf(values, counts):
     return v[keep], np.cumsum(c[keep]) / total
 
 
-def skill_table(names: list, keys: list) -> pd.DataFrame:
-    """Skill matrix of one run with different policies at the table: for
-    every ordered pair of different policies seated in the same game, how
-    often the first finished ahead of the second.
+SKILL_MOMENTS = ("ahead", "behind", "level", "half_points", "pairs", "half_points_sq", "pairs_sq", "half_points_pairs")
 
-    names[s]: the policy of seat s, one name for every game or an array of
-    one per game (seats that rotate); keys[s]: seat s's finish in each game,
-    higher is better, equal keys are level (worth 1/2). Long table, both
-    directions, policies in order of first seat: policy, opponent, pairs
-    (seat pairs: a game with two seats of A and two of B gives four), ahead,
-    behind, level, score = (ahead + level / 2) / pairs and its 95 %
-    interval, which counts the seat pairs of one game together
-    (ratio_interval, clustered by game). Empty when every seat plays the
-    same policy."""
-    columns = ["policy", "opponent", "pairs", "ahead", "behind", "level", "score", "ci_low", "ci_high"]
+
+def skill_moments(codes: np.ndarray, keys: list, policies: int, seat_side=None) -> np.ndarray:
+    """The additive sums behind a skill matrix (skill_table_from_moments), so
+    that a run read chunk by chunk can add them up.
+
+    codes[s, g]: the policy index (0 .. policies-1) of seat s in game g;
+    keys[s]: seat s's finish in each game, higher is better, equal keys are
+    level. seat_side[s]: the side of seat s where seats play in teams
+    (partners are not opponents: their pairs are left out). Returns an int64
+    array [policies, policies, len(SKILL_MOMENTS)]: for the ordered pairing
+    (a, b), the seat pairs where a finished ahead, behind, level, and the
+    per-game sums of half points h_g = 2 ahead + level and of seat pairs p_g,
+    with their squares and product over games (for the interval clustered by
+    game)."""
     seats, games = len(keys), len(keys[0])
-    flat = np.concatenate([np.broadcast_to(np.asarray(n, dtype=object), (games,)) for n in names])
-    codes, uniques = pd.factorize(flat)
-    codes = codes.reshape(seats, games)
-    k = len(uniques)
-    # per pairing (a, b) and game: half-points of a against b, and seat pairs
-    half_points: dict[tuple, np.ndarray] = {}
-    pairs: dict[tuple, np.ndarray] = {}
-    tallies: dict[tuple, np.ndarray] = {}  # ahead, behind, level
+    side = np.arange(seats) if seat_side is None else np.asarray(seat_side)
+    every_game = np.arange(games)
+    # per pairing a * policies + b and game
+    half_points = np.zeros((policies * policies, games), np.int64)
+    pairs = np.zeros((policies * policies, games), np.int64)
+    out = np.zeros((policies * policies, len(SKILL_MOMENTS)), np.int64)
     for i in range(seats):
         for j in range(seats):
-            if i == j:
+            if side[i] == side[j]:
                 continue
             ahead, behind = keys[i] > keys[j], keys[i] < keys[j]
             level = ~(ahead | behind)
-            pairing = codes[i] * k + codes[j]
-            for code in np.unique(pairing):
-                a, b = divmod(int(code), k)
-                if a == b:
-                    continue
-                here = pairing == code
-                if (a, b) not in pairs:
-                    half_points[a, b], pairs[a, b] = np.zeros(games, np.int32), np.zeros(games, np.int32)
-                    tallies[a, b] = np.zeros(3, np.int64)
-                half_points[a, b] += here * (2 * ahead + level)
-                pairs[a, b] += here
-                tallies[a, b] += [(here & ahead).sum(), (here & behind).sum(), (here & level).sum()]
+            pairing = codes[i] * policies + codes[j]
+            half_points[pairing, every_game] += 2 * ahead + level  # one pairing per game: no repeated index
+            pairs[pairing, every_game] += 1
+            for t, happened in enumerate((ahead, behind, level)):
+                out[:, t] += np.bincount(pairing, weights=happened, minlength=policies * policies).astype(np.int64)
+    out[:, 3], out[:, 4] = half_points.sum(axis=1), pairs.sum(axis=1)
+    out[:, 5], out[:, 6] = (half_points**2).sum(axis=1), (pairs**2).sum(axis=1)
+    out[:, 7] = (half_points * pairs).sum(axis=1)
+    return out.reshape(policies, policies, -1)
+
+
+def skill_table_from_moments(names: list, moments: np.ndarray, games: int) -> pd.DataFrame:
+    """The skill matrix as a long table, both directions, from skill_moments
+    over `games` games (names[k]: policy k's name): policy, opponent, pairs
+    (seat pairs: a game with two seats of A and two of B gives four), ahead,
+    behind, level, score = (ahead + level / 2) / pairs and its 95 % interval,
+    which counts the seat pairs of one game together (ratio_interval,
+    clustered by game). Pairings that never met, and a policy against
+    itself, are left out: empty when every seat plays the same policy."""
+    columns = ["policy", "opponent", "pairs", "ahead", "behind", "level", "score", "ci_low", "ci_high"]
     rows = []
-    for a, b in sorted(pairs):
-        x, y = half_points[a, b] / 2.0, pairs[a, b].astype(float)
-        score, low, high = ratio_interval(games, x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
-        ahead, behind, level = (int(v) for v in tallies[a, b])
-        rows.append({"policy": uniques[a], "opponent": uniques[b], "pairs": int(y.sum()), "ahead": ahead,
-                     "behind": behind, "level": level, "score": float(score), "ci_low": float(low),
-                     "ci_high": float(high)})
+    for a in range(len(names)):
+        for b in range(len(names)):
+            m = moments[a, b]
+            if a == b or m[4] == 0:
+                continue
+            score, low, high = ratio_interval(games, m[3] / 2, m[4], m[5] / 4, m[6], m[7] / 2)
+            rows.append({"policy": names[a], "opponent": names[b], "pairs": int(m[4]), "ahead": int(m[0]),
+                         "behind": int(m[1]), "level": int(m[2]), "score": float(score), "ci_low": float(low),
+                         "ci_high": float(high)})
     return pd.DataFrame(rows, columns=columns)
+
+
+def skill_table(names: list, keys: list, seat_side=None) -> pd.DataFrame:
+    """Skill matrix of one run with different policies at the table: for
+    every ordered pair of different policies seated in the same game on
+    different sides, how often the first finished ahead of the second
+    (skill_table_from_moments).
+
+    names[s]: the policy of seat s, one name for every game or an array of
+    one per game (seats that rotate); keys[s]: seat s's finish in each game
+    (skill_moments), seat_side as there. Policies in order of first seat."""
+    seats, games = len(keys), len(keys[0])
+    flat = np.concatenate([np.broadcast_to(np.asarray(n, dtype=object), (games,)) for n in names])
+    codes, uniques = pd.factorize(flat)
+    moments = skill_moments(codes.reshape(seats, games), keys, len(uniques), seat_side)
+    return skill_table_from_moments(list(uniques), moments, games)
 
 
 def distribution_row(label: str, values) -> dict:

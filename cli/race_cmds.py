@@ -203,7 +203,7 @@ class _RunningSummary:
         console.print(table)
         if len(self.run.distinct) > 1:
             by_policy = Table("policy", "side-games", "won", "win rate", "95 % interval",
-                              title="by policy (a game counts once for each side the policy plays)")
+                              title="by policy (games with a winner, once for each side the policy plays)")
             for k, spec in enumerate(self.run.distinct):
                 n = int(self.policy_side_games[k])
                 low, high = wilson_interval(int(self.policy_wins[k]), n)

@@ -20,7 +20,7 @@ from ..analysis.race_summary import RaceSummary
 from ..analysis.stats import rate, wilson_interval
 from . import plots
 from .document import Report, Section
-from .sections import tension_figures
+from .sections import skill_section, tension_figures
 
 
 # ------------------------------------------------------------------ helpers
@@ -166,8 +166,20 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
         sec.figure(plots.win_bars(seats.assign(label=[f"seat {i}: {p}" for i, p in zip(seats["seat"], seats["policy"])]),
                                   "label", fair_share=1.0 / L.sides).figure, "Win rate per seat", name=f"win_bars{tag}")
     sec.table(rs.seat_uniformity(s), "Seat uniformity: Pearson chi-square tests (games with a winner)")
+    if rs.sides_differ_in_policy(L):
+        sec.text("No test of uniform wins by side: the sides hold different policies, so their win rates differ "
+                 "by skill (see the skill matrix); the turn-order test stands, as every policy starts equally often.")
     sec.table(rs.game_end_rates(s).rename(columns={"ci_low": "95 % low", "ci_high": "95 % high"}),
               "How games and hands end (draw, stall / turn cap), with 95 % intervals")
+
+
+def _skill(sec: Section, s: RaceSummary) -> None:
+    skill_section(sec, rs.head_to_head(s), "game",
+                  "the winner's side ahead of everyone, then the higher total score, or distance in designs of one "
+                  "hand; equal counts 1/2; partners are not opponents", "e.g. random, greedy, lookahead",
+                  "Seats " + ("rotate game by game." if s.layout.seating != "fixed" else "are fixed: the first seat "
+                              "moves round the table, so every policy starts equally often.")
+                  + " `etappe tournament` plays each pair of policies on the same deals.", "skill_matrix")
 
 
 def _length(sec: Section, s: RaceSummary, tag: str = "") -> None:
@@ -281,6 +293,7 @@ def build_report(summary: RaceSummary, meta: dict, title: str | None = None, on_
     for line in glance(summary):
         at.text(line)
     _outcomes(rep.section("Outcomes"), summary)
+    _skill(rep.section("Skill matrix"), summary)
     _length(rep.section("Length"), summary)
     _tension(rep.section("Tension"), summary)
     _progress(rep.section("Progress"), summary)

@@ -18,7 +18,7 @@ from etappe.reports.race_report import build_comparison_report, build_report
 from test_compare import b_hands
 from test_race_summary import make_records, mb_hands, mb_meta, toy_hands, toy_meta
 
-SECTIONS = ["Run", "At a glance", "Outcomes", "Length", "Tension", "Progress", "Card balance", "Anomalies", "Caveat"]
+SECTIONS = ["Run", "At a glance", "Outcomes", "Skill matrix", "Length", "Tension", "Progress", "Card balance", "Anomalies", "Caveat"]
 
 
 @pytest.fixture

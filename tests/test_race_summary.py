@@ -15,6 +15,7 @@ from etappe.analysis.race_summary import (
     card_balance,
     game_end_rates,
     game_table,
+    head_to_head,
     hist_frame,
     length_table,
     outcomes_by_policy,
@@ -28,7 +29,7 @@ from etappe.analysis.race_summary import (
     tension_table,
     worth_playing,
 )
-from etappe.analysis.stats import wilson_interval
+from etappe.analysis.stats import ratio_interval, wilson_interval
 
 CARD_STATS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
 
@@ -132,8 +133,10 @@ def test_outcomes_by_seat_and_policy(toy):
     assert seats.loc[0, "ci_low"] == pytest.approx(0.0615, abs=1e-4)
     assert seats.loc[0, "ci_high"] == pytest.approx(0.7923, abs=1e-4)
     assert list(seats["policy"]) == ["random", "greedy(a=1)"]
-    pol = outcomes_by_policy(s)
-    assert pol.set_index("policy").loc["greedy(a=1)", "wins"] == 2
+    pol = outcomes_by_policy(s).set_index("policy")
+    # like the seats: among the 3 games with a winner, so that a fair share is 1/2
+    assert tuple(pol.loc["greedy(a=1)", ["side_games", "wins"]]) == (3, 2)
+    assert tuple(pol.loc["random", ["side_games", "wins"]]) == (3, 1)
 
 
 def test_first_player_advantage_and_chi_square(toy):
@@ -147,7 +150,11 @@ def test_first_player_advantage_and_chi_square(toy):
     # [3, 0] vs 1.5 each: 3.0 on 1 df
     assert by_pos["chi2"] == pytest.approx(3.0) and by_pos["df"] == 1 and by_pos["n"] == 3
     assert by_pos["p_value"] == pytest.approx(math.erfc(math.sqrt(1.5)), abs=1e-9)
-    by_side = tests.loc["uniform wins by side (fixed seats)"]
+    # the sides hold different policies (random, greedy): a test of uniform wins by side would measure skill
+    assert "uniform wins by side (fixed seats)" not in tests.index
+    same_policy = make_records(toy_hands(), make_meta(policies=[{"name": "random", "params": {}}] * 2))
+    by_side = seat_uniformity(summarize(same_policy)).set_index("test").loc["uniform wins by side (fixed seats)"]
+    # sides won [1, 2] of 3 games: (1 - 1.5)^2 / 1.5 * 2 = 1/3
     assert by_side["chi2"] == pytest.approx(1 / 3)
 
 
@@ -402,4 +409,34 @@ def test_partners_sharing_a_policy_count_once():
     # 4 players in teams, policies A B A B: A is side 0, B side 1, one unit each per game
     seat_policy = np.array([[0, 1, 0, 1]] * 3)
     side_games, wins = policy_side_games(seat_policy, np.array([0, 1, -1]), [0, 1, 0, 1], 2)
-    assert side_games.tolist() == [3, 3] and wins.tolist() == [1, 1]
+    # the third game has no winner and is left out, as in the per-seat rates
+    assert side_games.tolist() == [2, 2] and wins.tolist() == [1, 1]
+
+
+def test_skill_matrix(toy):
+    h = head_to_head(summarize(toy)).set_index(["policy", "opponent"])
+    # random (seat 0) against greedy (seat 1): won game 0, lost 1 and 3, level in game 2 (no winner, 50 to 50)
+    row = h.loc[("random", "greedy(a=1)")]
+    assert (row["pairs"], row["ahead"], row["behind"], row["level"]) == (4, 1, 2, 1)
+    assert row["score"] == pytest.approx(1.5 / 4)
+    assert h.loc[("greedy(a=1)", "random"), "score"] == pytest.approx(2.5 / 4)
+    # one pair a game: the interval clusters the points x = 1, 0, 1/2, 0 over pairs y = 1, 1, 1, 1
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(ratio_interval(4, 1.5, 4, 1.25, 4, 1.5)[1:])
+
+
+def test_skill_matrix_leaves_out_partners():
+    # teams: seats 0, 2 (random, random) against seats 1, 3 (greedy, random); side 1 won games 0 and 1
+    meta = make_meta(players=4, sides=2, seat_side=[0, 1, 0, 1])
+    hands = [dict(game=0, winner_side=1, total=[10, 20]), dict(game=1, winner_side=1, total=[10, 20]),
+             dict(game=2, winner_side=0, total=[20, 10])]
+    h = head_to_head(summarize(make_records(hands, meta))).set_index(["policy", "opponent"])
+    # random meets greedy in the pairs (0, 1) and (2, 1) of each game; greedy's partner (seat 3, random) is
+    # not its opponent, and random against random is no pairing
+    row = h.loc[("random", "greedy(a=1)")]
+    assert (row["pairs"], row["ahead"], row["behind"], row["level"]) == (6, 2, 4, 0)
+    assert len(h) == 2
+
+
+def test_no_skill_matrix_when_every_seat_plays_the_same_policy():
+    meta = make_meta(policies=[{"name": "random", "params": {}}] * 2)
+    assert head_to_head(summarize(make_records(toy_hands(), meta))).empty
