@@ -174,7 +174,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
             lb = deck_2 + ("" if not options_b else " (" + ", ".join(f"{k}={v}" for k, v in options_b.items()) + ")")
             if la == lb:
                 la, lb = f"A: {la}", f"B: {lb}"
-            labels, what = (la, lb), f"has the higher {metric}"
+            labels, what = (la, lb), f"has the higher {metric} in more games"
             title = f"Sequential test: {la} vs {lb}, {metric}, {players} players, seed {seed}"
         with progress_bar(max_games, "sequential", compiles=True) as advance:
             res = sequential_compare(fn, alpha, beta, delta, chunk, max_games, labels, what, progress=advance)
