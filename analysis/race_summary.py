@@ -48,7 +48,7 @@ HAZARD_ROLES = {"hazard", "limit", "setback", "delay", "attack", "speed_limit"}
 RESPONSIVE_ROLES = {"remedy", "end_limit", "end_of_limit", "go"}
 EXAMPLES_KEPT = 20
 
-# Thresholds of the "rarely worth playing" rule (see `worth_playing`).
+# Thresholds of the rule that flags dead cards and cards that go with losing (see `worth_playing`).
 MIN_DRAWN = 50
 DEAD_PLAYED_SHARE = 0.10
 
@@ -803,8 +803,9 @@ def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float 
     dead = enough & (cb["played_share_high"] < dead_share)
     chosen = ~cb["role"].map(_role).isin(RESPONSIVE_ROLES)
     losing = enough & chosen & (cb["winner_share_high"] < fair) & (cb["win_lift_high"] < 0)
-    reason = np.where(dead, "dead: almost never played when held",
-                      np.where(losing, "goes with losing: winners play it less, players of it win less", ""))
+    reason = np.where(dead & chosen, "dead: almost never played when held",
+                      np.where(dead, "dead: almost never needed: it answers attacks, which call for fewer",
+                               np.where(losing, "goes with losing: winners play it less, players of it win less", "")))
     out = cb[["card", "name", "role", "drawn", "played_share", "winner_share", "win_lift"]].copy()
     out["flag"] = dead | losing
     out["reason"] = reason

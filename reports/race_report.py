@@ -142,10 +142,19 @@ def glance(summary: RaceSummary) -> list[str]:
     lines.append(f"A game lasts {length['median']:g} turns (median; 95th percentile {length['p95']:g}).")
     lines.append(f"{int(cap['count'])} of {summary.games} games ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
                  "hit the cap.")
-    flagged = rs.worth_playing(summary)
-    flagged = flagged[flagged["flag"]]
-    if len(flagged):
-        lines.append("Cards rarely worth playing: " + ", ".join(flagged["name"].astype(str)) + ".")
+    lines += flagged_card_lines(rs.worth_playing(summary))
+    return lines
+
+
+def flagged_card_lines(flags: pd.DataFrame) -> list[str]:
+    """The at-a-glance lines of the cards worth_playing flags, by reason."""
+    lines = []
+    for start, what in (("dead: almost never played", "Dead cards (held or discarded nine times in ten): "),
+                        ("dead: almost never needed", "Answer cards rarely needed (more than the attacks call for): "),
+                        ("goes with losing", "Cards that go with losing: ")):
+        names = flags.loc[flags["reason"].str.startswith(start), "name"].astype(str)
+        if len(names):
+            lines.append(what + ", ".join(names) + ".")
     return lines
 
 
@@ -259,16 +268,18 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
             coup_share=rate(sf["coups"].to_numpy(), sf["played"].to_numpy())),
             "Safeties: coups fourrés (coup share = coups / played)")
     flags = rs.worth_playing(s)
-    sec.text(f"Rule for 'rarely worth playing' (cards drawn at least {rs.MIN_DRAWN} times): dead if the upper end of "
-             f"the 95 % interval of played / drawn is below {rs.DEAD_PLAYED_SHARE:.0%}; goes with losing if the "
-             "winner makes less than its fair share of the plays and sides that played it won less often than "
-             "sides that did not (both intervals entirely below).")
+    sec.text(f"Which cards are never worth playing? Rule (cards drawn at least {rs.MIN_DRAWN} times): dead if the "
+             f"upper end of the 95 % interval of played / drawn is below {rs.DEAD_PLAYED_SHARE:.0%} (for go, remedy "
+             "and end-of-limit cards, which answer attacks, that says the deck holds more of them than the attacks "
+             "call for); goes with losing (cards played by choice only) if the winner makes less than its fair "
+             "share of the plays and sides that played it won less often than sides that did not (both intervals "
+             "entirely below).")
     flagged = flags[flags["flag"]]
     if len(flagged):
         sec.table(flagged[["name", "role", "drawn", "played_share", "winner_share", "win_lift", "reason"]],
-                  "Cards rarely worth playing")
+                  "Dead cards and cards that go with losing")
     else:
-        sec.text("No card is flagged as rarely worth playing.")
+        sec.text("No card is flagged as dead or as going with losing.")
 
 
 def _caveat(sec: Section, metas: list[dict]) -> None:
@@ -414,8 +425,8 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                        name=f"card_balance_{tag}")
     flags = pd.concat([rs.worth_playing(summary_a).assign(design=name_a), rs.worth_playing(summary_b).assign(design=name_b)])
     flags = flags[flags["flag"]]
-    sec.table(flags[["design", "name", "role", "drawn", "played_share", "winner_share", "reason"]], "Cards rarely worth playing") \
-        if len(flags) else sec.text("No card is flagged as rarely worth playing in either design.")
+    sec.table(flags[["design", "name", "role", "drawn", "played_share", "winner_share", "reason"]], "Dead cards and cards that go with losing") \
+        if len(flags) else sec.text("No card is flagged as dead or as going with losing in either design.")
 
     sec = rep.section("Anomalies")
     sec.table(pd.concat([rs.anomalies(summary_a).assign(design=name_a), rs.anomalies(summary_b).assign(design=name_b)],

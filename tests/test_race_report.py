@@ -287,3 +287,18 @@ def test_compare_designs_runs_both_in_chunks(real_runs, tmp_path):
     # same seed: game i is the stored run's game i, whatever the chunking
     turns = real_runs["stapop"].query("game < 120")["game_turns"].mean()
     assert f"| turns per game | turns | 120 | {turns:.4g} |" in md
+
+
+def test_at_a_glance_names_flagged_cards_by_reason():
+    import pandas as pd
+
+    from etappe.reports.race_report import flagged_card_lines
+
+    flags = pd.DataFrame({"name": ["Dud", "Gasoline", "Bad", "Fine"],
+                          "reason": ["dead: almost never played when held",
+                                     "dead: almost never needed: it answers attacks, which call for fewer",
+                                     "goes with losing: winners play it less, players of it win less", ""]})
+    assert flagged_card_lines(flags) == ["Dead cards (held or discarded nine times in ten): Dud.",
+                                         "Answer cards rarely needed (more than the attacks call for): Gasoline.",
+                                         "Cards that go with losing: Bad."]
+    assert flagged_card_lines(flags.iloc[3:]) == []

@@ -278,8 +278,28 @@ def test_worth_playing_rule():
     # ... with a 10x larger run it is (sum 225, se = sqrt(225 / 9900) / 10 = .01508, upper .0795)
     hands10 = [dict(h, game=h["game"] + 10 * k) for k in range(10) for h in hands]
     flags = worth_playing(summarize(make_records(hands10, meta))).set_index("card")
-    assert flags.loc["dud", "flag"] and flags.loc["dud", "reason"].startswith("dead")
+    # a remedy answers an attack: when it is dead, the deck holds more than the attacks call for
+    assert flags.loc["dud", "flag"] and flags.loc["dud", "reason"].startswith("dead: almost never needed")
     assert not flags.loc["km5", "flag"]
+
+
+def losing_card_records(role):
+    """100 games in which the losing side plays the one card it draws and the winner draws none."""
+    meta = make_meta(cards=[{"key": "bad", "name": "Bad", "role": role, "value": 0}])
+    hands = [dict(game=g, winner_side=g % 2, total=[1, 0] if g % 2 == 0 else [0, 1],
+                  cards={"bad": {"drawn": [0, 1] if g % 2 == 0 else [1, 0],
+                                 "played": [0, 1] if g % 2 == 0 else [1, 0]}})
+             for g in range(100)]
+    return make_records(hands, meta)
+
+
+def test_goes_with_losing_rule():
+    # every play is the loser's (winner share 0, fair share 1/2) and sides that played it never won (lift -1)
+    flags = worth_playing(summarize(losing_card_records("hazard"))).set_index("card")
+    assert flags.loc["bad", "flag"] and flags.loc["bad", "reason"].startswith("goes with losing")
+    # a remedy is played because its side was hit: its link with losing says nothing about the card
+    flags = worth_playing(summarize(losing_card_records("remedy"))).set_index("card")
+    assert not flags.loc["bad", "flag"]
 
 
 def test_anomalies(toy):
