@@ -238,7 +238,7 @@ def can_lay_distance(state, ct, rules, side, t):
         return False
     if rules[R_TARGET_SET] == 1:
         return laid < ct[t, C_TARGET] or rules[R_OVERSHOOT_DISQUALIFY] == 1
-    return state[b + SD_DIST] + ct[t, C_VALUE] <= state[ST_TRIP]
+    return state[b + SD_DIST] + ct[t, C_VALUE] <= state[ST_TRIP] or rules[R_OVERSHOOT_DISQUALIFY] == 1
 
 
 @njit(cache=True, inline="always")
@@ -584,7 +584,8 @@ def trip_complete(state, rules, side):
 NEVER_LAID = -10.0
 MAX_DISCARD_SCORE = -NEVER_LAID
 # Below every discard (the lowest, a safety's, scores -100): a stage card that
-# would disqualify its side (overshoot = "disqualify") is never laid by choice.
+# would disqualify its side (overshoot = "disqualify") is never laid by choice;
+# nor is a distance card beyond a sum target under that option.
 OVERSHOOT_SCORE = -1000.0
 
 
@@ -648,7 +649,11 @@ def own_score(state, ct, rules, side, t, params):
     """Greedy's score of laying card type t on its own side."""
     role = ct[t, C_ROLE]
     if role == ROLE_DISTANCE:
-        if rules[R_TARGET_SET] == 1 and state[side_at(side) + SD_LAID + t] >= ct[t, C_TARGET]:
+        b = side_at(side)
+        if rules[R_TARGET_SET] == 1:
+            if state[b + SD_LAID + t] >= ct[t, C_TARGET]:
+                return OVERSHOOT_SCORE
+        elif state[b + SD_DIST] + ct[t, C_VALUE] > state[ST_TRIP]:
             return OVERSHOOT_SCORE
         return 60.0 + 10.0 * ct[t, C_VALUE] / state[ST_TRIP]
     if role == ROLE_SAFETY:
@@ -847,6 +852,8 @@ def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_
                     state[tb + SD_NEED] -= 1
                 else:
                     state[tb + SD_DISQ] = 1  # option overshoot = "disqualify"
+            elif state[tb + SD_DIST] > state[ST_TRIP]:
+                state[tb + SD_DISQ] = 1  # the same option, beyond a sum target
             update_tension(state, rules, sides_out)
             if trip_complete(state, rules, side):
                 hand_over = True
@@ -957,9 +964,10 @@ def rollout(ct, rules, state, seat, horizon, ids, params, pkeys, key, sides_out,
 def playout_value(ct, rules, state, side, over, sides_out, win_only):
     """Value of a playout's end for `side`: in scored designs its hand score
     minus the best opponent's; otherwise 1 for completing the trip, 0 for
-    another side completing it, and the distance lead in between. With
-    win_only: 1 if the side wins the hand (completes the trip, or has the
-    strictly best hand score in scored designs), else 0."""
+    another side completing it or for the side's disqualification (it can
+    no longer win), and in between the distance lead over the sides still
+    in the race. With win_only: 1 if the side wins the hand (completes the
+    trip, or has the strictly best hand score in scored designs), else 0."""
     sides = rules[R_SIDES]
     if rules[R_SCORING] == 1:
         for s in range(sides):
@@ -980,12 +988,13 @@ def playout_value(ct, rules, state, side, over, sides_out, win_only):
         return (sides_out[side, S_SCORE] - best) / 1000.0
     if state[ST_TRIP_SIDE] >= 0:
         return 1.0 if state[ST_TRIP_SIDE] == side else 0.0
-    if win_only:
+    if win_only or state[side_at(side) + SD_DISQ] == 1:
         return 0.0
     best = 0
     for s in range(sides):
-        if s != side and state[side_at(s) + SD_DIST] > best:
-            best = state[side_at(s) + SD_DIST]
+        b = side_at(s)
+        if s != side and state[b + SD_DISQ] == 0 and state[b + SD_DIST] > best:
+            best = state[b + SD_DIST]
     return 0.5 + 0.5 * (state[side_at(side) + SD_DIST] - best) / state[ST_TRIP]
 
 

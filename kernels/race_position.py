@@ -232,6 +232,11 @@ def position_in_play(design: Design, position: dict, source: str = "position", o
     for s in range(int(rules[K.R_SIDES])):
         b = K.side_at(s)
         km = int(state[b + K.SD_DIST])
+        if not rules[K.R_TARGET_SET] and km > state[K.ST_TRIP]:
+            if not rules[K.R_OVERSHOOT_DISQUALIFY]:
+                raise DesignError(f"{source}: sides[{s}].distance: {km} {design.unit}, beyond the trip of "
+                                  f"{state[K.ST_TRIP]}, which the option overshoot = \"forbid\" lets no side pass")
+            state[b + K.SD_DISQ] = 1
         done = state[b + K.SD_NEED] <= 0 if rules[K.R_TARGET_SET] else km >= state[K.ST_TRIP]
         if done and not state[b + K.SD_DISQ]:
             raise DesignError(f"{source}: sides[{s}].distance: {km} {design.unit}: the side has completed "

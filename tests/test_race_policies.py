@@ -318,6 +318,25 @@ def test_greedy_never_disqualifies_itself():
     assert (df["s0_disqualified"] == 0).all() and (df["s1_disqualified"] == 0).all()
 
 
+def test_lookahead_does_not_disqualify_itself():
+    # The same position: a ninth 5 km stage puts the side 5 km ahead, but it can no longer win, so the
+    # look-ahead must value it below a discard (it used to value a playout by the distance lead alone).
+    design = load_design("stapop")
+    position = {
+        "players": 2, "on_turn": 0, "stock": 30,
+        "hands": {"0": ["km5", "km5", "km6", "km6", "crossing", "flat_tyre"]},
+        "sides": [{"battle": "go", "limit": "tailwind", "distance": {"km5": 8, "km6": 4}},
+                  {"battle": "flat_tyre", "limit": "tailwind"}],
+    }
+    state, ct, rules, seat = position_state(design, position, seed=1, options={"overshoot": "disqualify"})
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    params = np.array(parse_policy("lookahead:playouts=200,confidence=0").params)
+    policy_functions = RaceRun("stapop", 2, ["lookahead"], 0).policy_functions
+    for key in range(1, 6):
+        m, _ = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(key), *policy_functions)
+        assert int(m) & 7 == K.DISCARD, int(m)
+
+
 def test_presets_are_parameter_settings_of_one_family():
     greedy, aggressive = parse_policy("greedy"), parse_policy("aggressive")
     assert greedy.kernel_id == aggressive.kernel_id == K.POLICY_GREEDY

@@ -439,6 +439,21 @@ def test_mb_never_beyond_the_trip():
     assert {"play km25", "play km50"} <= moves and "play km75" not in moves
 
 
+def test_mb_option_overshoot_disqualify():
+    # The seed: "wie te veel etappes of kilometers neerlegt, kan niet meer winnen" (who lays too many
+    # kilometres can no longer win); the rulebooks' "never beyond the trip" is the default.
+    opts = {"overshoot": "disqualify"}
+    own = side("roll", distance={"km100": 6, "km50": 1})  # 650 of 700
+    assert ALL_KM <= legal(MB, mb_pos(own, side(), DIST_HAND), options=opts)
+    new, info = play(MB, mb_pos(own, side(), DIST_HAND), "play km100", options=opts)
+    assert new["sides"][0]["km"] == 750 and not info["hand_over"] and info["trip_side"] == -1
+    # a position beyond the trip: refused under the default, a disqualified side under the option
+    beyond = mb_pos(side("roll", distance={"km100": 7, "km50": 1}), side(), DIST_HAND)
+    with pytest.raises(DesignError, match=r"sides\[0\].distance: 750 km, beyond the trip of 700"):
+        legal(MB, beyond)
+    assert "play km25" in legal(MB, beyond, options=opts)
+
+
 @pytest.mark.parametrize("hazard,remedy", [("out_of_gas", "gasoline"), ("flat_tire", "spare_tire"),
                                            ("accident", "repairs")])
 def test_mb_remedy_on_its_own_hazard_then_roll(hazard, remedy):
