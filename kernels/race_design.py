@@ -563,7 +563,22 @@ def _check_reachable(v: "_Validator", d: Design) -> None:
                     v.fail(where, f"{goal} {d.unit} is longer than the engine's {MAX_DISTANCE}")
                 if goal and not _sum_reachable(goal, [(c.value, min(counts[c.key], c.cap or counts[c.key])) for c in distances]):
                     v.fail(where, f"{goal} {d.unit} cannot be laid exactly with this deck's distance cards")
+        _check_removals_keep_answers(v, d, n)
         _check_limit_lifts(v, d, n)
+
+
+def _check_removals_keep_answers(v: "_Validator", d: Design, n: int) -> None:
+    """The checks of _check_cards on a go card or remedy of count 0, for the
+    deck of n players after its `remove`."""
+    counts = d.counts(n)
+    for c in d.cards:
+        if c.role == "go" and c.count > 0 and counts[c.key] == 0:
+            v.fail(f"players.{n}.remove.{c.key}", f"removes every {c.key!r} for {n} players: no side could ever "
+                   "start moving")
+    for c in d.cards:
+        if c.role == "hazard" and counts[c.key] > 0 and counts[c.remedy] == 0 and d.cards[d.card_index(c.remedy)].count > 0:
+            v.fail(f"players.{n}.remove.{c.remedy}", f"removes every {c.remedy!r} for {n} players, but {c.key!r} "
+                   "stays in the deck: a side hit by it could never move again")
 
 
 def _check_limit_lifts(v: "_Validator", d: Design, n: int) -> None:

@@ -988,3 +988,17 @@ def test_turn_cap_cuts_a_hand_off_and_reports_it():
     df = simulate("millebornes", players=2, games=20, seed=1, options={"turn_cap": 8})
     assert (df["hand"] == 0).all() and (df["capped"] == 1).all() and (df["turns"] == 8).all()
     assert (df["winner_side"] == -1).all()
+
+
+@pytest.mark.parametrize("removal, field, problem", [
+    ("roll = 14", "players.2.remove.roll", "removes every 'roll' for 2 players: no side could ever start moving"),
+    ("gasoline = 6", "players.2.remove.gasoline",
+     "removes every 'gasoline' for 2 players, but 'out_of_gas' stays in the deck"),
+])
+def test_design_error_a_removal_that_leaves_no_go_or_remedy(tmp_path, removal, field, problem):
+    # docs/designs.md: a go card, or the remedy of a hazard in the deck, with count 0 is refused; so is a
+    # player count whose `remove` takes every copy away (it used to pass, and every game hit the turn cap)
+    text = MB_TEXT.replace("remove = { stop = 1,", f"remove = {{ {removal}, stop = 1,", 1)
+    assert text != MB_TEXT
+    msg = bad_design(tmp_path, text)
+    assert f"{field}: {problem}" in msg
