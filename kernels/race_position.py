@@ -144,6 +144,8 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         limit = side.get("limit", "start" if design.start_under_limit else "none")
         state[b + K.SD_LIMIT_TOP] = K.EMPTY
         if limit == "start":
+            if not design.start_under_limit:
+                fail(f"{f}.limit", f"\"start\", but no side of {design.name} starts under the limit")
             state[b + K.SD_LIMITED] = 1
         elif limit != "none":
             t = card(f"{f}.limit", limit, ("limit", "end_limit"))

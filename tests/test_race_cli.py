@@ -310,6 +310,8 @@ battle = "roll"
     # Right of Way protects against Speed Limit: laid, it clears one, so the two cannot lie together
     (lambda t: t + 'limit = "speed_limit"\nsafeties = ["right_of_way"]\n', "sides[1].safeties",
      "right_of_way protects against speed_limit"),
+    # Mille Bornes starts with no limit (only Stap op's headwind is a starting limit)
+    (lambda t: t + 'limit = "start"\n', "sides[1].limit", "no side of millebornes starts under the limit"),
 ])
 def test_moves_refuses_a_bad_position_naming_the_field(tmp_path, edit, field, problem):
     position = tmp_path / "p.toml"

@@ -12,6 +12,8 @@ Two views of the same games:
 """
 from collections import Counter
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,8 +25,10 @@ from etappe.kernels.race_policies import parse_policy
 from etappe.kernels.race_replay import replay_hands
 
 DESIGNS = {name: load_design(name) for name in ("stapop", "millebornes", "touring")}
+# Stap op's teams ("clubjes"), which the built-in design leaves out: two of two, two of three
+DESIGNS["stapop_clubjes"] = load_design(Path(__file__).parent / "designs" / "stapop_clubjes.toml")
 COMBOS = [("stapop", n) for n in (2, 3, 4, 5, 6)] + [("touring", n) for n in (2, 3, 4, 5, 6)] + \
-         [("millebornes", n) for n in (2, 3, 4, 6)]
+         [("millebornes", n) for n in (2, 3, 4, 6)] + [("stapop_clubjes", n) for n in (4, 6)]
 MIXES = {"random": ["random"], "greedy": ["greedy"], "mixed": ["random", "greedy", "spender", "aggressive", "bold", "cautious"]}
 
 

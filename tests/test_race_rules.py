@@ -284,6 +284,10 @@ def test_stapop_reshuffle_keeps_laid_stages_counted():
 
 def test_stapop_has_no_safeties_and_no_coup_fourre():
     assert not any(c.role == "safety" for c in SO.cards)
+    # so no game ever sees a safety laid or a coup fourré, whatever is played
+    df = simulate("stapop", players=4, games=100, policies=["random", "greedy"], seed=5)
+    for s in range(4):
+        assert (df[f"s{s}_safeties"] == 0).all() and (df[f"s{s}_coups"] == 0).all()
 
 
 # =================================================================================
