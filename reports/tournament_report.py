@@ -110,24 +110,40 @@ def tournament_header(meta: dict) -> pd.DataFrame:
     return pd.DataFrame({"item": [r[0] for r in rows], "value": [str(r[1]) for r in rows]})
 
 
+# Scores of 55 : 45 and 76 : 24 are 35 and 200 Elo apart (Elo = 400 log10(s / (1 - s))).
+LITTLE_SCORE, LOT_SCORE = 0.55, 0.76
+
+
 def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
     best, worst = ratings.iloc[0], ratings.iloc[-1]
     lines = [f"Strongest: {best['policy']} (Elo {best['elo']:+.0f} [{best['elo_low']:+.0f}, {best['elo_high']:+.0f}]); "
              f"weakest: {worst['policy']} (Elo {worst['elo']:+.0f}). Spread {best['elo'] - worst['elo']:.0f} Elo."]
     clear = pairs[(pairs["ci_low"] > 0.5) | (pairs["ci_high"] < 0.5)]
-    lines.append(f"{len(clear)} of {len(pairs)} pairings are decided at 95 % (the score interval excludes 50 %).")
-    spread = best["elo"] - worst["elo"]
-    if spread < 35:
-        lines.append("Skill matters little here: the strongest and weakest policy are within 35 Elo "
-                     "(about a 55 : 45 score).")
-    elif spread > 200:
-        lines.append("Skill matters a lot here: the spread exceeds 200 Elo (about a 76 : 24 score).")
+    lines.append(f"{len(clear)} of {len(pairs)} pairings are decided at 95 % (the score interval excludes 50 %; "
+                 "each pairing on its own, not corrected for their number).")
+    lines.append(skill_verdict(pairs))
     if ratings.attrs.get("regularized"):
         lines.append("A policy won (or lost) every game against the others; the ratings use one virtual "
                      "drawn game per pairing so they stay finite. Such a policy's rating is set by that virtual "
                      "draw and the number of games, not measured: the data only say it is at least that far "
                      "from the rest (its interval's far side comes from the virtual draw).")
     return lines
+
+
+def skill_verdict(pairs: pd.DataFrame) -> str:
+    """How much skill matters, from the pairings' 95 % score intervals rather
+    than from the ratings' point estimates: a lot when some pairing's interval
+    lies beyond 76 : 24 (200 Elo), little when every interval lies within
+    55 : 45 (35 Elo), otherwise the games do not settle it."""
+    far = np.maximum(pairs["ci_low"], 1 - pairs["ci_high"])  # the side of the interval nearest an even score
+    near = np.maximum(pairs["ci_high"], 1 - pairs["ci_low"])  # its side farthest from it
+    if (far > LOT_SCORE).any():
+        return ("Skill matters a lot here: at least one pairing scores beyond 76 : 24 (200 Elo) over its whole "
+                "95 % interval.")
+    if (near < LITTLE_SCORE).all():
+        return "Skill matters little here: every pairing's 95 % interval lies within 55 : 45 (35 Elo)."
+    return (f"How much skill matters is not settled by these games: the pairings' intervals reach "
+            f"{100 * near.max():.0f} : {100 * (1 - near.max()):.0f}; more games narrow them.")
 
 
 def build_tournament_report(result: TournamentResult, meta: dict | None = None, title: str | None = None,
@@ -150,7 +166,7 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
     sm = rep.section("Skill matrix")
     sm.text("Each cell: the row policy's score against the column policy (wins plus half the games "
             "without a winner, over all games of the pairing), with its 95 % Wilson interval. "
-            "Blue: the row is stronger; red: weaker.")
+            "Blue: the row scored above 50 %; red: below (the intervals say which differences are decided).")
     sm.figure(skill_heatmap(h2h).figure, "Skill matrix: score of row vs column", name="skill_matrix")
     mat = score_matrix(h2h).map(lambda v: "" if not np.isfinite(v) else f"{100 * v:.1f} %")
     sm.table(mat.reset_index().rename(columns={"policy": "policy \\ opponent"}), "Score of row vs column")

@@ -355,3 +355,19 @@ def test_interrupted_tournament_resumes_from_its_checkpoint(tmp_path, monkeypatc
 
 def test_elo_scale_constant():
     assert ELO_PER_NAT == pytest.approx(400 / math.log(10))
+
+
+def test_skill_verdict_reads_the_intervals_not_the_point_estimates():
+    from etappe.reports.tournament_report import skill_verdict
+
+    def pairs(*intervals):
+        return pd.DataFrame({"ci_low": [lo for lo, _ in intervals], "ci_high": [hi for _, hi in intervals]})
+
+    # 76 : 24 is 200 Elo (400 log10(.76 / .24) = 200.2): a whole interval beyond it, either way round
+    assert "matters a lot" in skill_verdict(pairs((0.45, 0.55), (0.80, 0.90)))
+    assert "matters a lot" in skill_verdict(pairs((0.10, 0.20)))
+    # 55 : 45 is 35 Elo: every interval inside it
+    assert "matters little" in skill_verdict(pairs((0.46, 0.54), (0.47, 0.53)))
+    # a point estimate near 50 % with a wide interval settles nothing (11 : 9 in 20 games)
+    verdict = skill_verdict(pairs((0.34, 0.74)))
+    assert "not settled" in verdict and "74 : 26" in verdict
