@@ -254,6 +254,17 @@ def test_headline(runs):
     assert "paired difference" in h.loc["Which has longer games?", "evidence"]
 
 
+def test_headline_names_no_design_on_a_difference_it_cannot_tell_from_noise(runs):
+    a, b = runs
+    paired = paired_table(compare_tables(game_table(a, a.attrs), game_table(b, b.attrs)), fair=0.5)
+    h = headline(summarize(a), summarize(b), paired, "Stap op", "Mille Bornes").set_index("question")
+    # the same turns differences d = [4, 2, 10, -8] in only 4 games: mean 2, sd sqrt(168 / 3) = 7.48,
+    # se 3.74, t = 0.53 on 3 df (p about .63): not decided, though the estimate leans to Stap op
+    turns = paired.set_index("key").loc["game_turns"]
+    assert turns["diff"] == pytest.approx(2.0) and not turns["reject"]
+    assert h.loc["Which has longer games?", "answer"] == "no clear difference (leaning Stap op)"
+
+
 def test_game_metrics_columns(runs):
     a, _ = runs
     m = game_metrics(game_table(a, a.attrs))
