@@ -154,7 +154,7 @@ def _label(metric: str, sides_labels: dict | None) -> tuple[str, str]:
     if metric.startswith("won_s"):
         s = int(metric[5:])
         name = (sides_labels or {}).get(s, f"side {s}")
-        return f"win rate of {name}", "rate"
+        return f"win rate of {name} (all games: one without a winner counts as a loss)", "rate"
     return metric, ""
 
 
