@@ -35,6 +35,7 @@ OPTIONS = {
     "crevaison_stack": (K.O_CREV_STACK, True),
     "crevaison_anytime": (K.O_CREV_ANYTIME, True),
     "crevaison_carry": (K.O_CREV_CARRY, True),
+    "self_crevaison_in_balai": (K.O_SELF_CREV_BALAI, True),
     "turn_cap": (K.O_TURN_CAP, 1000),
     "rotate_seats": (K.O_ROTATE, True),
     "jokers": (K.O_JOKERS, "crevaison,vitamine,braquet"),

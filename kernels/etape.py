@@ -84,7 +84,8 @@ O_HIGH_SECS = 16         # seconds per card left, values 7-12
 O_WIN_BONUS = 17         # stage winner's bonus
 O_BALAI_LAST = 18        # Voiture balai: last to empty
 O_BALAI_SECOND = 19      # Voiture balai: the one before
-N_OPTIONS = 20
+O_SELF_CREV_BALAI = 20   # 1: Crevaison on oneself allowed in Voiture balai too
+N_OPTIONS = 21
 
 # ---- policies
 POL_RANDOM, POL_HEURISTIC, POL_LOOKAHEAD = 0, 1, 2  # look-ahead: heuristic elsewhere
@@ -455,14 +456,26 @@ def last_stage(st):
 
 
 @allocation_free
+def crevaison_targets(st, opts, seat):
+    """Seats `seat` may puncture (bit s = seat s): anyone, oneself included,
+    except oneself in Voiture balai without O_SELF_CREV_BALAI (there a
+    chosen skip would be the pass that profile forbids to a player who can lay)."""
+    m = (np.int64(1) << st[S_N]) - 1
+    if st[S_PROFILE] == BALAI and opts[O_SELF_CREV_BALAI] == 0:
+        m &= ~bit(seat)
+    return m
+
+
+@allocation_free
 def choose_crevaison(st, opts, seat, on_turn, pid, prm, key):
     """Target of `seat`'s Crevaison in the window before `on_turn` plays, or -1."""
     n = st[S_N]
+    targets = crevaison_targets(st, opts, seat)
     if pid == POL_RANDOM:
         u, key = uniform(key)
         if u >= prm[P_JOKER_P]:
             return -1, key
-        return randint(key, n)
+        return random_card(targets, key)
     limit = prm[P_CREV_CARDS] + (2 if last_stage(st) else 0)
     cards = popcount(st[S_HAND + on_turn])
     if st[S_SKIP + on_turn] > 0 or cards == 0:
@@ -473,7 +486,7 @@ def choose_crevaison(st, opts, seat, on_turn, pid, prm, key):
         for s in range(n):
             if s != seat:
                 others += popcount(st[S_HAND + s])
-        if on_turn == seat and cards <= limit and others > 0:
+        if on_turn == seat and cards <= limit and others > 0 and (targets >> seat) & 1:
             return seat, key
         return -1, key
     if on_turn != seat and cards <= limit:

@@ -274,12 +274,39 @@ def test_crevaison_only_on_own_turn_when_not_anytime():
     assert st[K.S_JOKERS] == K.J_CREVAISON
 
 
-def test_crevaison_on_oneself_in_voiture_balai():
+@pytest.mark.parametrize("options, allowed", [
+    ({}, True), ({"self_crevaison_in_balai": True}, True), ({"self_crevaison_in_balai": False}, False)])
+def test_option_self_crevaison_in_voiture_balai(options, allowed):
+    # Crevaison: "on peut se cibler soi-même"; Voiture balai: "Il n'est pas
+    # possible de passer son tour si l'on peut jouer". Seat 0 can lay its last
+    # card, which would empty its hand first. Allowed (the default): it
+    # punctures its own tyre and skips the turn. Not allowed: it must lay.
     hands = [[card(RED, 6)], [card(BLUE, 9), card(BLUE, 10)]]
-    st, opts = position(4, K.BALAI, hands, jokers=[K.J_CREVAISON, 0, 0, 0])
-    rec = turn(st, opts, 0)  # laying would empty the hand first: skip instead
-    assert field(rec, K.F_CREV, 0) == 0 and field(rec, K.F_SKIPPED, 0) == 1
-    assert cards_of(st[K.S_HAND]) == [card(RED, 6)]
+    st, opts = position(4, K.BALAI, hands, jokers=[K.J_CREVAISON, 0, 0, 0], options=options)
+    rec = turn(st, opts, 0)
+    if allowed:
+        assert field(rec, K.F_CREV, 0) == 0 and field(rec, K.F_SKIPPED, 0) == 1
+        assert cards_of(st[K.S_HAND]) == [card(RED, 6)] and st[K.S_JOKERS] == 0
+    else:
+        assert field(rec, K.F_CREV, 0) == -1 and field(rec, K.F_SKIPPED, 0) == 0
+        assert field(rec, K.F_LAID, 0) == 1 and st[K.S_HAND] == 0 and st[K.S_FINISH] == 1
+        assert st[K.S_JOKERS] == K.J_CREVAISON
+
+
+@pytest.mark.parametrize("profile, options, on_self", [
+    (K.BALAI, {}, True), (K.BALAI, {"self_crevaison_in_balai": False}, False),
+    (K.PLAINE, {"self_crevaison_in_balai": False}, True), (K.MONTAGNE, {"self_crevaison_in_balai": False}, True)])
+def test_random_crevaison_targets_oneself_only_where_the_option_allows(profile, options, on_self):
+    # Any seat may be punctured, oneself included, in the window before any
+    # turn; without self_crevaison_in_balai oneself is no target in Voiture
+    # balai only.
+    hands = [[card(RED, 6), card(RED, 9)], [card(BLUE, 6)], [card(GREEN, 6)], [card(YELLOW, 6)]]
+    st, opts = position(4, profile, hands, jokers=[K.J_CREVAISON] * 4, options=options)
+    _, prm = policies(4, "random:joker_p=1")
+    for on_turn in range(4):
+        targets = {int(K.choose_crevaison(st, opts, 0, on_turn, K.POL_RANDOM, prm[0], np.uint64(key))[0])
+                   for key in range(1, 200)}
+        assert targets == ({0, 1, 2, 3} if on_self else {1, 2, 3})
 
 
 @pytest.mark.parametrize("stack, skips", [(True, 2), (False, 1)])

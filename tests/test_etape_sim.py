@@ -184,6 +184,20 @@ def test_invariants_under_options(options):
     check_invariants(races, stages)
 
 
+@pytest.mark.parametrize("allowed", [True, False])
+def test_self_crevaison_in_balai_under_play(allowed):
+    # Random and heuristic seats; with the option off nobody targets
+    # themselves in Voiture balai, while random seats still do elsewhere.
+    races, stages = E.simulate(players=4, races=300, policies=["random", "heuristic"] * 2, seed=3,
+                               options={"self_crevaison_in_balai": str(allowed).lower()})
+    check_invariants(races, stages)
+    assert stages.attrs["options"]["self_crevaison_in_balai"] is allowed
+    balai = stages["profile"] == "voiture_balai"
+    on_self = sum(stages[f"crev_{s}"] == s for s in range(4))
+    assert (on_self[balai].sum() > 0) == allowed
+    assert on_self[~balai].sum() > 0
+
+
 def test_free_columns_option_keeps_cards_conserved():
     races, stages = E.simulate(players=4, races=30, policies=["random"], seed=8,
                                options={"column_step": "free"})
