@@ -169,16 +169,22 @@ class ChunkedRun:
     """Finished chunks of one run, kept safe on disk until the run is joined.
 
     `identity` is everything that determines the results (game, design hash,
-    policies, seed, players, games, chunk size, version); parts written under
-    another identity are refused instead of silently mixed in, and so is an
+    policies, seed, players, games, version); parts written under another
+    identity are refused instead of silently mixed in, and so is an
     existing file at `out` that is not this run (another run's results are
     never overwritten; the same run, finished, is played again and written
     anew).
+
+    The chunk size does not change the records, but it does which games a
+    chunk file holds: `chunk_size` is the size asked for, and
+    `self.chunk_size` the one to play in, which is that of the interrupted
+    run whose chunks wait in the parts folder, whatever is asked now.
     """
 
-    def __init__(self, out: str | os.PathLike, identity: dict):
+    def __init__(self, out: str | os.PathLike, identity: dict, chunk_size: int | None = None):
         self.out = Path(out)
         self.identity = identity
+        self.chunk_size = chunk_size
         holds_this_run(self.out, identity)
         self.parts = self.out.with_name(self.out.name + ".parts")
         if self.parts.exists() and not self.parts.is_dir():
@@ -188,11 +194,15 @@ class ChunkedRun:
         stamp = self.parts / "identity.json"
         if stamp.exists() and any(self.parts.glob("chunk-*.parquet")):  # with no chunk there is nothing to keep
             earlier = json.loads(stamp.read_text())
+            earlier_chunk_size = earlier.pop("chunk_size", None)
             if earlier != json.loads(json.dumps(identity)):
                 raise ValueError(another_run(f"{self.parts} holds chunks of a different run", earlier, identity))
+            if earlier_chunk_size is not None:
+                self.chunk_size = earlier_chunk_size
         else:
             tmp = stamp.with_name("identity.json.tmp")
-            tmp.write_text(json.dumps(identity, sort_keys=True))
+            stamped = identity if chunk_size is None else {**identity, "chunk_size": chunk_size}
+            tmp.write_text(json.dumps(stamped, sort_keys=True))
             os.replace(tmp, stamp)
 
     def _part(self, index: int) -> Path:

@@ -244,3 +244,13 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
             table.add_row(str(seat), str(wins), "-", "-")
     console.print(table)
     console.print(f"{games} games, {undecided} {games - decided}; {extra}", highlight=False)
+
+
+def resume_in_chunks_of(run, asked: int, unit: str) -> int:
+    """The chunk size to play a run in: that of the interrupted run whose
+    chunks `run` (a ChunkedRun) found waiting, said aloud when it is not the
+    size asked for; otherwise the size asked for."""
+    if run.chunk_size != asked:
+        console.print(f"resuming the interrupted run at {run.out} in its chunks of {run.chunk_size} {unit} "
+                      f"(not --chunk-size {asked}: the records are the same)", highlight=False, soft_wrap=True)
+    return run.chunk_size

@@ -4,7 +4,8 @@ Files: the races go to OUT (Parquet), the stages beside it as
 `<OUT stem>.stages.parquet`; both carry the run's identity (game, seed,
 players, policies, options, version, wall time) in their metadata. A run is
 played in chunks saved as they finish, so an interrupted command run again
-resumes where it stopped (analysis/runio.py's ChunkedRun).
+resumes where it stopped (analysis/runio.py's ChunkedRun), in the chunks it
+was started with, whatever --chunk-size is given then.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from etappe.analysis import etape as E
 from etappe.analysis.runio import ChunkedRun, differences, package_version, read_metadata, read_parquet
 from etappe.analysis.stats import wilson_interval
 
-from .common import console, print_policy_listing, progress_bar
+from .common import console, print_policy_listing, progress_bar, resume_in_chunks_of
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
 # Within a chunk the races are played in kernel calls of `batch` races (the
@@ -89,12 +90,16 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
         policies = policies * players
     canonical = [E.parse_policy(p)[2] for p in policies]
     identity = {"game": E.GAME, "players": players, "races": races, "seed": seed,
-                "policies": canonical, "options": full, "chunk": chunk_size, "version": package_version()}
+                "policies": canonical, "options": full, "version": package_version()}
     wall = 0.0  # playing time of every chunk, those of an interrupted earlier session included
     summary = Summary(identity)
     runs = None
     if out is not None:
-        runs = (ChunkedRun(out, identity), ChunkedRun(stages_path(out), identity))
+        runs = (ChunkedRun(out, identity, chunk_size), ChunkedRun(stages_path(out), identity, chunk_size))
+        chunk_size = resume_in_chunks_of(runs[0], chunk_size, "races")
+        if runs[1].chunk_size != chunk_size:  # the races and stages of a chunk are saved together
+            raise ValueError(f"{runs[1].parts} holds chunks of {runs[1].chunk_size} races, and {runs[0].parts} of "
+                             f"{chunk_size}; remove them or write to another --out")
     n_chunks = max(1, -(-races // chunk_size))
     batch = first_batch
     with progress_bar(races, f"etape x{players}", compiles=True) as advance:

@@ -19,7 +19,7 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESC
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 from etappe.kernels.race_replay import format_replay
 
-from .common import console, fail, parse_options, progress_bar, split_policies
+from .common import console, fail, parse_options, progress_bar, resume_in_chunks_of, split_policies
 
 decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
 
@@ -121,16 +121,17 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
     run = make_run(deck, players, policy, seed, option, seating)
     meta = run.metadata(games)
     seconds = 0.0  # playing time of every chunk, those of an interrupted earlier session included
-    n_chunks = -(-games // chunk_size)
     summary = _RunningSummary(run)
     parts = None
     if out is not None:
         identity = {k: meta[k] for k in ("design_hash", "players", "policies", "seating", "seed", "games",
-                                          "version", "options")} | {"chunk_size": chunk_size}
+                                          "version", "options")}
         try:
-            parts = ChunkedRun(out, identity)
+            parts = ChunkedRun(out, identity, chunk_size)
         except ValueError as exc:
             fail(str(exc))
+        chunk_size = resume_in_chunks_of(parts, chunk_size, "games")
+    n_chunks = -(-games // chunk_size)
     with progress_bar(games, f"{run.design.name} x{players}", compiles=True) as advance:
         # Compile or load the kernels first: the run's time is that of its games.
         startup = run.load_kernels() if parts is None or not all(parts.done(i) for i in range(n_chunks)) else 0.0

@@ -74,6 +74,70 @@ def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(full[1], resumed[1])
 
 
+def test_a_changed_chunk_size_replays_a_finished_run_and_resumes_an_interrupted_one(tmp_path, monkeypatch):
+    # The records do not depend on the chunk size, so neither does the run.
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    out = tmp_path / "c.parquet"
+    command = ["simulate", "etape", "--players", "4", "--games", "30", "--out", str(out), "--chunk-size"]
+    result = CliRunner().invoke(app, command + ["10"])
+    assert result.exit_code == 0, result.output
+    in_tens = C.load_run(out)
+    assert "chunk" not in read_metadata(out)
+    result = CliRunner().invoke(app, command + ["15"])  # the finished run, played again
+    assert result.exit_code == 0, result.output
+    in_fifteens = C.load_run(out)
+    pd.testing.assert_frame_equal(in_tens[0], in_fifteens[0])
+    pd.testing.assert_frame_equal(in_tens[1], in_fifteens[1])
+
+    # Interrupted after its first chunk of 10, then resumed with --chunk-size 15:
+    # in chunks of 10, the first not played again.
+    other = tmp_path / "i.parquet"
+    real, calls = E.simulate, []
+
+    def interrupted(*args, **kwargs):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(kwargs["first_race"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(C.E, "simulate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        C.simulate_command(4, 30, ["heuristic"], 0, other, {}, chunk_size=10)
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs["first_race"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(C.E, "simulate", counted)
+    result = CliRunner().invoke(app, command[:-2] + [str(other), "--chunk-size", "15"])
+    assert result.exit_code == 0, result.output
+    assert f"resuming the interrupted run at {other} in its chunks of 10 races" in " ".join(result.stdout.split())
+    assert calls == [0, 10, 20]
+    resumed = C.load_run(other)
+    pd.testing.assert_frame_equal(in_tens[0], resumed[0])
+    pd.testing.assert_frame_equal(in_tens[1], resumed[1])
+
+
+def test_option_self_crevaison_in_balai_through_the_command_line(tmp_path, capsys):
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    out = tmp_path / "r.parquet"
+    result = CliRunner().invoke(app, ["simulate", "etape", "--games", "4", "--out", str(out),
+                                      "-o", "self_crevaison_in_balai=false"])
+    assert result.exit_code == 0, result.output
+    assert read_metadata(out)["options"]["self_crevaison_in_balai"] is False
+    result = CliRunner().invoke(app, ["simulate", "etape", "--games", "4", "-o", "self_crevaison_in_balai=maybe"])
+    assert result.exit_code == 2
+    assert "self_crevaison_in_balai: must be true or false, not 'maybe'" in " ".join(result.stderr.split())
+    C.policies_command()
+    assert "self_crevaison_in_balai = True" in capsys.readouterr().out
+
+
 def test_report_has_every_section_and_the_numbers(run, tmp_path):
     out, races, stages = run
     html = C.report_command(out, tmp_path / "rep")

@@ -82,12 +82,14 @@ def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
     rr = RaceRun("millebornes", 2, ["greedy"], 9)
     meta = rr.metadata(200)
     identity = {k: meta[k] for k in ("design_hash", "players", "policies", "seating", "seed", "games",
-                                     "version", "options")} | {"chunk_size": 100}
+                                     "version", "options")}
     marked = rr.play(0, 100)
     marked["lead_changes"] = -7  # a value no real game has
-    ChunkedRun(out, identity).save(0, marked, seconds=1000.0)
-    result = run(*args)
+    ChunkedRun(out, identity, chunk_size=100).save(0, marked, seconds=1000.0)
+    # resumed with another --chunk-size: in the interrupted run's chunks of 100, chunk 0 reused
+    result = run(*args[:-1], 40)
     assert result.exit_code == 0, result.stderr
+    assert "resuming the interrupted run" in result.stdout and "in its chunks of 100 games" in result.stdout
     assert read_metadata(out)["wall_seconds"] >= 1000.0  # the earlier session's time is counted
     resumed = pq.read_table(out).to_pandas()
     assert (resumed.loc[resumed.game < 100, "lead_changes"] == -7).all()
