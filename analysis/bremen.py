@@ -38,6 +38,21 @@ OPTIONS = {  # name: (default, the values it may take; None: any of the default'
     "harder_scope": ("move", ("move", "roll")),  # the harder variant judged per move or per roll
     "neutral_storm_point": ("nobody", ("nobody", "mover")),  # a stormed neutral animal's point
     "first_to_target": ("most_points", ("most_points", "last_on_turn")),  # reaching the target together
+    "turbulent_no_fit": ("fewest", ("fewest", "home")),  # a turbulent return no placement keeps the rule for
+}
+# Options that mean something only with another option or player count:
+# name -> (test of (full options, players; None: not known yet), why not). A
+# value other than the default where it means nothing is refused, not
+# ignored (as Tape l'étape refuses endurance_stages in sprint mode).
+NEEDS = {
+    "harder_scope": (lambda full, players: full["harder"],
+                     "applies to harder=true only (it says how the harder variant is judged); add harder=true"),
+    "turbulent_no_fit": (lambda full, players: full["turbulent"],
+                         "applies to turbulent=true only (it says how the turbulent variant puts animals back); "
+                         "add turbulent=true"),
+    "neutral_storm_point": (lambda full, players: players in (None, 3),
+                            "applies to 3 players only: with 2 or 4 every colour has a player, so no animal "
+                            "is neutral"),
 }
 
 # Whole-number options: (lowest, highest). Beyond them a game only runs
@@ -79,8 +94,11 @@ _RECORD_COLUMNS = {
 SOURCES = ("storm", "robber_bonus", "chase")
 
 
-def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
-    """(kernel option row, the full option dict with defaults filled in)."""
+def options_row(options: dict | None = None, players: int | None = None) -> tuple[np.ndarray, dict]:
+    """(kernel option row, the full option dict with defaults filled in).
+
+    An option set away from its default where it means nothing (NEEDS) is
+    refused; `players` None skips the checks that depend on the player count."""
     options = dict(options or {})
     unknown = set(options) - set(OPTIONS)
     if unknown:
@@ -94,6 +112,10 @@ def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
         if name in OPTION_RANGES and not OPTION_RANGES[name][0] <= full[name] <= OPTION_RANGES[name][1]:
             raise ValueError(f"Bremen rule option {name}: must be {OPTION_RANGES[name][0]} to "
                              f"{OPTION_RANGES[name][1]}, not {full[name]}")
+    for name, (holds, why_not) in NEEDS.items():
+        if full[name] != OPTIONS[name][0] and not holds(full, players):
+            raise ValueError(f"Bremen rule option {name}={full[name]} {why_not}"
+                             + (f" (this game has {players} players)" if players is not None else ""))
     row = np.zeros(K.N_OPT, np.int64)
     row[K.O_HARDER] = full["harder"]
     row[K.O_TURBULENT] = full["turbulent"]
@@ -106,6 +128,7 @@ def options_row(options: dict | None = None) -> tuple[np.ndarray, dict]:
     row[K.O_HARDER_ROLL] = full["harder_scope"] == "roll"
     row[K.O_NEUTRAL_TO_MOVER] = full["neutral_storm_point"] == "mover"
     row[K.O_FIRST_TO_TARGET] = full["first_to_target"] == "last_on_turn"
+    row[K.O_TURBULENT_HOME] = full["turbulent_no_fit"] == "home"
     return row, full
 
 
@@ -153,7 +176,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     if len(policies) != players:
         raise ValueError(f"{players} players need {players} policies, got {len(policies)}")
     b = _board(board)
-    opts, full_options = options_row(options)
+    opts, full_options = options_row(options, players)
     parsed = [parse_policy(p) for p in policies]
     pols = np.array([p[0] for p in parsed] + [0] * (4 - players), np.int64)
     params = np.zeros((4, K.N_PARAM))
@@ -439,7 +462,7 @@ class Game:
         from etappe.kernels.rng import STREAM_CHANCE, game_key
 
         self.board = _board(board)
-        self.opts, self.options = options_row(options)
+        self.opts, self.options = options_row(options, players)
         self.state = np.zeros(K.S_OCC + 4 * int(self.board.binfo[K.B_N]), np.int32)
         key = np.uint64(game_key(np.uint64(seed), game_index, STREAM_CHANCE))  # a Python int would retype the kernel
         K.init_game(self.state, players, self.board.binfo, self.opts, key)

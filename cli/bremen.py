@@ -15,7 +15,7 @@ from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package
 from etappe.kernels.bremen_board import load_board, ring_board
 
 from .common import (SeedOpt, around_the_table, console, err_console, fail, parse_options, print_policy_listing,
-                     progress_bar, split_policies, writable_folder)
+                     progress_bar, resume_in_chunks_of, split_policies, writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -24,11 +24,12 @@ CHUNK = 20_000  # games per resumable chunk on disk
 RING_MAX = 200  # fields per sweep ring (the default road has 24): larger boards only play slower
 
 
-def _checked(items: list[str] | None) -> dict:
-    """--option pairs, refused before any game is played if a name or value is wrong."""
+def _checked(items: list[str] | None, players: int) -> dict:
+    """--option pairs, refused before any game is played if a name or value is
+    wrong or means nothing with the others or this many players."""
     options = parse_options(items)
     try:
-        A.options_row(options)
+        A.options_row(options, players)
     except ValueError as exc:
         fail(str(exc))
     return options
@@ -84,9 +85,12 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     if len(policies) == 1:
         policies = policies * players
     b = load_board(board)
-    _, full_options = A.options_row(options)
+    _, full_options = A.options_row(options, players)
     identity = run_identity(players, games, policies, seed, b.hash, full_options)  # refuses a bad policy
-    run = None if out is None else ChunkedRun(out, {**identity, "chunk": chunk_size})
+    run = None
+    if out is not None:
+        run = ChunkedRun(out, identity, chunk_size)
+        chunk_size = resume_in_chunks_of(run, chunk_size, "games")
     chunks = range((games + chunk_size - 1) // chunk_size)
     kept, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
     with progress_bar(games, f"bremen x{players}", compiles=True) as advance:
@@ -176,7 +180,7 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
     which conclusions hold on every board."""
     from etappe.reports.bremen import build_sweep_report
 
-    options = _checked(option)
+    options = _checked(option, players)
     links = _ints("--house-links", house_links)
     if any(v not in (0, 1) for v in links):
         fail(f"--house-links {house_links!r}: each offset is 0 or 1")
@@ -187,7 +191,7 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
     specs = _sweep_boards(rings["--roads"], rings["--middles"], _ints("--road-links", road_links), links)
     policies = around_the_table(split_policies(policy or "greedy"), players)
     try:
-        identity = run_identity(players, games, policies, seed, "", A.options_row(options)[1])
+        identity = run_identity(players, games, policies, seed, "", A.options_row(options, players)[1])
     except ValueError as exc:
         fail(str(exc))
     boards = []

@@ -9,7 +9,7 @@ size stands on the field: the occupancy table below.
 
 State: one int32 row per game.
 
-    0         16        32     36 37 38 39 40     44     48     52     56 ...   S_OCC
+    0         16        32     36 37 38 39 40     44     48     52     56 ...     S_OCC
     | POS[16] | HOME[16]| OWNER | R| S| F| P| PTS | STORM| BONUS| CHASE| counters | OCC[4 * n_fields]
       field     home      seat   robber  |  |   per seat points and their sources
       of a      field     of     field   |  nplayers
@@ -18,8 +18,10 @@ State: one int32 row per game.
 
     counters: S_TURNS, S_ROLLS, S_ROBBER_MOVES, S_SENT_ROBBER, S_SENT_KNOCK,
               S_EXTRA_ROLLS, S_CHAIN_MAX, S_STORMS, S_CHASES, S_WINNER, S_CAPPED
-    S_TURBULENT: the turbulent variant flag; S_CORNER[4]: start field of colour c
-    (both set by init_game: sending home needs them)
+    S_TURBULENT: 0 normal homes, 1 the turbulent variant, 2 turbulent with
+    O_TURBULENT_HOME; S_CORNER[4]: start field of colour c (both set by
+    init_game: sending home needs them); S_UNFIT: bitmask of the animals whose
+    last return broke the turbulent start rule because no placement kept it
     OCC[4 * f + size - 1] = animal of that size on field f, or -1.
 
 Board tables (from kernels/bremen_board.py): kind[f] (K_*; K_START + colour
@@ -58,9 +60,10 @@ S_STORMS = 63
 S_CHASES = 64
 S_WINNER = 65
 S_CAPPED = 66
-S_TURBULENT = 67   # 1: turbulent variant (homes are re-chosen on return)
+S_TURBULENT = 67   # 1: turbulent variant (homes are re-chosen on return); 2: with O_TURBULENT_HOME
 S_CORNER = 68      # start field of colour c (4 entries)
-S_OCC = 72
+S_UNFIT = 72       # animals placed by a turbulent return that could not keep the start rule (bits)
+S_OCC = 73
 
 # --- board tables ------------------------------------------------------------
 K_ROAD = 0
@@ -85,7 +88,8 @@ O_ROBBER_CLOSED = 7   # 1: only a full pyramid (which chases it) may land on the
 O_HARDER_ROLL = 8     # harder variant judged per roll (1: no move of the roll sent anyone home) or per move (0)
 O_NEUTRAL_TO_MOVER = 9  # 1: a stormed neutral animal's point goes to the mover (four points every storm)
 O_FIRST_TO_TARGET = 10  # 1: players reaching the target at the same moment: the last on turn wins, not the most points
-N_OPT = 11
+O_TURBULENT_HOME = 11   # 1: a turbulent return that cannot keep the start rule keeps the animals' homes first
+N_OPT = 12
 
 # --- policies ------------------------------------------------------------------
 POL_RANDOM = 0
@@ -151,79 +155,205 @@ def rebuild_occ(state, n_fields):
 
 
 @allocation_free
-def home_fits(state, a, h, corner_colour):
-    """Turbulent variant: may animal a join the stack on start field h without
-    sitting directly on (or directly under) an animal of its own colour, and
-    without being the bottom animal on the start field of its own colour?
-    The animal of a's size on h (if any) is not looked at."""
-    s = a & 3
-    c = a >> 2
-    base = S_OCC + 4 * h
-    below = -1
-    for t in range(s + 1, 4):
-        if state[base + t] >= 0:
-            below = state[base + t]
-            break
-    if below < 0:
-        if c == corner_colour:
-            return False
-    elif (below >> 2) == c:
-        return False
-    for t in range(s - 1, -1, -1):
-        if state[base + t] >= 0:
-            return (state[base + t] >> 2) != c
-    return True
+def _neighbour(state, h, a, step):
+    """The animal directly below (step 1) or above (step -1) animal a's size
+    on field h, or -1."""
+    t = (a & 3) + step
+    while 0 <= t < 4:
+        if state[S_OCC + 4 * h + t] >= 0:
+            return state[S_OCC + 4 * h + t]
+        t += step
+    return -1
 
 
 @allocation_free
-def turbulent_home(state, a):
-    """Turbulent variant: the start field animal a goes back to (its old slot
-    already emptied). Its home if it fits there (home_fits); otherwise the
-    first start field, in colour order after its home's colour, whose animal
-    of a's size is away and where a fits: a takes over that animal's place
-    and that animal gets a's old home. If no start field fits, its home."""
-    h0 = state[S_HOME + a]
-    s = a & 3
-    c0 = 0
+def _breaks_below(state, a, c):
+    """Turbulent start rule, animal a on the start field of colour c: is it
+    the bottom animal and of colour c, or directly on one of its own colour?"""
+    b = _neighbour(state, state[S_CORNER + c], a, 1)
+    return (a >> 2) == (c if b < 0 else b >> 2)
+
+
+@allocation_free
+def _breaks_above(state, a, c):
+    """Turbulent start rule: does an animal of a's colour sit directly on a?"""
+    u = _neighbour(state, state[S_CORNER + c], a, -1)
+    return u >= 0 and (u >> 2) == (a >> 2)
+
+
+@allocation_free
+def _count_bits(x):
+    n = 0
+    while x:
+        n += x & 1
+        x >>= 1
+    return n
+
+
+@allocation_free
+def _start_colour(state, h):
+    """The colour whose start field h is."""
     for c in range(4):
-        if state[S_CORNER + c] == h0:
-            c0 = c
-    if home_fits(state, a, h0, c0):
-        return h0
-    for j in range(1, 4):
-        c = (c0 + j) & 3
+        if state[S_CORNER + c] == h:
+            return c
+    return -1
+
+
+@allocation_free
+def _placement_key(breaks, away, homes_first):
+    """Order of turbulent placements, lowest best: fewest rule breaks, then
+    fewest animals off their homes; homes_first (O_TURBULENT_HOME): keeping
+    the rule, then fewest off their homes, then fewest breaks."""
+    if homes_first:
+        return min(breaks, 1) * 4096 + away * 64 + breaks
+    return breaks * 64 + away
+
+
+@allocation_free
+def _group_breaks(state, group):
+    """Turbulent start rule breaks of the animals of bitmask `group`, each on
+    a start field: bottom animals of the field's colour, and pairs of one
+    colour, one directly on the other (a pair counted once)."""
+    n = 0
+    for a in range(16):
+        if (group >> a) & 1:
+            h = state[S_POS + a]
+            n += _breaks_below(state, a, _start_colour(state, h))
+            u = _neighbour(state, h, a, -1)
+            if u >= 0 and (u >> 2) == (a >> 2) and not (group >> u) & 1:
+                n += 1
+    return n
+
+
+@allocation_free
+def turbulent_return(state, group):
+    """Turbulent variant: put the animals of bitmask `group` (not empty),
+    lifted off the board, back on start fields together, so that the start
+    rule holds: no start field's bottom animal is of its colour and no animal
+    sits directly on one of its own colour. An animal may go to any start field where no
+    animal of its size stands (a field holds one of each size); one placed
+    off its home swaps homes with the animal of its size whose home that
+    field was, so every start field stays home to one of each size.
+
+    Every placement is searched (depth first, largest animals first; an
+    animal's home first, then the other start fields in colour order after
+    the home's); the best by _placement_key is played, the first found among
+    equals. The animals of a placement that breaks the rule (when none keeps
+    it) are marked in S_UNFIT.
+    """
+    homes_first = state[S_TURBULENT] == 2
+    order = 0  # the animals, largest first, 4 bits each
+    k = 0
+    for s in range(3, -1, -1):
+        for c in range(4):
+            if (group >> (4 * c + s)) & 1:
+                order |= (4 * c + s) << (4 * k)
+                k += 1
+    tries = 0  # per depth, 3 bits: the next start field to try (0: the home; 4: all tried)
+    below = 0  # per depth, 1 bit: its animal breaks the rule with the animal below it
+    away = 0   # per depth, 1 bit: its animal is off its home
+    best = 0   # the best placement: colour of the start field per depth, 2 bits each
+    best_key = 1 << 30
+    depth = 0
+    while depth >= 0 and best_key > 0:
+        a = (order >> (4 * depth)) & 15
+        j = (tries >> (3 * depth)) & 7
+        if j == 4:  # every start field tried: back to the animal before, lifted again
+            depth -= 1
+            if depth >= 0:
+                a = (order >> (4 * depth)) & 15
+                state[S_OCC + 4 * state[S_POS + a] + (a & 3)] = -1
+            continue
+        tries += 1 << (3 * depth)
+        c = (_start_colour(state, state[S_HOME + a]) + j) & 3
         h = state[S_CORNER + c]
-        if state[S_OCC + 4 * h + s] >= 0:
-            continue  # that start field's animal of this size is there
-        if home_fits(state, a, h, c):
-            for b in range(s, 16, 4):
+        if state[S_OCC + 4 * h + (a & 3)] >= 0:
+            continue
+        state[S_OCC + 4 * h + (a & 3)] = a
+        state[S_POS + a] = h
+        bit = 1 << depth
+        below = (below & ~bit) | (bit if _breaks_below(state, a, c) else 0)
+        away = (away & ~bit) | (bit if j > 0 else 0)
+        # the breaks with the animals below are final (all larger ones are placed): a bound
+        key = _placement_key(_count_bits(below & (2 * bit - 1)), _count_bits(away & (2 * bit - 1)), homes_first)
+        if key < best_key:
+            if depth < k - 1:
+                depth += 1
+                tries &= ~(7 << (3 * depth))
+                continue  # this animal stays while the smaller ones are placed
+            key = _placement_key(_group_breaks(state, group), _count_bits(away), homes_first)
+            if key < best_key:
+                best_key = key
+                best = 0
+                for d in range(k):
+                    b = (order >> (4 * d)) & 15
+                    best |= _start_colour(state, state[S_POS + b]) << (2 * d)
+        state[S_OCC + 4 * h + (a & 3)] = -1
+    for d in range(k):  # lift what the search left placed, then play the best
+        a = (order >> (4 * d)) & 15
+        if state[S_OCC + 4 * state[S_POS + a] + (a & 3)] == a:
+            state[S_OCC + 4 * state[S_POS + a] + (a & 3)] = -1
+    for d in range(k):
+        a = (order >> (4 * d)) & 15
+        h = state[S_CORNER + ((best >> (2 * d)) & 3)]
+        state[S_OCC + 4 * h + (a & 3)] = a
+        state[S_POS + a] = h
+        old = state[S_HOME + a]
+        if old != h:
+            for b in range(a & 3, 16, 4):
                 if state[S_HOME + b] == h:
-                    state[S_HOME + b] = h0
+                    state[S_HOME + b] = old
             state[S_HOME + a] = h
-            return h
-    return h0
+    for d in range(k):
+        a = (order >> (4 * d)) & 15
+        c = _start_colour(state, state[S_POS + a])
+        unfit = _breaks_below(state, a, c) or _breaks_above(state, a, c)
+        state[S_UNFIT] = (state[S_UNFIT] & ~(1 << a)) | ((1 << a) if unfit else 0)
 
 
 @allocation_free
 def send_home(state, a):
-    """Put animal a back on its home field; return how many animals moved.
-
-    An animal of the same size standing on that home (a visitor: every home
-    has one animal of each size) is sent to its own home in turn. In the
-    turbulent variant the home may change (turbulent_home).
-    """
+    """Normal game: put animal a back on its home field; return how many
+    animals moved. An animal of the same size standing on that home (a
+    visitor: every home has one animal of each size) is sent to its own
+    home in turn."""
     moved = 0
     while a >= 0:
         s = a & 3
         old = state[S_POS + a]
         if state[S_OCC + 4 * old + s] == a:
             state[S_OCC + 4 * old + s] = -1
-        h = turbulent_home(state, a) if state[S_TURBULENT] == 1 else state[S_HOME + a]
+        h = state[S_HOME + a]
         b = state[S_OCC + 4 * h + s]
         state[S_POS + a] = h
         state[S_OCC + 4 * h + s] = a
         moved += 1
         a = b if b != a else -1
+    return moved
+
+
+@allocation_free
+def send_group_home(state, group):
+    """Send the animals of bitmask `group` home together (a knock, a robber
+    move, a storm); return how many animals moved. Normal game: largest
+    first, each by send_home. Turbulent variant: lifted off the board, then
+    placed together by turbulent_return."""
+    moved = 0
+    if group == 0:  # most landings knock nobody: first_moves tries every one
+        return moved
+    for s in range(3, -1, -1):
+        for c in range(4):
+            a = 4 * c + s
+            if (group >> a) & 1:
+                if state[S_TURBULENT] == 0:
+                    moved += send_home(state, a)
+                else:
+                    f = state[S_POS + a]
+                    if state[S_OCC + 4 * f + s] == a:
+                        state[S_OCC + 4 * f + s] = -1
+                    moved += 1
+    if state[S_TURBULENT] > 0:
+        turbulent_return(state, group)
     return moved
 
 
@@ -234,9 +364,12 @@ def state_errors(state, kind, n_fields):
     1: an animal's position and the occupancy table disagree; 2: the table
     lists more or fewer than 16 animals; 3: an animal stands on the house;
     4: the robber is off its area; 5: points differ from the sum of sources;
-    6: the start fields are not each home to one animal of each size.
-    The stack rules (one animal per size, largest at the bottom) hold by the
-    layout of the occupancy table itself.
+    6: the start fields are not each home to one animal of each size;
+    7 (turbulent variant, between turns): a start field's bottom animal is of
+    its colour, or an animal sits directly on one of its own colour, and
+    neither is marked in S_UNFIT (put there by a return no placement could
+    keep the rule for). The stack rules (one animal per size, largest at the
+    bottom) hold by the layout of the occupancy table itself.
     """
     listed = 0
     for f in range(n_fields):
@@ -264,6 +397,16 @@ def state_errors(state, kind, n_fields):
                     homed += 1
             if homed != 1:
                 return 6
+    if state[S_TURBULENT] > 0:
+        for c in range(4):
+            lower = -1
+            for t in range(3, -1, -1):
+                b = state[S_OCC + 4 * state[S_CORNER + c] + t]
+                if b >= 0:
+                    unfit = (state[S_UNFIT] >> b) & 1 == 1 or (lower >= 0 and (state[S_UNFIT] >> lower) & 1 == 1)
+                    if (b >> 2) == (c if lower < 0 else lower >> 2) and not unfit:
+                        return 7
+                    lower = b
     return 0
 
 
@@ -308,7 +451,7 @@ def init_game(state, nplayers, binfo, opts, key):
     for a in range(16):
         state[S_POS + a] = state[S_HOME + a]
     rebuild_occ(state, binfo[B_N])
-    state[S_TURBULENT] = opts[O_TURBULENT]
+    state[S_TURBULENT] = opts[O_TURBULENT] * (1 + opts[O_TURBULENT_HOME])
     for c in range(4):
         state[S_CORNER + c] = binfo[B_START + c]
     state[S_ROBBER] = binfo[B_HOUSE]
@@ -373,11 +516,13 @@ def animal_moves(state, a, d, slot, seat, first, kind, adj, deg, opts, out, n, p
     """Append to out[n:] the moves of animal a by exactly d fields; return new n.
 
     Simple paths in any direction, jumping occupied fields; the house only as
-    the last field; foreign start fields never; a carrying animal never onto a
-    bridge. Several paths to one field are one move.
+    the last field; foreign start fields never; a carrying animal never onto
+    nor off a bridge ("in geen geval"). Several paths to one field are one move.
     """
     start = state[S_POS + a]
     multi = unit_count(state, a)
+    if multi > 1 and kind[start] == K_BRIDGE:
+        return n  # leaving would carry its riders across (bridge_stack lets one climb on it there)
     own_animal = owner_of(state, a) == seat
     n0 = n
     depth = 0
@@ -464,9 +609,8 @@ def apply_move(state, seat, m, binfo, opts):
             state[S_BONUS + o] += 1
         pyramid = 0
         for t in range(4):
-            pyramid |= state[S_OCC + 4 * f + t] << (8 * t)
-        for t in range(3, -1, -1):  # largest first: the home stacks are rebuilt bottom up
-            send_home(state, (pyramid >> (8 * t)) & 0xFF)  # not counted as "sent home"
+            pyramid |= 1 << state[S_OCC + 4 * f + t]
+        send_group_home(state, pyramid)  # not counted as "sent home"
         state[S_ROBBER] = house
         state[S_STORMS] += 1
         return E_STORM
@@ -480,24 +624,20 @@ def apply_move(state, seat, m, binfo, opts):
     for t in range(s + 1, 4):
         if state[S_OCC + 4 * g + t] >= 0:
             eff |= E_CLIMB
-    # Lift the animals to be knocked off g (ids packed 8 bits each), move the
-    # unit in, then send them home: a chain of homes can never clash with it.
+    # Lift the animals to be knocked off g (a bitmask), move the unit in,
+    # then send them home: a chain of homes can never clash with it.
     knocked = 0
-    nk = 0
     for t in range(s + 1):
         b = state[S_OCC + 4 * g + t]
         if b >= 0:
-            knocked |= b << (8 * nk)
-            nk += 1
+            knocked |= 1 << b
             state[S_OCC + 4 * g + t] = -1
         b = state[S_OCC + 4 * f + t]
         if b >= 0:
             state[S_OCC + 4 * f + t] = -1
             state[S_OCC + 4 * g + t] = b
             state[S_POS + b] = g
-    sent = 0
-    for j in range(nk - 1, -1, -1):  # largest first
-        sent += send_home(state, (knocked >> (8 * j)) & 0xFF)
+    sent = send_group_home(state, knocked)
     state[S_SENT_KNOCK] += sent
     return eff | (sent << 8)
 
@@ -549,12 +689,13 @@ def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path,
         if i >= deg[f] or depth == d:
             if depth == d:
                 if mode == 1 and count == pick:
-                    sent = 0
+                    victims = 0  # everyone on the path goes home together
                     for j in range(1, d + 1):
-                        for t in range(3, -1, -1):  # largest first
+                        for t in range(4):
                             b = state[S_OCC + 4 * path[j] + t]
                             if b >= 0:
-                                sent += send_home(state, b)
+                                victims |= 1 << b
+                    sent = send_group_home(state, victims)
                     for j in range(d + 1):
                         vis[path[j]] = 0
                     state[S_ROBBER] = path[d]

@@ -134,6 +134,11 @@ def _header(report: Report, df: pd.DataFrame) -> None:
 
 def _outcomes(report: Report, df: pd.DataFrame) -> None:
     section = report.section("Outcomes")
+    if not (df["winner_seat"] >= 0).any():  # say so, as the simulate summary does, rather than rates of nothing
+        section.text(f"No game was decided: all {len(df)} games hit the turn cap of "
+                     f"{df.attrs['options']['max_turns']} turns, so there are no win rates and no test of "
+                     "the turn order or the seats.")
+        return
     seats = A.win_rates(df, by="seat")
     section.table(seats, "Win rate per seat among the decided games (95 % Wilson interval; capped games are "
                   "counted under Anomalies)")

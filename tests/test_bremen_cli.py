@@ -42,9 +42,10 @@ def test_an_interrupted_run_resumes_from_its_chunks(tmp_path):
     # fake an interruption: chunk 0 of the 25-game run is already on disk
     run = C.ChunkedRun(out, {"game": "bremen", "board_hash": first.attrs["board_hash"], "players": 4,
                              "games": 25, "policies": POLICIES, "options": first.attrs["options"], "seed": 2,
-                             "chunk": 10, "version": first.attrs["version"], "record_columns": K.N_REC})
+                             "version": first.attrs["version"], "record_columns": K.N_REC}, chunk_size=10)
     run.save(0, first, seconds=1000.0)
-    resumed = C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS, chunk_size=10)
+    # resumed with another chunk size: in the interrupted run's chunks of 10, chunk 0 reused
+    resumed = C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS, chunk_size=7)
     pd.testing.assert_frame_equal(resumed, whole, check_dtype=False)
     pd.testing.assert_frame_equal(from_run_file(out), simulate(4, 25, POLICIES, 2, options=OPTIONS),
                                   check_dtype=False)
@@ -83,6 +84,29 @@ def test_cli_refuses_unknown_rule_options():
     assert result.exit_code == 2 and "hardr" in result.output
 
 
+def test_cli_refuses_options_that_mean_nothing_here(tmp_path):
+    runner = CliRunner()
+    for args, message in (
+            (["-o", "harder_scope=roll"], "harder_scope=roll applies to harder=true only (it says how the harder "
+                                          "variant is judged); add harder=true"),
+            (["-o", "turbulent_no_fit=home"], "turbulent_no_fit=home applies to turbulent=true only"),
+            (["-o", "neutral_storm_point=mover"], "neutral_storm_point=mover applies to 3 players only: with 2 or "
+                                                  "4 every colour has a player, so no animal is neutral (this game "
+                                                  "has 4 players)"),
+            (["--players", "2", "-o", "neutral_storm_point=mover"], "(this game has 2 players)")):
+        result = runner.invoke(main_app, ["simulate", "bremen", "--games", "3", *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert message in " ".join(result.stderr.split()) and "Traceback" not in result.output, result.stderr
+    result = runner.invoke(main_app, ["bremen", "sweep", "--games", "3", "-o", "harder_scope=roll",
+                                      "--out", str(tmp_path / "sw")])
+    assert result.exit_code == 2 and "applies to harder=true only" in result.stderr
+    assert not (tmp_path / "sw").exists()
+    for args in (["-o", "harder=true", "-o", "harder_scope=roll"], ["-o", "turbulent=true", "-o", "turbulent_no_fit=home"],
+                 ["--players", "3", "-o", "neutral_storm_point=mover"]):
+        result = runner.invoke(main_app, ["simulate", "bremen", "--games", "3", "-o", "max_turns=50", *args])
+        assert result.exit_code == 0, (args, result.output)
+
+
 def test_cli_refuses_bad_files_and_board_lists(tmp_path):
     runner = CliRunner()
     result = runner.invoke(main_app, ["report", str(tmp_path / "none.parquet")])
@@ -102,7 +126,13 @@ def test_report_counts_capped_games():
     assert "12 of 12 games hit the turn cap of 20 turns" in md
     assert "Rules that never fired" in md
     assert "Every seat plays the same policy, so there is no skill matrix" in md
-    assert "Seat uniformity (one policy on every seat" in md  # only then do seats differ by board alone
+    # no winner: said plainly, as the simulate summary does, not rates and tests of nothing
+    assert "No game was decided: all 12 games hit the turn cap of 20 turns, so there are no win rates" in md
+    assert "nan" not in md.split("## Outcomes")[1].split("## Skill matrix")[0]
+    assert "Turn-order uniformity" not in md and "Win rate per seat" not in md
+    decided = build_report(simulate(4, 12, ["greedy"] * 4, 1, options={"max_turns": 300})).to_markdown()
+    assert "Turn-order uniformity among decided games" in decided
+    assert "Seat uniformity (one policy on every seat" in decided  # only then do seats differ by board alone
     assert "Capped games have no deficit or gap" in md and "| lead changes per game | 12 |" in md
     # a run recorded before the tension and progress columns still gets a report
     added = re.compile(r"lead_changes|max_deficit_s\d|points_r\d+_s\d")

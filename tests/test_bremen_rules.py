@@ -130,6 +130,21 @@ def test_bridge_stack_option_lets_a_single_animal_climb_on_a_bridge():
             assert g.stack("b0") == [(1, "donkey"), (0, "cat")] and eff["climbed"] and eff["extra_roll"]
 
 
+def test_an_animal_carrying_another_never_leaves_a_bridge():
+    # Seed: "Een dier waarop een kleiner zit, kan dus in geen geval de brug
+    # oversteken!" With bridge_stack a cat has climbed onto the donkey on b0:
+    # carrying it, the donkey goes to neither side (r03, m02), as that would
+    # carry the cat across; the cat alone may leave, and then the donkey.
+    g = game(bridge_stack=True)
+    g.place(0, "donkey", "b0")
+    g.place(0, "cat", "b0")
+    moves = g.first_moves(1, 1)
+    assert dests(moves, 0, "donkey") == set()
+    assert dests(moves, 0, "cat") == {"r03", "m02"}
+    g.move(0, "cat", "m02")
+    assert dests(g.first_moves(1, 1), 0, "donkey") == {"r03", "m02"}
+
+
 def test_occupied_fields_are_jumped_and_counted():
     g = game()
     g.place(0, "dog", "r03")
@@ -710,11 +725,13 @@ def test_turbulent_start_stacks(seed):
 CORNERS = ("r00", "r06", "r12", "r18")  # start fields of colours 0..3
 
 
-def turbulent_game(away=()):
+def turbulent_game(away=(), homes=(), **options):
     """A turbulent game with this valid set-up, bottom first: on the start field
     of colour k a donkey of colour k+1, a dog of k, a cat of k+1, a rooster of k
-    (mod 4). `away`: (colour, animal, field) put elsewhere on the board."""
-    g = game(turbulent=True)
+    (mod 4). `homes`: (colour, animal, start field) homed elsewhere (swapped with
+    the animal of its size homed there), `away`: (colour, animal, field) put
+    elsewhere on the board."""
+    g = game(turbulent=True, **options)
     for k, corner in enumerate(CORNERS):
         for animal, shift in zip(("donkey", "dog", "cat", "rooster"), (1, 0, 1, 0)):
             a = g.animal((k + shift) % 4, animal)
@@ -723,6 +740,12 @@ def turbulent_game(away=()):
     for k, corner in enumerate(CORNERS):
         stack = g.stack(corner)
         assert stack[0][0] != k and all(lo[0] != up[0] for lo, up in zip(stack, stack[1:]))
+    for colour, animal, field in homes:
+        a = g.animal(colour, animal)
+        b = next(b for b in range(a & 3, 16, 4) if g.state[K.S_HOME + b] == g.field(field))
+        g.state[K.S_HOME + b], g.state[K.S_HOME + a] = g.state[K.S_HOME + a], g.field(field)
+        g.state[K.S_POS + a], g.state[K.S_POS + b] = g.state[K.S_HOME + a], g.state[K.S_HOME + b]
+    K.rebuild_occ(g.state, g.board.binfo[K.B_N])
     for colour, animal, field in away:
         g.place(colour, animal, field)
     return g
@@ -757,10 +780,136 @@ def test_turbulent_home_bottom_animal_is_never_of_the_corners_colour():
     assert g.errors() == 0
 
 
-def test_turbulent_home_falls_back_to_its_own_start_when_nothing_fits():
-    # as above, but every other start field still holds its cat: the cat(1) goes home anyway
+def test_turbulent_animals_returning_together_are_placed_together():
+    # r00 keeps the donkey(1) and the rooster(0); its dog(0), carrying its cat(1),
+    # stands on r03. r12 holds only the donkey(3) and a rooster(1) (homed there,
+    # the rooster(2) homed on r06 instead): it has room for a dog and a cat. The
+    # dog(2) knocks the dog(0) and the cat(1) home together. Placements: the
+    # dog(0) on r00 alone sits under the rooster(0), the cat(1) on r00 alone on
+    # the donkey(1), both on r12 the cat(1) under the rooster(1); only both on
+    # r00 keep the rule - the stack r00 started with. (Placed one at a time, the
+    # dog(0) would have gone to r12 and the cat(1) would have broken the rule.)
+    g = turbulent_game(homes=[(1, "rooster", "r12")],
+                       away=[(0, "dog", "r03"), (1, "cat", "r03"), (2, "dog", "r01"), (3, "cat", "m05"),
+                             (2, "rooster", "i03")])
+    assert g.stack("r00") == [(1, "donkey"), (0, "rooster")] and g.stack("r12") == [(3, "donkey"), (1, "rooster")]
+    assert g.errors() == 0
+    g.seat = 2
+    assert g.move(2, "dog", "r03")["sent_home"] == 2
+    assert g.stack("r00") == [(1, "donkey"), (0, "dog"), (1, "cat"), (0, "rooster")]
+    assert g.stack("r12") == [(3, "donkey"), (1, "rooster")]
+    assert g.state[K.S_UNFIT] == 0 and g.errors() == 0
+
+
+def test_turbulent_return_that_no_placement_keeps_the_rule_is_marked():
+    # Every start field but r00 holds its cat, and r00 has lost its dog(0): the
+    # cat(1) can only go back there (a field holds one cat), onto the donkey(1).
+    # No placement keeps the rule; the cat is marked as put there by such a return.
     g = turbulent_game(away=[(0, "dog", "r02"), (1, "cat", "r03")])
-    g.move(0, "dog", "r03")
+    assert g.move(0, "dog", "r03")["sent_home"] == 1
     assert g.stack("r00") == [(1, "donkey"), (1, "cat"), (0, "rooster")]
+    assert g.state[K.S_UNFIT] == 1 << g.animal(1, "cat") and g.errors() == 0
+    g.state[K.S_UNFIT] = 0  # unmarked, the same stack is a broken invariant
+    assert g.errors() == 7
+
+
+@pytest.mark.parametrize("no_fit", ["fewest", "home"])
+def test_option_turbulent_no_fit(no_fit):
+    # The donkey(1), carrying the rooster(1) on r03, is knocked home by the
+    # donkey(3). Room for a donkey: r00 (its home, now the cat(1) and the
+    # rooster(0)) and r12 (the donkey(3) and the dog(2) are out: the cat(3) and
+    # the rooster(2)); for a rooster only r06 (its home), where the cat(2) is out:
+    # the rooster(1) must sit on the dog(1). No placement keeps the rule.
+    # "fewest": the donkey(1) goes to r12, where it breaks nothing (1 break in
+    # all); "home": both go home, the donkey(1) under the cat(1) (2 breaks).
+    g = turbulent_game(away=[(1, "donkey", "r03"), (1, "rooster", "r03"), (0, "dog", "r09"), (2, "cat", "m05"),
+                             (3, "donkey", "r05"), (2, "dog", "i03")], turbulent_no_fit=no_fit)
+    assert g.stack("r00") == [(1, "cat"), (0, "rooster")] and g.stack("r12") == [(3, "cat"), (2, "rooster")]
+    assert g.stack("r06") == [(2, "donkey"), (1, "dog")] and g.errors() == 0
+    g.seat = 3
+    assert g.move(3, "donkey", "r03")["sent_home"] == 2
+    assert g.stack("r06") == [(2, "donkey"), (1, "dog"), (1, "rooster")]
+    donkey, rooster = g.animal(1, "donkey"), g.animal(1, "rooster")
+    if no_fit == "fewest":
+        assert g.stack("r12") == [(1, "donkey"), (3, "cat"), (2, "rooster")]
+        assert g.stack("r00") == [(1, "cat"), (0, "rooster")]
+        assert g.board.names[g.state[K.S_HOME + donkey]] == "r12"  # it took the donkey(3)'s home,
+        assert g.board.names[g.state[K.S_HOME + g.animal(3, "donkey")]] == "r00"  # which got its old one
+        assert g.state[K.S_UNFIT] == 1 << rooster
+    else:
+        assert g.stack("r00") == [(1, "donkey"), (1, "cat"), (0, "rooster")]
+        assert g.stack("r12") == [(3, "cat"), (2, "rooster")]
+        assert g.state[K.S_UNFIT] == (1 << donkey) | (1 << rooster)
     assert g.errors() == 0
 
+
+def _rule_breaks(stacks, group):
+    """The turbulent start rule's breaks that involve an animal of `group`:
+    stacks[c] lists the animals (4 * colour + size - 1) on colour c's start
+    field, bottom first. A bottom animal of colour c breaks it, and so does
+    each pair of one colour, one directly on the other."""
+    breaks = 0
+    for c, stack in enumerate(stacks):
+        if stack and stack[0] // 4 == c and stack[0] in group:
+            breaks += 1
+        breaks += sum(lo // 4 == up // 4 and (lo in group or up in group) for lo, up in zip(stack, stack[1:]))
+    return breaks
+
+
+@pytest.mark.parametrize("no_fit", ["fewest", "home"])
+def test_turbulent_returns_keep_the_rule_whenever_a_placement_can(no_fit):
+    # Random positions from turbulent set-ups: the tops of start stacks taken off
+    # (as moves take them) and some of them sent home again, then a random group
+    # of the animals out sent home together. Every placement of the group is
+    # tried here (each animal onto a start field where no animal of its size
+    # stands): the kernel's must keep the rule whenever one does, and otherwise
+    # be the best by the option: "fewest" rule breaks, then fewest animals off
+    # their homes; "home": fewest off their homes, then fewest breaks.
+    import itertools
+
+    rng = np.random.default_rng(5)
+    board = load_board()
+    corners = [board.index(f) for f in CORNERS]
+
+    def stacks():
+        return [sorted((a for a in range(16) if g.state[K.S_POS + a] == h), key=lambda a: -(a & 3))
+                for h in corners]
+
+    kept = broken = 0
+    for case in range(120):
+        g = Game(players=4, options={"turbulent": True, "turbulent_no_fit": no_fit}, seed=case)
+        spots = list(rng.permutation([f for f in board.names if f[0] in "mi"]))  # forest: one animal each
+        for _ in range(2):
+            for corner in CORNERS:
+                stack = g.stack(corner)
+                for colour, animal in stack[len(stack) - int(rng.integers(0, len(stack) + 1)):]:
+                    g.place(colour, animal, spots.pop())
+            group = 0
+            for a in range(16):
+                if g.state[K.S_POS + a] not in corners:
+                    group |= int(rng.integers(0, 2)) << a
+            if not group:
+                continue
+            members = [a for a in range(16) if group >> a & 1]
+            spots += [g.board.names[g.state[K.S_POS + a]] for a in members]
+            before = stacks()
+            homes = {a: corners.index(g.state[K.S_HOME + a]) for a in members}
+            keys = []
+            for choice in itertools.product(range(4), repeat=len(members)):
+                slots = [(c, a & 3) for a, c in zip(members, choice)]
+                if len(set(slots)) < len(slots) or any(s in {b & 3 for b in before[c]} for c, s in slots):
+                    continue  # a field holds one animal of each size
+                placed = [sorted(st + [a for a, c2 in zip(members, choice) if c2 == c], key=lambda a: -(a & 3))
+                          for c, st in enumerate(before)]
+                breaks = _rule_breaks(placed, set(members))
+                off = sum(c != homes[a] for a, c in zip(members, choice))
+                keys.append((breaks, off) if no_fit == "fewest" else (breaks > 0, off, breaks))
+            K.send_group_home(g.state, group)
+            breaks = _rule_breaks(stacks(), set(members))
+            off = sum(corners.index(g.state[K.S_POS + a]) != homes[a] for a in members)
+            played = (breaks, off) if no_fit == "fewest" else (breaks > 0, off, breaks)
+            assert played == min(keys), (case, members)
+            assert g.errors() == 0
+            kept += breaks == 0
+            broken += breaks > 0
+    assert kept > 100 and broken > 5  # both kinds of position were tried

@@ -18,11 +18,14 @@ GREEDY_RANDOM = ["greedy", "random", "greedy", "random"]
 
 
 @pytest.mark.parametrize("players, options", [
-    (4, {}), (3, {}), (2, {}), (4, {"turbulent": True}), (4, {"harder": True, "bridge_stack": True}),
+    (4, {}), (3, {}), (2, {}), (4, {"turbulent": True}), (2, {"turbulent": True, "turbulent_no_fit": "home"}),
+    (4, {"harder": True, "bridge_stack": True}),
 ])
 def test_invariants_hold_after_every_turn(players, options):
     """Random and greedy play never lose an animal, break a stack, put an
-    animal in the house, let the robber leave the forest or miscount points."""
+    animal in the house, let the robber leave the forest or miscount points;
+    in the turbulent variant no start stack breaks its rule unless no placement
+    of a return could keep it (state_errors 7)."""
     seen = []
 
     def check(g):
@@ -251,18 +254,19 @@ def test_same_seed_same_records_any_threads_or_chunks():
     pd.testing.assert_frame_equal(tail.reset_index(drop=True), one.iloc[30:].reset_index(drop=True))
 
 
-def test_same_records_with_the_jit_disabled():
+@pytest.mark.parametrize("turbulent", [False, True])
+def test_same_records_with_the_jit_disabled(turbulent):
     code = (
         "import json; from etappe.analysis.bremen import simulate;"
         "df = simulate(players=4, games=3, policies=['greedy','random','greedy','random'], seed=7,"
-        " options={'max_turns': 60});"
+        f" options={{'max_turns': 60, 'turbulent': {turbulent}}});"
         "print(json.dumps(df.to_dict(orient='list')))"
     )
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     plain = json.loads(out.stdout.strip().splitlines()[-1])
-    jit = simulate(players=4, games=3, policies=GREEDY_RANDOM, seed=7, options={"max_turns": 60})
+    jit = simulate(players=4, games=3, policies=GREEDY_RANDOM, seed=7, options={"max_turns": 60, "turbulent": turbulent})
     assert plain == json.loads(json.dumps(jit.to_dict(orient="list")))
 
 
@@ -278,6 +282,19 @@ def test_bad_options_and_policies_are_refused():
         options_row({"hardr": True})
     with pytest.raises(ValueError, match="tie_rule"):
         options_row({"tie_rule": "coin"})
+    # options that mean nothing without another, or with this many players
+    with pytest.raises(ValueError, match="harder_scope=roll applies to harder=true only"):
+        options_row({"harder_scope": "roll"})
+    with pytest.raises(ValueError, match="turbulent_no_fit=home applies to turbulent=true only"):
+        options_row({"turbulent_no_fit": "home"})
+    for players in (2, 4):
+        with pytest.raises(ValueError, match=f"neutral_storm_point=mover applies to 3 players only.*has {players}"):
+            options_row({"neutral_storm_point": "mover"}, players)
+    with pytest.raises(ValueError, match="neutral_storm_point=mover applies to 3 players only"):
+        simulate(players=4, games=1, options={"neutral_storm_point": "mover"})
+    assert options_row({"neutral_storm_point": "mover"}, 3)[1]["neutral_storm_point"] == "mover"
+    assert options_row({"harder": True, "harder_scope": "roll", "turbulent": True, "turbulent_no_fit": "home",
+                        "neutral_storm_point": "nobody"}, 4)[0][K.O_TURBULENT_HOME] == 1
     with pytest.raises(ValueError, match="unknown Bremen policy"):
         parse_policy("smart")
     with pytest.raises(ValueError, match="bad greedy parameter"):
