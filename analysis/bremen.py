@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import distribution_row, mean_curves, skill_table, wilson_interval
+from etappe.analysis.stats import distribution_row, mean_curves, ratio_interval, skill_table, wilson_interval
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, load_board
 from etappe.kernels.options import option_value, policy_parameters
@@ -422,10 +422,24 @@ def conclusions(df: pd.DataFrame) -> pd.DataFrame:
     first = first_seat_advantage(df).iloc[0]
     rows.append({"finding": f"win rate of the starting player vs 1/{players}",
                  "verdict": side(first["ci_low"], first["ci_high"])})
-    share = points_by_source(df).set_index("source")["share"]
-    rows.append({"finding": "storms give most points", "verdict": "yes" if share["storm"] > 0.5 else "no"})
-    rows.append({"finding": "under 1 % of games capped", "verdict": "yes" if df["capped"].mean() < 0.01 else "no"})
+    # shares with their 95 % intervals: "yes" or "no" only when the interval says so
+    storm = sum(df[f"points_storm_s{s}"].to_numpy(float) for s in range(players))
+    points = sum(df[f"points_{src}_s{s}"].to_numpy(float) for src in SOURCES for s in range(players))
+    _, lo, hi = ratio_interval(len(df), storm.sum(), points.sum(), (storm * storm).sum(), (points * points).sum(),
+                               (storm * points).sum())  # the points of one game counted together
+    rows.append({"finding": "storms give more than half the points", "verdict": yes_no(lo, hi, 0.5)})
+    capped = capped_rate(df)
+    above = yes_no(capped["ci_low"], capped["ci_high"], 0.01)
+    rows.append({"finding": "under 1 % of games capped", "verdict": {"yes": "no", "no": "yes"}.get(above, above)})
     return pd.DataFrame(rows)
+
+
+def yes_no(low: float, high: float, threshold: float) -> str:
+    """'yes' if the interval [low, high] lies above the threshold, 'no' if
+    below, 'undecided' if it holds it, 'n/a' without an interval."""
+    if np.isnan(low) or np.isnan(high) or np.isnan(threshold):
+        return "n/a"
+    return "yes" if low > threshold else "no" if high < threshold else "undecided"
 
 
 def sweep_summary(runs: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -239,7 +239,9 @@ def build_sweep_report(results: list[tuple[dict, pd.DataFrame]]) -> Report:
     verdicts, numbers = A.sweep_summary(runs)
     section = report.section("Which conclusions hold across boards")
     section.text("A win-rate verdict is 'above' or 'below' the fair share when the 95 % Wilson interval "
-                 "excludes it, else 'undecided'. A finding holds everywhere when every board gives the "
+                 "excludes it, else 'undecided'; a yes/no finding is 'yes' or 'no' only when its 95 % interval "
+                 "lies wholly on one side (the storms' share of the points clustered by game, the capped share "
+                 "Wilson's), else 'undecided'. A finding holds everywhere when every board gives the "
                  "same verdict.")
     section.table(verdicts)
     section = report.section("Key numbers per board")

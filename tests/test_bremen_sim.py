@@ -145,8 +145,18 @@ def test_outcomes_by_hand():
     assert sources.loc["storm", "points_per_seat_game"] == pytest.approx(34 / 9)
     assert sources["share"].tolist() == pytest.approx([34 / 43, 9 / 43, 0])
     found = A.conclusions(df).set_index("finding")["verdict"]
-    assert found["storms give most points"] == "yes" and found["under 1 % of games capped"] == "no"
+    # 1 of 3 games capped: Wilson's interval (.06, .79) lies above 1 %
+    assert found["under 1 % of games capped"] == "no"
+    # storms give 34 of the 43 points (11 of 15, 15 of 20, 8 of 8), but three games cannot tell it from
+    # half: the interval clustered by game is (.48, .94); ten copies of them can
+    assert found["storms give more than half the points"] == "undecided"
+    tenfold = pd.concat([df] * 10, ignore_index=True)
+    tenfold.attrs = df.attrs
+    assert A.conclusions(tenfold).set_index("finding").loc["storms give more than half the points", "verdict"] == "yes"
     assert found["win rate of the starting player vs 1/3"] == "undecided"  # 1 of 2 games, interval above
+    # no game capped, but 3 games cannot show under 1 %: Wilson's upper end for 0 of 3 is .56
+    df["capped"] = False
+    assert A.conclusions(df).set_index("finding").loc["under 1 % of games capped", "verdict"] == "undecided"
 
 
 def test_conclusions_need_decided_games():
