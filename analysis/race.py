@@ -18,7 +18,8 @@ import pandas as pd
 
 from etappe.kernels import race as K
 from etappe.kernels.race_design import (
-    HAND_CAP, R_GAME_TARGET, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TRIP, R_TURN_CAP, Design, DesignError, load_design,
+    CARD_COLUMNS, HAND_CAP, R_GAME_TARGET, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TRIP, R_TURN_CAP, SIDE_COLUMNS,
+    Design, DesignError, load_design,
 )
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
 
@@ -192,13 +193,13 @@ class RaceRun:
         for p in range(self.players):
             cols[f"seat{p}_policy"] = seat_policy[:, p].astype(np.int8)
         for s in range(self.sides):
-            for j, name in enumerate(K.SIDE_COLUMNS):
+            for j, name in enumerate(SIDE_COLUMNS):
                 cols[f"s{s}_{name}"] = sides_out[:, s, j]
             cols[f"s{s}_total"] = totals[:, s]
         # The card statistics and progress columns are whole arrays in C order
         # (side, card, stat) and (side, round): each becomes one block as it is.
         card_names = [f"s{s}_{card.key}_{stat}" for s in range(self.sides) for card in d.cards
-                      for stat in K.CARD_COLUMNS]
+                      for stat in CARD_COLUMNS]
         progress_names = [f"s{s}_r{r + 1}" for s in range(self.sides) for r in range(K.PROGRESS_ROUNDS)]
         frame = pd.concat([pd.DataFrame(cols),
                            pd.DataFrame(cards_out.reshape(n, -1), columns=card_names, copy=False),

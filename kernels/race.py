@@ -92,7 +92,7 @@ H_POLICY_ERROR = 8      # 1 + seat whose user policy answered with an illegal mo
 H_NCOLS = 9
 HAND_COLUMNS = ("first_seat", "turns", "stock_exhausted", "reshuffles", "capped", "trip_side",
                 "extension_side", "lead_changes", "policy_error")
-# Per side.
+# Per side (named in the records by race_design.SIDE_COLUMNS).
 S_DISTANCE = 0
 S_SCORE = 1
 S_SAFETIES = 2
@@ -102,9 +102,7 @@ S_HAZARDS_RECEIVED = 5
 S_MAX_DEFICIT = 6
 S_DISQUALIFIED = 7
 S_NCOLS = 8
-SIDE_COLUMNS = ("distance", "score", "safeties", "coups", "hazards_played", "hazards_received",
-                "max_deficit", "disqualified")
-# Per side and card type.
+# Per side and card type (race_design.CARD_COLUMNS).
 K_DRAWN = 0
 K_PLAYED = 1
 K_DISCARDED = 2
@@ -113,7 +111,6 @@ K_RECEIVED = 4
 K_VICTIM_TURNS = 5
 K_COUPS = 6
 K_NCOLS = 7
-CARD_COLUMNS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
 PROGRESS_ROUNDS = 40
 
 # ---- replay log -------------------------------------------------------------

@@ -26,6 +26,13 @@ MAX_SIDES = MAX_SEATS
 MAX_HAND_SIZE = 20
 
 ROLES = ("distance", "go", "hazard", "limit", "remedy", "end_limit", "safety", "setback")
+# The records' columns per side, s{s}_{name} (docs/records.md; kernels/race.py's
+# S_* indices, then the running total), and per side and card type,
+# s{s}_{card key}_{stat} (race.py's K_* indices): a card key must not make one
+# of the first.
+SIDE_COLUMNS = ("distance", "score", "safeties", "coups", "hazards_played", "hazards_received",
+                "max_deficit", "disqualified")
+CARD_COLUMNS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
 (ROLE_DISTANCE, ROLE_GO, ROLE_HAZARD, ROLE_LIMIT, ROLE_REMEDY, ROLE_END_LIMIT,
  ROLE_SAFETY, ROLE_SETBACK) = range(len(ROLES))
 
@@ -391,6 +398,10 @@ def _parse_card(v: "_Validator", i: int, raw: dict) -> Card:
     where = f"cards[{i}] ({key})"
     if not key.replace("_", "").isalnum() or not key.isascii() or key[0].isdigit():
         v.fail(f"{where}.key", "must be letters, digits and _ , not starting with a digit")
+    for stat in CARD_COLUMNS:
+        if f"{key}_{stat}" in SIDE_COLUMNS + ("total",):
+            v.fail(f"{where}.key", f"the card's {stat} column would be named s0_{key}_{stat}, which is already "
+                   "a column of the side (docs/records.md); choose another key")
     role = v.choice(raw, f"{where}.role", ROLES)
     allowed = {"key", "name", "role", "count"}
     card = Card(key=key, name=v.string(raw, f"{where}.name", default=key), role=role,

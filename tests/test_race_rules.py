@@ -1006,3 +1006,12 @@ def test_design_error_a_removal_that_leaves_no_go_or_remedy(tmp_path, removal, f
     assert text != MB_TEXT
     msg = bad_design(tmp_path, text)
     assert f"{field}: {problem}" in msg
+
+
+def test_design_error_a_card_key_whose_columns_would_be_a_sides_own(tmp_path):
+    # docs/records.md: per side s{s}_hazards_played, and per card s{s}_{key}_played: a card keyed "hazards"
+    # would write both into one column (it used to pass validation and break `simulate --out`)
+    text = SO_TEXT.replace('"crossing"', '"hazards"')
+    assert text != SO_TEXT
+    msg = bad_design(tmp_path, text)
+    assert ".key: the card's played column would be named s0_hazards_played, which is already a column" in msg
