@@ -117,24 +117,39 @@ def iter_parquet(path: str | os.PathLike, batch_rows: int = 200_000):
         yield batch.to_pandas()
 
 
-def _short(value, width: int = 40) -> str:
+def _short(value, width: int = 60) -> str:
     text = json.dumps(value, sort_keys=True)
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def differences(earlier: dict, mine: dict, prefix: str = "") -> list[str]:
     """What differs between two run identities, field by field ("seed 1,
-    not 2"; nested fields as "a.seed"). Fields only one side has are left
-    out: what only the parts know (the chunk size) is not a finished file's."""
+    not 2"; nested fields as "a.seed", list items as "policies[1].name").
+    Fields only one side has are left out: a finished file's metadata holds
+    more than the identity."""
     found = []
     for key in sorted(mine):
         if key not in earlier or earlier[key] == mine[key]:
             continue
-        if isinstance(earlier[key], dict) and isinstance(mine[key], dict):
-            found += differences(earlier[key], mine[key], f"{prefix}{key}.")
+        a, b = earlier[key], mine[key]
+        if isinstance(a, dict) and isinstance(b, dict):
+            found += differences(a, b, f"{prefix}{key}.")
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b)):
+                if isinstance(x, dict) and isinstance(y, dict):
+                    found += differences(x, y, f"{prefix}{key}[{i}].")
+                elif x != y:
+                    found.append(f"{prefix}{key}[{i}] {_short(x)}, not {_short(y)}")
         else:
-            found.append(f"{prefix}{key} {_short(earlier[key])}, not {_short(mine[key])}")
+            found.append(f"{prefix}{key} {_short(_names(a))}, not {_short(_names(b))}")
     return found
+
+
+def _names(value):
+    """A list of named things (policies) by their names, else the value."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
+        return ",".join(str(v["name"]) for v in value)
+    return value
 
 
 def another_run(what: str, earlier: dict, mine: dict) -> str:
@@ -190,7 +205,11 @@ class ChunkedRun:
         if self.parts.exists() and not self.parts.is_dir():
             raise ValueError(f"{self.parts} exists and is not a folder; a run keeps its finished chunks there: "
                              "remove it or write to another --out")
-        self.parts.mkdir(parents=True, exist_ok=True)
+        try:
+            self.parts.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"cannot make {self.parts}, where the run keeps its finished chunks "
+                             f"({exc.strerror}); write to another --out") from None
         stamp = self.parts / "identity.json"
         if stamp.exists() and any(self.parts.glob("chunk-*.parquet")):  # with no chunk there is nothing to keep
             earlier = json.loads(stamp.read_text())

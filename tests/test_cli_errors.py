@@ -29,6 +29,19 @@ def test_parts_of_another_run_are_refused_naming_what_differs(tmp_path):
     assert 'version "0.1+aaa", not "0.1+bbb"' in str(refused.value) and "other etappe code" in str(refused.value)
 
 
+def test_what_differs_names_the_policies_not_a_cut_short_json():
+    greedy = {"name": "greedy", "family": "greedy", "params": {"attack": 1.75}}
+    aggressive = {"name": "aggressive", "family": "greedy", "params": {"attack": 3.0}}
+    builder = {"name": "builder", "family": "greedy", "params": {"attack": 0.5}}
+    # another number of policies: by their names
+    found = runio.differences({"policies": [greedy, aggressive, builder]}, {"policies": [greedy, aggressive]})
+    assert found == ['policies "greedy,aggressive,builder", not "greedy,aggressive"']
+    # as many: item by item, field by field
+    found = runio.differences({"policies": [greedy, aggressive]}, {"policies": [greedy, builder]})
+    assert found[0] == 'policies[1].name "aggressive", not "builder"'
+    assert 'policies[1].params.attack 3.0, not 0.5' in found
+
+
 def test_a_file_where_the_parts_folder_goes_is_refused(tmp_path):
     (tmp_path / "run.parquet.parts").write_text("x")
     with pytest.raises(ValueError, match=r"run\.parquet\.parts exists and is not a folder"):
@@ -112,3 +125,10 @@ def test_a_bar_says_the_kernels_compile_until_its_first_progress():
         assert bar._progress.tasks[0].description == "stapop x4"
     with progress_bar(10, "joining", compiles=False) as bar:
         assert bar._progress.tasks[0].description == "joining"
+
+
+def test_an_out_where_no_folder_can_be_made_is_refused_in_words(tmp_path):
+    (tmp_path / "plain").write_text("x")
+    result = run("simulate", "stapop", "--games", 10, "--out", tmp_path / "plain" / "run.parquet")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "cannot make" in result.stderr and "where the run keeps its finished chunks" in result.stderr
