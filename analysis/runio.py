@@ -187,8 +187,8 @@ class ChunkedRun:
     policies, seed, players, games, version); parts written under another
     identity are refused instead of silently mixed in, and so is an
     existing file at `out` that is not this run (another run's results are
-    never overwritten; the same run, finished, is played again and written
-    anew).
+    never overwritten; the commands do not play a finished run again, and
+    written anew it would be the same).
 
     The chunk size does not change the records, but it does which games a
     chunk file holds: `chunk_size` is the size asked for, and

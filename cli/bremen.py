@@ -88,9 +88,16 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     _, full_options = A.options_row(options, players)
     identity = run_identity(players, games, policies, seed, b.hash, full_options)  # refuses a bad policy
     run = None
+    if out is not None and holds_this_run(out, identity):
+        console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False, soft_wrap=True)
+        df = A.from_run_file(out)
+        kept = df[SUMMARY_COLUMNS].copy()
+        kept.attrs = df.attrs
+        warn_capped(kept)
+        return kept
     if out is not None:
         run = ChunkedRun(out, identity, chunk_size)
-        chunk_size = resume_in_chunks_of(run, chunk_size, "games")
+        chunk_size = resume_in_chunks_of(run, chunk_size, games, "games")
     chunks = range((games + chunk_size - 1) // chunk_size)
     kept, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
     with progress_bar(games, f"bremen x{players}", compiles=True) as advance:

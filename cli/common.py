@@ -246,11 +246,15 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
     console.print(f"{games} games, {undecided} {games - decided}; {extra}", highlight=False)
 
 
-def resume_in_chunks_of(run, asked: int, unit: str) -> int:
-    """The chunk size to play a run in: that of the interrupted run whose
-    chunks `run` (a ChunkedRun) found waiting, said aloud when it is not the
-    size asked for; otherwise the size asked for."""
-    if run.chunk_size != asked:
-        console.print(f"resuming the interrupted run at {run.out} in its chunks of {run.chunk_size} {unit} "
-                      f"(not --chunk-size {asked}: the records are the same)", highlight=False, soft_wrap=True)
-    return run.chunk_size
+def resume_in_chunks_of(run, asked: int, total: int, unit: str) -> int:
+    """The chunk size to play a run of `total` games (or races) in: that of
+    the interrupted run whose finished chunks `run` (a ChunkedRun) found,
+    whatever size was asked for now; it says how much was already played."""
+    chunk = run.chunk_size
+    done = sum(min(chunk, total - first) for index, first in enumerate(range(0, total, chunk)) if run.done(index))
+    if done:
+        other = f", in its chunks of {chunk:,} (not --chunk-size {asked:,}: the records are the same)" \
+            if chunk != asked else ""
+        console.print(f"resuming the interrupted run at {run.out}: {done:,} of {total:,} {unit} already "
+                      f"played{other}", highlight=False, soft_wrap=True)
+    return chunk

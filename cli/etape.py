@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from etappe.analysis import etape as E
-from etappe.analysis.runio import ChunkedRun, differences, package_version, read_metadata, read_parquet
+from etappe.analysis.runio import (ChunkedRun, differences, holds_this_run, package_version, read_metadata,
+                                   read_parquet)
 from etappe.analysis.stats import wilson_interval
 
 from .common import console, print_policy_listing, progress_bar, resume_in_chunks_of
@@ -94,9 +95,15 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     wall = 0.0  # playing time of every chunk, those of an interrupted earlier session included
     summary = Summary(identity)
     runs = None
+    if out is not None and holds_this_run(out, identity) and stages_path(out).exists():
+        console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False, soft_wrap=True)
+        races_df, _ = load_run(out)  # refuses a stages file of another run beside it
+        summary.add(races_df)
+        summary.metadata = dict(races_df.attrs)
+        return summary, dict(races_df.attrs)
     if out is not None:
         runs = (ChunkedRun(out, identity, chunk_size), ChunkedRun(stages_path(out), identity, chunk_size))
-        chunk_size = resume_in_chunks_of(runs[0], chunk_size, "races")
+        chunk_size = resume_in_chunks_of(runs[0], chunk_size, races, "races")
         if runs[1].chunk_size != chunk_size:  # the races and stages of a chunk are saved together
             raise ValueError(f"{runs[1].parts} holds chunks of {runs[1].chunk_size} races, and {runs[0].parts} of "
                              f"{chunk_size}; remove them or write to another --out")

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from etappe.analysis.race import RaceRun
 from etappe.analysis.race_summary import policy_side_games
-from etappe.analysis.runio import ChunkedRun, file_hash
+from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, iter_parquet, read_metadata
 from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
@@ -127,10 +127,16 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
         identity = {k: meta[k] for k in ("design_hash", "players", "policies", "seating", "seed", "games",
                                           "version", "options")}
         try:
+            if holds_this_run(out, identity):
+                console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False)
+                for frame in iter_parquet(out):
+                    summary.add(frame)
+                summary.print(read_metadata(out), 0.0)
+                return
             parts = ChunkedRun(out, identity, chunk_size)
         except ValueError as exc:
             fail(str(exc))
-        chunk_size = resume_in_chunks_of(parts, chunk_size, "games")
+        chunk_size = resume_in_chunks_of(parts, chunk_size, games, "games")
     n_chunks = -(-games // chunk_size)
     with progress_bar(games, f"{run.design.name} x{players}", compiles=True) as advance:
         # Compile or load the kernels first: the run's time is that of its games.
@@ -179,7 +185,7 @@ class _RunningSummary:
         self.games += len(last)
         self.hands += len(frame)
         self.turns += int(last["game_turns"].sum())
-        self.capped += int((frame.groupby("game")["capped"].max() > 0).sum())
+        self.capped += int((last["capped"] > 0).sum())  # a capped hand ends its game
         winner = last["winner_side"].to_numpy()
         self.no_winner += int((winner < 0).sum())
         for p in range(self.run.players):

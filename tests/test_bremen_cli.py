@@ -159,7 +159,7 @@ def _rows(path):
     return len(pd.read_parquet(path))
 
 
-def test_simulate_out_refuses_another_run_and_writes_the_same_run_anew(tmp_path):
+def test_simulate_out_refuses_another_run_and_does_not_play_the_same_run_again(tmp_path):
     runner = CliRunner()
     out = tmp_path / "f.parquet"
     base = ["simulate", "bremen", "--seed", "3", "--out", str(out), "-o", "max_turns=300"]
@@ -174,11 +174,12 @@ def test_simulate_out_refuses_another_run_and_writes_the_same_run_anew(tmp_path)
         assert result.exit_code == 2, result.output
         assert "holds another run" in result.output and differs in result.output, result.output
         assert _rows(out) == 20
-    # the same run (the chunk size does not change the records) is played again and written anew
+    # the same run (the chunk size does not change the records) is not played again
     before = out.stat().st_mtime_ns
     result = runner.invoke(main_app, [*base, "--games", "20"])
     assert result.exit_code == 0, result.output
-    assert _rows(out) == 20 and out.stat().st_mtime_ns != before
+    assert "already holds this run: nothing to play" in result.output
+    assert _rows(out) == 20 and out.stat().st_mtime_ns == before
 
 
 def test_board_file_errors_keep_their_square_brackets(tmp_path):

@@ -74,7 +74,7 @@ def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(full[1], resumed[1])
 
 
-def test_a_changed_chunk_size_replays_a_finished_run_and_resumes_an_interrupted_one(tmp_path, monkeypatch):
+def test_a_changed_chunk_size_keeps_a_finished_run_and_resumes_an_interrupted_one(tmp_path, monkeypatch):
     # The records do not depend on the chunk size, so neither does the run.
     from typer.testing import CliRunner
 
@@ -86,8 +86,10 @@ def test_a_changed_chunk_size_replays_a_finished_run_and_resumes_an_interrupted_
     assert result.exit_code == 0, result.output
     in_tens = C.load_run(out)
     assert "chunk" not in read_metadata(out)
-    result = CliRunner().invoke(app, command + ["15"])  # the finished run, played again
+    written = out.stat().st_mtime_ns
+    result = CliRunner().invoke(app, command + ["15"])  # the finished run: not played again
     assert result.exit_code == 0, result.output
+    assert "already holds this run: nothing to play" in result.stdout and out.stat().st_mtime_ns == written
     in_fifteens = C.load_run(out)
     pd.testing.assert_frame_equal(in_tens[0], in_fifteens[0])
     pd.testing.assert_frame_equal(in_tens[1], in_fifteens[1])
@@ -114,7 +116,8 @@ def test_a_changed_chunk_size_replays_a_finished_run_and_resumes_an_interrupted_
     monkeypatch.setattr(C.E, "simulate", counted)
     result = CliRunner().invoke(app, command[:-2] + [str(other), "--chunk-size", "15"])
     assert result.exit_code == 0, result.output
-    assert f"resuming the interrupted run at {other} in its chunks of 10 races" in " ".join(result.stdout.split())
+    assert (f"resuming the interrupted run at {other}: 10 of 30 races already played, in its chunks of 10 "
+            "(not --chunk-size 15") in " ".join(result.stdout.split())
     assert calls == [0, 10, 20]
     resumed = C.load_run(other)
     pd.testing.assert_frame_equal(in_tens[0], resumed[0])

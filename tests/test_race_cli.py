@@ -70,6 +70,21 @@ def test_simulate_writes_parquet_with_identity(tmp_path):
     assert "summary" in result.stdout
 
 
+def test_a_finished_run_is_not_played_again(tmp_path):
+    out = tmp_path / "run.parquet"
+    args = ("simulate", "millebornes", "--players", 2, "--games", 300, "--seed", 9, "--out", out, "--chunk-size", 100)
+    first = run(*args)
+    assert first.exit_code == 0, first.stderr
+    written = out.stat().st_mtime_ns
+    again = run(*args[:-1], 50)  # the chunk size is no part of the run
+    assert again.exit_code == 0, again.stderr
+    assert "already holds this run: nothing to play" in again.stdout and out.stat().st_mtime_ns == written
+    assert not out.with_name("run.parquet.parts").exists()
+    # the same summary, read from the file
+    table = [line for line in first.stdout.splitlines() if line.startswith("│")]
+    assert table and table == [line for line in again.stdout.splitlines() if line.startswith("│")]
+
+
 def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
     out = tmp_path / "run.parquet"
     args = ("simulate", "millebornes", "--players", 2, "--games", 200, "--seed", 9, "--out", out,
@@ -89,7 +104,8 @@ def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
     # resumed with another --chunk-size: in the interrupted run's chunks of 100, chunk 0 reused
     result = run(*args[:-1], 40)
     assert result.exit_code == 0, result.stderr
-    assert "resuming the interrupted run" in result.stdout and "in its chunks of 100 games" in result.stdout
+    assert ("resuming the interrupted run at " in result.stdout and "100 of 200 games already played, in its "
+            "chunks of 100 (not --chunk-size 40" in " ".join(result.stdout.split()))
     assert read_metadata(out)["wall_seconds"] >= 1000.0  # the earlier session's time is counted
     resumed = pq.read_table(out).to_pandas()
     assert (resumed.loc[resumed.game < 100, "lead_changes"] == -7).all()
