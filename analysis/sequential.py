@@ -228,7 +228,7 @@ OutcomeFn = Callable[[int, int], "np.ndarray | tuple[np.ndarray, np.ndarray]"]
 
 def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0.05, delta: float = 0.05,
                        chunk: int = 500, max_games: int = 100_000, labels: Sequence[str] = ("A", "B"),
-                       what: str = "wins more often", progress: Callable[[int], None] | None = None,
+                       what: str | None = None, progress: Callable[[int], None] | None = None,
                        z: float = Z95) -> SequentialResult:
     """Play chunks of games until the sequential test decides A vs B, or `max_games`.
 
@@ -242,8 +242,12 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
     beta: chance of missing a difference when q = 1/2 +- delta.
     delta: the smallest difference in q worth detecting (q = share of
     uneven games that A wins; for policies, delta = 0.05 is about 35 Elo).
+    what: what a +1 says of A, for the verdict ("A <what>"); by default the
+    outcome function's own `what` (policy_outcomes: "wins more often";
+    design_outcomes: "has the higher <metric> in more games"), else "wins more often".
     progress: called with the games played after each chunk.
     """
+    what = what or getattr(outcomes, "what", "wins more often")
     test = SequentialTest(alpha, beta, delta)
     if chunk < 1 or max_games < 1:
         raise ValueError("chunk and max_games must be >= 1")
@@ -318,6 +322,7 @@ def policy_outcomes(design, players: int, policy_a: str, policy_b: str, seed: in
         return play_pair(run, start, count)
 
     fn.run = run  # type: ignore[attr-defined]
+    fn.what = "wins more often"  # type: ignore[attr-defined]
     return fn
 
 
@@ -347,4 +352,5 @@ def design_outcomes(design_a, design_b, players: int, policies: Sequence[str] = 
         return paired_signs(values(run_a, start, count), values(run_b, start, count))
 
     fn.runs = (run_a, run_b)  # type: ignore[attr-defined]
+    fn.what = f"has the higher {metric} in more games"  # a sign test: ahead more often, not a higher mean
     return fn

@@ -161,7 +161,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
                 fail("a sequential policy comparison needs exactly two policies, e.g. --policy greedy,aggressive "
                      "(or give a second design or --option-b to compare two designs)")
             fn = policy_outcomes(load_design(deck), players, names[0], names[1], seed, options)
-            labels, what = (names[0], names[1]), "wins more often"
+            labels = (names[0], names[1])
             title = f"Sequential test: {names[0]} vs {names[1]} on {deck}, {players} players, seed {seed}"
         else:
             if metric not in DESIGN_METRICS and not metric.startswith("won_s"):
@@ -174,10 +174,10 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
             lb = deck_2 + ("" if not options_b else " (" + ", ".join(f"{k}={v}" for k, v in options_b.items()) + ")")
             if la == lb:
                 la, lb = f"A: {la}", f"B: {lb}"
-            labels, what = (la, lb), f"has the higher {metric} in more games"
+            labels = (la, lb)
             title = f"Sequential test: {la} vs {lb}, {metric}, {players} players, seed {seed}"
         with progress_bar(max_games, "sequential", compiles=True) as advance:
-            res = sequential_compare(fn, alpha, beta, delta, chunk, max_games, labels, what, progress=advance)
+            res = sequential_compare(fn, alpha, beta, delta, chunk, max_games, labels, progress=advance)
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
     print_sequential(res, title)

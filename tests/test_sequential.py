@@ -148,6 +148,9 @@ def test_design_duel_signs_match_the_records():
     assert signs.tolist() == np.sign(per[0] - per[1]).astype(int).tolist()
     with pytest.raises(ValueError):
         design_outcomes("stapop", "touring", 4, metric="nonsense")
+    # the Python API words the verdict as the sign test it is, as the CLI does, not as wins
+    result = sequential_compare(fn, chunk=15, max_games=30, labels=("stapop", "touring"))
+    assert result.what == "has the higher game_turns in more games"
 
 
 def test_sequential_command_both_modes(capsys):
