@@ -131,7 +131,7 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
                 console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False)
                 for frame in iter_parquet(out):
                     summary.add(frame)
-                summary.print(read_metadata(out), 0.0)
+                summary.print(read_metadata(out), None)
                 return
             parts = ChunkedRun(out, identity, chunk_size)
         except ValueError as exc:
@@ -140,7 +140,7 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
     n_chunks = -(-games // chunk_size)
     with progress_bar(games, f"{run.design.name} x{players}", compiles=True) as advance:
         # Compile or load the kernels first: the run's time is that of its games.
-        startup = run.load_kernels() if parts is None or not all(parts.done(i) for i in range(n_chunks)) else 0.0
+        startup = run.load_kernels() if parts is None or not all(parts.done(i) for i in range(n_chunks)) else None
         advance(0)  # the kernels are ready: the bar stops saying it compiles them
         for index, first in enumerate(range(0, games, chunk_size)):
             count = min(chunk_size, games - first)
@@ -196,32 +196,38 @@ class _RunningSummary:
         self.policy_side_games += side_games
         self.policy_wins += wins
 
-    def print(self, meta: dict, startup: float) -> None:
-        from etappe.analysis.stats import wilson_interval
-
+    def print(self, meta: dict, startup: float | None) -> None:
+        """The tables and a last line; startup: seconds to compile or load the
+        kernels, None when no game was played now."""
         decided = self.games - self.no_winner
         table = Table("seat", "side", "policy", "wins", "win rate", "95 % interval",
                       title=f"summary (win rates among the {decided} games with a winner)")
         for p in range(self.run.players):
-            low, high = wilson_interval(int(self.wins[p]), decided)
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
-                          else "rotated", str(self.wins[p]), f"{self.wins[p] / max(decided, 1):.3f}",
-                          f"{low:.3f} - {high:.3f}")
+                          else "rotated", str(self.wins[p]), *_rate_cells(int(self.wins[p]), decided))
         console.print(table)
         if len(self.run.distinct) > 1:
             by_policy = Table("policy", "side-games", "won", "win rate", "95 % interval",
                               title="by policy (games with a winner, once for each side the policy plays)")
             for k, spec in enumerate(self.run.distinct):
                 n = int(self.policy_side_games[k])
-                low, high = wilson_interval(int(self.policy_wins[k]), n)
-                by_policy.add_row(spec.name, str(n), str(self.policy_wins[k]),
-                                  f"{self.policy_wins[k] / max(n, 1):.3f}", f"{low:.3f} - {high:.3f}")
+                by_policy.add_row(spec.name, str(n), str(self.policy_wins[k]), *_rate_cells(int(self.policy_wins[k]), n))
             console.print(by_policy)
         rate = self.games / max(meta["wall_seconds"], 1e-9)
         console.print(f"{self.games} games, {self.hands} hands, {self.turns / self.games:.1f} turns per game, "
                       f"no winner {self.no_winner}, turn cap hit {self.capped}; "
-                      f"{meta['wall_seconds']:.1f} s ({rate:,.0f} games/s; kernels compiled or loaded before, in "
-                      f"{startup:.1f} s)")
+                      f"{meta['wall_seconds']:.1f} s of play ({rate:,.0f} games/s)"
+                      + ("" if startup is None else f", after {startup:.1f} s to compile or load the kernels"))
+
+
+def _rate_cells(wins: int, n: int) -> tuple[str, str]:
+    """A win rate and its 95 % Wilson interval as table cells; '-' without games."""
+    from etappe.analysis.stats import wilson_interval
+
+    if n == 0:
+        return "-", "-"
+    low, high = wilson_interval(wins, n)
+    return f"{wins / n:.3f}", f"{low:.3f} - {high:.3f}"
 
 
 def moves_command(deck: str, position_file: Path, option: list[str] | None, as_json: bool) -> None:

@@ -133,7 +133,9 @@ def glance(summary: RaceSummary) -> list[str]:
     rates = rs.game_end_rates(summary).set_index("event")
     cap = rates.loc["games that hit the cap (stall)"]
     lines = []
-    if len(pos):
+    if summary.games == int(summary.c["no_winner"]):
+        lines.append(NO_WINNER)
+    elif len(pos):
         first = pos.iloc[0]
         lines.append(
             f"The side that plays first wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
@@ -159,8 +161,17 @@ def flagged_card_lines(flags: pd.DataFrame) -> list[str]:
 
 
 # ------------------------------------------------------------------ sections
+NO_WINNER = ("No game had a winner (see how games end: turn cap or tie), so there are no win rates, no "
+             "first-player advantage and no seat test.")
+
+
 def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
     L = s.layout
+    if s.games == int(s.c["no_winner"]):
+        sec.text(NO_WINNER)
+        sec.table(rs.game_end_rates(s).rename(columns={"ci_low": "95 % low", "ci_high": "95 % high"}),
+                  "How games and hands end (draw, stall / turn cap), with 95 % intervals")
+        return
     pos = rs.outcomes_by_position(s)
     seats = rs.outcomes_by_seat(s)
     sec.text("Win rates with 95 % Wilson intervals among the games with a winner, so that a fair share is "

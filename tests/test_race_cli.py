@@ -676,3 +676,13 @@ def test_a_refused_command_leaves_no_output_folder(tmp_path):
     # refused before any game: the error alone, no empty progress bar before it
     result = run("compare", "stapop", "millebornes", "--policy", "foo", "--games", 10, "--out", out)
     assert result.exit_code == 2 and result.stderr.startswith("error: unknown policy 'foo'")
+
+
+def test_a_run_without_any_winner_prints_no_nan(tmp_path):
+    out = tmp_path / "capped.parquet"
+    result = run("simulate", "stapop", "--players", 2, "--games", 20, "--option", "turn_cap=5", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    assert "nan" not in result.stdout and "no winner 20, turn cap hit 20" in result.stdout
+    assert run("report", out, "--out", tmp_path / "rep").exit_code == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "No game had a winner" in md and "nan" not in md.lower()
