@@ -108,6 +108,10 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
     metas = {k: r.metadata(games) for k, r in runs.items()}
     identity = {k: {f: m[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games", "version",
                                       "options")} for k, m in metas.items()} | {"chunk_size": chunk_size}
+    if identity["a"] == identity["b"]:
+        raise ValueError(f"A and B are the same design ({metas['a']['design']}, hash {metas['a']['design_hash']}) under "
+                         "the same rule options: on the same seeds every paired difference would be 0; give another "
+                         "design or --option-b")
     checkpoint = Checkpoint(Path(out) / ".compare-checkpoint.pkl", identity)
     state = checkpoint.load() or {"chunks_done": 0, "summaries": {"a": None, "b": None},
                                   "comparison": PairedComparison(), "clock": {"a": 0.0, "b": 0.0}}

@@ -182,6 +182,13 @@ def test_unwritable_out_is_refused_before_any_game_is_played(tmp_path):
     assert "summary" not in result.stdout
 
 
+def test_compare_refuses_a_design_against_itself(tmp_path):
+    result = run("compare", "millebornes", "--option-b", "roll_after_safety=true", "--games", 10,
+                 "--out", tmp_path / "cmp")  # true is the default: the same rules twice
+    assert result.exit_code == 2 and "A and B are the same design (millebornes" in result.stderr
+    assert "every paired difference would be 0" in result.stderr
+
+
 def test_policies_repeat_around_the_table_in_every_game(tmp_path):
     # --help: "A,B at 4 seats: A,B,A,B"
     out = tmp_path / "etape.parquet"
