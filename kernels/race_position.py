@@ -67,6 +67,8 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     players = position.get("players")
     if not isinstance(players, int):
         fail("players", "missing or not a whole number")
+    if players not in design.players:
+        fail("players", f"{players}, but {design.title} is played by {', '.join(map(str, design.players))} players")
     ct, rules = design.tables(players, options)
     sides = int(rules[K.R_SIDES])
     n_types = len(design.cards)

@@ -335,6 +335,8 @@ battle = "roll"
     # Right of Way protects against Speed Limit: laid, it clears one, so the two cannot lie together
     (lambda t: t + 'limit = "speed_limit"\nsafeties = ["right_of_way"]\n', "sides[1].safeties",
      "right_of_way protects against speed_limit"),
+    # the design's player counts (Mille Bornes: 2, 3, 4, 6), named as a field of the position file
+    (lambda t: t.replace("players = 2", "players = 5"), "players", "Mille Bornes is played by 2, 3, 4, 6 players"),
     # Mille Bornes starts with no limit (only Stap op's headwind is a starting limit)
     (lambda t: t + 'limit = "start"\n', "sides[1].limit", "no side of millebornes starts under the limit"),
 ])
