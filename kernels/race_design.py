@@ -324,7 +324,7 @@ def load_design(name_or_path: str | Path) -> Design:
     if path.suffix == ".parquet":
         raise DesignError(f"{path}: a run file, not a design; `etappe report {path}` reports on it")
     try:
-        text = path.read_text("utf-8")
+        text = path.read_text("utf-8-sig")  # a byte-order mark, as some editors write, is not TOML
     except UnicodeDecodeError:
         raise DesignError(f"{path}: not a design file (a design is TOML text)") from None
     return parse_design(text, str(path))
@@ -339,6 +339,8 @@ def parse_design(text: str, source: str) -> Design:
     head = v.table(raw, "design")
     target = v.table(raw, "target")
     cards = [_parse_card(v, i, c) for i, c in enumerate(v.array_of_tables(raw, "cards"))]
+    if not str(head.get("name", "x")).strip():
+        v.fail("design.name", "must not be empty")
     design = Design(
         name=v.string(head, "design.name"),
         title=v.string(head, "design.title", default=None) or v.string(head, "design.name"),
@@ -476,8 +478,10 @@ def _check_cards(v: "_Validator", d: Design) -> None:
     for i, c in enumerate(d.cards):
         if c.role == "remedy" and not any(h.remedy == c.key for h in d.cards if h.role == "hazard"):
             v.fail(f"cards[{i}] ({c.key})", "a remedy for no hazard: no hazard names it as its remedy")
-    if d.hand_size * max(d.players) >= sum(c.count for c in d.cards):
-        v.fail("design.hand_size", "the deck cannot deal that many cards to every player")
+    total = sum(c.count for c in d.cards)
+    if d.hand_size * max(d.players) >= total:
+        v.fail("design.hand_size", f"{d.hand_size} cards to each of {max(d.players)} players take "
+               f"{d.hand_size * max(d.players)} of the deck's {total}: none would be left to draw")
     if sum(c.count for c in d.cards) > MAX_DECK:
         v.fail("cards", f"{sum(c.count for c in d.cards)} cards; at most {MAX_DECK}")
 
@@ -656,8 +660,12 @@ class _Validator:
 
     def table(self, raw: dict, key: str) -> dict:
         value = raw.get(key)
+        if value is None:
+            inside = [name for name, sub in raw.items() if isinstance(sub, dict) and key in sub]
+            self.fail(key, "missing table" + (f" (there is a field {key!r} in [{inside[0]}]: a [{key}] header "
+                                              "before it?)" if inside else ""))
         if not isinstance(value, dict):
-            self.fail(key, "missing table" if value is None else "must be a table")
+            self.fail(key, "must be a table")
         return value
 
     def array_of_tables(self, raw: dict, key: str) -> list:
@@ -709,7 +717,9 @@ class _Validator:
         for n in value:
             if not 2 <= n <= MAX_SEATS:
                 self.fail(path, f"bad player count {n}: between 2 and {MAX_SEATS}")
-        return sorted(set(value))
+            if value.count(n) > 1:
+                self.fail(path, f"player count {n} is listed {value.count(n)} times")
+        return sorted(value)
 
     def no_unknown(self, raw: dict, where: str, allowed: set):
         for key in raw:

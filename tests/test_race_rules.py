@@ -1015,3 +1015,24 @@ def test_design_error_a_card_key_whose_columns_would_be_a_sides_own(tmp_path):
     assert text != SO_TEXT
     msg = bad_design(tmp_path, text)
     assert ".key: the card's played column would be named s0_hazards_played, which is already a column" in msg
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('name = "stapop"', 'name = ""', "design.name: must not be empty"),
+    ("players = [2, 3, 4, 5, 6]", "players = [2, 4, 4]", "design.players: player count 4 is listed 2 times"),
+    # a [target] field written under [design]: the header was left out
+    ('reconstructed = false\n\n[target]\nkind = "set"', 'reconstructed = false\ntarget = "set"',
+     "target: missing table (there is a field 'target' in [design]: a [target] header before it?)"),
+    # 99 cards: 20 to each of 6 players would take 120
+    ("hand_size = 5", "hand_size = 20", "design.hand_size: 20 cards to each of 6 players take 120 of the deck's 99"),
+])
+def test_design_error_names_small_mistakes_precisely(tmp_path, old, new, message):
+    text = SO_TEXT.replace(old, new, 1)
+    assert text != SO_TEXT
+    assert message in bad_design(tmp_path, text)
+
+
+def test_a_design_file_with_a_byte_order_mark_loads(tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + SO_TEXT.encode("utf-8"))  # as some Windows editors save UTF-8
+    assert load_design(path).name == "stapop"
