@@ -337,7 +337,8 @@ def design_outcomes(design_a, design_b, players: int, policies: Sequence[str] = 
     from .race_summary import game_table
 
     if metric not in DESIGN_METRICS and not metric.startswith("won_s"):
-        raise ValueError(f"unknown metric {metric!r}; one of: {', '.join(DESIGN_METRICS)}, won_s0, ...")
+        raise ValueError(f"unknown metric {metric!r}; one of: {', '.join(DESIGN_METRICS)}, or won_s0, won_s1, ... "
+                         "(side 0 won, side 1 won, ...)")
     run_a = RaceRun(design_a, players, list(policies), seed, options_a, seating)
     run_b = RaceRun(design_b, players, list(policies), seed, options_b, seating)
 

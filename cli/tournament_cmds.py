@@ -27,7 +27,7 @@ import pandas as pd
 from rich.table import Table
 
 from etappe.analysis.runio import write_atomic
-from etappe.analysis.sequential import DESIGN_METRICS, SequentialResult, design_outcomes, policy_outcomes, sequential_compare
+from etappe.analysis.sequential import SequentialResult, design_outcomes, policy_outcomes, sequential_compare
 from etappe.analysis.tournament import TournamentResult, bradley_terry, head_to_head, play_tournament, score_matrix
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
@@ -164,8 +164,6 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
             labels = (names[0], names[1])
             title = f"Sequential test: {names[0]} vs {names[1]} on {deck}, {players} players, seed {seed}"
         else:
-            if metric not in DESIGN_METRICS and not metric.startswith("won_s"):
-                fail(f"unknown metric {metric!r}; one of: {', '.join(DESIGN_METRICS)}, won_s0, ...")
             options_b = parse_options(option_b) if option_b is not None else options
             deck_2 = deck_b or deck
             fn = design_outcomes(load_design(deck), load_design(deck_2), players, names or ["greedy"], seed,
