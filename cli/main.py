@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from etappe.kernels.options import option_text
 from etappe.kernels.race_design import builtin_names
 
 from . import race_cmds
@@ -186,7 +187,7 @@ def compare(
         # One design and two policies (--policy A,B): policy A against B; else design A against B.
         sequential_command(deck_a, policy or "greedy", players, seed, option,
                            deck_b=(deck_b or deck_a) if two_designs else None,
-                           option_b=[f"{k}={v}" for k, v in options_b.items()] if two_designs else None,
+                           option_b=[option_text({k: v}) for k, v in options_b.items()] if two_designs else None,
                            metric=metric, alpha=alpha, beta=beta, delta=delta, max_games=games, out=out)
         return
     from etappe.analysis.race import DesignError

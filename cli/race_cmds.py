@@ -14,6 +14,7 @@ from rich.table import Table
 from etappe.analysis.race import RaceRun
 from etappe.analysis.race_summary import policy_side_games
 from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, iter_parquet, read_metadata
+from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
@@ -88,7 +89,7 @@ def decks_show(deck: DeckArg,
             details.append(f"removes a laid {c.removes}")
         table.add_row(c.key, c.name, c.role, str(c.count), "; ".join(details))
     console.print(table)
-    console.print("options: " + ", ".join(f"{k}={v}" for k, v in d.options.items()))
+    console.print("options: " + option_text(d.options))
     if d.scoring:
         console.print("scoring: " + ", ".join(f"{k}={v}" for k, v in d.scoring.items()))
 

@@ -29,6 +29,7 @@ from rich.table import Table
 from etappe.analysis.runio import write_atomic
 from etappe.analysis.sequential import SequentialResult, design_outcomes, policy_outcomes, sequential_compare
 from etappe.analysis.tournament import TournamentResult, bradley_terry, head_to_head, play_tournament, score_matrix
+from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
 
@@ -168,8 +169,8 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
             deck_2 = deck_b or deck
             fn = design_outcomes(load_design(deck), load_design(deck_2), players, names or ["greedy"], seed,
                                  options, options_b, metric)
-            la = deck + ("" if not options else " (" + ", ".join(f"{k}={v}" for k, v in options.items()) + ")")
-            lb = deck_2 + ("" if not options_b else " (" + ", ".join(f"{k}={v}" for k, v in options_b.items()) + ")")
+            la = deck + ("" if not options else f" ({option_text(options)})")
+            lb = deck_2 + ("" if not options_b else f" ({option_text(options_b)})")
             if la == lb:
                 la, lb = f"A: {la}", f"B: {lb}"
             labels = (la, lb)

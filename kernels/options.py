@@ -33,6 +33,12 @@ def option_value(name: str, value, default, choices=None):
     return str(value)
 
 
+def option_text(options: dict) -> str:
+    """Rule options as they are written on the command line and in design
+    files, `name=value, ...`, switches as true / false."""
+    return ", ".join(f"{k}={str(v).lower() if isinstance(v, (bool, np.bool_)) else v}" for k, v in options.items())
+
+
 def policy_parameters(spec: str, family: str, text: str, ranges: dict) -> dict[str, float]:
     """The `key=value,...` part (`text`) of policy `spec`, read: each key one
     of `ranges` (key -> (what a value must be, test)), given once, a number

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from etappe.analysis import bremen as A
 from etappe.analysis.stats import histogram_frame
+from etappe.kernels.options import option_text
 from etappe.reports import plots
 from etappe.reports.document import Report
 from etappe.reports.sections import skill_section, tension_figures
@@ -120,7 +121,7 @@ def _header(report: Report, df: pd.DataFrame) -> None:
         ("players", a["players"]),
         ("policies by seat", ", ".join(f"{s}: {p}" for s, p in enumerate(a["policies"]))),
         ("seat design", "fixed seats, first player drawn each game"),
-        ("rule options", ", ".join(f"{k}={v}" for k, v in a["options"].items())),
+        ("rule options", option_text(a["options"])),
         ("games", f"{len(df)} (game indices {int(df['seed_index'].min())}..{int(df['seed_index'].max())})"),
         ("root seed", a["seed"]),
         ("package version", a["version"]),

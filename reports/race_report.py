@@ -18,6 +18,7 @@ from ..analysis import race_summary as rs
 from ..analysis.compare import PairedComparison, card_comparison, headline, paired_table, seat_bias_strength
 from ..analysis.race_summary import RaceSummary
 from ..analysis.stats import rate, wilson_interval
+from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section
 from .sections import skill_section, tension_figures
@@ -44,7 +45,7 @@ def comparison_names(meta_a: dict, meta_b: dict) -> tuple[str, str]:
     diff = sorted(k for k in oa.keys() | ob.keys() if oa.get(k) != ob.get(k))
 
     def name(meta, opts):
-        changed = ", ".join(f"{k}={opts[k]}" for k in diff if k in opts)
+        changed = option_text({k: opts[k] for k in diff if k in opts})
         base = design_name(meta)
         return f"{base} ({changed})" if changed else base
 

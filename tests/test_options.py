@@ -26,3 +26,12 @@ def test_whole_numbers_and_choices():
     assert option_value("shutout", "fr", "parker", ("parker", "fr")) == "fr"
     with pytest.raises(ValueError, match="shutout: 'french' is not one of parker, fr"):
         option_value("shutout", "french", "parker", ("parker", "fr"))
+
+
+def test_option_text_writes_options_as_the_command_line_takes_them():
+    from etappe.kernels.options import option_text, option_value
+
+    text = option_text({"roll_after_safety": False, "overshoot": "disqualify", "turn_cap": 300})
+    assert text == "roll_after_safety=false, overshoot=disqualify, turn_cap=300"
+    # and reads back as the same values
+    assert option_value("roll_after_safety", "false", True) is False
