@@ -127,7 +127,8 @@ def report(
     try:
         game = read_metadata(run).get("game")
     except (OSError, ValueError) as exc:
-        fail(f"{run}: not a run file written by `etappe simulate --out` ({exc})")
+        why = str(exc).removeprefix(f"{run}: ")  # the reader names the file too
+        fail(f"{run}: not a run file written by `etappe simulate --out` ({why})")
     if game == "etape" and run.name.endswith(".stages.parquet"):
         fail(f"{run}: this is the stages file of a Tape l'étape run; give the run file "
              f"{run.name[:-len('.stages.parquet')]}.parquet (its stages are read beside it)")
