@@ -646,12 +646,10 @@ def own_score(state, ct, rules, side, t, params):
     """Greedy's score of laying card type t on its own side."""
     role = ct[t, C_ROLE]
     if role == ROLE_DISTANCE:
-        b = side_at(side)
-        if rules[R_TARGET_SET] == 1:
-            if state[b + SD_LAID + t] >= ct[t, C_TARGET]:
-                return OVERSHOOT_SCORE
-        elif state[b + SD_DIST] + ct[t, C_VALUE] > state[ST_TRIP]:
+        if rules[R_TARGET_SET] == 1 and state[side_at(side) + SD_LAID + t] >= ct[t, C_TARGET]:
             return OVERSHOOT_SCORE
+        if rules[R_OVERSHOOT_DISQUALIFY] == 1 and state[side_at(side) + SD_DIST] + ct[t, C_VALUE] > state[ST_TRIP]:
+            return OVERSHOOT_SCORE  # beyond a sum target (or a side disqualified already)
         return 60.0 + 10.0 * ct[t, C_VALUE] / state[ST_TRIP]
     if role == ROLE_SAFETY:
         b = side_at(side)
