@@ -99,7 +99,26 @@ def compile_user_policy(spec: str):
         raise UserPolicyError(
             f"user policy {spec!r} does not compile to the policy signature {signature}: it returns {returns}, "
             "never a move index (does every path raise?)")
+    # The signature casts whatever is returned to int64, silently: 0.9 would
+    # become move 0. So each value returned must already be a whole number.
+    for returned in _returned_types(compiled):
+        if not isinstance(returned, types.Integer):
+            raise UserPolicyError(
+                f"user policy {spec!r} returns a {returned} on some path; a policy returns the index of its move, "
+                "a whole number (int(...) if it is computed as a float)")
     return compiled
+
+
+def _returned_types(compiled) -> list:
+    """The types the function's return statements have before the cast to
+    the signature's int64 (from Numba's typed IR)."""
+    from numba.core import ir
+
+    annotation = compiled.overloads[compiled.signatures[0]].type_annotation
+    return [annotation.typemap[statement.value.value.name]
+            for block in annotation.blocks.values() for statement in block.body
+            if isinstance(statement, ir.Assign) and isinstance(statement.value, ir.Expr)
+            and statement.value.op == "cast"]
 
 
 def user_policy_tuple(compiled: list) -> tuple:

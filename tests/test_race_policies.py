@@ -62,6 +62,19 @@ def test_user_policy_that_only_raises_is_refused_before_the_kernel_sees_it(tmp_p
         parse_policy(f"{bad}:p")
 
 
+def test_user_policy_returning_a_fraction_is_refused(tmp_path):
+    # the signature would cast 0.5 to move 0 without a word (docs/policies.md: a policy returns an index)
+    bad = tmp_path / "pol_float.py"
+    bad.write_text("def p(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+                   "    if n_moves > 2:\n        return 0.5\n    return 0\n")
+    with pytest.raises(PolicyError, match=r"returns a float64 on some path; a policy returns the index of its move"):
+        parse_policy(f"{bad}:p")
+    good = tmp_path / "pol_int.py"  # a whole number computed from floats is fine once made int
+    good.write_text("def p(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+                    "    return int(0.5 * n_moves)\n")
+    assert parse_policy(f"{good}:p").kernel_id >= K.POLICY_USER
+
+
 def test_user_policy_missing_function_or_file(tmp_path):
     good = tmp_path / "p.py"
     good.write_text("x = 1\n")
