@@ -43,10 +43,9 @@ def test_simulate_command_writes_both_files_with_identity(run):
     pd.testing.assert_frame_equal(direct_stages, stages)
 
 
-def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
-    C.simulate_command(3, 25, ["random"], 4, tmp_path / "full.parquet", {}, chunk_size=10)
-    full = C.load_run(tmp_path / "full.parquet")
-    out = tmp_path / "r.parquet"
+def interrupt_after_first_chunk(monkeypatch):
+    """Make the command's next run stop (Ctrl-C) when it starts its second
+    chunk; returns the real simulate and the list of first races played."""
     real, calls = E.simulate, []
 
     def interrupted(*args, **kwargs):
@@ -56,6 +55,14 @@ def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(C.E, "simulate", interrupted)
+    return real, calls
+
+
+def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
+    C.simulate_command(3, 25, ["random"], 4, tmp_path / "full.parquet", {}, chunk_size=10)
+    full = C.load_run(tmp_path / "full.parquet")
+    out = tmp_path / "r.parquet"
+    real, calls = interrupt_after_first_chunk(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         C.simulate_command(3, 25, ["random"], 4, out, {}, chunk_size=10)
     assert not out.exists()
@@ -97,15 +104,7 @@ def test_a_changed_chunk_size_keeps_a_finished_run_and_resumes_an_interrupted_on
     # Interrupted after its first chunk of 10, then resumed with --chunk-size 15:
     # in chunks of 10, the first not played again.
     other = tmp_path / "i.parquet"
-    real, calls = E.simulate, []
-
-    def interrupted(*args, **kwargs):
-        if calls:
-            raise KeyboardInterrupt
-        calls.append(kwargs["first_race"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(C.E, "simulate", interrupted)
+    real, calls = interrupt_after_first_chunk(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         C.simulate_command(4, 30, ["heuristic"], 0, other, {}, chunk_size=10)
 

@@ -309,9 +309,9 @@ def test_greedy_breaks_ties_uniformly():
         assert abs(picks[m] - tries / 3) < 4 * sd, picks
 
 
-def test_greedy_never_disqualifies_itself():
-    # overshoot = "disqualify": laying a stage of a complete kind is legal but
-    # the side can no longer win (rules page), so greedy discards instead.
+def complete_kinds_position():
+    """Stap op under overshoot = "disqualify": the 5 and 6 km kinds complete, more of them in hand, the
+    opponent under a flat tyre (no attack possible). (design, state, card table, rules, seat)"""
     design = load_design("stapop")
     position = {
         "players": 2, "on_turn": 0, "stock": 30,
@@ -319,7 +319,13 @@ def test_greedy_never_disqualifies_itself():
         "sides": [{"battle": "go", "limit": "tailwind", "distance": {"km5": 8, "km6": 4}},
                   {"battle": "flat_tyre", "limit": "tailwind"}],
     }
-    state, ct, rules, seat = position_state(design, position, seed=1, options={"overshoot": "disqualify"})
+    return (design, *position_state(design, position, seed=1, options={"overshoot": "disqualify"}))
+
+
+def test_greedy_never_disqualifies_itself():
+    # overshoot = "disqualify": laying a stage of a complete kind is legal but
+    # the side can no longer win (rules page), so greedy discards instead.
+    design, state, ct, rules, seat = complete_kinds_position()
     moves = np.empty(K.MAX_MOVES, np.int32)
     legal = set(moves[:K.legal_moves(state, ct, rules, seat, moves)].tolist())
     assert design.card_index("km5") * 8 + 0 in legal  # legal, and it would disqualify
@@ -334,14 +340,7 @@ def test_greedy_never_disqualifies_itself():
 def test_lookahead_does_not_disqualify_itself():
     # The same position: a ninth 5 km stage puts the side 5 km ahead, but it can no longer win, so the
     # look-ahead must value it below a discard (it used to value a playout by the distance lead alone).
-    design = load_design("stapop")
-    position = {
-        "players": 2, "on_turn": 0, "stock": 30,
-        "hands": {"0": ["km5", "km5", "km6", "km6", "crossing", "flat_tyre"]},
-        "sides": [{"battle": "go", "limit": "tailwind", "distance": {"km5": 8, "km6": 4}},
-                  {"battle": "flat_tyre", "limit": "tailwind"}],
-    }
-    state, ct, rules, seat = position_state(design, position, seed=1, options={"overshoot": "disqualify"})
+    _, state, ct, rules, seat = complete_kinds_position()
     moves = np.empty(K.MAX_MOVES, np.int32)
     params = np.array(parse_policy("lookahead:playouts=200,confidence=0").params)
     policy_functions = RaceRun("stapop", 2, ["lookahead"], 0).policy_functions
