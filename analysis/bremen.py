@@ -35,6 +35,7 @@ OPTIONS = {  # name: (default, the values it may take; None: any of the default'
     "target": (7, None),
     "max_turns": (2000, None),
     "robber_field": ("open", ("open", "closed")),
+    "robber_stop": ("anywhere", ("anywhere", "forest")),  # where a robber move may end
     "harder_scope": ("move", ("move", "roll")),  # the harder variant judged per move or per roll
     "neutral_storm_point": ("nobody", ("nobody", "mover")),  # a stormed neutral animal's point
     "first_to_target": ("most_points", ("most_points", "last_on_turn")),  # reaching the target together
@@ -129,6 +130,7 @@ def options_row(options: dict | None = None, players: int | None = None) -> tupl
     row[K.O_NEUTRAL_TO_MOVER] = full["neutral_storm_point"] == "mover"
     row[K.O_FIRST_TO_TARGET] = full["first_to_target"] == "last_on_turn"
     row[K.O_TURBULENT_HOME] = full["turbulent_no_fit"] == "home"
+    row[K.O_ROBBER_FOREST_STOP] = full["robber_stop"] == "forest"
     return row, full
 
 
@@ -559,14 +561,15 @@ class Game:
     def robber_paths(self, d: int) -> int:
         b = self.board
         n, _ = K.robber_paths(self.state, d, self.seat, 0, 0, np.zeros(K.N_PARAM), b.kind, b.adj, b.deg,
-                              b.dist, self._path, self._it, self._vis, np.uint64(0))
+                              b.dist, self._path, self._it, self._vis, np.uint64(0), self.opts[K.O_ROBBER_FOREST_STOP])
         return int(n)
 
     def rob(self, d: int, pick: int) -> int:
         """Play robber path number `pick` of length d; return animals sent home."""
         b = self.board
         sent, _ = K.robber_paths(self.state, d, self.seat, 1, pick, np.zeros(K.N_PARAM), b.kind, b.adj,
-                                 b.deg, b.dist, self._path, self._it, self._vis, np.uint64(0))
+                                 b.deg, b.dist, self._path, self._it, self._vis, np.uint64(0),
+                                 self.opts[K.O_ROBBER_FOREST_STOP])
         return int(sent)
 
     @property

@@ -89,7 +89,8 @@ O_HARDER_ROLL = 8     # harder variant judged per roll (1: no move of the roll s
 O_NEUTRAL_TO_MOVER = 9  # 1: a stormed neutral animal's point goes to the mover (four points every storm)
 O_FIRST_TO_TARGET = 10  # 1: players reaching the target at the same moment: the last on turn wins, not the most points
 O_TURBULENT_HOME = 11   # 1: a turbulent return that cannot keep the start rule keeps the animals' homes first
-N_OPT = 12
+O_ROBBER_FOREST_STOP = 12  # 1: the robber's move ends on a forest field only (bridges and house only passed)
+N_OPT = 13
 
 # --- policies ------------------------------------------------------------------
 POL_RANDOM = 0
@@ -664,8 +665,9 @@ def sole_leader(state, skip):
 
 
 @allocation_free
-def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path, it, vis, key):
-    """Enumerate the robber's simple paths of exactly d fields in its area.
+def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path, it, vis, key, forest_end):
+    """Enumerate the robber's simple paths of exactly d fields in its area
+    (with forest_end, O_ROBBER_FOREST_STOP: those that end on a forest field).
 
     mode 0: return (number of paths, key). mode 1: play path number `pick`,
     sending home every animal on a field passed or stopped on; returns
@@ -687,7 +689,7 @@ def robber_paths(state, d, seat, mode, pick, params, kind, adj, deg, dist, path,
         f = path[depth]
         i = it[depth]
         if i >= deg[f] or depth == d:
-            if depth == d:
+            if depth == d and (forest_end == 0 or kind[f] == K_FOREST):
                 if mode == 1 and count == pick:
                     victims = 0  # everyone on the path goes home together
                     for j in range(1, d + 1):
@@ -888,17 +890,17 @@ def check_end(state, seat, opts):
 
 
 @allocation_free
-def _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, it, vis, key):
+def _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, it, vis, key, forest_end):
     """A robber move: the policy picks the path (the look-ahead as greedy)."""
-    n, key = robber_paths(state, d0, seat, 0, 0, prow, kind, adj, deg, dist, path, it, vis, key)
+    n, key = robber_paths(state, d0, seat, 0, 0, prow, kind, adj, deg, dist, path, it, vis, key, forest_end)
     if n > 0:
         pk = pkeys[seat]
         if pol == POL_RANDOM:
             pick, pk = randint(pk, n)
         else:
-            pick, pk = robber_paths(state, d0, seat, 2, 0, prow, kind, adj, deg, dist, path, it, vis, pk)
+            pick, pk = robber_paths(state, d0, seat, 2, 0, prow, kind, adj, deg, dist, path, it, vis, pk, forest_end)
         pkeys[seat] = pk
-        robber_paths(state, d0, seat, 1, pick, prow, kind, adj, deg, dist, path, it, vis, key)
+        robber_paths(state, d0, seat, 1, pick, prow, kind, adj, deg, dist, path, it, vis, key, forest_end)
     return key
 
 
@@ -924,7 +926,8 @@ def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field,
             d0 += 1
             r, key = randint(key, 6)  # face 0 of the robber die is the R
             if r == 0:
-                return _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, it, vis, key)
+                return _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, it, vis, key,
+                                    opts[O_ROBBER_FOREST_STOP])
             d1 = r + 1
             n = first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, moves, tmp, buf, path, it, vis)
             if n == 0:
@@ -1079,7 +1082,8 @@ def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo
         d0 += 1
         r, key = randint(key, 6)
         if r == 0:
-            return _robber_turn(state, seat, d0, POL_GREEDY, prow, pkeys, kind, adj, deg, dist, path, it, vis, key)
+            return _robber_turn(state, seat, d0, POL_GREEDY, prow, pkeys, kind, adj, deg, dist, path, it, vis, key,
+                                opts[O_ROBBER_FOREST_STOP])
         d1 = r + 1
         n = first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, moves, tmp, buf, path, it, vis)
         if n == 0:

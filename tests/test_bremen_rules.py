@@ -393,6 +393,21 @@ def test_robber_paths_stay_in_forest_bridges_and_house():
     assert g.robber_paths(2) == 2  # the bridge is a dead end: the road is out of bounds
 
 
+def test_option_robber_stop():
+    # "only through forest fields (it may pass the bridges and its house)": by
+    # default a robber move may also end on a bridge or in the house;
+    # robber_stop = "forest" reads "pass" strictly: it only passes them.
+    g = game(robber_stop="forest")
+    g.set_robber("m02")
+    assert g.robber_paths(1) == 2  # m01, m03; not onto the bridge b0
+    g.set_robber("i01")
+    assert g.robber_paths(1) == 2  # i00, i02; not into the house
+    assert g.robber_paths(2) == 7  # as by default: through the house to i03, i05, i07 is passing it
+    g = game()
+    g.set_robber("i01")
+    assert g.robber_paths(1) == 3
+
+
 def test_the_robber_may_pass_through_its_house():
     # "De rover mag de bruggen en het rovershuis passeren" (seed 3; rules page:
     # "it may pass the bridges and its house"), no field twice. From i01 (next
