@@ -104,10 +104,10 @@ def read_metadata(path: str | os.PathLike) -> dict:
     return json.loads(raw)
 
 
-def read_parquet(path: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
-    """Return (records, metadata) of a run file."""
+def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> tuple[pd.DataFrame, dict]:
+    """Return (records, metadata) of a run file; only `columns` if given."""
     metadata = read_metadata(path)
-    return pq.read_table(path).to_pandas(), metadata
+    return pq.read_table(path, columns=columns).to_pandas(), metadata
 
 
 def iter_parquet(path: str | os.PathLike, batch_rows: int = 200_000):

@@ -11,11 +11,11 @@ import pandas as pd
 import typer
 
 from etappe.analysis import bremen as A
-from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package_version, write_atomic
+from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package_version, read_parquet, write_atomic
 from etappe.kernels.bremen_board import load_board, ring_board
 
 from .common import (SeedOpt, around_the_table, console, err_console, fail, parse_options, print_policy_listing,
-                     progress_bar, resume_in_chunks_of, split_policies, writable_folder)
+                     progress_bar, resume_in_chunks_of, say_nothing_to_play, split_policies, writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -89,10 +89,9 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     identity = run_identity(players, games, policies, seed, b.hash, full_options)  # refuses a bad policy
     run = None
     if out is not None and holds_this_run(out, identity):
-        console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False, soft_wrap=True)
-        df = A.from_run_file(out)
-        kept = df[SUMMARY_COLUMNS].copy()
-        kept.attrs = df.attrs
+        say_nothing_to_play(out)
+        kept, meta = read_parquet(out, SUMMARY_COLUMNS)  # a chunk's worth of memory, not the whole records
+        kept.attrs.update(meta)
         warn_capped(kept)
         return kept
     if out is not None:

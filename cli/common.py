@@ -246,6 +246,12 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
     console.print(f"{games} games, {undecided} {games - decided}; {extra}", highlight=False)
 
 
+def say_nothing_to_play(out) -> None:
+    """What `simulate` says when its --out file already holds the run (it then
+    prints the run's summary from the file)."""
+    console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False, soft_wrap=True)
+
+
 def resume_in_chunks_of(run, asked: int, total: int, unit: str) -> int:
     """The chunk size to play a run of `total` games (or races) in: that of
     the interrupted run whose finished chunks `run` (a ChunkedRun) found,

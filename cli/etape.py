@@ -14,11 +14,11 @@ from pathlib import Path
 import pandas as pd
 
 from etappe.analysis import etape as E
-from etappe.analysis.runio import (ChunkedRun, differences, holds_this_run, package_version, read_metadata,
-                                   read_parquet)
+from etappe.analysis.runio import (ChunkedRun, differences, holds_this_run, iter_parquet, package_version,
+                                   read_metadata, read_parquet)
 from etappe.analysis.stats import wilson_interval
 
-from .common import console, print_policy_listing, progress_bar, resume_in_chunks_of
+from .common import console, print_policy_listing, progress_bar, resume_in_chunks_of, say_nothing_to_play
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
 # Within a chunk the races are played in kernel calls of `batch` races (the
@@ -96,11 +96,13 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     summary = Summary(identity)
     runs = None
     if out is not None and holds_this_run(out, identity) and stages_path(out).exists():
-        console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False, soft_wrap=True)
-        races_df, _ = load_run(out)  # refuses a stages file of another run beside it
-        summary.add(races_df)
-        summary.metadata = dict(races_df.attrs)
-        return summary, dict(races_df.attrs)
+        say_nothing_to_play(out)
+        metadata = read_metadata(out)
+        check_stages_file(out, metadata)
+        for races_df in iter_parquet(out):  # the races only: the stages file is the large one
+            summary.add(races_df)
+        summary.metadata = dict(metadata)
+        return summary, metadata
     if out is not None:
         runs = (ChunkedRun(out, identity, chunk_size), ChunkedRun(stages_path(out), identity, chunk_size))
         chunk_size = resume_in_chunks_of(runs[0], chunk_size, races, "races")
@@ -148,22 +150,27 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
 def load_run(out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read a run written by simulate_command back, metadata in df.attrs."""
     races_df, meta = read_parquet(out)
-    if not stages_path(out).exists():
-        raise ValueError(f"its stages file {stages_path(out)} is missing: `etappe simulate etape --out {out}` "
-                         f"writes it beside the run file; keep or copy the two together")
     if meta.get("game") != E.GAME:
         raise ValueError(f"{out} is a {meta.get('game')!r} run, not an etape run")
-    # A run's two files are joined with the same metadata: any difference (the
-    # time played aside) means another run's stages.
-    differ = differences(read_metadata(stages_path(out)), {k: v for k, v in meta.items() if k != "wall_seconds"})
-    if differ:
-        raise ValueError(f"its stages file {stages_path(out)} belongs to another run ({'; '.join(differ)}); "
-                         f"run `etappe simulate etape --out {out}` again, or keep each run's two files together")
+    check_stages_file(out, meta)
     stages_df, _ = read_parquet(stages_path(out))
     stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)
     races_df.attrs = dict(meta)
     stages_df.attrs = dict(meta)
     return races_df, stages_df
+
+
+def check_stages_file(out: Path, meta: dict) -> None:
+    """Refuse a run whose stages file is missing or another run's: a run's
+    two files are joined with the same metadata, so any difference (the
+    time played aside) means another run's stages."""
+    if not stages_path(out).exists():
+        raise ValueError(f"its stages file {stages_path(out)} is missing: `etappe simulate etape --out {out}` "
+                         f"writes it beside the run file; keep or copy the two together")
+    differ = differences(read_metadata(stages_path(out)), {k: v for k, v in meta.items() if k != "wall_seconds"})
+    if differ:
+        raise ValueError(f"its stages file {stages_path(out)} belongs to another run ({'; '.join(differ)}); "
+                         f"run `etappe simulate etape --out {out}` again, or keep each run's two files together")
 
 
 def report_command(run: Path, out_dir: Path) -> Path:

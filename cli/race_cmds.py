@@ -20,7 +20,7 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESC
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 from etappe.kernels.race_replay import format_replay
 
-from .common import console, fail, parse_options, progress_bar, resume_in_chunks_of, split_policies
+from .common import console, fail, parse_options, progress_bar, resume_in_chunks_of, say_nothing_to_play, split_policies
 
 decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
 
@@ -129,7 +129,7 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
                                           "version", "options")}
         try:
             if holds_this_run(out, identity):
-                console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False)
+                say_nothing_to_play(out)
                 for frame in iter_parquet(out):
                     summary.add(frame)
                 summary.print(read_metadata(out), None)
