@@ -33,7 +33,9 @@ def read_position_file(path: str | Path) -> dict:
 
 BATTLE_WORDS = {"empty": K.EMPTY, "needs_go": K.NEEDS_GO, "virtual_go": K.VIRTUAL_GO}
 POSITION_FIELDS = {"players", "on_turn", "stock", "trip", "extension_side", "discard", "hands", "hand_sizes", "sides"}
-SIDE_FIELDS = {"battle", "limit", "distance", "safeties", "km"}  # km: optional, checked against the distance cards
+# km: optional, checked against the distance cards; disqualified: optional, what the distance cannot show
+# (a side that passed the trip before an extension raised it, option overshoot = "disqualify")
+SIDE_FIELDS = {"battle", "limit", "distance", "safeties", "km", "disqualified"}
 
 
 def position_state(design: Design, position: dict, source: str = "position", options: dict | None = None,
@@ -175,6 +177,10 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         km = int(state[b + K.SD_DIST])
         if "km" in side and side["km"] != km:
             fail(f"{f}.km", f"{side['km']!r}, but its distance cards add up to {km}")
+        if not rules[K.R_TARGET_SET] and km > state[K.ST_TRIP] and rules[K.R_OVERSHOOT_DISQUALIFY]:
+            state[b + K.SD_DISQ] = 1
+        if "disqualified" in side:
+            disqualified_field(design, rules, state, s, side["disqualified"], f"{where}: {f}.disqualified")
         for key in of_kind(f"{f}.safeties", side.get("safeties", []), list):
             t = card(f"{f}.safeties", key, ("safety",))
             place(f"{f}.safeties", t)
@@ -240,12 +246,36 @@ def position_in_play(design: Design, position: dict, source: str = "position", o
             if not rules[K.R_OVERSHOOT_DISQUALIFY]:
                 raise DesignError(f"{source}: sides[{s}].distance: {km} {design.unit}, beyond the trip of "
                                   f"{state[K.ST_TRIP]}, which the option overshoot = \"forbid\" lets no side pass")
-            state[b + K.SD_DISQ] = 1
         done = state[b + K.SD_NEED] <= 0 if rules[K.R_TARGET_SET] else km >= state[K.ST_TRIP]
         if done and not state[b + K.SD_DISQ]:
             raise DesignError(f"{source}: sides[{s}].distance: {km} {design.unit}: the side has completed "
                               "the trip, so the hand is over")
     return state, ct, rules, seat
+
+
+def disqualified_field(design: Design, rules: np.ndarray, state: np.ndarray, s: int, given, where: str):
+    """Check a side's `disqualified` field against what its distance shows,
+    and set it. The distance shows it, except for a side that passed the
+    trip before an extension raised the trip above its distance."""
+    b = K.side_at(s)
+    if not isinstance(given, bool):
+        raise DesignError(f"{where}: must be true or false, not {given!r}")
+    if given and not rules[K.R_OVERSHOOT_DISQUALIFY]:
+        raise DesignError(f"{where}: true, but only the option overshoot = \"disqualify\" disqualifies a side")
+    shown = bool(state[b + K.SD_DISQ])
+    if rules[K.R_TARGET_SET]:
+        beyond = "holds more of a kind than the target set takes"
+    else:
+        beyond = f"is beyond the trip of {state[K.ST_TRIP]}"
+        if state[K.ST_EXT_SIDE] >= 0:
+            beyond += f" or, before the extension, of {rules[K.R_TRIP]}"
+    passed_before_extension = (not rules[K.R_TARGET_SET] and state[K.ST_EXT_SIDE] >= 0
+                               and state[b + K.SD_DIST] > rules[K.R_TRIP])
+    if shown and not given:
+        raise DesignError(f"{where}: false, but the side's distance {beyond}, which disqualifies it")
+    if given and not shown and not passed_before_extension:
+        raise DesignError(f"{where}: true, but no side is disqualified unless its distance {beyond}")
+    state[b + K.SD_DISQ] = int(given)
 
 
 def state_position(design: Design, state: np.ndarray, rules: np.ndarray, on_turn: int) -> dict:
@@ -272,8 +302,10 @@ def state_position(design: Design, state: np.ndarray, rules: np.ndarray, on_turn
                          if design.cards[t].role == "safety" and state[b + K.SD_TABLEAU + t]],
             "km": int(state[b + K.SD_DIST]),
         })
+        if state[b + K.SD_DISQ]:
+            sides[-1]["disqualified"] = True
     return {"players": players, "on_turn": on_turn, "stock": int(state[K.ST_STOCK_N]),
-            "trip": int(state[K.ST_TRIP]), "hands": hands, "sides": sides}
+            "trip": int(state[K.ST_TRIP]), "extension_side": int(state[K.ST_EXT_SIDE]), "hands": hands, "sides": sides}
 
 
 def parse_move(design: Design, text: str, own_side: int) -> int:

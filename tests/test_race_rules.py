@@ -458,6 +458,31 @@ def test_mb_option_overshoot_disqualify():
     assert "play km25" in legal(MB, beyond, options=opts)
 
 
+def test_mb_disqualification_outlasts_the_extension_in_positions():
+    # Decision (docs/race_rules.md): a side that passed 700 under overshoot = "disqualify" stays
+    # disqualified when the extension raises the trip above its distance. The position format keeps it.
+    opts = {"overshoot": "disqualify"}
+    passed = side("roll", distance={"km200": 2, "km75": 7, "km50": 1})  # 975 of 700
+    pos = mb_pos(side("roll", distance={"km100": 6}), passed, DIST_HAND)
+    new, info = play(MB, pos, "play km100", policies=["bold", "bold"], options=opts)
+    assert info["extension_called"] and new["trip"] == 1000 and new["extension_side"] == 0
+    assert new["sides"][1]["disqualified"] is True and new["sides"][1]["km"] == 975
+    after, info = play(MB, turn_to(new, 1, DIST_HAND), "play km25", options=opts)
+    assert after["sides"][1]["km"] == 1000 and not info["hand_over"] and info["trip_side"] == -1
+    # without the field the same side would read as racing on: the 1000 km would end the hand
+    del new["sides"][1]["disqualified"]
+    _, info = play(MB, turn_to(new, 1, DIST_HAND), "play km25", options=opts)
+    assert info["hand_over"] and info["trip_side"] == 1
+    # the field is checked against what the distance shows
+    with pytest.raises(DesignError, match=r"sides\[1\].disqualified: true, but only the option overshoot"):
+        legal(MB, mb_pos(side(), dict(side(), disqualified=True), DIST_HAND))
+    with pytest.raises(DesignError, match=r"sides\[1\].disqualified: false, but the side's distance is beyond"):
+        legal(MB, mb_pos(side(), dict(passed, disqualified=False), DIST_HAND), options=opts)
+    with pytest.raises(DesignError, match=r"sides\[1\].disqualified: true, but no side is disqualified unless"):
+        legal(MB, mb_pos(side(), dict(side("roll", distance={"km100": 5}), disqualified=True), DIST_HAND),
+              options=opts)
+
+
 @pytest.mark.parametrize("hazard,remedy", [("out_of_gas", "gasoline"), ("flat_tire", "spare_tire"),
                                            ("accident", "repairs")])
 def test_mb_remedy_on_its_own_hazard_then_roll(hazard, remedy):
