@@ -31,7 +31,7 @@ from .race_design import (
     EMPTY, NEEDS_GO, R_FITS_AT, R_MOVING_AT, VIRTUAL_GO,
     C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
     MAX_DECK, MAX_HAND_SIZE, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
-    R_EXTENSION, R_EXTENSION_POINTS, R_GO_WITH_PERMANENT_GO, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
+    R_COUP_TURN_EMPTY, R_EXTENSION, R_EXTENSION_POINTS, R_FAILED_EXTENSION_TRIP, R_GO_WITH_PERMANENT_GO, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
     R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
     R_ROLE_MASKS, R_ROLL_AFTER_SAFETY, R_SAFE_TRIP_POINTS, R_SAFE_TRIP_TYPE, R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING,
     R_SET_TOTAL, R_SHUTOUT_FR, R_SHUTOUT_POINTS, R_SIDES, R_START_LIMITED, R_TARGET_SET, R_TRIP,
@@ -880,11 +880,15 @@ def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_
             # An attack on an opponent: hazard, limit or setback.
             sides_out[side, S_HAZARDS_PLAYED] += 1
             coup = -1
+            turn_jump = True
             if ct[t, C_PROTECTED_BY] >= 0 and rules[R_COUP_FOURRE] == 1:  # else no coup fourré is possible
+                # the stock as the coup fourré finds it, before its replacement draw
+                turn_jump = state[ST_STOCK_N] > 0 or rules[R_RESHUFFLE] == 1 or rules[R_COUP_TURN_EMPTY] == 1
                 coup, key = offer_coup_fourre(state, ct, rules, seat, target, t, policy_ids, params, pkeys,
                                               key, sides_out, cards, log)
             if coup >= 0:
-                next_seat = coup
+                if turn_jump:
+                    next_seat = coup  # the players in between lose their turn
             else:
                 sides_out[target, S_HAZARDS_RECEIVED] += 1
                 cards[target, t, K_RECEIVED] += 1
@@ -1262,6 +1266,8 @@ def score_hand(state, rules, sides_out):
         if safeties == rules[R_N_SAFETY_TYPES] and safeties > 0:
             score += rules[R_ALL_SAFETIES]
         score += rules[R_COUP_POINTS] * sides_out[s, S_COUPS]
+        if s == ext_side and trip_side != ext_side and rules[R_FAILED_EXTENSION_TRIP] == 1:
+            score += rules[R_TRIP_POINTS]  # for the trip it completed before calling the extension
         if s == trip_side:
             score += rules[R_TRIP_POINTS]
             if state[ST_STOCK_N] == 0:

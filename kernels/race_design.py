@@ -90,7 +90,9 @@ R_DECK_SIZE = 29
 R_SET_TOTAL = 30          # stage cards a set target needs
 R_TIED_GAME_PLAYS_ON = 31  # 1: a tie for the highest total at the game target plays another hand
 R_GO_WITH_PERMANENT_GO = 32  # 1: a side with a permanent go may still lay a go card
-R_ROLE_MASKS = 33         # R_ROLE_MASKS + role: bit t set if card type t has that role (as int32 bits)
+R_COUP_TURN_EMPTY = 33    # 1: a coup fourré on an empty stock still takes the next turn
+R_FAILED_EXTENSION_TRIP = 34  # 1: a caller who misses the extended trip still scores the trip points
+R_ROLE_MASKS = 35         # R_ROLE_MASKS + role: bit t set if card type t has that role (as int32 bits)
 # Per battle top (index top - VIRTUAL_GO), so that a turn looks them up instead of branching on the top:
 R_FITS_AT = R_ROLE_MASKS + len(ROLES)   # bits of the go and remedy types that may be laid on it (no permanent go)
 R_MOVING_AT = R_FITS_AT + BATTLE_TOPS    # bit 0: the side may lay distance; bit 1: the same with a permanent go
@@ -101,6 +103,8 @@ DEFAULT_OPTIONS = {
     "limit_on_limit": False,
     "roll_after_safety": True,
     "safety_extra_turn_after_stock_empty": False,
+    "coup_fourre_turn_after_stock_empty": True,
+    "failed_extension_trip_points": False,
     "shutout": "parker",
     "coup_fourre": True,
     "go_with_permanent_go": False,
@@ -242,6 +246,8 @@ class Design:
         rules[R_LIMIT_ON_LIMIT] = int(opts["limit_on_limit"])
         rules[R_ROLL_AFTER_SAFETY] = int(opts["roll_after_safety"])
         rules[R_SAFETY_EXTRA_TURN_EMPTY] = int(opts["safety_extra_turn_after_stock_empty"])
+        rules[R_COUP_TURN_EMPTY] = int(opts["coup_fourre_turn_after_stock_empty"])
+        rules[R_FAILED_EXTENSION_TRIP] = int(opts["failed_extension_trip_points"])
         rules[R_SHUTOUT_FR] = int(opts["shutout"] == "fr")
         rules[R_COUP_FOURRE] = int(opts["coup_fourre"])
         rules[R_GO_WITH_PERMANENT_GO] = int(opts["go_with_permanent_go"])

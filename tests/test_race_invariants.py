@@ -216,9 +216,11 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
                 assert hands[cseat][ccard] > 0
                 hands[cseat][ccard] -= 1
                 counts["coups"] += 1
+                counts["coups_on_empty_stock"] += stock == 0
                 counts[f"coups_s{cseat % sides}"] += 1  # the defender's side: the seat that laid the safety
                 coup = True
-                nxt = cseat  # the players in between lose their turn
+                if stock > 0 or reshuffle or options["coup_fourre_turn_after_stock_empty"]:
+                    nxt = cseat  # the players in between lose their turn
                 i += 1
                 if stock > 0:  # replacement card
                     _, rseat, rev, rcard, _, _ = rows[i]
@@ -277,6 +279,23 @@ def test_replay_log_referee_sees_coups_fourres_and_extensions():
                 if hand >= 2:
                     break
     assert seen["coups"] > 0 and seen["extension"] > 0
+
+
+def test_replay_log_referee_without_the_coup_fourre_turn_on_an_empty_stock():
+    # option coup_fourre_turn_after_stock_empty = false: the referee follows the turn order the option
+    # gives and still sees coups fourrés made once the stock ran out
+    d = DESIGNS["millebornes"]
+    options = d.resolved_options({"coup_fourre_turn_after_stock_empty": False})
+    # six players (three teams): the safety's holder is often not the seat after the attacker
+    ct, rules = d.tables(6, options)
+    specs = [parse_policy("greedy")] * 6
+    seen = Counter()
+    for game in range(100):
+        for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, None, 11, game):
+            seen += referee(d, ct, rules, options, log, hand_out, sides_out, 6)
+            if hand >= 3:
+                break
+    assert seen["coups_on_empty_stock"] > 0
 
 
 def test_turns_column_counts_cards_out_of_hands_not_passes():

@@ -56,7 +56,7 @@ def test_a_mutated_design_is_refused_clearly_or_played_cleanly(name, which, valu
 @given(name=st.sampled_from(sorted(TEXTS)), seed=st.integers(0, 2**32 - 1),
        switches=st.fixed_dictionaries({key: st.booleans() for key in (
            "limit_on_limit", "roll_after_safety", "safety_extra_turn_after_stock_empty", "coup_fourre",
-           "go_with_permanent_go")}),
+           "go_with_permanent_go", "coup_fourre_turn_after_stock_empty", "failed_extension_trip_points")}),
        overshoot=st.sampled_from(["forbid", "disqualify"]), shutout=st.sampled_from(["parker", "fr"]))
 def test_every_combination_of_rule_options_plays_cleanly(name, seed, switches, overshoot, shutout):
     design = parse_design(TEXTS[name], f"{name}.toml")

@@ -598,6 +598,15 @@ def test_mb_coup_fourre_after_the_stock_ran_out():
     new, info = play(MB, coup_position(stock=0), "play out_of_gas on side 2")
     assert info["coup_fourre_by"] == 2 and info["next_seat"] == 2
     assert len(new["hands"]["2"]) == 5  # nothing to draw
+    # option coup_fourre_turn_after_stock_empty = false: the safety is still laid out of turn, but
+    # the turn goes on from the attacker (seat 1 keeps its turn)
+    off = {"coup_fourre_turn_after_stock_empty": False}
+    new, info = play(MB, coup_position(stock=0), "play out_of_gas on side 2", options=off)
+    assert info["coup_fourre_by"] == 2 and info["next_seat"] == 1
+    assert new["sides"][2]["safeties"] == ["extra_tank"] and new["sides"][2]["battle"] == "roll"
+    # made while the stock still held a card (its replacement draw takes the last): the turn jump holds
+    new, info = play(MB, coup_position(stock=1), "play out_of_gas on side 2", options=off)
+    assert info["coup_fourre_by"] == 2 and info["next_seat"] == 2 and new["stock"] == 0
 
 
 def test_mb_coup_fourre_against_speed_limit_with_right_of_way():

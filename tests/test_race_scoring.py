@@ -119,6 +119,19 @@ def test_extension_bonus_to_each_opponent_when_the_caller_fails():
     assert scores == [800, 1000 + 400 + 300 + 200]
 
 
+def test_option_failed_extension_trip_points():
+    # the caller completed 700, called the extension and stalls at 800: with the option it keeps
+    # the 400 for the trip it completed; the opponents get the extension bonus as before
+    keep = {"failed_extension_trip_points": True}
+    scores = hand_end(3, [tab({"km100": 8}), tab({"km100": 2}), tab({"km50": 1})], stock=0, extension_side=0,
+                      options=keep)
+    assert scores == [800 + 400, 200 + 200, 50 + 200]
+    # the caller who completes 1000 scores its trip once
+    scores = hand_end(2, [tab({"km100": 10}), tab({"km75": 8})], stock=10, trip_side=0, extension_side=0,
+                      options=keep)
+    assert scores == [1000 + 400 + 300 + 200, 600]
+
+
 def test_no_extension_no_extension_bonus():
     scores = hand_end(2, [tab({"km100": 7}), tab({"km100": 2})], stock=10, trip_side=0)
     assert scores == [700 + 400 + 300, 200]
