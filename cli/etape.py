@@ -187,7 +187,7 @@ def print_summary(summary: Summary) -> None:
     A shared first place counts 1/k to each of the k leaders, as in the
     report (analysis.etape.win_rates), so every race counts and a fair share
     is 1 / players."""
-    from rich.table import Table
+    from rich.table import Column, Table
 
     meta = summary.metadata
     n = meta["players"]
@@ -196,7 +196,7 @@ def print_summary(summary: Summary) -> None:
         tables.append(("policy", "race wins per policy (n: seat-races; shared first places count 1/k)"))
     names = E.short_names(meta["policies"])
     for by, title in tables:
-        table = Table(by, "n", "wins", "win rate", "95 % interval", title=title)
+        table = Table(Column(by, overflow="fold"), "n", "wins", "win rate", "95 % interval", title=title)
         for row in summary.win_rates(by).itertuples():
             label = names[getattr(row, by)] if by == "policy" else str(row.seat)
             table.add_row(label, str(row.n), E.wins_text(row.wins), f"{row.win_rate:.3f}",

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import numpy as np
 import pandas as pd
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from etappe.analysis.race import RaceRun
 from etappe.analysis.race_summary import policy_side_games
@@ -201,14 +201,15 @@ class _RunningSummary:
         """The tables and a last line; startup: seconds to compile or load the
         kernels, None when no game was played now."""
         decided = self.games - self.no_winner
-        table = Table("seat", "side", "policy", "wins", "win rate", "95 % interval",
+        # a policy's name with its parameters can be long: it wraps rather than being cut
+        table = Table("seat", "side", Column("policy", overflow="fold"), "wins", "win rate", "95 % interval",
                       title=f"summary (win rates among the {decided} games with a winner)")
         for p in range(self.run.players):
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
                           else "rotated", str(self.wins[p]), *_rate_cells(int(self.wins[p]), decided))
         console.print(table)
         if len(self.run.distinct) > 1:
-            by_policy = Table("policy", "side-games", "won", "win rate", "95 % interval",
+            by_policy = Table(Column("policy", overflow="fold"), "side-games", "won", "win rate", "95 % interval",
                               title="by policy (games with a winner, once for each side the policy plays)")
             for k, spec in enumerate(self.run.distinct):
                 n = int(self.policy_side_games[k])

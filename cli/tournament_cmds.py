@@ -47,7 +47,7 @@ def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
     h2h = head_to_head(result)
     m, lo, hi = (score_matrix(h2h, c) for c in ("score", "ci_low", "ci_high"))
     table = Table(title=f"Score % of row vs column ({result.games} games per pairing, 95 % Wilson interval)")
-    table.add_column("policy \\ opponent")
+    table.add_column("policy \\ opponent", overflow="fold")
     for c in m.columns:
         table.add_column(str(c), justify="right")
     for i, r in enumerate(m.index):
@@ -61,7 +61,7 @@ def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
            "bootstrap+profile": "bootstrap and likelihood-ratio"}[ratings.attrs.get("interval", "fisher")]
     rt = Table(title=f"Bradley-Terry ratings (Elo = 400 log10 strength; 95 % intervals, {how})")
     for col in ("rank", "policy", "games", "score %", "Elo", "95 % interval", "strength"):
-        rt.add_column(col, justify="left" if col == "policy" else "right")
+        rt.add_column(col, justify="left" if col == "policy" else "right", overflow="fold")
     for row in ratings.itertuples(index=False):
         rt.add_row(str(row.rank), str(row.policy), str(row.games), _pct(row.score), f"{row.elo:+.1f}",
                    f"[{row.elo_low:+.1f}, {row.elo_high:+.1f}]", f"{row.strength:.3f}")

@@ -144,6 +144,14 @@ def test_a_joined_run_file_gives_pandas_the_runs_metadata(tmp_path):
     assert pd.read_parquet(out).attrs == read_metadata(out) == {"seed": 1, "races": 2, "wall_seconds": 1.0}
 
 
+def test_simulate_summary_shows_a_long_policy_name_whole():
+    long_name = "greedy:attack=2.5,extension_margin=150,hold_safeties=0"
+    result = run("simulate", "millebornes", "--players", "2", "--games", "20", "--policy", f"{long_name},greedy")
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.stdout  # wrapped in its cell, never cut
+    assert "hold_safeties=0" in result.stdout
+
+
 def test_simulate_without_out_holds_no_chunk_but_the_one_it_summarizes(monkeypatch):
     # The audit: without --out every chunk was kept and joined at the end, only
     # to be thrown away (1.26 GB at 400 000 games). Now a chunk is let go once
