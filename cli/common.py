@@ -125,11 +125,15 @@ class _Left(TimeRemainingColumn):
         return Text("") if task.fields.get("stage") else super().render(task)
 
 
+STAGED_WORK = "report"  # the one kind of work done in stages (Bar.stage): a report, section by section
+
+
 class Bar:
-    """What progress_bar yields. `bar(n)`: n more done. `bar.stage(text)`:
-    a step whose length is not known ahead (building a report, section by
-    section) shown with its name and elapsed time, on the bar's own line
-    when the bar has no total, else on a line below it."""
+    """What progress_bar yields. `bar(n)`: n more done. `bar.stage(step)`:
+    a step of work whose length is not known ahead (building a report,
+    section by section), shown as "report: step" with its elapsed time, on
+    the bar's own line when the bar has no total, else on a line below it;
+    once the bar finishes, that line says "report: done"."""
 
     def __init__(self, progress: Progress, task, what: str, total: int | None, compiles: bool = False):
         self._progress, self._task, self._what = progress, task, what
@@ -160,19 +164,18 @@ class Bar:
             self._progress.update(self._task, description=self._what)
         self._progress.advance(self._task, n)
 
-    def stage(self, text: str) -> None:
+    def stage(self, step: str) -> None:
         self.show()
+        text = f"{STAGED_WORK}: {step}"
         if self._stage is None:
             self._stage = self._progress.add_task(text, total=None, stage=True)
-        elif self._stage == self._task:
-            self._progress.update(self._task, description=f"{self._what}: {text}")
         else:
             self._progress.update(self._stage, description=text)
 
     def finish(self) -> None:
-        """Show the step of unknown length as done (a full bar)."""
+        """Show the work of unknown length as done (a full bar)."""
         if self._stage is not None:
-            self._progress.update(self._stage, total=1, completed=1)
+            self._progress.update(self._stage, description=f"{STAGED_WORK}: done", total=1, completed=1)
 
 
 SHOW_BAR_AFTER = 0.5  # seconds: a command refused at once (bad policy, option) shows no empty bar

@@ -206,7 +206,7 @@ def compare(
             path = compare_designs(deck_a, deck_b or deck_a, out, players=players, games=games,
                                    policies=split_policies(policy or "greedy"), seed=seed, options_a=options_a,
                                    options_b=options_b, seating=seating, chunk_size=chunk_size, progress=progress,
-                                   on_section=lambda title: bar.stage(f"report: {title}"))
+                                   on_section=bar.stage)
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
     console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")

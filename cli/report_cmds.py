@@ -39,7 +39,7 @@ def report_command(run: Path, out: Path, batch_rows: int = 200_000) -> Path:
     rows = pq.ParquetFile(run).metadata.num_rows
     with progress_bar(rows, "reading records", resumable=False) as bar:
         summary, meta = summarize_run(Path(run), batch_rows, bar)
-        return build_report(summary, meta, on_section=lambda title: bar.stage(f"report: {title}")).write(out)
+        return build_report(summary, meta, on_section=bar.stage).write(out)
 
 
 def _chunks(source) -> Iterable[pd.DataFrame]:

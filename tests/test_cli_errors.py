@@ -127,6 +127,20 @@ def test_a_bar_says_the_kernels_compile_until_its_first_progress():
         assert bar._progress.tasks[0].description == "joining"
 
 
+def test_a_report_bar_names_the_section_it_builds_and_says_done_at_the_end():
+    from etappe.cli.common import progress_bar
+
+    with progress_bar(10, "reading records") as bar:  # a bar with a total: the report on a line below
+        bar(10)
+        bar.stage("Cards")
+        assert bar._progress.tasks[1].description == "report: Cards"
+    assert bar._progress.tasks[1].description == "report: done"  # not the last section's name
+    with progress_bar(None, "report") as bar:  # a bar of unknown length: the report on its own line
+        bar.stage("Caveat")
+        assert bar._progress.tasks[0].description == "report: Caveat"
+    assert bar._progress.tasks[0].description == "report: done"
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, where no folder can be made")
 def test_an_out_where_no_folder_can_be_made_is_refused_in_words():
     result = run("simulate", "stapop", "--games", 10, "--out", "/proc/run.parquet")
