@@ -40,6 +40,8 @@ OPTIONS = {  # name: (default, the values it may take; None: any of the default'
     "neutral_storm_point": ("nobody", ("nobody", "mover")),  # a stormed neutral animal's point
     "first_to_target": ("most_points", ("most_points", "last_on_turn")),  # reaching the target together
     "turbulent_no_fit": ("fewest", ("fewest", "home")),  # a turbulent return no placement keeps the rule for
+    "both_dice": ("when_possible", ("when_possible", "free")),  # must the first move leave a second?
+    "one_die": ("either", ("either", "larger")),  # which die when only one can be used
 }
 # Options that mean something only with another option or player count:
 # name -> (test of (full options, players; None: not known yet), why not). A
@@ -51,6 +53,9 @@ NEEDS = {
     "turbulent_no_fit": (lambda full, players: full["turbulent"],
                          "applies to turbulent=true only (it says how the turbulent variant puts animals back); "
                          "add turbulent=true"),
+    "one_die": (lambda full, players: full["both_dice"] == "when_possible",
+                "applies to both_dice=when_possible only (under both_dice=free the first move, and so its die, "
+                "is the player's choice whatever the second die can do); drop both_dice=free"),
     "neutral_storm_point": (lambda full, players: players in (None, 3),
                             "applies to 3 players only: with 2 or 4 every colour has a player, so no animal "
                             "is neutral"),
@@ -131,6 +136,8 @@ def options_row(options: dict | None = None, players: int | None = None) -> tupl
     row[K.O_FIRST_TO_TARGET] = full["first_to_target"] == "last_on_turn"
     row[K.O_TURBULENT_HOME] = full["turbulent_no_fit"] == "home"
     row[K.O_ROBBER_FOREST_STOP] = full["robber_stop"] == "forest"
+    row[K.O_BOTH_DICE_FREE] = full["both_dice"] == "free"
+    row[K.O_ONE_DIE_LARGER] = full["one_die"] == "larger"
     return row, full
 
 

@@ -90,7 +90,9 @@ O_NEUTRAL_TO_MOVER = 9  # 1: a stormed neutral animal's point goes to the mover 
 O_FIRST_TO_TARGET = 10  # 1: players reaching the target at the same moment: the last on turn wins, not the most points
 O_TURBULENT_HOME = 11   # 1: a turbulent return that cannot keep the start rule keeps the animals' homes first
 O_ROBBER_FOREST_STOP = 12  # 1: the robber's move ends on a forest field only (bridges and house only passed)
-N_OPT = 13
+O_BOTH_DICE_FREE = 13  # 1: any first move, whether or not a second can follow (0: both dice when possible)
+O_ONE_DIE_LARGER = 14  # 1: when no first move lets both dice be used, the larger die if it has a move
+N_OPT = 15
 
 # --- policies ------------------------------------------------------------------
 POL_RANDOM = 0
@@ -818,8 +820,12 @@ def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf,
     """Legal first moves for dice (d0, d1), packed into out; return the count.
 
     Both dice must be used when possible: if some first move leaves a second
-    move (or storms the house), only such first moves are legal. Landing on
-    an own start field is legal only if a second move can carry it off.
+    move (or storms the house, which forfeits the second), only such first
+    moves are legal; with O_BOTH_DICE_FREE every first move is. If none
+    leaves a second move, every first move is legal; with O_ONE_DIE_LARGER
+    only the larger die's, if it has any. Landing on an own start field is
+    legal only if a second move can carry it off. Every policy picks from
+    these moves.
     """
     n = 0
     for slot in range(2):
@@ -854,10 +860,18 @@ def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf,
             m |= 1 << 40  # flag: a second move follows
         out[kept] = m
         kept += 1
+    any_first = full == 0 or opts[O_BOTH_DICE_FREE] == 1  # not only the flagged moves
+    larger = -1  # only one die can be used: the slot of the larger, if it must be used
+    if full == 0 and opts[O_ONE_DIE_LARGER] == 1 and d0 != d1:
+        big = 0 if d0 > d1 else 1
+        for j in range(kept):
+            if out[j] >> 24 == big:  # no move is flagged: this is its slot
+                larger = big
     n = 0
     for j in range(kept):
-        if full == 0 or out[j] >> 40:
-            out[n] = out[j] & ((1 << 40) - 1)
+        m = out[j]
+        if (any_first or m >> 40) and (larger < 0 or m >> 24 == larger):
+            out[n] = m & ((1 << 40) - 1)
             n += 1
     return n
 

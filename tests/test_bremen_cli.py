@@ -93,7 +93,10 @@ def test_cli_refuses_options_that_mean_nothing_here(tmp_path):
             (["-o", "neutral_storm_point=mover"], "neutral_storm_point=mover applies to 3 players only: with 2 or "
                                                   "4 every colour has a player, so no animal is neutral (this game "
                                                   "has 4 players)"),
-            (["--players", "2", "-o", "neutral_storm_point=mover"], "(this game has 2 players)")):
+            (["--players", "2", "-o", "neutral_storm_point=mover"], "(this game has 2 players)"),
+            (["-o", "both_dice=free", "-o", "one_die=larger"], "one_die=larger applies to both_dice=when_possible "
+                                                                "only"),
+            (["-o", "both_dice=never"], "both_dice: 'never' is not one of when_possible, free")):
         result = runner.invoke(main_app, ["simulate", "bremen", "--games", "3", *args])
         assert result.exit_code == 2, (args, result.output)
         assert message in " ".join(result.stderr.split()) and "Traceback" not in result.output, result.stderr
@@ -102,7 +105,8 @@ def test_cli_refuses_options_that_mean_nothing_here(tmp_path):
     assert result.exit_code == 2 and "applies to harder=true only" in result.stderr
     assert not (tmp_path / "sw").exists()
     for args in (["-o", "harder=true", "-o", "harder_scope=roll"], ["-o", "turbulent=true", "-o", "turbulent_no_fit=home"],
-                 ["--players", "3", "-o", "neutral_storm_point=mover"]):
+                 ["--players", "3", "-o", "neutral_storm_point=mover"], ["-o", "both_dice=free"],
+                 ["-o", "one_die=larger"]):
         result = runner.invoke(main_app, ["simulate", "bremen", "--games", "3", "-o", "max_turns=50", *args])
         assert result.exit_code == 0, (args, result.output)
 

@@ -362,6 +362,74 @@ def test_a_turn_without_a_possible_move_passes(tmp_path):
     assert passed >= 20  # about 60 * 25/36 = 42 rolls without a 1 (5/6) and without the R (5/6)
 
 
+def pocket_game(tmp_path, **options):
+    """The default board plus two dead ends behind foreign start fields, which
+    colour 0 can never enter: c1 - c2 - c3 off r06 (colour 1) and z1 off r12
+    (colour 2). Colour 0's dog and cat sit in z1, where they cannot move;
+    colours 1 and 2 wait on r08 and r14, where they cannot get into either
+    dead end. Colour 0's donkey (placed by the test) moves only inside c1 - c3."""
+    text = ring_board().replace("\n[links]", 'c1 = "road"\nc2 = "road"\nc3 = "road"\nz1 = "road"\n\n[links]')
+    text = text.replace("chains = [\n", 'chains = [\n  ["r06", "c1", "c2", "c3"],\n  ["r12", "z1"],\n')
+    g = Game(board=str(_write(tmp_path, text)), players=4, options=options)
+    g.seat = 0
+    park(g, 1, ["r08"] * 4)
+    park(g, 2, ["r14"] * 4)
+    g.place(0, "dog", "z1")
+    g.place(0, "cat", "z1")
+    return g
+
+
+@pytest.mark.parametrize("both_dice", ["when_possible", "free"])
+def test_option_both_dice(tmp_path, both_dice):
+    # Seed 4: each die moves another animal, the player picks which goes
+    # first; digest: "If only one die can be used, use it". The donkey on c3
+    # can use the 1 (to c2), never the 3; the rooster on r21 can use either.
+    # Rooster first with the 1: the 3 is left to nobody (the dog and cat are
+    # stuck in z1, and nothing can sit on a rooster). By default that first
+    # move is not legal, as another lets both dice be used; "free" allows it
+    # and the roll ends after it.
+    g = pocket_game(tmp_path, both_dice=both_dice)
+    g.place(0, "donkey", "c3")
+    g.place(0, "rooster", "r21")
+    both = {(1, 0, "donkey", "c2"), (3, 0, "rooster", "m00"), (3, 0, "rooster", "m12")}
+    one = {(1, 0, "rooster", field) for field in ("r20", "r22", "m14")}
+    assert g.first_moves(1, 3) == (both | one if both_dice == "free" else both)
+    assert g.first_moves(3, 1) == g.first_moves(1, 3)
+    g.move(0, "rooster", "r20")
+    assert g.second_moves(3, first=(0, "rooster")) == set()
+
+
+@pytest.mark.parametrize("one_die", ["either", "larger"])
+def test_option_one_die(tmp_path, one_die):
+    # The donkey on c1 is colour 0's only animal that can move: a 1 takes it
+    # to c2, a 2 to c3, and no first move leaves a second. Either die may be
+    # used by default; "larger" (as in backgammon) demands the 2, and the
+    # smaller only when the larger has no move.
+    g = pocket_game(tmp_path, one_die=one_die)
+    park(g, 0, ["c1", "z1", "z1", "z1"])
+    for dice in ((1, 2), (2, 1)):
+        moves = g.first_moves(*dice)
+        assert moves == ({(2, 0, "donkey", "c3")} | ({(1, 0, "donkey", "c2")} if one_die == "either" else set()))
+        assert all(g.second_moves(1 if d == 2 else 2, first=(0, "donkey")) == set() for d, *_ in moves)
+    assert g.first_moves(1, 4) == g.first_moves(4, 1) == {(1, 0, "donkey", "c2")}  # the 4 has no move
+    assert g.first_moves(2, 2) == {(2, 0, "donkey", "c3")}
+
+
+def test_the_dice_options_reach_every_policy(tmp_path):
+    # The simulator's turn from test_option_one_die's position, rolls of 1
+    # and 2: under "larger" the donkey always goes to c3, whoever picks;
+    # under "either" random play sometimes takes it to c2.
+    picked = {"either": set(), "larger": set()}
+    for seed in range(8):
+        for one_die in picked:
+            for policy in ("random", "greedy", "lookahead:playouts=8,horizon=1"):
+                g = pocket_game(tmp_path, one_die=one_die)
+                park(g, 0, ["c1", "z1", "z1", "z1"])
+                g.play([policy] + ["greedy"] * 3, turns=1, seed=seed, game_index=rolling(1, 2, seed=seed))
+                picked[one_die].add(g.pos(0, "donkey"))
+    assert picked == {"either": {"c2", "c3"}, "larger": {"c3"}}
+
+
 def test_a_robber_roll_moves_the_robber_and_ends_the_turn():
     # From the start position: on a roll with the R the robber leaves its house
     # (sending nobody home: every animal is at home), no animal moves, and the
@@ -591,8 +659,10 @@ def test_a_storm_with_the_second_move_ends_the_turn_despite_a_climb():
     assert g.robber == "house" and g.errors() == 0
 
 
-def test_a_storm_is_legal_even_when_no_second_move_would_follow():
-    g = game()
+@pytest.mark.parametrize("both_dice", ["when_possible", "free"])
+def test_a_storm_is_legal_even_when_no_second_move_would_follow(both_dice):
+    # Storming forfeits the second move (seed 7), so it counts as using both dice.
+    g = game(both_dice=both_dice)
     park(g, 0, ["i01", "i01", "i01", "i01"])
     assert (1, 0, "donkey", "house") in g.first_moves(1, 6)
 

@@ -19,7 +19,7 @@ GREEDY_RANDOM = ["greedy", "random", "greedy", "random"]
 
 @pytest.mark.parametrize("players, options", [
     (4, {}), (3, {}), (2, {}), (4, {"turbulent": True}), (2, {"turbulent": True, "turbulent_no_fit": "home"}),
-    (4, {"harder": True, "bridge_stack": True}),
+    (4, {"harder": True, "bridge_stack": True}), (3, {"both_dice": "free"}), (4, {"one_die": "larger"}),
 ])
 def test_invariants_hold_after_every_turn(players, options):
     """Random and greedy play never lose an animal, break a stack, put an
@@ -253,6 +253,18 @@ def test_three_players_storm_points_skip_the_neutral_colour():
     assert storm_points.sum() < 4 * df["storms"].sum()
 
 
+def test_the_dice_options_reach_the_batch_driver():
+    # Positions where the options change the legal first moves are rare from
+    # the start position (docs/bremen.md): "free" changed 25 of 2,000 such
+    # games, "larger" one. Their rules tests play single positions.
+    kwargs = dict(players=4, games=300, policies=GREEDY_RANDOM, seed=8)
+    default = simulate(**kwargs, options={"max_turns": 300})
+    named = simulate(**kwargs, options={"max_turns": 300, "both_dice": "when_possible", "one_die": "either"})
+    pd.testing.assert_frame_equal(default, named)
+    free = simulate(**kwargs, options={"max_turns": 300, "both_dice": "free"})
+    assert free.ne(default).any(axis=1).sum() > 0
+
+
 def test_same_seed_same_records_any_threads_or_chunks():
     kwargs = dict(players=4, games=40, policies=GREEDY_RANDOM, seed=99, options={"max_turns": 300})
     one = simulate(threads=1, **kwargs)
@@ -297,6 +309,11 @@ def test_bad_options_and_policies_are_refused():
         options_row({"harder_scope": "roll"})
     with pytest.raises(ValueError, match="turbulent_no_fit=home applies to turbulent=true only"):
         options_row({"turbulent_no_fit": "home"})
+    with pytest.raises(ValueError, match="one_die=larger applies to both_dice=when_possible only"):
+        options_row({"both_dice": "free", "one_die": "larger"})
+    for name, bad in (("both_dice", "never"), ("one_die", "smaller")):
+        with pytest.raises(ValueError, match=f"{name}: '{bad}' is not one of"):
+            options_row({name: bad})
     for players in (2, 4):
         with pytest.raises(ValueError, match=f"neutral_storm_point=mover applies to 3 players only.*has {players}"):
             options_row({"neutral_storm_point": "mover"}, players)
@@ -305,6 +322,9 @@ def test_bad_options_and_policies_are_refused():
     assert options_row({"neutral_storm_point": "mover"}, 3)[1]["neutral_storm_point"] == "mover"
     assert options_row({"harder": True, "harder_scope": "roll", "turbulent": True, "turbulent_no_fit": "home",
                         "neutral_storm_point": "nobody"}, 4)[0][K.O_TURBULENT_HOME] == 1
+    row = options_row({"both_dice": "free", "one_die": "either"})[0]
+    assert row[K.O_BOTH_DICE_FREE] == 1 and row[K.O_ONE_DIE_LARGER] == 0
+    assert options_row({"one_die": "larger"})[0][K.O_ONE_DIE_LARGER] == 1
     with pytest.raises(ValueError, match="unknown Bremen policy"):
         parse_policy("smart")
     with pytest.raises(ValueError, match="bad greedy parameter"):
