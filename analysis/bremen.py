@@ -44,7 +44,8 @@ OPTIONS = {  # name: (default, the values it may take; None: any of the default'
     "one_die": ("either", ("either", "larger")),  # which die when only one can be used
 }
 # Options that mean something only with another option or player count:
-# name -> (test of (full options, players; None: not known yet), why not). A
+# name -> (test of (full options, players; None: not known yet), why not, in
+# which {players} stands for the player count where that is the reason). A
 # value other than the default where it means nothing is refused, not
 # ignored (as Tape l'étape refuses endurance_stages in sprint mode).
 NEEDS = {
@@ -58,7 +59,7 @@ NEEDS = {
                 "is the player's choice whatever the second die can do); drop both_dice=free"),
     "neutral_storm_point": (lambda full, players: players in (None, 3),
                             "applies to 3 players only: with 2 or 4 every colour has a player, so no animal "
-                            "is neutral"),
+                            "is neutral (this game has {players} players)"),
 }
 
 # Whole-number options: (lowest, highest). Beyond them a game only runs
@@ -120,8 +121,7 @@ def options_row(options: dict | None = None, players: int | None = None) -> tupl
                              f"{OPTION_RANGES[name][1]}, not {full[name]}")
     for name, (holds, why_not) in NEEDS.items():
         if full[name] != OPTIONS[name][0] and not holds(full, players):
-            raise ValueError(f"Bremen rule option {name}={full[name]} {why_not}"
-                             + (f" (this game has {players} players)" if players is not None else ""))
+            raise ValueError(f"Bremen rule option {name}={full[name]} {why_not.format(players=players)}")
     row = np.zeros(K.N_OPT, np.int64)
     row[K.O_HARDER] = full["harder"]
     row[K.O_TURBULENT] = full["turbulent"]

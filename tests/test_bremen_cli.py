@@ -100,6 +100,8 @@ def test_cli_refuses_options_that_mean_nothing_here(tmp_path):
         result = runner.invoke(main_app, ["simulate", "bremen", "--games", "3", *args])
         assert result.exit_code == 2, (args, result.output)
         assert message in " ".join(result.stderr.split()) and "Traceback" not in result.output, result.stderr
+        if "neutral_storm_point" not in args[-1]:
+            assert "this game has" not in result.stderr  # the player count is no part of the reason
     result = runner.invoke(main_app, ["bremen", "sweep", "--games", "3", "-o", "harder_scope=roll",
                                       "--out", str(tmp_path / "sw")])
     assert result.exit_code == 2 and "applies to harder=true only" in result.stderr
