@@ -25,7 +25,7 @@ from etappe.kernels.options import option_value, policy_parameters
 SIZES = {"rooster": 1, "cat": 2, "dog": 3, "donkey": 4}
 SIZE_NAMES = {v: k for k, v in SIZES.items()}
 
-# name -> (default, allowed values or type); the order is the kernel's O_* row
+# The rule options; options_row puts each in its slot of the kernel's O_* row, by name.
 OPTIONS = {  # name: (default, the values it may take; None: any of the default's kind)
     "harder": (False, None),            # variant: extra roll only without sending anyone home
     "turbulent": (False, None),         # variant: mixed start stacks
