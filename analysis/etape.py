@@ -36,6 +36,7 @@ OPTIONS = {
     "crevaison_anytime": (K.O_CREV_ANYTIME, True),
     "crevaison_carry": (K.O_CREV_CARRY, True),
     "self_crevaison_in_balai": (K.O_SELF_CREV_BALAI, True),
+    "seat_order": (K.O_SEAT_ORDER, "from_picker"),  # "from_picker" | "from_seat_0"
     "turn_cap": (K.O_TURN_CAP, 1000),
     "rotate_seats": (K.O_ROTATE, True),
     "jokers": (K.O_JOKERS, "crevaison,vitamine,braquet"),
@@ -48,7 +49,7 @@ OPTIONS = {
     "balai_second_bonus": (K.O_BALAI_SECOND, 30),
 }
 _CHOICES = {"mode": ("sprint", "endurance"), "column_step": ("one", "free"),
-            "extreme_start": ("in_play", "dealt")}
+            "extreme_start": ("in_play", "dealt"), "seat_order": ("from_picker", "from_seat_0")}
 # Whole-number options: (lowest, highest). A value beyond them would
 # overflow the kernel's 64-bit numbers, or only make a stuck stage run longer.
 OPTION_RANGES = {

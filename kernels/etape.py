@@ -85,7 +85,8 @@ O_WIN_BONUS = 17         # stage winner's bonus
 O_BALAI_LAST = 18        # Voiture balai: last to empty
 O_BALAI_SECOND = 19      # Voiture balai: the one before
 O_SELF_CREV_BALAI = 20   # 1: Crevaison on oneself allowed in Voiture balai too
-N_OPTIONS = 21
+O_SEAT_ORDER = 21        # 0: classification ties go in seat order from the picker, 1: from seat 0
+N_OPTIONS = 22
 
 # ---- policies
 POL_RANDOM, POL_HEURISTIC, POL_LOOKAHEAD = 0, 1, 2  # look-ahead: heuristic elsewhere
@@ -844,10 +845,11 @@ def score_stage(st, opts, rec, status):
             elif nfin >= 2 and st[S_FINISH + s] == nfin - 1:
                 stime[s] -= opts[O_BALAI_SECOND]
     # Placing order: the winner, then fewest seconds, fewer cards, seat order
-    # from the picker.
+    # from the picker, or from seat 0 (O_SEAT_ORDER).
+    first = picker if opts[O_SEAT_ORDER] == 0 else 0
     order = np.empty(n, np.int64)
     for j in range(n):
-        order[j] = (picker + j) % n
+        order[j] = (first + j) % n
     for s in range(n):
         if prof != BALAI and st[S_FINISH + s] == 1:
             winner = s

@@ -115,6 +115,13 @@ def test_unknown_option_and_policy_are_refused():
         E.simulate(players=4, races=1, options={"low_card_seconds": -10})
 
 
+@pytest.mark.parametrize("name, value, known", [
+    ("seat_order", "from_seat_1", "from_picker, from_seat_0"), ("seat_order", 0, "from_picker, from_seat_0")])
+def test_tie_options_refuse_other_values(name, value, known):
+    with pytest.raises(ValueError, match=f"etape rule option {name}: .* is not one of {known}"):
+        E.simulate(players=4, races=1, options={name: value})
+
+
 def test_switch_options_typed_as_text_mean_true_and_false():
     # `--option blocked_winner=true` reaches the game as the text "true".
     default, on = E.option_vector({}), E.option_vector({"blocked_winner": True})
@@ -407,17 +414,37 @@ def test_montagne_stage_times_bonus_and_mountain_points():
     assert list(st[K.S_TIME:K.S_TIME + 4]) == [-40, 40, 30, 60]
 
 
-def test_side_points_tie_breaks_fewer_cards_then_seat_order_from_picker():
-    # No winner (blocked). Seats 1-3 hold 30 s each: seat 1 in one card goes
-    # first; seats 2 and 3 tie on cards too, and seat order from the picker
-    # (seat 3) puts 3 before 2; seat 0 with 40 s is last.
+@pytest.mark.parametrize("options, side_points", [
+    ({}, [0, 5, 1, 3]), ({"seat_order": "from_picker"}, [0, 5, 1, 3]), ({"seat_order": "from_seat_0"}, [0, 5, 3, 1])])
+def test_option_seat_order_in_the_side_classification(options, side_points):
+    # Plaine, no winner (blocked), seat 3 picked. Seats 1-3 hold 30 s each:
+    # seat 1 in one card is first (5 points); seats 2 and 3 tie on cards too,
+    # and seat order decides who gets 3 and who 1: from the picker (the
+    # default) 3, 0, 1, 2 puts seat 3 first; from seat 0, seat 2. Seat 0 with
+    # 40 s is last either way.
     hands = [[card(RED, 3), card(BLUE, 9)], [card(RED, 7)],
              [card(RED, 4), card(RED, 5), card(RED, 6)], [card(BLUE, 4), card(BLUE, 5), card(BLUE, 6)]]
-    st, opts = position(4, K.PLAINE, hands)
+    st, opts = position(4, K.PLAINE, hands, options=options)
     winner, times, side = score(st, opts, status=2, picker=3)
     assert winner == -1 and times == [40, 30, 30, 30]
-    assert side == [0, 5, 1, 3]
-    assert list(st[K.S_SPRINT:K.S_SPRINT + 4]) == [0, 5, 1, 3]
+    assert side == side_points
+    assert list(st[K.S_SPRINT:K.S_SPRINT + 4]) == side_points
+
+
+@pytest.mark.parametrize("options, winner", [
+    ({}, 3), ({"seat_order": "from_picker"}, 3), ({"seat_order": "from_seat_0"}, 1)])
+def test_option_seat_order_for_the_blocked_winner(options, winner):
+    # blocked_winner: the best placed of a blocked stage gets the 40 s, "the
+    # winner, then fewest seconds, fewer cards, then seat order". Seats 1 and
+    # 3 both hold 20 s in two cards; seat 2 picked, so from the picker seat 3
+    # comes before seat 1, from seat 0 seat 1 does.
+    hands = [[card(RED, 3), card(BLUE, 9)], [card(RED, 4), card(RED, 5)], [card(RED, 7)],
+             [card(BLUE, 4), card(BLUE, 5)]]
+    st, opts = position(4, K.DESCENTE, hands, options={"blocked_winner": True, **options})
+    got, times, _ = score(st, opts, status=2, picker=2)
+    expect = [40, 20, 30, 20]
+    expect[winner] -= 40
+    assert got == winner and times == expect
 
 
 def test_option_blocked_winner_gives_the_bonus_to_the_best_placed():

@@ -47,15 +47,17 @@ def legal_now(row, vmin, vmax):
     return legal
 
 
-def side_points(profile, winner, picker, secs_left, cards_left):
+def side_points(profile, winner, picker, secs_left, cards_left, seat_order="from_picker"):
     """Side points of one stage, from the rules page written again: 5, 3, 1 on
     Montagne and Plaine stages to the winner, then fewest seconds of cards
-    left, then fewer cards, then seat order counted from the picker."""
+    left, then fewer cards, then seat order counted from the picker (or from
+    seat 0: option seat_order)."""
     n = len(secs_left)
     points = [0] * n
     if profile not in ("montagne", "plaine"):
         return points
-    order = sorted(range(n), key=lambda s: (s != winner, secs_left[s], cards_left[s], (s - picker) % n))
+    first = picker if seat_order == "from_picker" else 0
+    order = sorted(range(n), key=lambda s: (s != winner, secs_left[s], cards_left[s], (s - first) % n))
     for s, pts in zip(order, (5, 3, 1)):
         points[s] = pts
     return points
@@ -70,13 +72,16 @@ def test_side_points_rule_by_hand():
     assert side_points("plaine", -1, 2, [30, 30, 60, 30], [1, 1, 2, 1]) == [3, 1, 0, 5]
     # Descente feeds no side classification.
     assert side_points("descente", 0, 0, [0, 10, 20], [0, 1, 2]) == [0, 0, 0]
+    # The same Plaine counted from seat 0: seats 0, 1, 3.
+    assert side_points("plaine", -1, 2, [30, 30, 60, 30], [1, 1, 2, 1], "from_seat_0") == [5, 3, 0, 1]
 
 
 def check_invariants(races, stages):
     n = races.attrs["players"]
     vmin, vmax = VALUES[n]
     in_play = {c * 12 + v - 1 for c in range(4) for v in range(vmin, vmax + 1)}
-    dealt_start = races.attrs["options"]["extreme_start"] == "dealt"
+    options = races.attrs["options"]
+    dealt_start = options["extreme_start"] == "dealt"
     assert not stages["capped"].any()
     for row in stages.to_dict("records"):
         dealt = [bits(row[f"dealt_{s}"]) for s in range(n)]
@@ -113,6 +118,11 @@ def check_invariants(races, stages):
         finished = [s for s in range(n) if not left[s]]
         if row["blocked"]:
             assert held and not (held & legal_now(row, vmin, vmax))
+            if row["profile"] != "voiture_balai":
+                # No winner, or with blocked_winner the best placed, ties in seat order.
+                first = row["picker"] if options["seat_order"] == "from_picker" else 0
+                best = min(range(n), key=lambda s: (secs(left[s]), len(left[s]), (s - first) % n))
+                assert row["winner"] == (best if options["blocked_winner"] else -1)
         elif row["profile"] == "voiture_balai":
             assert not held
         else:
@@ -132,7 +142,7 @@ def check_invariants(races, stages):
         assert [row[f"time_{s}"] for s in range(n)] == expect
         # Side points: who gets them, by the rules (winner, seconds, cards, seat order).
         expect_side = side_points(row["profile"], row["winner"], row["picker"],
-                                  [secs(h) for h in left], [len(h) for h in left])
+                                  [secs(h) for h in left], [len(h) for h in left], options["seat_order"])
         assert [row[f"side_{s}"] for s in range(n)] == expect_side
     # Times add up: cumulative per stage, race total, ranks, side totals.
     for s in range(n):
@@ -168,6 +178,9 @@ def test_invariants_under_play(n, policy):
     {"mode": "endurance"},
     {"pick_after_deal": False, "crevaison_carry": False, "crevaison_stack": False},
     {"sprint_in_balai": False, "crevaison_anytime": False, "extreme_start": "dealt"},
+    {"seat_order": "from_seat_0"},
+    {"blocked_winner": True},
+    {"blocked_winner": True, "seat_order": "from_seat_0", "mode": "endurance"},
 ])
 def test_invariants_under_options(options):
     races, stages = E.simulate(players=3, races=20, policies=["random", "heuristic", "random"],
@@ -196,6 +209,22 @@ def test_self_crevaison_in_balai_under_play(allowed):
     on_self = sum(stages[f"crev_{s}"] == s for s in range(4))
     assert (on_self[balai].sum() > 0) == allowed
     assert on_self[~balai].sum() > 0
+
+
+def test_seat_order_under_play():
+    # Three players, most stages blocked, many ties on seconds and cards: the
+    # seat order changes side points (and, with blocked_winner, who gets the
+    # bonus) but never the play.
+    base, other = ({"blocked_winner": True, "seat_order": order} for order in ("from_picker", "from_seat_0"))
+    races, stages = E.simulate(players=3, races=300, policies=["random", "heuristic", "heuristic"], seed=4,
+                               options=base)
+    races2, stages2 = E.simulate(players=3, races=300, policies=["random", "heuristic", "heuristic"], seed=4,
+                                 options=other)
+    check_invariants(races2, stages2)
+    for col in [f"{f}_{s}" for f in ("dealt", "hand", "laid") for s in range(3)] + ["turns"]:
+        assert (stages[col] == stages2[col]).all()
+    assert (stages[[f"side_{s}" for s in range(3)]] != stages2[[f"side_{s}" for s in range(3)]]).any().any()
+    assert (stages["winner"] != stages2["winner"]).any()
 
 
 def test_free_columns_option_keeps_cards_conserved():
