@@ -37,6 +37,7 @@ OPTIONS = {
     "crevaison_carry": (K.O_CREV_CARRY, True),
     "self_crevaison_in_balai": (K.O_SELF_CREV_BALAI, True),
     "seat_order": (K.O_SEAT_ORDER, "from_picker"),  # "from_picker" | "from_seat_0"
+    "gc_tie": (K.O_GC_TIE, "shared"),              # "shared" | "stage_places"
     "turn_cap": (K.O_TURN_CAP, 1000),
     "rotate_seats": (K.O_ROTATE, True),
     "jokers": (K.O_JOKERS, "crevaison,vitamine,braquet"),
@@ -49,7 +50,8 @@ OPTIONS = {
     "balai_second_bonus": (K.O_BALAI_SECOND, 30),
 }
 _CHOICES = {"mode": ("sprint", "endurance"), "column_step": ("one", "free"),
-            "extreme_start": ("in_play", "dealt"), "seat_order": ("from_picker", "from_seat_0")}
+            "extreme_start": ("in_play", "dealt"), "seat_order": ("from_picker", "from_seat_0"),
+            "gc_tie": ("shared", "stage_places")}
 # Whole-number options: (lowest, highest). A value beyond them would
 # overflow the kernel's 64-bit numbers, or only make a stuck stage run longer.
 OPTION_RANGES = {
@@ -278,12 +280,13 @@ def _players(df: pd.DataFrame) -> int:
 
 
 def win_shares(races_df: pd.DataFrame) -> pd.DataFrame:
-    """Long table race x seat: slot, policy, time, win share (1/k on a k-way tie)."""
+    """Long table race x seat: slot, policy, time, win share (1/k to each of
+    the k seats ranked first: level on time, and under gc_tie=stage_places
+    on the tie-break too)."""
     n = _players(races_df)
     policies = races_df.attrs.get("policies", [str(k) for k in range(n)])
     times = races_df[[f"time_{s}" for s in range(n)]].to_numpy()
-    best = times.min(axis=1, keepdims=True)
-    lead = times == best
+    lead = races_df[[f"rank_{s}" for s in range(n)]].to_numpy() == 1
     share = lead / lead.sum(axis=1, keepdims=True)
     rows = []
     for s in range(n):
@@ -500,8 +503,8 @@ def length_table(stages_df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _cumulative(stages_df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(race ids (R,), cumulative times (R, stages, n)) with the stages in order."""
+def _per_stage(stages_df: pd.DataFrame, field: str = "cum") -> tuple[np.ndarray, np.ndarray]:
+    """(race ids (R,), the per-seat `field` (R, stages, n)) with the stages in order."""
     n = _players(stages_df)
     ordered = stages_df.sort_values(["race", "stage"], kind="stable")
     races = ordered["race"].to_numpy()
@@ -509,30 +512,38 @@ def _cumulative(stages_df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     if len(ids) and (counts != counts[0]).any():
         raise ValueError("every race must have all its stages in the table")
     per = int(counts[0]) if len(ids) else 0
-    cum = ordered[[f"cum_{s}" for s in range(n)]].to_numpy(np.int64).reshape(len(ids), per, n)
-    return ids, cum
+    values = ordered[[f"{field}_{s}" for s in range(n)]].to_numpy(np.int64).reshape(len(ids), per, n)
+    return ids, values
 
 
 def race_tension(stages_df: pd.DataFrame) -> pd.DataFrame:
-    """Per race, from the general classification (cumulative times) after each
-    stage:
+    """Per race, from the general classification (GC: cumulative times; on a
+    tie under gc_tie=stage_places, the lower sum of stage places so far, then
+    the better place in that stage) after each stage:
 
-    - `lead_changes`: times the strict GC leader (sole lowest cumulative time)
+    - `lead_changes`: times the strict GC leader (sole first in the GC)
       changed from one stage to a later one; a tie for the lead keeps the
       earlier leader, the first leader is not a change (the race engine's rule);
-    - `winner`: sole lowest final time (-1: a shared first place);
-    - `winner_deficit`: the winner's largest gap (s) behind the GC leader
-      after any stage, 0 if never behind (NaN without a sole winner);
+    - `winner`: sole first in the final GC (-1: a shared first place), the
+      race record's `winner`;
+    - `winner_deficit`: the winner's largest gap (s) behind the lowest
+      cumulative time after any stage, 0 if never behind (NaN without a sole
+      winner);
     - `final_gap`: runner-up's final time minus the winner's (s; NaN without
       a sole winner);
     - `leader_before_last`: strict GC leader before the last stage (-1 none
       or a one-stage race); `leader_before_last_won` (1/0, NaN when there is
       no such leader or no sole winner)."""
-    ids, cum = _cumulative(stages_df)
+    ids, cum = _per_stage(stages_df)
     R, S, n = cum.shape
     best = cum.min(axis=2)
-    sole = (cum == best[:, :, None]).sum(axis=2) == 1
-    leader = np.where(sole, cum.argmin(axis=2), -1)
+    first = cum == best[:, :, None]
+    if stages_df.attrs.get("options", {}).get("gc_tie") == "stage_places":
+        places = _per_stage(stages_df, "place")[1]
+        for key in (places.cumsum(axis=1), places):
+            key = np.where(first, key, np.iinfo(np.int64).max)
+            first &= key == key.min(axis=2, keepdims=True)
+    leader = np.where(first.sum(axis=2) == 1, first.argmax(axis=2), -1)
     changes = np.zeros(R, np.int64)
     previous = np.full(R, -1)
     for g in range(S):

@@ -86,7 +86,8 @@ O_BALAI_LAST = 18        # Voiture balai: last to empty
 O_BALAI_SECOND = 19      # Voiture balai: the one before
 O_SELF_CREV_BALAI = 20   # 1: Crevaison on oneself allowed in Voiture balai too
 O_SEAT_ORDER = 21        # 0: classification ties go in seat order from the picker, 1: from seat 0
-N_OPTIONS = 22
+O_GC_TIE = 22            # 0: a GC tie on time is shared, 1: broken on stage places
+N_OPTIONS = 23
 
 # ---- policies
 POL_RANDOM, POL_HEURISTIC, POL_LOOKAHEAD = 0, 1, 2  # look-ahead: heuristic elsewhere
@@ -111,9 +112,9 @@ C_BLOCKED, C_CAPPED, C_TURNS = 5, 6, 7
 C_COLN, C_LO, C_HI = 8, 12, 16
 C_SEAT = 20
 STAGE_SEAT_FIELDS = ("slot", "time", "cum", "cards", "secs", "passes", "skipped",
-                     "laid", "crev", "vita", "braq", "finish", "side", "hand", "dealt")
+                     "laid", "crev", "vita", "braq", "finish", "side", "hand", "dealt", "place")
 (F_SLOT, F_TIME, F_CUM, F_CARDS, F_SECS, F_PASSES, F_SKIPPED, F_LAID, F_CREV,
- F_VITA, F_BRAQ, F_FINISH, F_SIDE, F_HAND, F_DEALT) = range(15)
+ F_VITA, F_BRAQ, F_FINISH, F_SIDE, F_HAND, F_DEALT, F_PLACE) = range(16)
 STAGE_COLS = C_SEAT + len(STAGE_SEAT_FIELDS) * MAX_P
 
 # ---- race record (one int64 row per race)
@@ -816,11 +817,18 @@ def play_turn_top(st, opts, pids, prm, ckey, pkeys, rec, lookahead):
 
 
 @allocation_free
-def placed_before(x, y, winner, secs, cards):
-    """Does seat x place strictly before seat y in the stage?"""
+def placed_before(st, x, y, winner, secs, cards):
+    """Does seat x place strictly before seat y in the stage? The winner, then
+    fewer seconds of cards left, fewer cards, then the later to empty their
+    hand (only Voiture balai has riders who emptied and did not win: its aim
+    is to empty last). Seat order is not counted here."""
     if x == winner or y == winner:
         return x == winner and y != winner
-    return secs[x] < secs[y] or (secs[x] == secs[y] and cards[x] < cards[y])
+    if secs[x] != secs[y]:
+        return secs[x] < secs[y]
+    if cards[x] != cards[y]:
+        return cards[x] < cards[y]
+    return st[S_FINISH + x] > st[S_FINISH + y]
 
 
 @allocating
@@ -844,8 +852,8 @@ def score_stage(st, opts, rec, status):
                 winner = s
             elif nfin >= 2 and st[S_FINISH + s] == nfin - 1:
                 stime[s] -= opts[O_BALAI_SECOND]
-    # Placing order: the winner, then fewest seconds, fewer cards, seat order
-    # from the picker, or from seat 0 (O_SEAT_ORDER).
+    # Placing order (placed_before), ties in seat order: from the picker, or
+    # from seat 0 (O_SEAT_ORDER).
     first = picker if opts[O_SEAT_ORDER] == 0 else 0
     order = np.empty(n, np.int64)
     for j in range(n):
@@ -855,7 +863,7 @@ def score_stage(st, opts, rec, status):
             winner = s
     for a in range(1, n):  # insertion sort: stable, keeps the seat order on ties
         b = a
-        while b > 0 and placed_before(order[b], order[b - 1], winner, secs, cards):
+        while b > 0 and placed_before(st, order[b], order[b - 1], winner, secs, cards):
             order[b], order[b - 1] = order[b - 1], order[b]
             b -= 1
     if prof != BALAI:
@@ -863,6 +871,13 @@ def score_stage(st, opts, rec, status):
             winner = order[0]
         if winner >= 0:
             stime[winner] -= opts[O_WIN_BONUS]
+    # Stage place: 1 + riders placed strictly before; riders level on
+    # everything but seat order share it (the GC tie-break, O_GC_TIE).
+    place = 1
+    for j in range(n):
+        if j > 0 and placed_before(st, order[j - 1], order[j], winner, secs, cards):
+            place = j + 1
+        rec[seat_col(C_SEAT, F_PLACE, order[j])] = place
     if prof == MONTAGNE or prof == PLAINE:
         side = S_MOUNT if prof == MONTAGNE else S_SPRINT
         for j in range(min(3, n)):
@@ -934,6 +949,46 @@ def play_stage(st, opts, pids, prm, skey, pkeys, rec, lookahead):
 
 
 @allocation_free
+def gc_ahead(st, opts, srows, x, y):
+    """Is seat x ahead of seat y in the general classification after the
+    stages in srows (st[S_NSTAGES] of them)? Less cumulative time; on a tie
+    with O_GC_TIE, a lower sum of stage places, then a better place in the
+    last stage."""
+    if st[S_TIME + x] != st[S_TIME + y] or opts[O_GC_TIE] == 0:
+        return st[S_TIME + x] < st[S_TIME + y]
+    px, py = 0, 0
+    for g in range(st[S_NSTAGES]):
+        px += srows[g, seat_col(C_SEAT, F_PLACE, x)]
+        py += srows[g, seat_col(C_SEAT, F_PLACE, y)]
+    if px != py:
+        return px < py
+    last = st[S_NSTAGES] - 1
+    return srows[last, seat_col(C_SEAT, F_PLACE, x)] < srows[last, seat_col(C_SEAT, F_PLACE, y)]
+
+
+@allocation_free
+def classify_race(st, opts, srows, rrow):
+    """The race row's times, ranks, side points and winner (-1: a first place
+    shared by riders level in the general classification)."""
+    n = st[S_N]
+    leaders = 0
+    for s in range(n):
+        rank = 1
+        for o in range(n):
+            if gc_ahead(st, opts, srows, o, s):
+                rank += 1
+        rrow[seat_col(R_SEAT, RF_TIME, s)] = st[S_TIME + s]
+        rrow[seat_col(R_SEAT, RF_RANK, s)] = rank
+        rrow[seat_col(R_SEAT, RF_MOUNT, s)] = st[S_MOUNT + s]
+        rrow[seat_col(R_SEAT, RF_SPRINT, s)] = st[S_SPRINT + s]
+        if rank == 1:
+            leaders += 1
+            rrow[R_WINNER] = s
+    if leaders > 1:
+        rrow[R_WINNER] = -1
+
+
+@allocation_free
 def play_race(st, n, opts, pids, prm, ckey, pkeys, rrow, srows, lookahead):
     """All stages of one race; fills its race row and stage rows."""
     init_race(st, n, opts)
@@ -942,24 +997,7 @@ def play_race(st, n, opts, pids, prm, ckey, pkeys, rrow, srows, lookahead):
         # A key per stage: the deals do not depend on draws made earlier.
         play_stage(st, opts, pids, prm, game_key(ckey, g, STREAM_CHANCE), pkeys, srows[g], lookahead)
     rrow[:] = 0
-    best = st[S_TIME]
-    for s in range(1, n):
-        best = min(best, st[S_TIME + s])
-    leaders = 0
-    for s in range(n):
-        rank = 1
-        for o in range(n):
-            if st[S_TIME + o] < st[S_TIME + s]:
-                rank += 1
-        rrow[seat_col(R_SEAT, RF_TIME, s)] = st[S_TIME + s]
-        rrow[seat_col(R_SEAT, RF_RANK, s)] = rank
-        rrow[seat_col(R_SEAT, RF_MOUNT, s)] = st[S_MOUNT + s]
-        rrow[seat_col(R_SEAT, RF_SPRINT, s)] = st[S_SPRINT + s]
-        if st[S_TIME + s] == best:
-            leaders += 1
-            rrow[R_WINNER] = s
-    if leaders > 1:
-        rrow[R_WINNER] = -1  # a shared first place
+    classify_race(st, opts, srows, rrow)
     for g in range(st[S_NSTAGES]):
         rrow[R_CAPPED] += srows[g, C_CAPPED]
         rrow[R_BLOCKED] += srows[g, C_BLOCKED]

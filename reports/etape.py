@@ -132,7 +132,8 @@ def _length(sec: Section, stages_df: pd.DataFrame) -> None:
 
 
 def _tension(sec: Section, stages_df: pd.DataFrame) -> None:
-    sec.text("From the general classification (GC: cumulative times) after each stage. Lead changes: times the "
+    sec.text("From the general classification (GC: cumulative times; a tie broken on stage places where the rule "
+             "option gc_tie is stage_places) after each stage. Lead changes: times the "
              "sole GC leader changed (a tie keeps the earlier leader; the first leader is no change). "
              "Deficit: the eventual winner's largest gap behind the GC leader after any stage (0: never "
              "behind). Final gap: the runner-up's time minus the winner's. Races with a shared first place "

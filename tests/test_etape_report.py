@@ -243,6 +243,30 @@ def test_race_tension_by_hand():
     assert (hold["wins"], hold["n"], hold["rate"]) == (0, 1, 0.0)
 
 
+def test_race_tension_breaks_gc_ties_on_stage_places_by_hand():
+    # TENSION's races with stage places that fit their stage times; under
+    # gc_tie=stage_places a tie on time goes to the lower sum of stage places,
+    # then the better place in that stage.
+    places = [[(1, 2, 3), (3, 1, 2), (1, 3, 1), (1, 2, 2)],
+              [(1, 1, 3), (2, 3, 1), (1, 1, 3), (3, 1, 1)],
+              [(1, 2, 3), (3, 2, 1), (1, 2, 3), (2, 1, 2)]]
+    stages = TENSION.copy()
+    for s in range(3):
+        stages[f"place_{s}"] = [race[g][s] for race in places for g in range(4)]
+    stages.attrs = {"players": 3, "options": {"gc_tie": "stage_places"}}
+    t = E.race_tension(stages)
+    # race 0: the 200-200 tie after stage 2 goes to seat 0 (places 5 against
+    # 6), so seat 0 leads before the last stage and wins: still 2 changes.
+    # race 1: the tie after stage 1 is level on places too: as before.
+    # race 2: the final 100-100 tie is level on places (7 each) and goes to
+    # seat 1 on the last stage: a change, a winner 10 s behind at worst, a 0 s gap.
+    assert list(t["lead_changes"]) == [2, 2, 1]
+    assert list(t["winner"]) == [0, 1, 1]
+    assert list(t["leader_before_last"]) == [0, 0, 0]
+    assert t["leader_before_last_won"].tolist() == [1, 0, 0]
+    assert t["winner_deficit"].tolist() == [10, 30, 10] and t["final_gap"].tolist() == [20, 10, 0]
+
+
 def test_tension_table_by_hand():
     table = E.tension_table(TENSION).set_index("metric")
     lead = table.loc["GC lead changes per race"]

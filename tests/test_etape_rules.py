@@ -116,6 +116,7 @@ def test_unknown_option_and_policy_are_refused():
 
 
 @pytest.mark.parametrize("name, value, known", [
+    ("gc_tie", "photo_finish", "shared, stage_places"), ("gc_tie", True, "shared, stage_places"),
     ("seat_order", "from_seat_1", "from_picker, from_seat_0"), ("seat_order", 0, "from_picker, from_seat_0")])
 def test_tie_options_refuse_other_values(name, value, known):
     with pytest.raises(ValueError, match=f"etape rule option {name}: .* is not one of {known}"):
@@ -392,13 +393,19 @@ def test_changement_de_braquet_lays_a_run_in_one_turn():
 
 
 # ------------------------------------------------------------ scoring
-def score(st, opts, status=1, picker=0):
+def score(st, opts, status=1, picker=0, rec=None):
+    """Score the stage as it stands: (winner, stage times, side points); the
+    stage record goes to `rec` when given."""
     st[K.S_PICKER] = picker
-    rec = new_record()
+    rec = new_record() if rec is None else rec
     winner = K.score_stage(st, opts, rec, status)
     times = [field(rec, K.F_TIME, s) for s in range(int(st[K.S_N]))]
     side = [field(rec, K.F_SIDE, s) for s in range(int(st[K.S_N]))]
     return winner, times, side
+
+
+def places(rec, n):
+    return [field(rec, K.F_PLACE, s) for s in range(n)]
 
 
 def test_montagne_stage_times_bonus_and_mountain_points():
@@ -421,14 +428,17 @@ def test_option_seat_order_in_the_side_classification(options, side_points):
     # seat 1 in one card is first (5 points); seats 2 and 3 tie on cards too,
     # and seat order decides who gets 3 and who 1: from the picker (the
     # default) 3, 0, 1, 2 puts seat 3 first; from seat 0, seat 2. Seat 0 with
-    # 40 s is last either way.
+    # 40 s is last either way. The stage place ignores seat order: seats 2
+    # and 3 share 2nd.
     hands = [[card(RED, 3), card(BLUE, 9)], [card(RED, 7)],
              [card(RED, 4), card(RED, 5), card(RED, 6)], [card(BLUE, 4), card(BLUE, 5), card(BLUE, 6)]]
     st, opts = position(4, K.PLAINE, hands, options=options)
-    winner, times, side = score(st, opts, status=2, picker=3)
+    rec = new_record()
+    winner, times, side = score(st, opts, status=2, picker=3, rec=rec)
     assert winner == -1 and times == [40, 30, 30, 30]
     assert side == side_points
     assert list(st[K.S_SPRINT:K.S_SPRINT + 4]) == side_points
+    assert places(rec, 4) == [4, 1, 2, 2]
 
 
 @pytest.mark.parametrize("options, winner", [
@@ -461,10 +471,14 @@ def test_voiture_balai_bonuses_for_last_and_second_to_last():
     for seat, order in ((2, 1), (0, 2), (1, 3), (4, 4)):
         st[K.S_FINISH + seat] = order
     st[K.S_NFIN] = 4
-    winner, times, side = score(st, opts, status=2)
+    rec = new_record()
+    winner, times, side = score(st, opts, status=2, rec=rec)
     # Seat 4 emptied last (60 s), seat 1 before it (30 s); seat 3 pays 10 + 30.
     assert winner == 4 and times == [0, -30, 0, 40, -60]
     assert side == [0] * 5
+    # Stage places: the aim is to empty last, so the later to empty places
+    # higher (seats 4, 1, 0, 2), then those still holding cards (seat 3).
+    assert places(rec, 5) == [3, 2, 4, 5, 1]
 
 
 def test_race_time_is_the_sum_of_stage_times_and_lowest_wins():
@@ -476,6 +490,66 @@ def test_race_time_is_the_sum_of_stage_times_and_lowest_wins():
     unique = (times == times.min(axis=1, keepdims=True)).sum(axis=1) == 1
     assert (races.loc[unique, "winner"].to_numpy() == times[unique].argmin(axis=1)).all()
     assert (races.loc[~unique, "winner"] == -1).all()
+
+
+def scored_race(stages, options):
+    """A four-player race of hand-scored stages, each (profile, the hands at
+    its end, the seat that emptied its hand); returns the race row's winner
+    and ranks, and each stage's places."""
+    st, opts = position(4, options=options)
+    st[K.S_NSTAGES] = len(stages)
+    srows = np.zeros((len(stages), K.STAGE_COLS), np.int64)
+    for g, (profile, hands, emptied) in enumerate(stages):
+        st[K.S_STAGE] = g
+        K.start_stage(st, opts, profile, K.profile_start(st, opts, profile))
+        for s, hand in enumerate(hands):
+            st[K.S_HAND + s] = mask(*hand)
+        st[K.S_NFIN], st[K.S_FINISH + emptied] = 1, 1
+        srows[g] = new_record()
+        score(st, opts, picker=g, rec=srows[g])
+    row = np.zeros(K.RACE_COLS, np.int64)
+    K.classify_race(st, opts, srows, row)
+    ranks = [int(row[K.seat_col(K.R_SEAT, K.RF_RANK, s)]) for s in range(4)]
+    return int(row[K.R_WINNER]), ranks, [places(rec, 4) for rec in srows]
+
+
+# Seats 1 and 2 finish level on -10 s in each race. By the sum of stage places
+# seat 2 wins the first (1 + 2 against 3 + 1), though seat 1 won the last
+# stage; in the second the sums are level (3 each) and the last stage goes to
+# seat 2; in the third seats 1 and 2 shared 2nd place in both stages, so they
+# stay level, while seats 0 and 3, level on 80 s and on places (5 each), are
+# separated by the last stage, which seat 3 won.
+R7, B7, G7, Y7 = (card(c, 7) for c in range(4))
+HIGH = [card(c, v) for c in (RED, BLUE) for v in (9, 10)]  # four 30 s cards
+GC_RACES = {
+    "sum of places": ([
+        (K.MONTAGNE, [[R7], [card(RED, 3), card(RED, 4), card(RED, 5)], [], [G7, card(GREEN, 8)]], 2),
+        (K.PLAINE, [[card(BLUE, 9), card(BLUE, 10)], [], [card(YELLOW, 9)], [card(GREEN, 9), card(GREEN, 10)]], 1)],
+        [[2, 3, 1, 4], [3, 1, 2, 3]], [3, 1, 1, 4], (2, [3, 2, 1, 4])),
+    "last stage": ([
+        (K.MONTAGNE, [[G7, card(GREEN, 8)], [], [R7], [Y7, card(YELLOW, 8)]], 1),
+        (K.PLAINE, [[card(GREEN, 9), card(GREEN, 10)], [B7], [], [card(YELLOW, 9), card(YELLOW, 10)]], 2)],
+        [[3, 1, 2, 3], [3, 2, 1, 3]], [3, 1, 1, 3], (2, [3, 2, 1, 3])),
+    "still shared": ([
+        (K.MONTAGNE, [[], [R7], [B7], HIGH], 0),
+        (K.PLAINE, [HIGH, [G7], [Y7], []], 3)],
+        [[1, 2, 2, 4], [4, 2, 2, 1]], [3, 1, 1, 3], (-1, [4, 1, 1, 3])),
+}
+
+
+@pytest.mark.parametrize("race", GC_RACES)
+def test_option_gc_tie(race):
+    # "Lowest cumulative time wins". gc_tie=shared (the default): riders level
+    # on time share first place (winner -1) and rank alike; stage_places:
+    # the lower sum of stage places, then the better place in the last stage.
+    stages, stage_places, shared_ranks, (winner, ranks) = GC_RACES[race]
+    for options in ({}, {"gc_tie": "shared"}):
+        got_winner, got_ranks, got_places = scored_race(stages, options)
+        assert got_places == stage_places
+        assert (got_winner, got_ranks) == (-1, shared_ranks)
+    got_winner, got_ranks, got_places = scored_race(stages, {"gc_tie": "stage_places"})
+    assert got_places == stage_places
+    assert (got_winner, got_ranks) == (winner, ranks)
 
 
 @pytest.mark.parametrize("mode, k, per_player", [("sprint", 5, 1), ("endurance", 5, 5), ("endurance", 2, 2)])

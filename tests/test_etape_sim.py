@@ -63,6 +63,15 @@ def side_points(profile, winner, picker, secs_left, cards_left, seat_order="from
     return points
 
 
+def stage_places(winner, secs_left, cards_left, finish):
+    """Stage places, from docs/etape.md written again: the winner, then fewest
+    seconds, fewer cards, then the later to empty (Voiture balai); riders
+    level on all of these share a place (1 + riders strictly before)."""
+    n = len(secs_left)
+    key = [(s != winner, secs_left[s], cards_left[s], -finish[s]) for s in range(n)]
+    return [1 + sum(key[x] < key[s] for x in range(n)) for s in range(n)]
+
+
 def test_side_points_rule_by_hand():
     # Montagne, seat 2 won; seats 0 and 3 both hold 40 s, seat 0 in 2 cards
     # (10 + 30) and seat 3 in 4 (4 x 10), so seat 0 comes second; seat 1 (70 s) last.
@@ -74,6 +83,14 @@ def test_side_points_rule_by_hand():
     assert side_points("descente", 0, 0, [0, 10, 20], [0, 1, 2]) == [0, 0, 0]
     # The same Plaine counted from seat 0: seats 0, 1, 3.
     assert side_points("plaine", -1, 2, [30, 30, 60, 30], [1, 1, 2, 1], "from_seat_0") == [5, 3, 0, 1]
+
+
+def test_stage_places_rule_by_hand():
+    # Montagne, seat 2 won; seat 0 and seat 3 level on 40 s in 2 cards share 2nd.
+    assert stage_places(2, [40, 70, 0, 40], [2, 3, 0, 2], [0, 0, 1, 0]) == [2, 4, 1, 2]
+    # Voiture balai, seat 1 emptied last (the winner), seat 3 before it, seat 0
+    # first; seat 2 still holds a card.
+    assert stage_places(1, [0, 0, 10, 0], [0, 0, 1, 0], [1, 3, 0, 2]) == [3, 1, 4, 2]
 
 
 def check_invariants(races, stages):
@@ -144,6 +161,8 @@ def check_invariants(races, stages):
         expect_side = side_points(row["profile"], row["winner"], row["picker"],
                                   [secs(h) for h in left], [len(h) for h in left], options["seat_order"])
         assert [row[f"side_{s}"] for s in range(n)] == expect_side
+        assert [row[f"place_{s}"] for s in range(n)] == stage_places(
+            row["winner"], [secs(h) for h in left], [len(h) for h in left], [row[f"finish_{s}"] for s in range(n)])
     # Times add up: cumulative per stage, race total, ranks, side totals.
     for s in range(n):
         cum = stages.groupby("race")[f"time_{s}"].cumsum()
@@ -152,9 +171,17 @@ def check_invariants(races, stages):
         for side, profile in (("mountain", "montagne"), ("sprint", "plaine")):
             pts = stages[f"side_{s}"].where(stages["profile"] == profile, 0).groupby(stages["race"]).sum()
             assert (pts.to_numpy() == races[f"{side}_{s}"]).all()
-    times = races[[f"time_{s}" for s in range(n)]].to_numpy()
-    ranks = 1 + (times[:, None, :] < times[:, :, None]).sum(axis=2)
-    assert (ranks == races[[f"rank_{s}" for s in range(n)]].to_numpy()).all()
+    # General classification: lowest time; under gc_tie=stage_places a tie
+    # goes to the lower sum of stage places, then the better last-stage place.
+    places = stages.groupby("race")[[f"place_{s}" for s in range(n)]]
+    keys = np.stack([races[[f"time_{s}" for s in range(n)]].to_numpy(),
+                     places.sum().to_numpy(), places.last().to_numpy()], axis=2)
+    if options["gc_tie"] == "shared":
+        keys = keys[:, :, :1]
+    for race, key in zip(races.to_dict("records"), keys.tolist()):
+        ranks = [1 + sum(key[o] < key[s] for o in range(n)) for s in range(n)]
+        assert [race[f"rank_{s}"] for s in range(n)] == ranks
+        assert race["winner"] == (ranks.index(1) if ranks.count(1) == 1 else -1)
     # Each joker at most once per player per race.
     for joker in ("crev", "vita", "braq"):
         for s in range(n):
@@ -178,9 +205,9 @@ def test_invariants_under_play(n, policy):
     {"mode": "endurance"},
     {"pick_after_deal": False, "crevaison_carry": False, "crevaison_stack": False},
     {"sprint_in_balai": False, "crevaison_anytime": False, "extreme_start": "dealt"},
-    {"seat_order": "from_seat_0"},
+    {"gc_tie": "stage_places", "seat_order": "from_seat_0"},
     {"blocked_winner": True},
-    {"blocked_winner": True, "seat_order": "from_seat_0", "mode": "endurance"},
+    {"blocked_winner": True, "seat_order": "from_seat_0", "gc_tie": "stage_places", "mode": "endurance"},
 ])
 def test_invariants_under_options(options):
     races, stages = E.simulate(players=3, races=20, policies=["random", "heuristic", "random"],
@@ -209,6 +236,22 @@ def test_self_crevaison_in_balai_under_play(allowed):
     on_self = sum(stages[f"crev_{s}"] == s for s in range(4))
     assert (on_self[balai].sum() > 0) == allowed
     assert on_self[~balai].sum() > 0
+
+
+def test_gc_tie_under_play():
+    # The same races under both readings: the stages are the same, and only
+    # races level on time at the top may change winner; stage_places breaks
+    # most of those ties, and the report's GC (race_tension) agrees.
+    runs = {tie: E.simulate(players=4, races=1000, policies=["random", "heuristic"] * 2, seed=3,
+                            options={"gc_tie": tie}) for tie in ("shared", "stage_places")}
+    (shared, shared_stages), (broken, broken_stages) = runs["shared"], runs["stage_places"]
+    check_invariants(broken, broken_stages)
+    pd.testing.assert_frame_equal(shared_stages, broken_stages)
+    changed = (shared["winner"] != broken["winner"]).to_numpy()
+    assert changed.any() and (shared["winner"].to_numpy()[changed] == -1).all()
+    assert (broken["winner"] == -1).sum() < (shared["winner"] == -1).sum() / 2
+    assert (E.race_tension(broken_stages)["winner"].to_numpy() == broken["winner"].to_numpy()).all()
+    assert (E.win_shares(broken).groupby("race")["win"].sum() == 1).all()
 
 
 def test_seat_order_under_play():

@@ -9,7 +9,7 @@ from etappe.analysis import etape as E
 
 PROFILES = ("montagne", "descente", "plaine", "contre_la_montre", "voiture_balai")
 SEAT_FIELDS = ("slot", "time", "cum", "cards", "secs", "passes", "skipped",
-               "laid", "crev", "vita", "braq", "finish", "side", "hand", "dealt")
+               "laid", "crev", "vita", "braq", "finish", "side", "hand", "dealt", "place")
 NO_JOKER = ("crev", "vita", "braq")  # -1: not used in this stage
 
 
