@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from etappe.analysis import etape as E
 from etappe.analysis.runio import (ChunkedRun, differences, holds_this_run, iter_parquet, package_version,
@@ -171,6 +172,13 @@ def check_stages_file(out: Path, meta: dict) -> None:
     if differ:
         raise ValueError(f"its stages file {stages_path(out)} belongs to another run ({'; '.join(differ)}); "
                          f"run `etappe simulate etape --out {out}` again, or keep each run's two files together")
+    # A run written by an older etappe may lack columns this code reads (place_s came later).
+    held = set(pq.read_schema(stages_path(out)).names)
+    missing = [f"{field}_{s}" for field in E.K.STAGE_SEAT_FIELDS for s in range(meta["players"])
+               if f"{field}_{s}" not in held]
+    if missing:
+        raise ValueError(f"it was written by etappe {meta.get('version')}, whose stage records lack "
+                         f"{', '.join(missing)}; play the run again with this etappe ({package_version()})")
 
 
 def report_command(run: Path, out_dir: Path) -> Path:

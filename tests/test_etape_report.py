@@ -445,6 +445,19 @@ def test_a_run_without_its_stages_file_is_refused_by_name(run, tmp_path):
     assert "Errno" not in result.stderr
 
 
+def test_a_run_from_an_older_etappe_without_stage_places_is_refused_in_words(run, tmp_path):
+    # Stage places (place_s) came with the gc_tie option: a run written before has none, and its
+    # report would stop on a KeyError.
+    import pyarrow.parquet as pq
+
+    old = tmp_path / "old.parquet"
+    shutil.copy(run[0], old)
+    table = pq.read_table(C.stages_path(run[0]))
+    pq.write_table(table.drop_columns([f"place_{s}" for s in range(4)]), C.stages_path(old))
+    with pytest.raises(ValueError, match=r"stage records lack place_0, place_1, place_2, place_3; play the run again"):
+        C.load_run(old)
+
+
 @pytest.mark.parametrize("args, message", [
     (["--policy", "heuristic:pick=7"], "pick must be 0 (the profile that fits the hand) or 1 (at random), not 7"),
     (["--policy", "lookahead:playouts=0"], "playouts must be a whole number, 1 to 1000000, not 0"),
