@@ -401,7 +401,7 @@ def test_no_complete_game_is_an_error(toy):
 
 def test_merge_refuses_other_layout(toy):
     other = make_records(mb_hands(), mb_meta())
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="cannot merge summaries of runs with different layouts"):
         summarize(toy).merge(summarize(other))
 
 

@@ -51,7 +51,7 @@ def test_boundaries_follow_wald():
     assert t.test_b.win_step == pytest.approx(math.log(0.9))
     s = Sprt(0.45, 0.55, 0.05, 0.05)
     assert s.upper == pytest.approx(math.log(19)) and s.lower == pytest.approx(-math.log(19))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"delta must lie in \(0, 0\.5\)"):
         SequentialTest(delta=0.6)
 
 
@@ -146,7 +146,7 @@ def test_design_duel_signs_match_the_records():
         per.append(game_metrics(game_table(df, df.attrs))["game_turns"].to_numpy(float))
     assert diffs.tolist() == (per[0] - per[1]).tolist()
     assert signs.tolist() == np.sign(per[0] - per[1]).astype(int).tolist()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown metric 'nonsense'"):
         design_outcomes("stapop", "touring", 4, metric="nonsense")
     # the Python API words the verdict as the sign test it is, as the CLI does, not as wins
     result = sequential_compare(fn, chunk=15, max_games=30, labels=("stapop", "touring"))
@@ -158,5 +158,7 @@ def test_sequential_command_both_modes(capsys):
     assert r.decision == "A" and "greedy wins more often" in capsys.readouterr().out
     d = sequential_command("stapop", "greedy", 4, 1, deck_b="touring", metric="game_turns", chunk=100, max_games=300)
     assert d.decided and d.labels == ("stapop", "touring")
-    with pytest.raises(typer.Exit):
+    with pytest.raises(typer.Exit) as stop:
         sequential_command("stapop", "greedy,random,bold", 2, 1)
+    assert stop.value.exit_code == 2  # refused (typer.Exit(0) would be a normal end)
+    assert "a sequential policy comparison needs exactly two policies" in capsys.readouterr().err

@@ -127,7 +127,7 @@ def test_no_winner_games_count_half():
     with_ties = pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [70], "wins_b": [20], "no_winner": [20]})
     bt = bradley_terry(with_ties).set_index("policy")
     assert bt.loc["A", "log_strength"] - bt.loc["B", "log_strength"] == pytest.approx(math.log(80 / 30), abs=1e-9)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="wins_a \\+ wins_b \\+ no_winner must equal games"):
         bradley_terry(pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [1], "wins_b": [1], "games": [3]}))
 
 
@@ -271,9 +271,9 @@ def test_team_pairing_matches_a_rotated_simulation():
 
 
 def test_tournament_rejects_bad_pools():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a tournament needs at least two policies"):
         play_tournament("stapop", 2, ["greedy"], games=4)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="policy given twice: greedy"):
         play_tournament("stapop", 2, ["greedy", "greedy"], games=4)
 
 
@@ -301,10 +301,12 @@ def test_tournament_command_prints_and_writes(tmp_path, capsys):
     assert "bootstrap over game indices (200 resamples" in (tmp_path / "out" / "report.md").read_text()
     assert (tmp_path / "out" / "report.html").exists() and (tmp_path / "out" / "ratings.csv").exists()
     assert res.games == 10
-    with pytest.raises(typer.Exit):
-        tournament_command("stapop", "greedy", 2, 10, 1, None, None)
-    with pytest.raises(typer.Exit):
-        tournament_command("stapop", "greedy,nonsense", 2, 10, 1, None, None)
+    # refused with exit code 2 and the reason (typer.Exit(0) would be a normal end)
+    for policies, reason in (("greedy", "--policies needs at least two policies"),
+                             ("greedy,nonsense", "unknown policy 'nonsense'")):
+        with pytest.raises(typer.Exit) as stop:
+            tournament_command("stapop", policies, 2, 10, 1, None, None)
+        assert stop.value.exit_code == 2 and reason in capsys.readouterr().err
 
 
 
@@ -321,7 +323,7 @@ def test_an_unknown_anchor_is_refused_before_any_game_is_played(monkeypatch, cap
     assert "--anchor 'foo' is not one of the policies: greedy, random" in capsys.readouterr().err
 
 
-def test_interrupted_tournament_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+def test_interrupted_tournament_resumes_from_its_checkpoint(tmp_path, monkeypatch, capsys):
     import etappe.analysis.tournament as T
 
     out = tmp_path / "out"
@@ -350,8 +352,10 @@ def test_interrupted_tournament_resumes_from_its_checkpoint(tmp_path, monkeypatc
     np.testing.assert_array_equal(resumed.outcomes, whole.outcomes)
     # A checkpoint of another tournament is refused, not mixed in.
     T.Checkpoint(out / ".tournament-checkpoint.pkl", {"other": 1}).save({})
-    with pytest.raises(typer.Exit):
+    capsys.readouterr()
+    with pytest.raises(typer.Exit) as stop:
         tournament_command(*args)
+    assert stop.value.exit_code == 2 and "belongs to a different run" in capsys.readouterr().err
 
 def test_elo_scale_constant():
     assert ELO_PER_NAT == pytest.approx(400 / math.log(10))
