@@ -222,7 +222,7 @@ def test_two_run_difference_p_value_is_welch_t():
     var = 3/2 * 1.04 / 25 = .0624. Run b: (0, 2), (1, 3), (0, 1), (1, 2): R = 1/4, residuals
     -.5, .25, -.25, .5, var = 4/3 * .625 / 64 = .01302083. d = .35 over se = sqrt(.07542083),
     on Welch-Satterthwaite (va + vb)^2 / (va^2 / 2 + vb^2 / 3) = 2.8393 degrees of freedom."""
-    st = pytest.importorskip("scipy.stats")
+    from scipy import stats as st  # a dependency of etappe: never skipped
     out = two_run_ratio_difference(_run_sums([1, 2, 0], [2, 2, 1]), _run_sums([0, 1, 0, 1], [2, 3, 1, 2]))
     va, vb = 0.0624, 0.625 / 48
     df = (va + vb) ** 2 / (va**2 / 2 + vb**2 / 3)
