@@ -41,6 +41,7 @@ def test_invariants_hold_after_every_turn(players, options):
         g = Game(players=players, options=options, seed=seed)
         policies = (["random", "greedy"] * 2)[:players]
         g.play(policies, turns=150, seed=seed, check=check)
+        assert len(seen) == g.state[K.S_TURNS] > 0  # every turn played was checked
         # turn order: each turn passes to the left
         assert all((b - a) % players == 1 for a, b in zip(seen, seen[1:]))
 

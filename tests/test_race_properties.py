@@ -30,11 +30,14 @@ def plays_two_hands_cleanly(design, ct, rules, players, seed, label):
     the engine's invariant audit (check_state) never fires and no hand
     outlasts the turn cap."""
     specs = [parse_policy("random"), parse_policy("greedy")] * 3
+    hands = 0
     for hand, log, _, hand_out, _ in replay_hands(design, ct, rules, specs[:players], None, seed, 0):
         assert not (log[:, 2] == K.EV_BROKEN_INVARIANT).any(), f"{label}: broken invariant in hand {hand}"
         assert hand_out[K.H_TURNS] <= rules[K.R_TURN_CAP]
+        hands += 1
         if hand >= 1:
             break
+    assert hands >= 1, f"{label}: no hand was played"
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
