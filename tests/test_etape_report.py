@@ -366,9 +366,16 @@ def test_card_values_by_hand():
 def test_report_shows_paired_joker_values_when_given():
     races, stages = E.simulate(4, 30, POLICIES, 2)
     values = E.joker_value(4, 30, POLICIES, 2)
-    assert list(values["joker"]) == ["crevaison", "vitamine", "braquet"]
+    assert list(values["joker"]) == ["crevaison", "vitamine", "braquet"] and (values["races"] == 30).all()
+    # a joker's worth is seat 0's mean final time without it minus with it, on the same races
+    # (docs/etape.md): here the Vitamine's, from the same races played with it withheld
+    without, _ = E.simulate(4, 30, POLICIES, 2, {"withhold_seat": 0, "withhold_jokers": "vitamine"})
+    worth = (without["time_0"] - races["time_0"]).mean()
+    assert values.set_index("joker").loc["vitamine", "value_s"] == pytest.approx(worth)
     md = build_report(races, stages, values).to_markdown()
     assert "paired runs on the same deals" in md
+    for row in values.itertuples():  # the table in the report holds these values
+        assert f"| {row.joker} | 30 | {row.value_s:.4g} |" in md, row.joker
 
 
 # ---- the simulate command: summary, timing, progress; report input -----------------
