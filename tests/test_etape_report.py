@@ -449,14 +449,34 @@ def test_progress_moves_within_a_chunk_and_batches_keep_the_records(tmp_path, mo
 
     pols = ["random", "heuristic", "lookahead:playouts=8"]
     C.simulate_command(3, 25, pols, 4, tmp_path / "whole.parquet", {}, chunk_size=20, first_batch=1000)
+    # The batches after the first chunk follow the speed it was played at: on a clock the test
+    # moves (each race `per_race` seconds, nothing else any time), not the machine's.
+    clock, per_race = [0.0], [0.01]
+    real_batch = E.K.run_batch
+
+    def run_batch(*args):
+        clock[0] += per_race[0] * len(args[6])
+        return real_batch(*args)
+
+    monkeypatch.setattr(E.K, "run_batch", run_batch)
+    monkeypatch.setattr(E, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
     monkeypatch.setattr(C, "progress_bar", recording_bar)
     C.simulate_command(3, 25, pols, 4, tmp_path / "batched.parquet", {}, chunk_size=20, first_batch=6)
     whole, batched = C.load_run(tmp_path / "whole.parquet"), C.load_run(tmp_path / "batched.parquet")
-    # Chunk 0 (races 0-19) in batches of 6, 6, 6, 2; chunk 1 (races 20-24) in
-    # one: these races play far faster than 5 in C.BATCH_SECONDS.
+    # Chunk 0 (races 0-19) in batches of 6, 6, 6, 2. It took 0.2 s, so then
+    # about C.BATCH_SECONDS (0.5 s) of play a call is 50 races: chunk 1 (races
+    # 20-24) in one.
     assert [s for s in steps if s] == [6, 6, 6, 2, 5]
     pd.testing.assert_frame_equal(whole[0], batched[0])
     pd.testing.assert_frame_equal(whole[1], batched[1])
+    # Races of 0.2 s: chunk 0 took 4 s, so 0.5 s of play is 2.5 races, 2 a call.
+    steps.clear()
+    per_race[0] = 0.2
+    C.simulate_command(3, 25, pols, 4, tmp_path / "slow.parquet", {}, chunk_size=20, first_batch=6)
+    assert [s for s in steps if s] == [6, 6, 6, 2, 2, 2, 1]
+    slow = C.load_run(tmp_path / "slow.parquet")
+    pd.testing.assert_frame_equal(whole[0], slow[0])
+    pd.testing.assert_frame_equal(whole[1], slow[1])
 
 
 def test_a_run_without_its_stages_file_is_refused_by_name(run, tmp_path):
