@@ -538,6 +538,7 @@ def test_win_tables_print_wins_as_numbers_and_every_race_counts_once(run):
     _, races, stages = run
     outcomes = build_report(races, stages).sections[1]
     tables = [block[0] for block in outcomes.blocks if isinstance(block, tuple)]
+    assert [table.columns[0] for table in tables] == ["policy", "seat"]  # both tables are checked below
     for table in tables:  # per policy, per seat: 60 races, shared wins split 1/k
         assert all(isinstance(w, str) and "e+" not in w for w in table["wins"])
         assert sum(float(w) for w in table["wins"]) == pytest.approx(60, abs=0.1 * len(table))
