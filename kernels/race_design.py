@@ -555,6 +555,10 @@ def _parse_scoring(v: "_Validator", raw, d: Design) -> dict | None:
         if card not in {c.key for c in d.cards if c.role == "distance"}:
             v.fail("scoring.safe_trip_card", f"{card!r} is not a distance card of this design")
         out["safe_trip_card"] = card
+    elif out["safe_trip"]:
+        v.fail("scoring.safe_trip", f"{out['safe_trip']} points for a trip completed without laying a card, but no "
+               "safe_trip_card says which (a distance card's key; Mille Bornes: \"km200\"): the bonus could "
+               "never be scored")
     return out
 
 

@@ -1,0 +1,46 @@
+"""Designs a user writes: what a designer meets first (docs/designs.md).
+
+Each test comes from writing a design of one's own from the docs alone and
+running it through validate, simulate, report and compare: a mistake must be
+refused with the file, the field and the problem; a report must say what a
+designer's own cards did.
+"""
+from importlib import resources
+
+import pytest
+
+from etappe.kernels.race_design import DesignError, load_design
+
+MB_TEXT = (resources.files("etappe.kernels") / "designs" / "millebornes.toml").read_text("utf-8")
+SO_TEXT = (resources.files("etappe.kernels") / "designs" / "stapop.toml").read_text("utf-8")
+
+
+def refused(tmp_path, text, name="my.toml"):
+    path = tmp_path / name
+    path.write_text(text, "utf-8")
+    with pytest.raises(DesignError) as err:
+        load_design(path)
+    return str(err.value)
+
+
+def edited(text, old, new):
+    out = text.replace(old, new, 1)
+    assert out != text, old
+    return out
+
+
+# ---- validation -----------------------------------------------------------------
+def test_safe_trip_points_without_the_card_they_are_about_are_refused(tmp_path):
+    # The bonus is for a trip completed without a card: with no card named, it was never scored.
+    text = edited(MB_TEXT, 'safe_trip_card = "km200"\n', "")
+    message = refused(tmp_path, text)
+    assert "my.toml: scoring.safe_trip:" in message and "safe_trip_card" in message
+    # no points, no card: nothing to score, nothing to refuse
+    text = edited(text, "safe_trip = 300 ", "safe_trip = 0 ")
+    assert load_design(_write(tmp_path, text)).scoring["safe_trip"] == 0
+
+
+def _write(tmp_path, text, name="ok.toml"):
+    path = tmp_path / name
+    path.write_text(text, "utf-8")
+    return path
