@@ -444,6 +444,13 @@ def _check_cards(v: "_Validator", d: Design) -> None:
     for key in keys:
         if keys.count(key) > 1:
             v.fail("cards", f"card key {key!r} appears more than once")
+    named: dict[str, int] = {}
+    for i, c in enumerate(d.cards):
+        if c.name in named:
+            j = named[c.name]
+            v.fail(f"cards[{i}] ({c.key}).name", f"{c.name!r} is also the name of cards[{j}] ({d.cards[j].key}); "
+                   "reports show cards by name, so give each card its own")
+        named[c.name] = i
     for role in ("go", "distance"):
         if role not in roles.values():
             v.fail("cards", f"no card with role {role!r}; every design needs one")

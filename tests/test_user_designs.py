@@ -44,3 +44,14 @@ def _write(tmp_path, text, name="ok.toml"):
     path = tmp_path / name
     path.write_text(text, "utf-8")
     return path
+
+
+def test_two_cards_with_one_name_are_refused_as_reports_show_cards_by_name(tmp_path):
+    # A card block copied and given a new key, but not a new name: the reports' rows would be twins.
+    text = edited(MB_TEXT, 'name = "Spare Tire (Roue de secours)"', 'name = "Gasoline (Essence)"')
+    message = refused(tmp_path, text)
+    assert "my.toml: cards[11] (spare_tire).name: 'Gasoline (Essence)' is also the name of cards[10] (gasoline)" \
+        in message
+    # the name defaults to the key, so a design without names stays valid
+    plain = "".join(line + "\n" for line in MB_TEXT.splitlines() if not line.startswith('name = "') or "millebornes" in line)
+    assert len(load_design(_write(tmp_path, plain)).cards) == 19
