@@ -474,7 +474,7 @@ def _check_cards(v: "_Validator", d: Design) -> None:
                 v.fail(f"{where}.remedy", f"{c.remedy!r} has count 0: a side hit by {c.key!r} could never move again")
         if c.role == "safety":
             if not c.protects:
-                v.fail(f"{where}.protects", "a safety must protect at least one hazard or limit")
+                v.fail(f"{where}.protects", "a safety must protect at least one hazard, limit or setback")
             for p in c.protects:
                 if p not in roles:
                     v.fail(f"{where}.protects", f"no card {p!r} in this design")

@@ -55,3 +55,9 @@ def test_two_cards_with_one_name_are_refused_as_reports_show_cards_by_name(tmp_p
     # the name defaults to the key, so a design without names stays valid
     plain = "".join(line + "\n" for line in MB_TEXT.splitlines() if not line.startswith('name = "') or "millebornes" in line)
     assert len(load_design(_write(tmp_path, plain)).cards) == 19
+
+
+def test_a_safety_protecting_nothing_is_told_it_may_protect_setbacks_too(tmp_path):
+    message = refused(tmp_path, edited(MB_TEXT, 'protects = ["flat_tire"]', "protects = []"))
+    assert "cards[16] (puncture_proof).protects: a safety must protect at least one hazard, limit or setback" \
+        in message
