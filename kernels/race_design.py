@@ -369,6 +369,13 @@ def parse_design(text: str, source: str) -> Design:
                                   "start_under_limit", "reconstructed", "notes"})
     v.no_unknown(raw, "", {"design", "target", "cards", "players", "scoring", "options"})
     if design.target_kind == "sum":
+        if "trip" not in target and not difflib.get_close_matches("trip", [str(k) for k in target], n=1):
+            per = raw.get("players") if isinstance(raw.get("players"), dict) else {}
+            own = {n for n in design.players if isinstance(per.get(str(n)), dict) and "trip" in per[str(n)]}
+            without = [n for n in design.players if n not in own]
+            v.fail("target.trip", f"missing: a sum target needs its trip in {design.unit}, the trip of every player count "
+                   "without a [players.N] trip of its own" + (f" ({_plural(without)} players: no "
+                   f"{', '.join(f'players.{n}.trip' for n in without)})" if own and without else ""))
         design.trip = v.integer(target, "target.trip", low=1, high=MAX_DISTANCE)
         v.no_unknown(target, "target", {"kind", "trip"})
     else:

@@ -61,3 +61,15 @@ def test_a_safety_protecting_nothing_is_told_it_may_protect_setbacks_too(tmp_pat
     message = refused(tmp_path, edited(MB_TEXT, 'protects = ["flat_tire"]', "protects = []"))
     assert "cards[16] (puncture_proof).protects: a safety must protect at least one hazard, limit or setback" \
         in message
+
+
+def test_a_missing_trip_says_which_player_counts_need_it(tmp_path):
+    # players 2, 3, 4, 6 and a trip for 2, 4 and 6 only: the 3-player game has none.
+    text = edited(MB_TEXT, "kind = \"sum\"                    # exactly the trip, never beyond\ntrip = 1000\n",
+                  'kind = "sum"\n')
+    text = edited(text, "[players.3]\ntrip = 700\nextension = 1000\n", "[players.3]\n")
+    message = refused(tmp_path, text)
+    assert "my.toml: target.trip: missing" in message and "3 players" in message and "players.3.trip" in message
+    # a misspelt trip is still pointed out as such
+    message = refused(tmp_path, edited(MB_TEXT, "trip = 1000\n", "trp = 1000\n"))
+    assert "target.trip: missing (there is a field 'trp': misspelt?)" in message
