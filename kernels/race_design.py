@@ -193,9 +193,13 @@ class Design:
         for key, value in (overrides or {}).items():
             if key not in DEFAULT_OPTIONS:
                 raise DesignError(
-                    f"{self.source}: unknown rule option {key!r}; known: {', '.join(sorted(DEFAULT_OPTIONS))}"
+                    f"{self.source}: unknown rule option {key!r} given for this run, not in the design file; "
+                    f"known: {', '.join(sorted(DEFAULT_OPTIONS))}"
                 )
-            options[key] = _check_option(self.source, key, value)
+            try:
+                options[key] = _check_option(self.source, key, value)
+            except DesignError as problem:
+                raise DesignError(f"{problem} (given for this run, not in the design file)") from None
         return options
 
     def tables(self, players: int, options: dict | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -73,3 +73,21 @@ def test_a_missing_trip_says_which_player_counts_need_it(tmp_path):
     # a misspelt trip is still pointed out as such
     message = refused(tmp_path, edited(MB_TEXT, "trip = 1000\n", "trp = 1000\n"))
     assert "target.trip: missing (there is a field 'trp': misspelt?)" in message
+
+
+def test_a_bad_option_given_for_a_run_is_not_blamed_on_the_design_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    path = _write(tmp_path, MB_TEXT, "mine.toml")
+    for option, problem in (("coup_fourre=maybe", "options.coup_fourre: must be true or false, not 'maybe'"),
+                            ("coupfourre=false", "unknown rule option 'coupfourre'")):
+        result = CliRunner().invoke(app, ["simulate", str(path), "--players", "2", "--games", "5",
+                                          "--option", option])
+        assert result.exit_code == 2
+        text = " ".join(result.output.split())  # rich wraps long lines
+        assert problem in text and "given for this run, not in the design file" in text, text
+    # the same mistake in the file itself is the file's
+    message = refused(tmp_path, edited(MB_TEXT, "coup_fourre = true\n", 'coup_fourre = "maybe"\n'))
+    assert message.endswith("options.coup_fourre: must be true or false, not 'maybe'")
