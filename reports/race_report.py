@@ -263,12 +263,20 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
     sec.figure(plots.card_balance_chart(cb).figure, "What happens to each card drawn", name=f"card_balance{tag}")
     sec.table(cb[["name", "n_played", "win_when_played", "n_not", "win_when_not", "win_lift", "win_lift_low",
                   "win_lift_high"]], "Win rate of a side when it played the card vs not")
-    hz = cb[cb["hazard"]]
+    hz = cb[cb["hazard"]].copy()
     if len(hz):
+        # a setback blocks no one: its turns lost are not a measure of it (they are always 0)
+        setback = hz["role"].astype(str).str.lower().eq("setback").to_numpy()
+        hz["victim_turns"] = hz["victim_turns"].astype(object).where(~setback, "")
+        hz.loc[setback, "turns_lost_per_hazard"] = np.nan
         sec.table(hz[["name", "played", "received", "victim_turns", "turns_lost_per_hazard", "victim_win_rate",
                       "victim_win_low", "victim_win_high"]],
                   "Attacks (hazards, limits, setbacks): turns the victim lost, and the victim's win rate when hit "
                   "at least once")
+        if setback.any():
+            sec.text("A setback stops nobody: it takes one laid card of the distance it names from its victim "
+                     "(received: the cards taken), so it costs distance, not turns, and its turns lost are left "
+                     "blank.")
         decided, games = int(s.c["hazard_decided"]), int(s.c["hazard_games"])
         if games:
             lo, hi = wilson_interval(decided, games)

@@ -91,3 +91,34 @@ def test_a_bad_option_given_for_a_run_is_not_blamed_on_the_design_file(tmp_path)
     # the same mistake in the file itself is the file's
     message = refused(tmp_path, edited(MB_TEXT, "coup_fourre = true\n", 'coup_fourre = "maybe"\n'))
     assert message.endswith("options.coup_fourre: must be true or false, not 'maybe'")
+
+
+# ---- reports ----------------------------------------------------------------------
+def _markdown_report(tmp_path, design, players, games=400, seed=1):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from etappe.analysis.race import simulate
+    from etappe.analysis.race_summary import summarize
+    from etappe.reports.race_report import build_report
+
+    df = simulate(design, players=players, games=games, seed=seed)
+    build_report(summarize(df), df.attrs).write(tmp_path)
+    return (tmp_path / "report.md").read_text()
+
+
+def _rows(md, first_cell):
+    return [line for line in md.splitlines() if line.startswith(f"| {first_cell} |")]
+
+
+def test_a_setback_is_not_reported_as_costing_no_turns(tmp_path):
+    # Touring's Burning Oil takes a laid 25 from its victim: it stops nobody, so "0 turns lost per
+    # hazard" read as "this card does nothing"; the report says what a setback costs instead.
+    md = _markdown_report(tmp_path, "touring", 3)
+    attacks = md[md.index("**Attacks"):]
+    attacks = attacks[:attacks.index("\n\n", attacks.index("|---"))]
+    oil = _rows(attacks, "Burning Oil")
+    assert len(oil) == 1
+    cells = [c.strip() for c in oil[0].strip("|").split("|")]
+    assert cells[3] == "" and cells[4] == "", oil  # victim_turns, turns_lost_per_hazard: not measured
+    assert "A setback stops nobody" in md
