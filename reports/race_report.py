@@ -340,6 +340,11 @@ def _side_by_side(fn, a: RaceSummary, b: RaceSummary, name_a: str, name_b: str, 
         [key, "design"]).sort_index(level=0, sort_remaining=False).reset_index()
 
 
+# what a comparison shows of a card that only one of the designs has
+ONLY_COLUMNS = ["name", "role", "drawn", "played_per_game", "played_share", "played_share_low", "played_share_high",
+                "winner_share", "win_lift", "win_lift_low", "win_lift_high"]  # and received (attacks), coups (safeties)
+
+
 def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: RaceSummary, meta_b: dict,
                             comparison: PairedComparison, alpha: float = 0.05, on_section=None) -> Report:
     """Two runs on the same seeds side by side; the headline answers first.
@@ -434,10 +439,14 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                  "game), and p_holm corrects for the many cards (a dead share repeats its played share's test).")
     if len(cc):
         sec.table(cc.rename(columns={"a": name_a, "b": name_b}), "Played and dead shares (unpaired)")
-    for name, only in ((name_a, cc.attrs.get("only_a")), (name_b, cc.attrs.get("only_b"))):
+    for s, name, only in ((summary_a, name_a, cc.attrs.get("only_a")), (summary_b, name_b, cc.attrs.get("only_b"))):
         if only:
-            sec.text(f"Only in {name}: {', '.join(only)}; their fates are in {name}'s chart below and in its "
-                     "own report (`etappe report`).")
+            cb = rs.card_balance(s)
+            cb = cb[cb["card"].isin(only)]
+            columns = ONLY_COLUMNS + ["received"] * bool(cb["hazard"].any()) + ["coups"] * bool(cb["safety"].any())
+            sec.table(cb[columns],
+                      f"Cards only in {name}: nothing to pair them with, so their own numbers (as in `etappe "
+                      "report`: shares clustered by game, the win lift an association, not an effect)")
     for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
         cb = rs.card_balance(s)
         if len(cb):

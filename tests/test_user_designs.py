@@ -122,3 +122,33 @@ def test_a_setback_is_not_reported_as_costing_no_turns(tmp_path):
     cells = [c.strip() for c in oil[0].strip("|").split("|")]
     assert cells[3] == "" and cells[4] == "", oil  # victim_turns, turns_lost_per_hazard: not measured
     assert "A setback stops nobody" in md
+
+
+SAFETIES = "".join(
+    f'\n[[cards]]\nkey = "{key}"\nname = "{name}"\nrole = "safety"\ncount = 1\nprotects = ["{hazard}"]\n'
+    for key, name, hazard in (("level_pass", "Spoorpas", "crossing"), ("solid_tyres", "Massieve banden", "flat_tyre"),
+                              ("tent", "Tentje", "youth_hostel"), ("racing_legs", "Wielrennersbenen", "headwind")))
+
+
+def test_a_comparison_gives_the_numbers_of_the_cards_only_one_design_has(tmp_path):
+    # "Stap op with Mille Bornes safeties" against Stap op: the safeties are the change, and the
+    # comparison only listed their keys; it now gives what they did, as the single report does.
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    text = edited(SO_TEXT, 'name = "stapop"\ntitle = "Stap op"', 'name = "stapop_safeties"\ntitle = "Stap op + safeties"')
+    path = _write(tmp_path, text + SAFETIES, "stapop_safeties.toml")
+    result = CliRunner().invoke(app, ["compare", str(path), "stapop", "--players", "2", "--games", "400", "--seed", "1",
+                                      "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "cmp" / "report.md").read_text()
+    table = md[md.index("**Cards only in Stap op + safeties"):]
+    for name in ("Spoorpas", "Massieve banden", "Tentje", "Wielrennersbenen"):
+        row = _rows(table, name)
+        assert len(row) == 1, name
+        cells = [c.strip() for c in row[0].strip("|").split("|")]
+        assert cells[1] == "safety" and int(cells[2]) > 0 and 0 < float(cells[4]) <= 1  # role, drawn, played share
+    header = [c.strip() for c in _rows(table, "name")[0].strip("|").split("|")]
+    assert {"played_share", "win_lift", "coups"} <= set(header)
+    assert "**Cards only in Stap op**" not in md  # nothing is only in Stap op
