@@ -18,7 +18,7 @@ import pandas as pd
 
 from etappe.kernels import race as K
 from etappe.kernels.race_design import (
-    CARD_COLUMNS, HAND_CAP, R_GAME_TARGET, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TRIP, R_TURN_CAP, SIDE_COLUMNS,
+    CARD_COLUMNS, HAND_CAP, R_EXTENSION, R_GAME_TARGET, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TRIP, R_TURN_CAP, SIDE_COLUMNS,
     Design, DesignError, load_design,
 )
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
@@ -85,6 +85,7 @@ class RaceRun:
             "hand_cap": HAND_CAP if self.multi_hand else 1,
             "progress_rounds": K.PROGRESS_ROUNDS,
             "target": int(self.rules[R_TRIP]),
+            "extension": int(self.rules[R_EXTENSION]),  # the extended trip, 0: none for this player count
             "multi_hand": self.multi_hand,
         }
 

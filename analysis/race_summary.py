@@ -71,6 +71,7 @@ class Layout:
     policy_names: tuple[str, ...] = ()  # distinct policies; seat{p}_policy indexes them
     seating: str = "fixed"
     target: float = 0.0  # the trip (distance of one hand)
+    has_extension: bool = False  # the design lets the trip be extended at this player count
 
     @property
     def hazard_mask(self) -> np.ndarray:
@@ -126,6 +127,8 @@ def layout_from(meta: dict, columns=None) -> Layout:
         policy_names=policy_names,
         seating=str(meta.get("seating", "fixed")),
         target=_target(meta),
+        # runs written before the metadata held it: as then, with the multi-hand designs
+        has_extension=bool(meta.get("extension", meta.get("multi_hand", False))),
         players=players,
         sides=sides,
         seat_side=seat_side,
@@ -669,7 +672,7 @@ def game_end_rates(s: RaceSummary) -> pd.DataFrame:
         ("hands where the stock ran out", int(s.c["stock_exhausted"]), H),
         ("hands where a side completed the trip", int(s.c["trip_completed"]), H),
     ]
-    if s.layout.multi_hand:
+    if s.layout.has_extension:
         rows.append(("hands with an extension called", int(s.c["extension_called"]), H))
     k = np.array([r[1] for r in rows])
     n = np.array([r[2] for r in rows])
@@ -838,6 +841,6 @@ def anomalies(s: RaceSummary) -> pd.DataFrame:
         int(c["hands"]) * L.sides * len(L.cards))
     if int(np.sum(c["disqualified"])):
         add("sides disqualified (overshoot)", int(np.sum(c["disqualified"])), int(c["hands"]) * L.sides)
-    if L.multi_hand:
+    if L.has_extension:
         add("hands with an extension called", c["extension_called"], c["hands"])
     return pd.DataFrame(rows)

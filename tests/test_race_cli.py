@@ -60,6 +60,7 @@ def test_simulate_writes_parquet_with_identity(tmp_path):
     assert result.exit_code == 0, result.stderr
     meta = read_metadata(out)
     assert meta["design"] == "stapop" and meta["seed"] == 5 and meta["games"] == 300 and meta["players"] == 3
+    assert meta["target"] == 100 and meta["extension"] == 0  # the rules page: 100 km, no extension
     assert len(meta["design_hash"]) == 16
     # the version names the code too (a hash of the kernel and analysis sources): a run is resumed
     # and replayed only by code that plays and records its games the same way

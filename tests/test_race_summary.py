@@ -381,6 +381,18 @@ def test_multi_hand_games():
     assert tuple(tt.loc["winner's largest deficit (km)", ["n", "min", "max"]]) == (2, 50, 300)
 
 
+def test_extension_rows_only_where_the_design_has_an_extension():
+    # Mille Bornes at 4 players races 1000 with no extension: "hands with an extension called,
+    # 0 of N" would read as a rule nobody used; a one-hand design with an extension shows it.
+    row = "hands with an extension called"
+    for meta, shown in ((mb_meta(), True),  # a run written before the metadata said: as before
+                        (dict(mb_meta(), extension=1000), True), (dict(mb_meta(), extension=0), False),
+                        (dict(mb_meta(), extension=1000, multi_hand=False), True)):
+        s = summarize(make_records(mb_hands(), meta))
+        assert (row in set(game_end_rates(s)["event"])) == shown, meta
+        assert (row in set(anomalies(s)["check"])) == shown, meta
+
+
 def test_chunks_may_cut_a_game():
     frame = make_records(mb_hands(), mb_meta())
     whole = summarize(frame)
