@@ -228,6 +228,44 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     })
 
 
+def design_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
+    """What differs between the two runs' designs as played (rows: item, a, b):
+    the trip and its extension, the hand size, the rule options, and each
+    card's count, role or value at this player count ("-": not in that
+    design). Runs written before their metadata held the card counts and
+    hand size show only what it held."""
+    rows = []
+
+    def text(value):  # as design files and the command line write them
+        return "-" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+    def differ(item, a, b):
+        if a != b:
+            rows.append((item, text(a), text(b)))
+
+    differ("target (exact sum or set)", meta_a.get("target_kind"), meta_b.get("target_kind"))
+    differ("trip", f"{meta_a.get('target')} {meta_a.get('unit', 'km')}", f"{meta_b.get('target')} {meta_b.get('unit', 'km')}")
+    differ("extended trip (0: none)", meta_a.get("extension"), meta_b.get("extension"))
+    for key in ("hand_size", "stock_exhausted", "start_under_limit"):
+        differ(key.replace("_", " "), meta_a.get(key), meta_b.get(key))
+    options_a, options_b = meta_a.get("options") or {}, meta_b.get("options") or {}
+    for key in sorted(set(options_a) | set(options_b)):
+        differ(f"option {key}", options_a.get(key), options_b.get(key))
+    def card(c, unit):  # "8 x hazard", "4 x distance 200 km"
+        if c is None:
+            return None
+        what = f"{c['role']} {c['value']} {unit}" if c.get("role") == "distance" else c.get("role", "")
+        return f"{c['count']} x {what}" if "count" in c else what
+
+    cards_a = {c["key"]: c for c in meta_a.get("cards") or []}
+    cards_b = {c["key"]: c for c in meta_b.get("cards") or []}
+    for key in list(cards_a) + [k for k in cards_b if k not in cards_a]:
+        a, b = cards_a.get(key), cards_b.get(key)
+        differ(f"card {(a or b).get('name', key)} ({key})", card(a, meta_a.get("unit", "km")),
+               card(b, meta_b.get("unit", "km")))
+    return pd.DataFrame(rows, columns=["item", "a", "b"])
+
+
 def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
     """Unpaired comparison of card rates (played share, dead share) between two runs.
 

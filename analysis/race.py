@@ -62,6 +62,7 @@ class RaceRun:
 
     def metadata(self, games: int) -> dict:
         d = self.design
+        counts = d.counts(self.players)
         return {
             "game": "race",
             "design": d.name,
@@ -79,7 +80,12 @@ class RaceRun:
             "games": games,
             "version": package_version(),
             "options": self.options,
-            "cards": [{"key": c.key, "name": c.name, "role": c.role, "value": c.value} for c in d.cards],
+            "cards": [{"key": c.key, "name": c.name, "role": c.role, "value": c.value, "count": counts[c.key]}
+                      for c in d.cards],
+            "hand_size": d.hand_size,
+            "target_kind": d.target_kind,
+            "stock_exhausted": "reshuffle" if d.reshuffle else "play_out",
+            "start_under_limit": d.start_under_limit,
             "unit": d.unit,
             "turn_cap": int(self.rules[R_TURN_CAP]),
             "hand_cap": HAND_CAP if self.multi_hand else 1,

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import race_summary as rs
-from ..analysis.compare import PairedComparison, card_comparison, headline, paired_table, seat_bias_strength
+from ..analysis.compare import PairedComparison, card_comparison, design_differences, headline, paired_table, seat_bias_strength
 from ..analysis.race_summary import RaceSummary
 from ..analysis.stats import rate, wilson_interval
 from ..kernels.options import option_text
@@ -391,9 +391,14 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
         sec.figure(plots.forest(paired[paired["sd"] > 0]).figure, "Paired differences in sd units",
                    name="forest")
 
+    sec = rep.section("Runs")
+    differ = design_differences(meta_a, meta_b)
+    if len(differ):
+        sec.table(differ.rename(columns={"a": name_a, "b": name_b}),
+                  f"What differs between the designs as played by {La.players} players (cards: count, role)")
     header = header_table(summary_a, meta_a).rename(columns={"value": name_a})
     header[name_b] = header_table(summary_b, meta_b)["value"]
-    rep.section("Runs").table(header)
+    sec.table(header, "Everything needed to reproduce each run")
 
     sec = rep.section("Outcomes")
     bias = pd.DataFrame({"design": [name_a, name_b],

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from etappe.analysis.compare import (
+    design_differences,
     PairedComparison,
     card_comparison,
     compare_tables,
@@ -271,3 +272,29 @@ def test_game_metrics_columns(runs):
     assert list(m.index) == [0, 1, 2, 3]
     assert m["no_winner"].tolist() == [0, 0, 1, 0]
     assert {"game_turns", "first_position_won", "won_s0", "won_s1", "dead_share"} <= set(m.columns)
+
+
+def test_design_differences_from_the_runs_metadata():
+    # the rules page: Stap op 14 Stap op cards, 5-card hands, an exact set of 100 km, reshuffle,
+    # everyone under headwind; Mille Bornes at 2 players 4 Stops (5, one removed), 6-card hands,
+    # 700 km with an extension to 1000, play-out, no starting limit
+    from etappe.analysis.race import RaceRun
+
+    so, mb = (RaceRun(d, 2, ["greedy"], seed=1).metadata(10) for d in ("stapop", "millebornes"))
+    rows = design_differences(so, mb).set_index("item")
+    assert rows.loc["target (exact sum or set)"].tolist() == ["set", "sum"]
+    assert rows.loc["trip"].tolist() == ["100 km", "700 km"]
+    assert rows.loc["extended trip (0: none)"].tolist() == ["0", "1000"]
+    assert rows.loc["hand size"].tolist() == ["5", "6"]
+    assert rows.loc["stock exhausted"].tolist() == ["reshuffle", "play_out"]
+    assert rows.loc["start under limit"].tolist() == ["true", "false"]
+    assert rows.loc["card Stap op (go)"].tolist() == ["14 x go", "-"]
+    assert rows.loc["card Stop (Feu rouge) (stop)"].tolist() == ["-", "4 x hazard"]
+    assert rows.loc["card 200 km (km200)"].tolist() == ["-", "4 x distance 200 km"]
+    assert not any(item.startswith("option") for item in rows.index)  # the same options
+    # a redesign: only what was changed is listed
+    eight = dict(mb, cards=[dict(c, count=7) if c["key"] == "stop" else c for c in mb["cards"]],
+                 options=dict(mb["options"], roll_after_safety=False))
+    assert design_differences(eight, mb).values.tolist() == [
+        ["option roll_after_safety", "false", "true"], ["card Stop (Feu rouge) (stop)", "7 x hazard", "4 x hazard"]]
+    assert design_differences(mb, mb).empty

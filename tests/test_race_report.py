@@ -110,6 +110,11 @@ def test_comparison_warns_without_common_seeds(toy, tmp_path):
     sa, ma, sb, mb, comp = compare_summaries(toy, toy.attrs, make_records(b_hands(), meta_b), meta_b)
     md = build_comparison_report(sa, ma, sb, mb, comp).to_markdown()
     assert "different root seeds" in md
+    assert "What differs between the designs" not in md  # the same design: nothing to list
+    meta_b = dict(meta_b, options={"limit_on_limit": True})
+    sa, ma, sb, mb, comp = compare_summaries(toy, toy.attrs, make_records(b_hands(), meta_b), meta_b)
+    md = build_comparison_report(sa, ma, sb, mb, comp).to_markdown()
+    assert "What differs between the designs" in md and "| option limit_on_limit | - | true |" in md
 
 
 def test_plots_take_an_axes(toy):
