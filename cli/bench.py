@@ -13,7 +13,8 @@ import time
 
 import numba
 import numpy as np
-from rich.table import Table
+from rich import box
+from rich.table import Column, Table
 
 from etappe.analysis.race import RaceRun, iter_chunks
 from etappe.kernels import race as K
@@ -84,8 +85,12 @@ def start_times() -> tuple[float, float, float]:
 
 def bench(games: int, starts: bool) -> None:
     console.print(f"threads: {numba.get_num_threads()}, games per case: {games:,}")
-    table = Table("design", "players", "policy", "turns/hand", "kernel hands/s", "games/s (records)", "hands/game")
-    look = Table("design", "ms per look-ahead decision", "look-ahead share of wins vs greedy",
+    # on an 80-column terminal no design name is cut: the headings wrap at their spaces, and the
+    # seven columns go without vertical rules
+    widest = max(len(d) for d, _, _ in CASES)
+    table = Table(Column("design", min_width=widest), "players", "policy", "turns per hand", "kernel hands/s",
+                  "games/s (records)", "hands per game", box=box.SIMPLE_HEAD)
+    look = Table(Column("design", min_width=widest), "ms per look-ahead decision", "look-ahead share of wins vs greedy",
                  title="look-ahead (default parameters), 2 players, 40 games")
     steps = len(CASES) + 2 + (1 if starts else 0)
     with progress_bar(steps, "benchmark cases") as advance:  # one step per case; the first compiles if need be
