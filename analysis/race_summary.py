@@ -462,6 +462,10 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
 
     # progress per side and per turn-order position (of the hand)
     ranks = _side_ranks(_col(f, "first_seat"), L) if len(f) else np.zeros((0, S), dtype=np.int64)
+    # the turn-order position, in its hand, of the side that completed the trip
+    trip_side = _col(f, "trip_side", -1)
+    done = trip_side >= 0
+    c["trip_position"] = np.bincount(ranks[done, trip_side[done]], minlength=S).astype(np.int64)
     s1, s2 = np.zeros((S, R)), np.zeros((S, R))
     p1, p2 = np.zeros((S, R)), np.zeros((S, R))
     for s in range(S):
@@ -633,6 +637,19 @@ def outcomes_by_position(s: RaceSummary) -> pd.DataFrame:
                          "fair_share": np.full(L.sides, 1.0 / L.sides)})
 
 
+def trips_by_position(s: RaceSummary) -> pd.DataFrame:
+    """Hands in which a side completed the trip, by that side's turn-order
+    position in the hand (1 = played first in it). In games of several
+    hands the first player moves round each hand, so this shows the edge
+    of moving first within a hand, which the game's first player
+    (outcomes_by_position) dilutes. n = hands with a completed trip."""
+    L = s.layout
+    trips = np.asarray(s.c.get("trip_position", np.zeros(L.sides, np.int64)))
+    n = np.full(L.sides, int(trips.sum()))
+    return pd.DataFrame({"position": np.arange(1, L.sides + 1), **_rate_columns(trips, n),
+                         "fair_share": np.full(L.sides, 1.0 / L.sides)})
+
+
 def sides_differ_in_policy(L: Layout) -> bool:
     """Whether the sides hold different policies for the whole run (fixed
     seating), so that their win rates differ by skill, not only by seat."""
@@ -651,12 +668,14 @@ def seat_uniformity(s: RaceSummary) -> pd.DataFrame:
     moves round the table and every policy starts equally often.
     """
     rows = []
-    tests = [("turn-order position", s.c["position_wins"])]
+    tests = [("wins by turn-order position", s.c["position_wins"])]
     if not sides_differ_in_policy(s.layout):
-        tests.append(("side (fixed seats)", s.c["side_wins"]))
+        tests.append(("wins by side (fixed seats)", s.c["side_wins"]))
+    if s.layout.multi_hand and "trip_position" in s.c:
+        tests.append(("completed trips by turn-order position in the hand", s.c["trip_position"]))
     for name, counts in tests:
         t = chisquare_uniform(counts)
-        rows.append({"test": f"uniform wins by {name}", "chi2": t.statistic, "df": t.df, "p_value": t.p_value, "n": t.n})
+        rows.append({"test": f"uniform {name}", "chi2": t.statistic, "df": t.df, "p_value": t.p_value, "n": t.n})
     return pd.DataFrame(rows)
 
 

@@ -180,13 +180,20 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
              "for each side a policy plays; partners who share a policy count once.")
     sec.table(_rate_display(pos, ["position", "fair_share"]), "Win rate by turn-order position at the start of the game (1 = plays first)")
     sec.figure(plots.seat_bias(pos).figure, "Win rate by turn-order position with 95 % intervals", name=f"seat_bias{tag}")
+    if L.multi_hand:
+        sec.table(_rate_display(rs.trips_by_position(s), ["position", "fair_share"])
+                  .rename(columns={"wins": "trips", "win rate": "share"}),
+                  "Hands: the side that completed the trip, by its turn-order position in that hand (the first "
+                  "player moves round each hand, so this is the edge of playing first within a hand; n = hands "
+                  "with a completed trip)")
     sec.table(_rate_display(seats, ["seat", "side", "policy"]), "Win rate per seat (a seat wins when its side wins)")
     sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]),
               "Win rate per policy" + (" (policies rotate over the seats game by game)" if L.seating != "fixed" else ""))
     if L.players > 1:
         sec.figure(plots.win_bars(seats.assign(label=[f"seat {i}: {p}" for i, p in zip(seats["seat"], seats["policy"])]),
                                   "label", fair_share=1.0 / L.sides).figure, "Win rate per seat", name=f"win_bars{tag}")
-    sec.table(rs.seat_uniformity(s), "Seat uniformity: Pearson chi-square tests (games with a winner)")
+    sec.table(rs.seat_uniformity(s), "Seat uniformity: Pearson chi-square tests (games with a winner"
+              + ("; the completed trips: hands with one)" if L.multi_hand else ")"))
     if rs.sides_differ_in_policy(L):
         sec.text("No test of uniform wins by side: the sides hold different policies, so their win rates differ "
                  "by skill (see the skill matrix); the turn-order test stands, as every policy starts equally often.")

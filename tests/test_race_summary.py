@@ -27,6 +27,7 @@ from etappe.analysis.race_summary import (
     summarize,
     summarize_chunks,
     tension_table,
+    trips_by_position,
     worth_playing,
 )
 from etappe.analysis.stats import ratio_interval, wilson_interval
@@ -391,6 +392,21 @@ def test_extension_rows_only_where_the_design_has_an_extension():
         s = summarize(make_records(mb_hands(), meta))
         assert (row in set(game_end_rates(s)["event"])) == shown, meta
         assert (row in set(anomalies(s)["check"])) == shown, meta
+
+
+def test_trips_by_turn_order_position_of_the_hand():
+    # hands of two games, (first seat of the hand, side that completed the trip): (0, 1), (1, 1),
+    # (0, -), (1, 0): side 1 completed it playing second, then first; side 0 playing second.
+    # By position in the hand: first 1, second 2, of 3 completed trips.
+    hands = [dict(h, trip_side=t) for h, t in zip(mb_hands(), (1, 1, -1, 0))]
+    s = summarize(make_records(hands, mb_meta()))
+    t = trips_by_position(s)
+    assert t["wins"].tolist() == [1, 2] and t["n"].tolist() == [3, 3] and t["fair_share"].tolist() == [0.5, 0.5]
+    test = seat_uniformity(s).set_index("test").loc["uniform completed trips by turn-order position in the hand"]
+    assert test["n"] == 3 and test["chi2"] == pytest.approx((1 - 1.5) ** 2 / 1.5 + (2 - 1.5) ** 2 / 1.5)
+    # chunks add up, cut anywhere
+    assert summarize_chunks([make_records(hands[:2], mb_meta()), make_records(hands[2:], mb_meta())],
+                            mb_meta()).c["trip_position"].tolist() == [1, 2]
 
 
 def test_chunks_may_cut_a_game():
