@@ -5,22 +5,11 @@ running it through validate, simulate, report and compare: a mistake must be
 refused with the file, the field and the problem; a report must say what a
 designer's own cards did.
 """
-from importlib import resources
 
-import pytest
+from etappe.kernels.race_design import load_design
 
-from etappe.kernels.race_design import DesignError, load_design
-
-MB_TEXT = (resources.files("etappe.kernels") / "designs" / "millebornes.toml").read_text("utf-8")
-SO_TEXT = (resources.files("etappe.kernels") / "designs" / "stapop.toml").read_text("utf-8")
-
-
-def refused(tmp_path, text, name="my.toml"):
-    path = tmp_path / name
-    path.write_text(text, "utf-8")
-    with pytest.raises(DesignError) as err:
-        load_design(path)
-    return str(err.value)
+from test_race_rules import MB_TEXT, SO_TEXT
+from test_race_rules import bad_design as refused
 
 
 def edited(text, old, new):
@@ -34,7 +23,7 @@ def test_safe_trip_points_without_the_card_they_are_about_are_refused(tmp_path):
     # The bonus is for a trip completed without a card: with no card named, it was never scored.
     text = edited(MB_TEXT, 'safe_trip_card = "km200"\n', "")
     message = refused(tmp_path, text)
-    assert "my.toml: scoring.safe_trip:" in message and "safe_trip_card" in message
+    assert "bad.toml: scoring.safe_trip:" in message and "safe_trip_card" in message
     # no points, no card: nothing to score, nothing to refuse
     text = edited(text, "safe_trip = 300 ", "safe_trip = 0 ")
     assert load_design(_write(tmp_path, text)).scoring["safe_trip"] == 0
@@ -50,7 +39,7 @@ def test_two_cards_with_one_name_are_refused_as_reports_show_cards_by_name(tmp_p
     # A card block copied and given a new key, but not a new name: the reports' rows would be twins.
     text = edited(MB_TEXT, 'name = "Spare Tire (Roue de secours)"', 'name = "Gasoline (Essence)"')
     message = refused(tmp_path, text)
-    assert "my.toml: cards[11] (spare_tire).name: 'Gasoline (Essence)' is also the name of cards[10] (gasoline)" \
+    assert "bad.toml: cards[11] (spare_tire).name: 'Gasoline (Essence)' is also the name of cards[10] (gasoline)" \
         in message
     # the name defaults to the key, so a design without names stays valid
     plain = "".join(line + "\n" for line in MB_TEXT.splitlines() if not line.startswith('name = "') or "millebornes" in line)
@@ -69,7 +58,7 @@ def test_a_missing_trip_says_which_player_counts_need_it(tmp_path):
                   'kind = "sum"\n')
     text = edited(text, "[players.3]\ntrip = 700\nextension = 1000\n", "[players.3]\n")
     message = refused(tmp_path, text)
-    assert "my.toml: target.trip: missing" in message and "3 players" in message and "players.3.trip" in message
+    assert "bad.toml: target.trip: missing" in message and "3 players" in message and "players.3.trip" in message
     # a misspelt trip is still pointed out as such
     message = refused(tmp_path, edited(MB_TEXT, "trip = 1000\n", "trp = 1000\n"))
     assert "target.trip: missing (there is a field 'trp': misspelt?)" in message
