@@ -413,6 +413,11 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.table(_side_by_side(rs.outcomes_by_position, summary_a, summary_b, name_a, name_b, "position")
               .rename(columns={"rate": "win rate", "ci_low": "95 % low", "ci_high": "95 % high"}),
               "Win rate by turn-order position, both designs")
+    if La.multi_hand or Lb.multi_hand:
+        sec.table(_side_by_side(rs.trips_by_position, summary_a, summary_b, name_a, name_b, "position")
+                  .rename(columns={"wins": "trips", "rate": "share", "ci_low": "95 % low", "ci_high": "95 % high"}),
+                  "Hands: the side that completed the trip, by its turn-order position in that hand (in games of "
+                  "several hands the first player moves round each hand; n = hands with a completed trip)")
     sec.table(bias, "Seat bias")
     sec.table(pd.concat([rs.seat_uniformity(summary_a).assign(design=name_a),
                          rs.seat_uniformity(summary_b).assign(design=name_b)], ignore_index=True),

@@ -66,6 +66,16 @@ def test_multi_hand_report(tmp_path):
     names = {f.name for f in rep.figures()}
     assert {"length_hands_per_game", "length_hand_turns", "length_game_turns"} <= names
     assert "winner's largest deficit in score after a hand" in md
+    # mb_hands' one completed trip (game 0's last hand, side 1, first seat 0: position 2)
+    hands = [dict(h, trip_side=1) if (h["game"], h.get("hand")) == (0, 2) else h for h in mb_hands()]
+    frame = make_records(hands, mb_meta())
+    md = build_report(summarize(frame), frame.attrs).to_markdown()
+    assert "Hands: the side that completed the trip, by its turn-order position in that hand" in md
+    assert "| 2 | 0.5 | 1 | 1 | 1 |" in md  # position, fair share, trips, n, share
+    from etappe.cli.report_cmds import compare_summaries
+
+    comparison = build_comparison_report(*compare_summaries(frame, frame.attrs, frame, frame.attrs)).to_markdown()
+    assert "Hands: the side that completed the trip" in comparison
 
 
 def test_report_command_reads_in_chunks(tmp_path):
