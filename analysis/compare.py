@@ -251,6 +251,7 @@ def design_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
     options_a, options_b = meta_a.get("options") or {}, meta_b.get("options") or {}
     for key in sorted(set(options_a) | set(options_b)):
         differ(f"option {key}", options_a.get(key), options_b.get(key))
+
     def card(c, unit):  # "8 x hazard", "4 x distance 200 km"
         if c is None:
             return None

@@ -644,7 +644,7 @@ def trips_by_position(s: RaceSummary) -> pd.DataFrame:
     of moving first within a hand, which the game's first player
     (outcomes_by_position) dilutes. n = hands with a completed trip."""
     L = s.layout
-    trips = np.asarray(s.c.get("trip_position", np.zeros(L.sides, np.int64)))
+    trips = s.c["trip_position"]
     n = np.full(L.sides, int(trips.sum()))
     return pd.DataFrame({"position": np.arange(1, L.sides + 1), **_rate_columns(trips, n),
                          "fair_share": np.full(L.sides, 1.0 / L.sides)})
@@ -671,7 +671,7 @@ def seat_uniformity(s: RaceSummary) -> pd.DataFrame:
     tests = [("wins by turn-order position", s.c["position_wins"])]
     if not sides_differ_in_policy(s.layout):
         tests.append(("wins by side (fixed seats)", s.c["side_wins"]))
-    if s.layout.multi_hand and "trip_position" in s.c:
+    if s.layout.multi_hand:
         tests.append(("completed trips by turn-order position in the hand", s.c["trip_position"]))
     for name, counts in tests:
         t = chisquare_uniform(counts)

@@ -121,6 +121,11 @@ def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
     return pd.DataFrame({"item": [r[0] for r in rows], "value": [str(r[1]) for r in rows]})
 
 
+TRIPS_CAPTION = ("Hands: the side that completed the trip, by its turn-order position in that hand (in games of "
+                 "several hands the first player moves round each hand, so this is the edge of playing first "
+                 "within a hand; n = hands with a completed trip)")
+
+
 def _rate_display(frame: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
     out = frame[keep + ["wins", "n", "rate", "ci_low", "ci_high"]].copy()
     return out.rename(columns={"rate": "win rate", "ci_low": "95 % low", "ci_high": "95 % high"})
@@ -182,10 +187,7 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
     sec.figure(plots.seat_bias(pos).figure, "Win rate by turn-order position with 95 % intervals", name=f"seat_bias{tag}")
     if L.multi_hand:
         sec.table(_rate_display(rs.trips_by_position(s), ["position", "fair_share"])
-                  .rename(columns={"wins": "trips", "win rate": "share"}),
-                  "Hands: the side that completed the trip, by its turn-order position in that hand (the first "
-                  "player moves round each hand, so this is the edge of playing first within a hand; n = hands "
-                  "with a completed trip)")
+                  .rename(columns={"wins": "trips", "win rate": "share"}), TRIPS_CAPTION)
     sec.table(_rate_display(seats, ["seat", "side", "policy"]), "Win rate per seat (a seat wins when its side wins)")
     sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]),
               "Win rate per policy" + (" (policies rotate over the seats game by game)" if L.seating != "fixed" else ""))
@@ -416,8 +418,7 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     if La.multi_hand or Lb.multi_hand:
         sec.table(_side_by_side(rs.trips_by_position, summary_a, summary_b, name_a, name_b, "position")
                   .rename(columns={"wins": "trips", "rate": "share", "ci_low": "95 % low", "ci_high": "95 % high"}),
-                  "Hands: the side that completed the trip, by its turn-order position in that hand (in games of "
-                  "several hands the first player moves round each hand; n = hands with a completed trip)")
+                  TRIPS_CAPTION)
     sec.table(bias, "Seat bias")
     sec.table(pd.concat([rs.seat_uniformity(summary_a).assign(design=name_a),
                          rs.seat_uniformity(summary_b).assign(design=name_b)], ignore_index=True),
@@ -456,16 +457,15 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                  "game), and p_holm corrects for the many cards (a dead share repeats its played share's test).")
     if len(cc):
         sec.table(cc.rename(columns={"a": name_a, "b": name_b}), "Played and dead shares (unpaired)")
-    for s, name, only in ((summary_a, name_a, cc.attrs.get("only_a")), (summary_b, name_b, cc.attrs.get("only_b"))):
+    balances = (rs.card_balance(summary_a), rs.card_balance(summary_b))
+    for cb, name, only in zip(balances, (name_a, name_b), (cc.attrs.get("only_a"), cc.attrs.get("only_b"))):
         if only:
-            cb = rs.card_balance(s)
             cb = cb[cb["card"].isin(only)]
             columns = ONLY_COLUMNS + ["received"] * bool(cb["hazard"].any()) + ["coups"] * bool(cb["safety"].any())
             sec.table(cb[columns],
                       f"Cards only in {name}: nothing to pair them with, so their own numbers (as in `etappe "
                       "report`: shares clustered by game, the win lift an association, not an effect)")
-    for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
-        cb = rs.card_balance(s)
+    for cb, name, tag in zip(balances, (name_a, name_b), ("a", "b")):
         if len(cb):
             sec.figure(plots.card_balance_chart(cb, title=name).figure, f"What happens to each card drawn: {name}",
                        name=f"card_balance_{tag}")
