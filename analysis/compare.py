@@ -33,6 +33,7 @@ PAIRED_METRICS = (
     ("capped", "turn-cap (stall) rate", "rate"),
     ("no_winner", "no-winner rate", "rate"),
     ("first_position_won", "first-player win rate", "rate"),
+    ("first_hand_trip_share", "share of the trips completed by the side playing first in the hand", "share"),
     ("lead_changes", "lead changes per game", "changes"),
     ("winner_deficit", "winner's largest deficit", "distance"),
     ("winner_deficit_share", "winner's largest deficit (share of the trip)", "share"),
@@ -42,6 +43,11 @@ PAIRED_METRICS = (
     ("dead_share", "share of drawn cards wasted (discarded or held)", "share"),
 )
 SUMS = ("n", "sum_d", "sum_d2", "sum_a", "sum_b", "sum_a2", "sum_b2")
+# rate metrics whose distance from the fair share paired_table adds as a row (key, label) after them
+FAIR_GAPS = {
+    "first_position_won": ("first_player_gap", "first player's distance from the fair share"),
+    "first_hand_trip_share": ("first_hand_gap", "hand's first player's distance from the fair share (trips)"),
+}
 
 
 def game_metrics(table: pd.DataFrame) -> pd.DataFrame:
@@ -194,8 +200,10 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     in every game (e.g. one hand per game in both designs) shows no
     difference to test, gets no p-value and is left out of Holm's m.
     `metrics` selects and orders them (default: all with n > 0). With
-    `fair` (1/sides) a row "first_player_gap" is added: the first player's
-    distance from the fair share, |rate - fair|, A - B (see `gap_sums`).
+    `fair` (1/sides), each metric of FAIR_GAPS shown is followed by its
+    distance from the fair share, |rate - fair|, A - B (see `gap_sums`):
+    "first_player_gap" (the game's first player) and "first_hand_gap"
+    (the side that plays first in a hand, share of the trips completed).
     """
     names = [m for m in (metrics or comp.metrics) if m in comp.metrics]
     idx = [comp.metrics.index(m) for m in names]
@@ -207,11 +215,13 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     sum_d, sum_d2 = comp.sums["sum_d"][idx], comp.sums["sum_d2"][idx]
     mean_a, mean_b = rate(comp.sums["sum_a"][idx], n), rate(comp.sums["sum_b"][idx], n)
     labels = [_label(m, side_labels) for m in names]
-    if fair is not None and "first_position_won" in names:
-        gn, gs, gs2, ga, gb = gap_sums(comp, "first_position_won", fair)
-        at = names.index("first_position_won") + 1
-        names.insert(at, "first_player_gap")
-        labels.insert(at, ("first player's distance from the fair share", "rate"))
+    for metric, (gap_key, gap_label) in FAIR_GAPS.items():
+        if fair is None or metric not in names:
+            continue
+        gn, gs, gs2, ga, gb = gap_sums(comp, metric, fair)
+        at = names.index(metric) + 1
+        names.insert(at, gap_key)
+        labels.insert(at, (gap_label, labels[at - 1][1]))
         n, sum_d, sum_d2 = (np.insert(v, at, x) for v, x in ((n, gn), (sum_d, gs), (sum_d2, gs2)))
         mean_a, mean_b = np.insert(mean_a, at, ga), np.insert(mean_b, at, gb)
     d = paired_difference(n, sum_d, sum_d2)
@@ -348,11 +358,12 @@ def seat_bias_strength(s: RaceSummary) -> float:
     return float(np.nanmax(np.abs(pos["rate"] - pos["fair_share"]))) if len(pos) else float("nan")
 
 
+# question, the paired_table rows that answer it in order of preference (the first one shown)
 HEADLINE = (
-    ("the stronger first-player bias", "first_player_gap"),
-    ("longer games", "game_turns"),
-    ("more decisive hazards", "hazard_decided"),
-    ("deader cards", "dead_share"),
+    ("the stronger first-player bias", ("first_hand_gap", "first_player_gap")),
+    ("longer games", ("game_turns",)),
+    ("more decisive hazards", ("hazard_decided",)),
+    ("deader cards", ("dead_share",)),
 )
 
 
@@ -363,11 +374,18 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
     "n/a") and evidence (both values, the paired difference with its
     interval and the Holm-adjusted p-value from `paired`, the table shown;
     make it with `fair=1/sides` for the seat-bias row).
-    * the stronger first-player bias: the first player's distance from the
-      fair share, |P(first player wins) - 1/sides| (games with a winner);
-      the evidence also gives the largest gap of any turn-order position,
-      the measure of the report's seat-bias section, which may lean the
-      other way;
+    * the stronger first-player bias: where `paired` holds the row
+      "first_hand_gap" (the compare report shows it when a design plays
+      several hands), the distance from the fair share of the side that
+      plays first in a hand, |its share of the completed trips - 1/sides|
+      (per game, games with a completed trip): the first player moves
+      round each hand, and the game's first player would dilute that edge;
+      the evidence also gives the game's first player. Otherwise (games of
+      one hand) the first player's distance from the fair share,
+      |P(first player wins) - 1/sides| (games with a winner). The evidence
+      also gives the largest gap of any turn-order position in winning the
+      game, the measure of the report's seat-bias section, which may lean
+      the other way;
     * longer games: mean turns per game;
     * more decisive hazards: share of games (with a winner and some turns
       lost to hazards) won by the side that lost the fewest turns to hazards;
@@ -377,18 +395,28 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
     """
     rows = []
     p = paired.set_index("key")
-    for question, key in HEADLINE:
+    def evidence(r) -> str:
+        return (f"{name_a} {r['mean_a']:.4g} vs {name_b} {r['mean_b']:.4g}; paired difference {r['diff']:+.4g} "
+                f"(95 % interval of this metric alone [{r['ci_low']:.4g}, {r['ci_high']:.4g}]), "
+                f"Holm p = {r['p_holm']:.3g}, n = {int(r['n'])}")
+
+    for question, keys in HEADLINE:
         q = f"Which has {question}?"
-        if key not in p.index:
+        key = next((k for k in keys if k in p.index), None)
+        if key is None:
             rows.append({"question": q, "answer": "n/a", "evidence": "not measured in both runs"})
             continue
         r = p.loc[key]
-        ev = (f"{name_a} {r['mean_a']:.4g} vs {name_b} {r['mean_b']:.4g}; paired difference {r['diff']:+.4g} "
-              f"(95 % interval of this metric alone [{r['ci_low']:.4g}, {r['ci_high']:.4g}]), "
-              f"Holm p = {r['p_holm']:.3g}, n = {int(r['n'])}")
+        ev = evidence(r)
+        if key == "first_hand_gap":
+            ev = f"the hand's first player's distance from the fair share of completed trips: {ev}"
+            if "first_player_gap" in p.index:
+                ev += f"; the game's first player's distance from the fair share of wins: {evidence(p.loc['first_player_gap'])}"
         if key == "first_player_gap":
-            ev = (f"first player's distance from the fair share: {ev}; (the largest gap of any turn-order "
-                  f"position: {name_a} {seat_bias_strength(a):.3g} vs {name_b} {seat_bias_strength(b):.3g})")
+            ev = f"first player's distance from the fair share: {ev}"
+        if key in ("first_hand_gap", "first_player_gap"):
+            ev += (f"; (the largest gap of any turn-order position in winning the game: {name_a} "
+                   f"{seat_bias_strength(a):.3g} vs {name_b} {seat_bias_strength(b):.3g})")
         larger = name_a if r["diff"] > 0 else name_b
         if bool(r["reject"]):
             answer = larger

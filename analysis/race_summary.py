@@ -252,7 +252,9 @@ def game_table(frame: pd.DataFrame, meta: dict) -> pd.DataFrame:
     Columns: game, hands, game_turns, winner_side (-1: none), capped (any
     hand capped), first_seat (of hand 0), winner_position (turn-order rank of
     the winner's side at hand 0, from 0; -1 none), first_position_won (NaN
-    without a winner),
+    without a winner), first_hand_trip_share (share of the game's completed
+    trips made by the side that played first in that hand; NaN without
+    one: in games of one hand, whether the first player completed the trip),
     lead_changes (summed over hands), winner_deficit (largest gap behind the
     leader, winner's side, over the hands), winner_deficit_share (the same
     as a share of the trip, comparable across designs), final_gap (winner's total minus
@@ -295,6 +297,12 @@ def _game_facts(f: pd.DataFrame, L: Layout) -> _Games:
     first_seat = _col(f, "first_seat")[starts]
     ranks0 = _side_ranks(first_seat, L) if G else np.zeros((0, L.sides), dtype=np.int64)
     wpos = np.where(has_w, ranks0[rows_g, wi], -1)
+    # per hand: was the trip completed, and by the side that played first in that hand
+    trip_side = _col(f, "trip_side", -1)
+    done = trip_side >= 0
+    hand_ranks = _side_ranks(_col(f, "first_seat"), L) if n else np.zeros((0, L.sides), dtype=np.int64)
+    first_done = done & (hand_ranks[np.arange(n), np.where(done, trip_side, 0)] == 0)
+    trips_g, first_trips_g = gsum(done.astype(np.int64)), gsum(first_done.astype(np.int64))
 
     deficit = gmax(_sides(f, "s{s}_max_deficit", L.sides))
     totals_last = _sides(f, "s{s}_total", L.sides)[ends].astype(float)
@@ -310,6 +318,7 @@ def _game_facts(f: pd.DataFrame, L: Layout) -> _Games:
         "first_seat": first_seat,
         "winner_position": wpos,
         "first_position_won": np.where(has_w, (wpos == 0).astype(float), np.nan),
+        "first_hand_trip_share": np.where(trips_g > 0, first_trips_g / np.maximum(trips_g, 1), np.nan),
         "lead_changes": gsum(_col(f, "lead_changes")),
         "winner_deficit": np.where(has_w, deficit[rows_g, wi], np.nan),
         "winner_deficit_share": np.where(has_w, deficit[rows_g, wi], np.nan) / L.target if L.target > 0 else np.nan,

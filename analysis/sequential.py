@@ -54,9 +54,9 @@ __all__ = ["Sprt", "SequentialTest", "SequentialResult", "sequential_compare", "
            "design_outcomes", "paired_signs", "DESIGN_METRICS", "DECISIONS"]
 
 # per-game metrics of analysis.compare.game_metrics that a design duel can use
-DESIGN_METRICS = ("game_turns", "hands", "capped", "no_winner", "first_position_won", "lead_changes",
-                  "winner_deficit", "winner_deficit_share", "final_gap", "hazard_turns", "hazard_decided",
-                  "dead_share")
+DESIGN_METRICS = ("game_turns", "hands", "capped", "no_winner", "first_position_won", "first_hand_trip_share",
+                  "lead_changes", "winner_deficit", "winner_deficit_share", "final_gap", "hazard_turns",
+                  "hazard_decided", "dead_share")
 DECISIONS = ("A", "B", "same", "undecided")
 
 

@@ -370,7 +370,8 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     same_scale = (La.unit, La.target, La.multi_hand) == (Lb.unit, Lb.target, Lb.multi_hand)
     # distances and totals compare directly only on the same scale; otherwise
     # the deficit as a share of the trip stands in and the final gap is left out
-    skip = {"hands"} if not multi else set()
+    # in games of one hand the hand's first player is the game's: its rows would repeat the first player's
+    skip = {"hands", "first_hand_trip_share"} if not multi else set()
     skip |= {"winner_deficit_share"} if same_scale else {"winner_deficit", "final_gap"}
     shown = [m for m in comparison.metrics if m not in skip]
     paired = paired_table(comparison, metrics=shown, alpha=alpha, side_labels=side_labels, fair=1.0 / La.sides)

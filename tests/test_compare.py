@@ -35,10 +35,10 @@ def b_hands():
     """Run B on the same four game indices as the toy run A."""
     a = toy_hands()
     b = [dict(h) for h in a]
-    b[0].update(turns=6, winner_side=1, total=[60, 100], max_deficit=[10, 20])
+    b[0].update(turns=6, winner_side=1, trip_side=1, total=[60, 100], max_deficit=[10, 20])
     b[1].update(turns=10)
     b[2].update(turns=10, capped=0)
-    b[3].update(turns=16, winner_side=0, total=[100, 30], max_deficit=[5, 0])
+    b[3].update(turns=16, winner_side=0, trip_side=0, total=[100, 30], max_deficit=[5, 0])
     return b
 
 
@@ -253,6 +253,46 @@ def test_headline(runs):
     # dead share per game is the same in both runs
     assert h.loc["Which has deader cards?", "answer"] == "no clear difference"
     assert "paired difference" in h.loc["Which has longer games?", "evidence"]
+
+
+def two_hand_games(share_first_in_hand):
+    """40 two-hand games (two players, the first seat moving round each hand and each game). The
+    side playing first in hand 0 completes that hand's trip; in hand 1 the side playing first does
+    in games where share_first_in_hand(g) says so, else the other. The game's winner is the game's
+    first player in games 0-3, 8-11, ..., the other side in the rest: half the games each."""
+    hands = []
+    for g in range(40):
+        first = g % 2
+        winner = first if (g // 4) % 2 == 0 else 1 - first
+        second_trip = 1 - first if share_first_in_hand(g) else first
+        for hand, (seat, trip) in enumerate(((first, first), (1 - first, second_trip))):
+            hands.append(dict(game=g, hand=hand, first_seat=seat, trip_side=trip, winner_side=winner,
+                              last_hand=hand, total=[100, 50] if winner == 0 else [50, 100]))
+    return hands
+
+
+def test_headline_first_player_bias_within_hands():
+    # Mille Bornes-like games of two hands: the game's first player wins half of the games in both
+    # runs, but in A the side playing first in a hand completes both trips of games 0, 1, 4, 5, ...
+    # (share 1) and one of two in the others (1/2): mean 3/4, 1/4 from the fair share; in B always
+    # one of two (1/2, on the fair share). g = a - b = 1/2 or 0 by halves: mean 1/4.
+    from test_race_summary import mb_meta
+
+    meta = mb_meta()
+    a = make_records(two_hand_games(lambda g: (g // 2) % 2 == 0), meta)
+    b = make_records(two_hand_games(lambda g: False), meta)
+    paired = paired_table(compare_tables(game_table(a, meta), game_table(b, meta)), fair=0.5).set_index("key")
+    game_gap, hand_gap = paired.loc["first_player_gap"], paired.loc["first_hand_gap"]
+    assert game_gap["diff"] == 0 and (game_gap["mean_a"], game_gap["mean_b"]) == (0, 0)
+    assert (hand_gap["mean_a"], hand_gap["mean_b"], hand_gap["n"]) == (0.25, 0, 40)
+    assert hand_gap["diff"] == pytest.approx(0.25) and hand_gap["sd"] == pytest.approx(math.sqrt(0.25 * 40 / 39) / 2)
+    h = headline(summarize(a), summarize(b), paired.reset_index(), "A", "B").set_index("question")
+    assert h.loc["Which has the stronger first-player bias?", "answer"] == "A"
+    evidence = h.loc["Which has the stronger first-player bias?", "evidence"]
+    assert evidence.startswith("the hand's first player's distance") and "the game's first player's distance" in evidence
+    # without the within-hand row (games of one hand), the game's first player answers: no difference
+    h = headline(summarize(a), summarize(b), paired.drop(index="first_hand_gap").reset_index(), "A", "B")
+    assert h.set_index("question").loc["Which has the stronger first-player bias?", "answer"] == "no clear difference"
 
 
 def test_headline_names_no_design_on_a_difference_it_cannot_tell_from_noise(runs):

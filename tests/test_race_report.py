@@ -264,6 +264,9 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
     # different scales: the deficit as a share of the trip, no final gap in the paired table
     assert "share of the trip" in md and "final gap (winner minus runner-up) | total" not in md
     assert "pooled by card role" in md
+    # Mille Bornes plays several hands: the first-player question is answered within the hand
+    assert "share of the trips completed by the side playing first in the hand" in md
+    assert "the hand's first player's distance from the fair share of completed trips" in head
     _self_contained(out.read_text())
 
 
@@ -273,6 +276,8 @@ def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
     md = (tmp_path / "opt" / "report.md").read_text()
     assert "Stap op (overshoot=forbid) vs Stap op (overshoot=disqualify)" in md
     assert "unpaired, clustered by game" in md and "| card | rate |" in md  # same deck: card by card
+    # games of one hand: the hand's first player is the game's, and its rows are not repeated
+    assert "side playing first in the hand" not in md and "first player's distance from the fair share" in md
     assert "winner's largest deficit | distance" in md  # same scale: km
 
 

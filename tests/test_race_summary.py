@@ -407,6 +407,13 @@ def test_trips_by_turn_order_position_of_the_hand():
     # chunks add up, cut anywhere
     assert summarize_chunks([make_records(hands[:2], mb_meta()), make_records(hands[2:], mb_meta())],
                             mb_meta()).c["trip_position"].tolist() == [1, 2]
+    # per game, for pairing: game 0 completed trips in hands 0 and 1, by the hand's first side in
+    # hand 1 only (1/2); game 1 in its one hand, by the side playing second (0)
+    t = game_table(make_records(hands, mb_meta()), mb_meta()).set_index("game")
+    assert t["first_hand_trip_share"].tolist() == [0.5, 0.0]
+    # a game with no completed trip has no share
+    none = [dict(h, trip_side=-1) for h in mb_hands()]
+    assert np.isnan(game_table(make_records(none, mb_meta()), mb_meta())["first_hand_trip_share"]).all()
 
 
 def test_chunks_may_cut_a_game():
