@@ -134,7 +134,9 @@ def _rate_display(frame: pd.DataFrame, keep: list[str]) -> pd.DataFrame:
 def glance(summary: RaceSummary) -> list[str]:
     """Short sentences with the main numbers of one run."""
     pos = rs.outcomes_by_position(summary)
-    test = rs.seat_uniformity(summary).iloc[0]
+    tests = rs.seat_uniformity(summary).set_index("test")
+    test = tests.iloc[0]
+    multi_hand = summary.layout.multi_hand
     length = rs.length_table(summary).iloc[0]
     rates = rs.game_end_rates(summary).set_index("event")
     cap = rates.loc["games that hit the cap (stall)"]
@@ -143,10 +145,20 @@ def glance(summary: RaceSummary) -> list[str]:
         lines.append(NO_WINNER)
     elif len(pos):
         first = pos.iloc[0]
+        who = "The side that plays first in the game's first hand" if multi_hand else "The side that plays first"
         lines.append(
-            f"The side that plays first wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
+            f"{who} wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
             f"{int(first['n'])} games with a winner (fair share {_pct(first['fair_share'])}); chi-square test of uniform wins over "
             f"turn order: chi2 = {test['chi2']:.3g}, df = {int(test['df'])}, p = {test['p_value']:.3g}.")
+    trips = rs.trips_by_position(summary).iloc[0]
+    if multi_hand and trips["n"] > 0:
+        # the first player moves round each hand: the edge of playing first shows within the hand
+        t = tests.loc["uniform completed trips by turn-order position in the hand"]
+        lines.append(
+            f"In each hand, the side that plays first in it completes {_pct(trips['rate'])} "
+            f"{_ci(trips['ci_low'], trips['ci_high'])} of the {int(trips['n'])} completed trips (fair share "
+            f"{_pct(trips['fair_share'])}); chi-square test of uniform trips over turn order in the hand: "
+            f"chi2 = {t['chi2']:.3g}, df = {int(t['df'])}, p = {t['p_value']:.3g}.")
     lines.append(f"A game lasts {length['median']:g} turns (median; 95th percentile {length['p95']:g}).")
     lines.append(f"{int(cap['count'])} of {summary.games} games ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
                  "hit the cap.")

@@ -52,6 +52,7 @@ def test_report_sections_and_numbers(toy, tmp_path):
         assert "games 2" in text  # the capped game, for replay
     assert "| turns per game | 4 | 12.5 |" in md  # n, mean
     assert "100.0 % [43.9, 100.0] % of the 3 games with a winner" in md  # at a glance
+    assert "In each hand" not in md  # games of one hand: the hand's first player is the game's
     for fig in rep.figures():
         assert (tmp_path / f"{fig.name}.png").read_bytes()[:4] == b"\x89PNG"
         assert f"({fig.name}.png)" in md
@@ -72,6 +73,12 @@ def test_multi_hand_report(tmp_path):
     md = build_report(summarize(frame), frame.attrs).to_markdown()
     assert "Hands: the side that completed the trip, by its turn-order position in that hand" in md
     assert "| 2 | 0.5 | 1 | 1 | 1 |" in md  # position, fair share, trips, n, share
+    # at a glance: 0 of 1 trips by the hand's first side, Wilson high 1.96^2 / (1 + 1.96^2) = .7935;
+    # chi-square of counts [0, 1] against [.5, .5]: 1, p = P(chi2_1 > 1) = erfc(1 / sqrt 2) = .3173
+    assert ("In each hand, the side that plays first in it completes 0.0 % [0.0, 79.3] % of the 1 completed "
+            "trips (fair share 50.0 %); chi-square test of uniform trips over turn order in the hand: chi2 = 1, "
+            "df = 1, p = 0.317.") in md
+    assert "The side that plays first in the game's first hand wins" in md
     from etappe.cli.report_cmds import compare_summaries
 
     comparison = build_comparison_report(*compare_summaries(frame, frame.attrs, frame, frame.attrs)).to_markdown()
