@@ -226,6 +226,24 @@ def test_real_run_summary_is_consistent(real_runs):
     assert mb.layout.multi_hand and int(mb.c["hands"]) > GAMES
 
 
+def test_real_first_player_of_the_hand(real_runs):
+    from etappe.analysis.race_summary import game_table
+
+    # a game of one hand is won by the side that completes the trip: the hand's first player is the
+    # game's, and the two per-game metrics agree game by game
+    frame = real_runs["stapop"]
+    t = game_table(frame, frame.attrs)
+    assert t["first_hand_trip_share"].notna().sum() == GAMES
+    assert (t["first_hand_trip_share"] == t["first_position_won"]).all()
+    # several hands: per game, the trips of the side playing first in the hand, counted from the records
+    frame = real_runs["millebornes"]
+    t = game_table(frame, frame.attrs).set_index("game")["first_hand_trip_share"]
+    done = frame[frame["trip_side"] >= 0]
+    first_side = done["first_seat"] % frame.attrs["sides"]  # two players: a seat is its side
+    share = (done["trip_side"] == first_side).groupby(done["game"]).mean()
+    assert t.dropna().index.tolist() == share.index.tolist() and np.allclose(t.dropna(), share)
+
+
 def test_real_rotated_policies(real_runs):
     from etappe.analysis import race_summary as rs
 
