@@ -223,17 +223,28 @@ class ChunkedRun:
             stamped = identity if chunk_size is None else {**identity, "chunk_size": chunk_size}
             tmp.write_text(json.dumps(stamped, sort_keys=True))
             os.replace(tmp, stamp)
+        self._check_chunks()
 
     def _part(self, index: int) -> Path:
         return self.parts / f"chunk-{index:06d}.parquet"
+
+    def _check_chunks(self) -> None:
+        """Refuse a chunk of another run, or of chunks of another size, in
+        the parts folder: folders may be put together by hand from several
+        machines (simulate --share)."""
+        mine = {**json.loads(json.dumps(self.identity)), "chunk_size": self.chunk_size}
+        for part in sorted(self.parts.glob("chunk-*.parquet")):
+            saved = read_metadata(part)
+            if differences({"chunk_size": self.chunk_size, **saved}, mine):  # chunks saved before sizes were kept pass
+                raise ValueError(another_run(f"{part} is a chunk of another run", saved, mine))
 
     def done(self, index: int) -> bool:
         return self._part(index).exists()
 
     def save(self, index: int, frame: pd.DataFrame, seconds: float = 0.0) -> None:
         """Save chunk `index`, with the seconds it took to play (so a resumed
-        run still reports the time of all its games)."""
-        write_parquet(frame, self._part(index), {**self.identity, "seconds": seconds})
+        run still reports the time of all its games) and the chunk size."""
+        write_parquet(frame, self._part(index), {**self.identity, "seconds": seconds, "chunk_size": self.chunk_size})
 
     def load(self, index: int) -> pd.DataFrame:
         return pq.read_table(self._part(index)).to_pandas()

@@ -14,8 +14,9 @@ from etappe.analysis import bremen as A
 from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package_version, read_parquet, write_atomic
 from etappe.kernels.bremen_board import load_board, ring_board
 
-from .common import (SeedOpt, around_the_table, console, err_console, fail, parse_options, print_policy_listing,
-                     progress_bar, resume_in_chunks_of, say_nothing_to_play, split_policies, writable_folder)
+from .common import (SeedOpt, around_the_table, check_share, console, err_console, fail, in_share, parse_options,
+                     print_policy_listing, progress_bar, resume_in_chunks_of, say_nothing_to_play, say_share_written,
+                     share_games, split_policies, writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -72,7 +73,8 @@ SUMMARY_COLUMNS = ["winner_seat", "turns", "capped"]  # what `simulate` prints a
 
 
 def simulate_command(players: int, games: int, policies: list[str], seed: int, out: Path | None,
-                     board: Path | None, options: dict, chunk_size: int = CHUNK) -> pd.DataFrame:
+                     board: Path | None, options: dict, chunk_size: int = CHUNK,
+                     share: tuple[int, int] | None = None) -> pd.DataFrame:
     """Play the games `chunk_size` at a time and return, one row per game,
     only the columns the printed summary needs (SUMMARY_COLUMNS; run
     metadata in attrs): a long run never holds all its records. With `out`
@@ -98,34 +100,41 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
         run = ChunkedRun(out, identity, chunk_size)
         chunk_size = resume_in_chunks_of(run, chunk_size, games, "games")
     chunks = range((games + chunk_size - 1) // chunk_size)
+    check_share(share, len(chunks), chunk_size, "games")
     kept, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
-    with progress_bar(games, f"bremen x{players}", compiles=True) as advance:
+    with progress_bar(share_games(share, games, chunk_size), f"bremen x{players}", compiles=True) as advance:
         shown = 0
 
-        def progress(done: int, _total: int = 0) -> None:
+        def progress(done: int) -> None:
             nonlocal shown
             advance(done - shown)
             shown = done
 
+        before = 0  # games of the chunks played (or loaded) before this one
         for index in chunks:
+            if not in_share(share, index):
+                continue
             lo, hi = index * chunk_size, min(games, (index + 1) * chunk_size)
             if run is not None and run.done(index):
                 part = run.load(index)
                 wall += run.seconds(index)
             else:
                 part = A.simulate(players, hi - lo, policies, seed, b, full_options, first_game=lo,
-                                  progress=lambda d, t, lo=lo: progress(lo + d, games))
+                                  progress=lambda d, t, before=before: progress(before + d))
                 attrs, wall = part.attrs, wall + part.attrs["wall_s"]
                 if run is not None:
                     run.save(index, part, part.attrs["wall_s"])
             kept.append(part[SUMMARY_COLUMNS].copy())  # copied: a column subset shares, and keeps, the chunk
-            progress(hi, games)
+            before += hi - lo
+            progress(before)
     df = pd.concat(kept, ignore_index=True)
     if attrs is None:  # every chunk was on disk already
         attrs = A.simulate(players, 0, policies, seed, b, full_options).attrs
     df.attrs.update(attrs)
-    df.attrs.update(identity, first_game=0, wall_s=wall, games_per_s=games / wall if wall else float("nan"))
-    if run is not None:
+    df.attrs.update(identity, first_game=0, wall_s=wall, games_per_s=len(df) / wall if wall else float("nan"))
+    if share is not None:
+        say_share_written(share, [run], len(chunks))
+    elif run is not None:
         with progress_bar(len(chunks), f"joining the chunks into {out}") as joined:
             run.join(len(chunks), dict(df.attrs), joined)  # streamed chunk by chunk into the file
         console.print(f"wrote {out} ({games} games)", highlight=False, soft_wrap=True)

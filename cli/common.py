@@ -255,6 +255,51 @@ def say_nothing_to_play(out) -> None:
     console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False, soft_wrap=True)
 
 
+ShareOpt = Annotated[str | None, typer.Option(
+    "--share", help="K/M: play only share K of M of the run's chunks (chunks K, K+M, K+2M, ..., counted from 1), "
+    "to spread one run over M machines with the same command; needs --out. Once every share's chunks are in "
+    "OUT.parts, the command without --share joins them.")]
+
+
+def parse_share(text: str | None) -> tuple[int, int] | None:
+    """--share "K/M" as (K, M), 1 <= K <= M; None without one."""
+    if text is None:
+        return None
+    k, _, m = text.partition("/")
+    if not (k.strip().isdigit() and m.strip().isdigit()) or not 1 <= int(k) <= int(m):
+        fail(f"--share {text}: give K/M, share K of M machines, with 1 <= K <= M (e.g. 2/4)")
+    return int(k), int(m)
+
+
+def in_share(share: tuple[int, int] | None, index: int) -> bool:
+    """Whether chunk `index` (from 0) is this process's to play: every chunk
+    without a share; chunks K-1, K-1+M, ... for share K of M."""
+    return share is None or index % share[1] == share[0] - 1
+
+
+def share_games(share: tuple[int, int] | None, total: int, chunk: int) -> int:
+    """Games (races) of a run of `total` in chunks of `chunk` that the share plays."""
+    return sum(min(chunk, total - first) for index, first in enumerate(range(0, total, chunk)) if in_share(share, index))
+
+
+def check_share(share: tuple[int, int] | None, n_chunks: int, chunk: int, unit: str) -> None:
+    """Refuse a share that would hold no chunk of the run."""
+    if share is not None and share[0] > n_chunks:
+        fail(f"--share {share[0]}/{share[1]}: the run has {n_chunks} chunk{'s' if n_chunks > 1 else ''} of "
+             f"{chunk:,} {unit}, so share {share[0]} has none; use at most {n_chunks} shares, or a smaller --chunk-size")
+
+
+def say_share_written(share: tuple[int, int], runs, n_chunks: int) -> None:
+    """What a --share run says at its end, instead of joining the run: its
+    chunks are saved; how many of the run's chunks are there; how to finish."""
+    there = sum(all(r.done(i) for r in runs) for i in range(n_chunks))
+    parts = runs[0].parts
+    console.print(f"share {share[0]}/{share[1]}: its chunks are saved in {parts}; {there} of the run's {n_chunks} "
+                  f"chunks are there. Once every share's chunks are in that folder, run the same command without "
+                  f"--share: it joins them into {runs[0].out} (and plays any chunk still missing).",
+                  highlight=False, soft_wrap=True)
+
+
 def resume_in_chunks_of(run, asked: int, total: int, unit: str) -> int:
     """The chunk size to play a run of `total` games (or races) in: that of
     the interrupted run whose finished chunks `run` (a ChunkedRun) found,

@@ -19,7 +19,8 @@ from etappe.analysis.runio import (ChunkedRun, differences, holds_this_run, iter
                                    read_metadata, read_parquet)
 from etappe.analysis.stats import wilson_interval
 
-from .common import console, print_policy_listing, progress_bar, resume_in_chunks_of, say_nothing_to_play
+from .common import (check_share, console, in_share, print_policy_listing, progress_bar, resume_in_chunks_of,
+                     say_nothing_to_play, say_share_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
 # Within a chunk the races are played in kernel calls of `batch` races (the
@@ -72,7 +73,8 @@ class Summary:
 
 
 def simulate_command(players: int, races: int, policies: list[str], seed: int, out: Path | None, options: dict,
-                     chunk_size: int = CHUNK, first_batch: int = FIRST_BATCH) -> tuple[Summary, dict]:
+                     chunk_size: int = CHUNK, first_batch: int = FIRST_BATCH,
+                     share: tuple[int, int] | None = None) -> tuple[Summary, dict]:
     """`etappe simulate etape`: play `races` races and return (summary,
     metadata): the Summary print_summary prints and the run's metadata.
     No records are kept in memory (a long run would not fit): with `out`
@@ -111,8 +113,9 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
             raise ValueError(f"{runs[1].parts} holds chunks of {runs[1].chunk_size} races, and {runs[0].parts} of "
                              f"{chunk_size}; remove them or write to another --out")
     n_chunks = max(1, -(-races // chunk_size))
+    check_share(share, n_chunks, chunk_size, "races")
     batch = first_batch
-    with progress_bar(races, f"etape x{players}", compiles=True) as advance:
+    with progress_bar(share_games(share, races, chunk_size), f"etape x{players}", compiles=True) as advance:
         shown = 0  # races on the progress bar
 
         def show(played: int) -> None:
@@ -120,7 +123,10 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
             advance(played - shown)
             shown = played
 
+        before = 0  # races of the chunks played (or loaded) before this one
         for index in range(n_chunks):
+            if not in_share(share, index):
+                continue
             lo, hi = index * chunk_size, min(races, (index + 1) * chunk_size)
             if runs and runs[0].done(index) and runs[1].done(index):
                 r = runs[0].load(index)
@@ -128,19 +134,22 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
             else:
                 # simulate compiles or loads its kernel before its clock starts: took is playing time only
                 r, s = E.simulate(players, hi - lo, policies, seed, full, first_race=lo, chunk=batch,
-                                  progress=lambda done, _total: show(lo + done))
+                                  progress=lambda done, _total, before=before: show(before + done))
                 took = r.attrs["wall_seconds"]
                 batch = max(1, int((hi - lo) / max(took, 1e-6) * BATCH_SECONDS))
                 if runs:
                     runs[1].save(index, s, took)
                     runs[0].save(index, r, took)
-            show(hi)
+            before += hi - lo
+            show(before)
             wall += took
             summary.add(r)
     metadata = {**identity, "stages_per_race": int(E.K.stages_per_race(players, E.option_vector(full))),
                 "first_race": 0, "wall_seconds": wall}
     summary.metadata = dict(metadata)
-    if runs:
+    if share is not None:
+        say_share_written(share, runs, n_chunks)
+    elif runs:
         with progress_bar(2 * n_chunks, f"joining the chunks into {out}") as joined:
             runs[0].join(n_chunks, metadata, joined)  # streamed chunk by chunk into the file
             runs[1].join(n_chunks, metadata, joined)

@@ -12,7 +12,7 @@ from etappe.kernels.race_design import builtin_names
 
 from . import race_cmds
 from .bremen import app as bremen_app
-from .common import (MAX_SEED, SeedOpt, around_the_table, console, fail, parse_options,
+from .common import (MAX_SEED, SeedOpt, ShareOpt, around_the_table, console, fail, parse_options, parse_share,
                      print_error, print_seat_summary, progress_bar, set_threads, split_policies, writable_run_file, writable_folder)
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
 
@@ -74,9 +74,13 @@ def simulate(
     threads: ThreadsOpt = None,
     chunk_size: ChunkOpt = None,
     board: Annotated[Optional[Path], typer.Option("--board", help="bremen: board TOML file (default: the reconstruction).")] = None,
+    share: ShareOpt = None,
 ) -> None:
     """Play games and print a summary; with --out, write the records as Parquet."""
     set_threads(threads)
+    share_of = parse_share(share)
+    if share_of is not None and out is None:
+        fail("--share needs --out: a share's chunks are saved beside the run file, to be joined with the others'")
     if board is not None and deck != "bremen":
         fail("--board is for bremen only")
     if deck in OTHER_GAMES and seating != "fixed":
@@ -91,7 +95,7 @@ def simulate(
 
         try:
             races, _ = simulate_command(players, games, around_the_table(split_policies(policy or "heuristic"), players),
-                                        seed, out, parse_options(option), **chunk)
+                                        seed, out, parse_options(option), share=share_of, **chunk)
         except ValueError as exc:
             fail(str(exc))
         print_summary(races)
@@ -101,14 +105,14 @@ def simulate(
 
         try:
             frame = simulate_command(players, games, around_the_table(split_policies(policy or "greedy"), players),
-                                     seed, out, board, parse_options(option), **chunk)
+                                     seed, out, board, parse_options(option), share=share_of, **chunk)
         except ValueError as exc:
             fail(str(exc))
         print_seat_summary(frame["winner_seat"], players, len(frame), "no winner (turn cap)",
                            f"{frame['turns'].mean():.1f} turns per game")
         return
     race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating,
-                            chunk_size or RACE_CHUNK)
+                            chunk_size or RACE_CHUNK, share_of)
 
 
 @app.command()

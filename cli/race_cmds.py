@@ -20,7 +20,8 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESC
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 from etappe.kernels.race_replay import format_replay
 
-from .common import console, fail, parse_options, progress_bar, resume_in_chunks_of, say_nothing_to_play, split_policies
+from .common import (check_share, console, fail, in_share, parse_options, progress_bar, resume_in_chunks_of, say_nothing_to_play,
+                     say_share_written, share_games, split_policies)
 
 decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
 
@@ -115,10 +116,13 @@ def make_run(deck: str, players: int, policy: str, seed: int, option: list[str] 
 
 
 def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, out: Path | None,
-                  option: list[str] | None, seating: str, chunk_size: int) -> None:
+                  option: list[str] | None, seating: str, chunk_size: int,
+                  share: tuple[int, int] | None = None) -> None:
     """Play the run chunk by chunk, printing a running summary; with `out`,
     save each chunk and join them into the run file. Records are never held
-    beyond their chunk (the Python API's `simulate` returns them all)."""
+    beyond their chunk (the Python API's `simulate` returns them all).
+    With `share` (K, M), play only that share of the chunks, save them and
+    leave the joining to a run without a share (the summary is the share's)."""
     run = make_run(deck, players, policy, seed, option, seating)
     meta = run.metadata(games)
     seconds = 0.0  # playing time of every chunk, those of an interrupted earlier session included
@@ -139,11 +143,15 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
             fail(str(exc))
         chunk_size = resume_in_chunks_of(parts, chunk_size, games, "games")
     n_chunks = -(-games // chunk_size)
-    with progress_bar(games, f"{run.design.name} x{players}", compiles=True) as advance:
+    check_share(share, n_chunks, chunk_size, "games")
+    mine = [i for i in range(n_chunks) if in_share(share, i)]
+    with progress_bar(share_games(share, games, chunk_size), f"{run.design.name} x{players}", compiles=True) as advance:
         # Compile or load the kernels first: the run's time is that of its games.
-        startup = run.load_kernels() if parts is None or not all(parts.done(i) for i in range(n_chunks)) else None
+        startup = run.load_kernels() if parts is None or not all(parts.done(i) for i in mine) else None
         advance(0)  # the kernels are ready: the bar stops saying it compiles them
         for index, first in enumerate(range(0, games, chunk_size)):
+            if not in_share(share, index):
+                continue
             count = min(chunk_size, games - first)
             if parts is not None and parts.done(index):
                 frame, took = parts.load(index), parts.seconds(index)  # finished before an interruption
@@ -160,7 +168,9 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
             summary.add(frame)
             advance(count)
     meta["wall_seconds"] = round(seconds, 3)
-    if parts is not None:
+    if share is not None:
+        say_share_written(share, [parts], n_chunks)
+    elif parts is not None:
         with progress_bar(n_chunks, f"joining the chunks into {out}") as joined:
             parts.join(n_chunks, meta, joined)
         console.print(f"wrote {out} ({games} games)")

@@ -53,6 +53,22 @@ def test_an_interrupted_run_resumes_from_its_chunks(tmp_path):
     assert not (tmp_path / "run.parquet.parts").exists()
 
 
+def test_a_run_shared_over_machines_joins_into_the_run_of_one(tmp_path, monkeypatch):
+    out = tmp_path / "run.parquet"  # one folder for both shares, as on a shared disk
+    first = C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS, chunk_size=10, share=(1, 2))  # games 0-9, 20-24
+    assert len(first) == 15 and not out.exists()
+    second = C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS, chunk_size=10, share=(2, 2))  # games 10-19
+    assert len(second) == 10 and not out.exists()
+    real = C.A.simulate
+    played = []
+    monkeypatch.setattr(C.A, "simulate", lambda players, games, *a, **k: played.append(games) or real(players, games, *a, **k))
+    C.simulate_command(4, 25, POLICIES, 2, out, None, OPTIONS, chunk_size=10)  # joins them
+    assert played == [0]  # no game: only the run's metadata, from an empty run
+    monkeypatch.undo()
+    pd.testing.assert_frame_equal(from_run_file(out), simulate(4, 25, POLICIES, 2, options=OPTIONS),
+                                  check_dtype=False)
+
+
 def test_cli_simulate_and_report(tmp_path):
     runner = CliRunner()
     out = tmp_path / "run.parquet"

@@ -81,6 +81,21 @@ def test_simulate_command_resumes_finished_chunks(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(full[1], resumed[1])
 
 
+def test_a_run_shared_over_machines_joins_into_the_run_of_one(tmp_path, monkeypatch):
+    C.simulate_command(3, 25, ["random"], 4, tmp_path / "full.parquet", {}, chunk_size=10)
+    full = C.load_run(tmp_path / "full.parquet")
+    out = tmp_path / "r.parquet"  # one folder for both shares, as on a shared disk
+    first, _ = C.simulate_command(3, 25, ["random"], 4, out, {}, chunk_size=10, share=(1, 2))  # races 0-9, 20-24
+    assert first.races == 15 and not out.exists()
+    second, _ = C.simulate_command(3, 25, ["random"], 4, out, {}, chunk_size=10, share=(2, 2))  # races 10-19
+    assert second.races == 10 and not out.exists()
+    monkeypatch.setattr(C.E, "simulate", lambda *a, **k: pytest.fail("played a race the shares had played"))
+    C.simulate_command(3, 25, ["random"], 4, out, {}, chunk_size=10)  # joins them
+    joined = C.load_run(out)
+    pd.testing.assert_frame_equal(full[0], joined[0])
+    pd.testing.assert_frame_equal(full[1], joined[1])
+
+
 def test_a_changed_chunk_size_keeps_a_finished_run_and_resumes_an_interrupted_one(tmp_path, monkeypatch):
     # The records do not depend on the chunk size, so neither does the run.
     from typer.testing import CliRunner

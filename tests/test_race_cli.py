@@ -114,6 +114,54 @@ def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
     pd.testing.assert_frame_equal(later, full[full.game >= 100].reset_index(drop=True), check_dtype=False)
 
 
+def test_a_run_shared_over_two_machines_joins_into_the_run_of_one(tmp_path):
+    import shutil
+
+    args = ("simulate", "stapop", "--games", 250, "--seed", 6, "--chunk-size", 100)
+    whole, one, two = (tmp_path / d / "run.parquet" for d in ("whole", "one", "two"))
+    for path in (whole, one, two):
+        path.parent.mkdir()
+    assert run(*args, "--out", whole).exit_code == 0
+    # machine one plays chunks 0 and 2 (games 0-99, 200-249), machine two chunk 1; neither joins
+    result = run(*args, "--out", one, "--share", "1/2")
+    assert result.exit_code == 0, result.stderr
+    assert "share 1/2" in result.stdout and "2 of the run's 3 chunks are there" in " ".join(result.stdout.split())
+    assert "150 games" in result.stdout and not one.exists()
+    assert run(*args, "--out", two, "--share", "2/2").exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "two" / "run.parquet.parts").glob("chunk-*")) == ["chunk-000001.parquet"]
+    # a chunk of another run put in the folder by mistake is refused, naming it and what differs
+    other = tmp_path / "other" / "run.parquet"
+    other.parent.mkdir()
+    assert run(*args[:-4], "--seed", 7, "--chunk-size", 100, "--out", other, "--share", "2/2").exit_code == 0
+    parts = tmp_path / "one" / "run.parquet.parts"
+    shutil.copy(tmp_path / "other" / "run.parquet.parts" / "chunk-000001.parquet", parts)
+    result = run(*args, "--out", one)
+    assert result.exit_code == 2 and "chunk-000001.parquet is a chunk of another run (seed 7, not 6)" in (
+        " ".join(result.stderr.split()))
+    # so is a chunk of another chunk size (its games are not those of this run's chunk 1)
+    shutil.rmtree(tmp_path / "other")
+    assert run(*args[:-1], 50, "--out", other, "--share", "2/5").exit_code == 0
+    shutil.copy(tmp_path / "other" / "run.parquet.parts" / "chunk-000001.parquet", parts)
+    result = run(*args, "--out", one)
+    assert result.exit_code == 2 and "chunk_size 50, not 100" in result.stderr
+    # with machine two's chunk, the run is whole: joined without playing a game, as if one machine played it
+    shutil.copy(tmp_path / "two" / "run.parquet.parts" / "chunk-000001.parquet", parts)
+    result = run(*args, "--out", one)
+    assert result.exit_code == 0, result.stderr
+    assert "250 of 250 games already played" in " ".join(result.stdout.split())
+    pd.testing.assert_frame_equal(pd.read_parquet(one), pd.read_parquet(whole))
+
+
+def test_a_share_is_refused_where_it_cannot_be_played(tmp_path):
+    for share, message in (("3/2", "give K/M"), ("0/2", "give K/M"), ("a/b", "give K/M"),
+                           ("4/4", "the run has 3 chunks of 100 games, so share 4 has none")):
+        result = run("simulate", "stapop", "--games", 250, "--chunk-size", 100, "--out", tmp_path / "r.parquet",
+                     "--share", share)
+        assert result.exit_code == 2 and message in " ".join(result.stderr.split()), share
+    result = run("simulate", "stapop", "--games", 250, "--share", "1/2")
+    assert result.exit_code == 2 and "--share needs --out" in result.stderr
+
+
 def test_a_misnamed_game_or_design_names_every_choice_and_the_nearest(tmp_path):
     result = run("simulate", "bremmen", "--games", 10)
     assert result.exit_code == 2
