@@ -18,6 +18,7 @@ import json
 import os
 import pickle
 import shutil
+import socket
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -219,7 +220,8 @@ class ChunkedRun:
             if earlier_chunk_size is not None:
                 self.chunk_size = earlier_chunk_size
         else:
-            tmp = stamp.with_name("identity.json.tmp")
+            # named for this process: machines sharing a disk (simulate --share) may stamp the folder at once
+            tmp = stamp.with_name(f"identity.json.{socket.gethostname()}.{os.getpid()}.tmp")
             stamped = identity if chunk_size is None else {**identity, "chunk_size": chunk_size}
             tmp.write_text(json.dumps(stamped, sort_keys=True))
             os.replace(tmp, stamp)
