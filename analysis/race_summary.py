@@ -237,6 +237,7 @@ class _Games:
     starts: np.ndarray
     winner: np.ndarray
     frame: pd.DataFrame
+    hand_ranks: np.ndarray  # (hands, sides): each side's turn-order rank in each hand, from 0
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -295,12 +296,11 @@ def _game_facts(f: pd.DataFrame, L: Layout) -> _Games:
     wi = np.where(has_w, winner, 0)
     rows_g = np.arange(G)
     first_seat = _col(f, "first_seat")[starts]
-    ranks0 = _side_ranks(first_seat, L) if G else np.zeros((0, L.sides), dtype=np.int64)
-    wpos = np.where(has_w, ranks0[rows_g, wi], -1)
+    hand_ranks = _side_ranks(_col(f, "first_seat"), L) if n else np.zeros((0, L.sides), dtype=np.int64)
+    wpos = np.where(has_w, hand_ranks[starts][rows_g, wi], -1)
     # per hand: was the trip completed, and by the side that played first in that hand
     trip_side = _col(f, "trip_side", -1)
     done = trip_side >= 0
-    hand_ranks = _side_ranks(_col(f, "first_seat"), L) if n else np.zeros((0, L.sides), dtype=np.int64)
     first_done = done & (hand_ranks[np.arange(n), np.where(done, trip_side, 0)] == 0)
     trips_g, first_trips_g = gsum(done.astype(np.int64)), gsum(first_done.astype(np.int64))
 
@@ -352,7 +352,7 @@ def _game_facts(f: pd.DataFrame, L: Layout) -> _Games:
     table["dead_share"] = np.where(drawn_g > 0, dead_g / np.maximum(drawn_g, 1), np.nan)
     for s in range(L.sides):
         table[f"won_s{s}"] = (winner == s).astype(np.int64)
-    return _Games(pd.DataFrame(table), starts, winner, f)
+    return _Games(pd.DataFrame(table), starts, winner, f, hand_ranks)
 
 
 # ------------------------------------------------------------- summarizing
@@ -470,7 +470,7 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     c["conservation_breaks"] = np.int64(breaks)
 
     # progress per side and per turn-order position (of the hand)
-    ranks = _side_ranks(_col(f, "first_seat"), L) if len(f) else np.zeros((0, S), dtype=np.int64)
+    ranks = games.hand_ranks
     # the turn-order position, in its hand, of the side that completed the trip
     trip_side = _col(f, "trip_side", -1)
     done = trip_side >= 0
