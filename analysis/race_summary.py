@@ -236,7 +236,6 @@ class _Games:
     table: pd.DataFrame
     starts: np.ndarray
     winner: np.ndarray
-    frame: pd.DataFrame
     hand_ranks: np.ndarray  # (hands, sides): each side's turn-order rank in each hand, from 0
 
 
@@ -352,7 +351,7 @@ def _game_facts(f: pd.DataFrame, L: Layout) -> _Games:
     table["dead_share"] = np.where(drawn_g > 0, dead_g / np.maximum(drawn_g, 1), np.nan)
     for s in range(L.sides):
         table[f"won_s{s}"] = (winner == s).astype(np.int64)
-    return _Games(pd.DataFrame(table), starts, winner, f, hand_ranks)
+    return _Games(pd.DataFrame(table), starts, winner, hand_ranks)
 
 
 # ------------------------------------------------------------- summarizing
