@@ -277,9 +277,15 @@ def in_share(share: tuple[int, int] | None, index: int) -> bool:
     return share is None or index % share[1] == share[0] - 1
 
 
+def games_in_chunks(total: int, chunk: int, keep) -> int:
+    """Games (races) of a run of `total` in chunks of `chunk` held by the
+    chunks whose index `keep(index)` is true."""
+    return sum(min(chunk, total - first) for index, first in enumerate(range(0, total, chunk)) if keep(index))
+
+
 def share_games(share: tuple[int, int] | None, total: int, chunk: int) -> int:
     """Games (races) of a run of `total` in chunks of `chunk` that the share plays."""
-    return sum(min(chunk, total - first) for index, first in enumerate(range(0, total, chunk)) if in_share(share, index))
+    return games_in_chunks(total, chunk, lambda index: in_share(share, index))
 
 
 def check_share(share: tuple[int, int] | None, n_chunks: int, chunk: int, unit: str) -> None:
@@ -305,7 +311,7 @@ def resume_in_chunks_of(run, asked: int, total: int, unit: str) -> int:
     the interrupted run whose finished chunks `run` (a ChunkedRun) found,
     whatever size was asked for now; it says how much was already played."""
     chunk = run.chunk_size
-    done = sum(min(chunk, total - first) for index, first in enumerate(range(0, total, chunk)) if run.done(index))
+    done = games_in_chunks(total, chunk, run.done)
     if done:
         other = f", in its chunks of {chunk:,} (not --chunk-size {asked:,}: the records are the same)" \
             if chunk != asked else ""

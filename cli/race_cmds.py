@@ -144,10 +144,9 @@ def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, o
         chunk_size = resume_in_chunks_of(parts, chunk_size, games, "games")
     n_chunks = -(-games // chunk_size)
     check_share(share, n_chunks, chunk_size, "games")
-    mine = [i for i in range(n_chunks) if in_share(share, i)]
     with progress_bar(share_games(share, games, chunk_size), f"{run.design.name} x{players}", compiles=True) as advance:
         # Compile or load the kernels first: the run's time is that of its games.
-        startup = run.load_kernels() if parts is None or not all(parts.done(i) for i in mine) else None
+        startup = run.load_kernels() if parts is None or not all(parts.done(i) for i in range(n_chunks) if in_share(share, i)) else None
         advance(0)  # the kernels are ready: the bar stops saying it compiles them
         for index, first in enumerate(range(0, games, chunk_size)):
             if not in_share(share, index):

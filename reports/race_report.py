@@ -150,8 +150,8 @@ def glance(summary: RaceSummary) -> list[str]:
             f"{who} wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
             f"{int(first['n'])} games with a winner (fair share {_pct(first['fair_share'])}); chi-square test of uniform wins over "
             f"turn order: chi2 = {test['chi2']:.3g}, df = {int(test['df'])}, p = {test['p_value']:.3g}.")
-    trips = rs.trips_by_position(summary).iloc[0]
-    if multi_hand and trips["n"] > 0:
+    trips = rs.trips_by_position(summary).iloc[0] if multi_hand else None
+    if trips is not None and trips["n"] > 0:
         # the first player moves round each hand: the edge of playing first shows within the hand
         t = tests.loc["uniform completed trips by turn-order position in the hand"]
         lines.append(
