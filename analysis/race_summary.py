@@ -201,10 +201,6 @@ class RaceSummary:
     __add__ = merge
 
 
-def empty_summary(layout: Layout) -> RaceSummary:
-    return RaceSummary(layout)
-
-
 # ------------------------------------------------------------- per-game facts
 def _col(frame: pd.DataFrame, name: str, default: int = 0) -> np.ndarray:
     if name in frame.columns:

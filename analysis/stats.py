@@ -402,13 +402,6 @@ class IntHistogram:
     def ecdf(self):
         return hist_ecdf(self.values, self.counts)
 
-    def to_dict(self) -> dict:
-        return {"lo": self.lo, "counts": self.counts.tolist()}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "IntHistogram":
-        return cls(d["lo"], d["counts"])
-
 
 def hist_quantile(values, counts, q: float) -> float:
     """Smallest value whose ECDF is >= q (inverse ECDF); NaN when empty."""

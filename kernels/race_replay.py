@@ -14,7 +14,7 @@ from .race_design import HAND_CAP, R_GAME_TARGET, R_PLAYERS, R_SCORING, R_SIDES,
 LOG_ROWS = 20_000
 
 
-def replay_hands(design: Design, card_table, rules, seat_specs, policy_row_ids, seed: int, game: int):
+def replay_hands(design: Design, card_table, rules, seat_specs, seed: int, game: int):
     """Play game `game` hand by hand; yield (hand, log rows, sides record, hand record, state)."""
     players = int(rules[R_PLAYERS])
     sides = int(rules[R_SIDES])
@@ -77,7 +77,7 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
     lines = [f"{design.title}, {players} players, seed {seed}, game {game}"]
     for p, spec in enumerate(seat_specs):
         lines.append(f"  seat {p}: {spec.name}" + (f" (side {p % sides})" if sides != players else ""))
-    for hand, log, sides_out, hand_out, totals in replay_hands(design, card_table, rules, seat_specs, None, seed, game):
+    for hand, log, sides_out, hand_out, totals in replay_hands(design, card_table, rules, seat_specs, seed, game):
         lines.append(f"\n== hand {hand + 1}: seat {hand_out[K.H_FIRST_SEAT]} plays first ==")
         deal: dict[int, list[str]] = {}
         previous = -1

@@ -63,7 +63,7 @@ def test_replay_equals_the_batch_record(design, players, policies):
     specs = [parse_policy(p) for p in policies] * (players if len(policies) == 1 else 1)
     for game in range(6):
         rows = df[df["game"] == game].sort_values("hand")
-        hands = list(replay_hands(run.design, run.card_table, run.rules, specs, None, 11, game))
+        hands = list(replay_hands(run.design, run.card_table, run.rules, specs, 11, game))
         assert len(hands) == len(rows)
         for (hand, log, sides_out, hand_out, totals), (_, row) in zip(hands, rows.iterrows()):
             assert hand_out[K.H_TURNS] == row["turns"] and hand_out[K.H_TRIP_SIDE] == row["trip_side"]

@@ -267,7 +267,7 @@ def test_replay_log_referee(design, players, mix):
     totals = Counter()
     games = 12 if design != "millebornes" else 10
     for game in range(games):
-        for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, None, 77 + players, game):
+        for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, 77 + players, game):
             assert log.shape[0] < 20_000 - 1  # the log was not cut short
             totals += referee(d, ct, rules, options, log, hand_out, sides_out, players)
             if hand >= 3:
@@ -284,7 +284,7 @@ def test_replay_log_referee_sees_coups_fourres_and_extensions():
         ct, rules = d.tables(players)
         specs = [parse_policy(p) for p in (["bold", "greedy", "bold", "greedy"][:players])]
         for game in range(25):
-            for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, None, 5, game):
+            for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, 5, game):
                 seen += referee(d, ct, rules, d.resolved_options(), log, hand_out, sides_out, players)
                 if hand >= 2:
                     break
@@ -301,7 +301,7 @@ def test_replay_log_referee_without_the_coup_fourre_turn_on_an_empty_stock():
     specs = [parse_policy("greedy")] * 6
     seen = Counter()
     for game in range(100):
-        for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, None, 11, game):
+        for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, 11, game):
             seen += referee(d, ct, rules, options, log, hand_out, sides_out, 6)
             if hand >= 3:
                 break
@@ -319,7 +319,7 @@ def test_turns_column_counts_cards_out_of_hands_not_passes():
         ct, rules = d.tables(players)
         specs = [parse_policy("random")] * players
         for game in range(2000):
-            for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, None, 3, game):
+            for hand, log, sides_out, hand_out, _ in replay_hands(d, ct, rules, specs, 3, game):
                 c = referee(d, ct, rules, d.resolved_options(), log, hand_out, sides_out, players)
                 if c["passes"]:
                     assert hand_out[K.H_TURNS] == c["turns"], (

@@ -39,7 +39,7 @@ def opening_hands(players, games, seed, max_hands=3):
     specs = [parse_policy("greedy")] * players
     hands6, firsts7 = [], []
     for game in range(games):
-        for hand, log, _, hand_out, _ in replay_hands(MB, ct, rules, specs, None, seed, game):
+        for hand, log, _, hand_out, _ in replay_hands(MB, ct, rules, specs, seed, game):
             dealt = {}
             first_draw = None
             for turn, seat, event, card, side, value in log:
@@ -85,7 +85,7 @@ def test_deal_gives_every_card_of_the_deck_once():
     specs = [parse_policy("random")] * 2
     seen = 0
     for game in range(40):
-        for _, log, _, hand_out, _ in replay_hands(MB, ct, rules, specs, None, 99, game):
+        for _, log, _, hand_out, _ in replay_hands(MB, ct, rules, specs, 99, game):
             if hand_out[K.H_STOCK_EXHAUSTED]:
                 counts = np.bincount(log[np.isin(log[:, 2], (K.EV_DEAL, K.EV_DRAW)), 3], minlength=len(MB.cards))
                 assert (counts == ct[:, 1]).all()

@@ -31,7 +31,7 @@ def plays_two_hands_cleanly(design, ct, rules, players, seed, label):
     outlasts the turn cap."""
     specs = [parse_policy("random"), parse_policy("greedy")] * 3
     hands = 0
-    for hand, log, _, hand_out, _ in replay_hands(design, ct, rules, specs[:players], None, seed, 0):
+    for hand, log, _, hand_out, _ in replay_hands(design, ct, rules, specs[:players], seed, 0):
         assert not (log[:, 2] == K.EV_BROKEN_INVARIANT).any(), f"{label}: broken invariant in hand {hand}"
         assert hand_out[K.H_TURNS] <= rules[K.R_TURN_CAP]
         hands += 1
