@@ -142,7 +142,7 @@ def differences(earlier: dict, mine: dict, prefix: str = "") -> list[str]:
                 elif x != y:
                     found.append(f"{prefix}{key}[{i}] {_short(x)}, not {_short(y)}")
         else:
-            found.append(f"{prefix}{key} {_short(_names(a))}, not {_short(_names(b))}")
+            found.append(f"{prefix}{key} {brief(a)}, not {brief(b)}")
     return found
 
 
@@ -151,6 +151,12 @@ def _names(value):
     if isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
         return ",".join(str(v["name"]) for v in value)
     return value
+
+
+def brief(value) -> str:
+    """A value of a run's identity or metadata as messages show it: named
+    things (policies) by their names, long values cut."""
+    return _short(_names(value))
 
 
 def another_run(what: str, earlier: dict, mine: dict) -> str:

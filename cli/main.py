@@ -115,12 +115,9 @@ def simulate(
                             chunk_size or RACE_CHUNK, share_of)
 
 
-@app.command()
-def report(
-    run: Annotated[Path, typer.Argument(help="Run file written by `etappe simulate --out`.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for report.html, report.md and figures.")] = Path("report"),
-) -> None:
-    """Write the balance report of a run (HTML and a Markdown twin)."""
+def run_file_game(run: Path) -> str | None:
+    """The game of a run file given to `etappe report` ("race", "etape",
+    "bremen"); fails with what the file is where it is not a run file."""
     from etappe.analysis.runio import read_metadata
 
     if not run.exists():
@@ -136,17 +133,33 @@ def report(
     if game == "etape" and run.name.endswith(".stages.parquet"):
         fail(f"{run}: this is the stages file of a Tape l'étape run; give the run file "
              f"{run.name[:-len('.stages.parquet')]}.parquet (its stages are read beside it)")
+    return game
+
+
+@app.command()
+def report(
+    run: Annotated[Path, typer.Argument(help="Run file written by `etappe simulate --out`.")],
+    run_b: Annotated[Optional[Path], typer.Argument(help="A second run file of a race design, played with the same players, policies and seating (and seed, to pair the games on common random numbers): the comparison report of the two, as `etappe compare` writes it.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.html, report.md and figures.")] = Path("report"),
+) -> None:
+    """Write the balance report of a run, or the comparison report of two runs (HTML and a Markdown twin)."""
+    game = run_file_game(run)
+    if run_b is not None and (game in OTHER_GAMES or run_file_game(run_b) in OTHER_GAMES):
+        fail("the comparison report of two run files is for the race designs; Tape l'étape's and Bremen's "
+             "reports compare their policies within one run")
     writable_folder(out)
-    if game == "etape":
+    if run_b is not None:
+        from .report_cmds import compare_runs
+    elif game == "etape":
         from .etape import report_command
     elif game == "bremen":
         from .bremen import report_command
     else:
         from .report_cmds import report_command
     try:
-        path = report_command(run, out)
-    except ValueError as exc:  # e.g. a run file with no complete game
-        fail(f"{run}: {exc}")
+        path = compare_runs(run, run_b, out) if run_b is not None else report_command(run, out)
+    except ValueError as exc:  # e.g. a run file with no complete game, or two runs that cannot be compared
+        fail(str(exc) if run_b is not None else f"{run}: {exc}")
     console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")
 
 

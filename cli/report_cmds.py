@@ -58,11 +58,16 @@ def _first_with_meta(it, meta):
     return itertools.chain([first], it), dict(first.attrs)
 
 
-def compare_summaries(frames_or_chunks_a, meta_a: dict | None, frames_or_chunks_b, meta_b: dict | None):
-    """Summaries of both runs and their paired comparison, consuming the chunks in lockstep.
+def compare_summaries(frames_or_chunks_a, meta_a: dict | None, frames_or_chunks_b, meta_b: dict | None,
+                      progress=None):
+    """Summaries of both runs and their paired comparison, reading the chunks of both.
 
     Each argument is a DataFrame or an iterable of DataFrame chunks (cut
-    anywhere); metadata defaults to the first chunk's ``attrs``. Returns
+    anywhere, in game order); metadata defaults to the first chunk's
+    ``attrs``. The next chunk is always read from the run that is behind in
+    games, so the games waiting for their pair stay within about one chunk
+    even where one design's records hold several rows a game and the
+    other's one. `progress(rows)` is called after each chunk. Returns
     (summary_a, meta_a, summary_b, meta_b, comparison).
     """
     it_a, meta_a = _first_with_meta(_chunks(frames_or_chunks_a), meta_a)
@@ -70,21 +75,54 @@ def compare_summaries(frames_or_chunks_a, meta_a: dict | None, frames_or_chunks_
     comp = PairedComparison()
     acc_a = RaceSummarizer(meta_a, on_games=comp.add_a)
     acc_b = RaceSummarizer(meta_b, on_games=comp.add_b)
-    for chunk_a, chunk_b in itertools.zip_longest(it_a, it_b):
-        if chunk_a is not None:
-            acc_a.add(chunk_a)
-        if chunk_b is not None:
-            acc_b.add(chunk_b)
+    reading = {"a": (it_a, acc_a), "b": (it_b, acc_b)}
+    last_game = {"a": -1, "b": -1}
+    while reading:
+        side = min(reading, key=last_game.get)
+        chunks, acc = reading[side]
+        chunk = next(chunks, None)
+        if chunk is None:
+            del reading[side]
+            continue
+        acc.add(chunk)
+        if len(chunk):
+            last_game[side] = int(chunk["game"].iloc[-1])
+        if progress:
+            progress(len(chunk))
     return acc_a.result(), meta_a, acc_b.result(), meta_b, comp
 
 
-def compare_runs(frames_or_chunks_a, meta_a: dict | None, frames_or_chunks_b, meta_b: dict | None, out: Path) -> Path:
-    """Write the side-by-side report of two runs on the same seeds into `out`; return report.html's path.
+# What two run files must share for their comparison report: it compares
+# designs, or rule options, under the same players, policies and seating.
+PAIRED_RUN_FIELDS = ("game", "players", "policies", "seating")
 
-    Game i of run A is paired with game i of run B (common random numbers).
+
+def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 200_000) -> Path:
+    """Write the comparison report of two run files (`etappe report A B`) into `out`; return report.html's path.
+
+    Game i of run A is paired with game i of run B: on the same seed they
+    were played from the same random numbers, as `etappe compare` plays them.
     """
-    sa, ma, sb, mb, comp = compare_summaries(frames_or_chunks_a, meta_a, frames_or_chunks_b, meta_b)
-    return build_comparison_report(sa, ma, sb, mb, comp).write(out)
+    import pyarrow.parquet as pq
+
+    from ..analysis.runio import brief
+    from .common import progress_bar
+
+    meta_a, meta_b = read_metadata(run_a), read_metadata(run_b)
+    differ = [f"{f} {brief(meta_a.get(f))} against {brief(meta_b.get(f))}"
+              for f in PAIRED_RUN_FIELDS if meta_a.get(f) != meta_b.get(f)]
+    if differ:
+        raise ValueError(f"{run_a} and {run_b} cannot be compared: a comparison is of two designs, or two rule "
+                         f"option sets, under the same players, policies and seating, and these runs differ in "
+                         f"{'; '.join(differ)}")
+    if all(meta_a.get(f) == meta_b.get(f) for f in ("design_hash", "options", "seed")):
+        raise ValueError(f"{run_a} and {run_b} are runs of the same design under the same rule options and seed: "
+                         "every paired difference would be 0")
+    rows = pq.ParquetFile(run_a).metadata.num_rows + pq.ParquetFile(run_b).metadata.num_rows
+    with progress_bar(rows, "reading records", resumable=False) as bar:
+        summaries = compare_summaries(iter_parquet(run_a, batch_rows), meta_a, iter_parquet(run_b, batch_rows), meta_b,
+                                      progress=bar)
+        return build_comparison_report(*summaries, on_section=bar.stage).write(out)
 
 
 def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10_000, policies=("greedy",),

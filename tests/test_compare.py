@@ -150,6 +150,25 @@ def test_compare_summaries_lockstep(runs):
     assert t.loc["game_turns", "diff"] == 2.0
 
 
+def test_compare_summaries_reads_the_run_that_is_behind_in_games(runs):
+    # A's records come a game a chunk, B's two games a chunk (as Mille Bornes' rows, a hand
+    # each, against Stap op's, a game each): the next chunk read is always the lagging
+    # run's, so the games waiting for their pair stay within one chunk.
+    a, b = runs
+    read = []
+
+    def logged(name, chunks):
+        for chunk in chunks:
+            read.append(f"{name}{''.join(str(g) for g in chunk['game'].unique())}")
+            yield chunk
+
+    a_chunks = [a[a["game"] == g] for g in sorted(a["game"].unique())]
+    b_chunks = [b[b["game"].isin(games)] for games in ([0, 1], [2, 3])]
+    sa, _, sb, _, comp = compare_summaries(logged("a", a_chunks), a.attrs, logged("b", b_chunks), b.attrs)
+    assert read == ["a0", "b01", "a1", "a2", "b23", "a3"]  # zip would read a0 b01 a1 b23 a2 a3
+    assert sa.games == sb.games == 4 and comp.unpaired == 0
+
+
 def test_card_comparison_unpaired(runs):
     from scipy import stats as st  # a dependency of etappe: never skipped
     a, b = runs

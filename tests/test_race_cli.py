@@ -730,6 +730,43 @@ def test_interrupted_compare_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     assert strip(resumed) == strip((fresh / "report.md").read_text())
 
 
+def test_report_of_two_run_files_is_the_comparison_report(tmp_path):
+    # Two designs simulated apart (on two machines, say) and compared from their files: the
+    # report `etappe compare` writes when it plays them itself, on the same seeds.
+    args = ("--players", 2, "--games", 150, "--seed", 4)
+    for deck in ("stapop", "millebornes"):
+        assert run("simulate", deck, *args, "--out", tmp_path / f"{deck}.parquet").exit_code == 0
+    result = run("report", tmp_path / "stapop.parquet", tmp_path / "millebornes.parquet", "--out", tmp_path / "two")
+    assert result.exit_code == 0, result.stderr
+    assert run("compare", "stapop", "millebornes", *args, "--out", tmp_path / "cmp").exit_code == 0
+
+    def strip(text):
+        return [line for line in text.splitlines() if "wall time" not in line and "games per second" not in line]
+
+    two = (tmp_path / "two" / "report.md").read_text()
+    assert "Paired on common random numbers" in two and "150 games paired" in two
+    assert strip(two) == strip((tmp_path / "cmp" / "report.md").read_text())
+
+
+def test_report_of_two_run_files_refuses_runs_that_do_not_pair(tmp_path):
+    files = {}
+    for name, deck, extra in (("a", "stapop", ()), ("three", "stapop", ("--players", 3)),
+                              ("random", "millebornes", ("--policy", "random"))):
+        files[name] = tmp_path / f"{name}.parquet"
+        assert run("simulate", deck, "--games", 20, "--seed", 1, *extra, "--out", files[name]).exit_code == 0
+    files["etape"] = tmp_path / "etape.parquet"
+    assert run("simulate", "etape", "--games", 2, "--out", files["etape"]).exit_code == 0
+    for b, message in (("three", "differ in players 4 against 3"),
+                       ("random", 'differ in policies "greedy,greedy,greedy,greedy" against "random,random,random,random"'),
+                       ("a", "same design under the same rule options and seed"),
+                       ("etape", "is for the race designs")):
+        result = run("report", files["a"], files[b], "--out", tmp_path / "cmp")
+        assert result.exit_code == 2 and message in " ".join(result.stderr.split()), (b, result.stderr)
+    assert not (tmp_path / "cmp").exists()
+    result = run("report", files["a"], tmp_path / "missing.parquet")
+    assert result.exit_code == 2 and "missing.parquet: no such run file" in result.stderr
+
+
 def test_a_refused_command_leaves_no_output_folder(tmp_path):
     # Mille Bornes has no rules for 5 players (rules page): refused, and --out is not created
     out = tmp_path / "deep" / "cmp"

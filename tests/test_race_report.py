@@ -99,8 +99,11 @@ def test_report_command_reads_in_chunks(tmp_path):
 
 
 def test_comparison_report(toy, tmp_path):
-    b = make_records(b_hands(), toy.attrs)
-    out = compare_runs([toy.iloc[:2], toy.iloc[2:]], toy.attrs, b, None, tmp_path / "cmp")
+    # Two run files, read two games at a time; B is a redesign of the same name.
+    b = make_records(b_hands(), dict(toy.attrs, design_hash="redesigned"))
+    write_parquet(toy, tmp_path / "a.parquet", toy.attrs)
+    write_parquet(b, tmp_path / "b.parquet", b.attrs)
+    out = compare_runs(tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "cmp", batch_rows=2)
     html = out.read_text()
     md = (tmp_path / "cmp" / "report.md").read_text()
     _self_contained(html)
@@ -277,10 +280,14 @@ def test_real_report_through_parquet(real_runs, tmp_path):
     assert "coups fourrés" in md and "hands per game" in md
 
 
+def _run_file(frame, path):
+    write_parquet(frame, path, frame.attrs)
+    return path
+
+
 def test_real_comparison_of_two_designs(real_runs, tmp_path):
-    a, b = real_runs["stapop"], real_runs["millebornes"]
-    chunks = lambda f: [f.iloc[i:i + 211] for i in range(0, len(f), 211)]  # noqa: E731
-    out = compare_runs(chunks(a), a.attrs, chunks(b), b.attrs, tmp_path / "cmp")
+    a, b = (_run_file(real_runs[name], tmp_path / name) for name in ("stapop", "millebornes"))
+    out = compare_runs(a, b, tmp_path / "cmp", batch_rows=211)  # chunks cut games anywhere
     md = (tmp_path / "cmp" / "report.md").read_text()
     head = md.split("## Paired differences")[0]
     assert f"{GAMES} games paired" in head
@@ -296,8 +303,8 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
 
 
 def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
-    a, b = real_runs["stapop"], real_runs["stapop_disq"]
-    compare_runs(a, None, b, None, tmp_path / "opt")
+    a, b = (_run_file(real_runs[name], tmp_path / name) for name in ("stapop", "stapop_disq"))
+    compare_runs(a, b, tmp_path / "opt")
     md = (tmp_path / "opt" / "report.md").read_text()
     assert "Stap op (overshoot=forbid) vs Stap op (overshoot=disqualify)" in md
     assert "unpaired, clustered by game" in md and "| card | rate |" in md  # same deck: card by card
