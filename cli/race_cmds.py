@@ -90,7 +90,11 @@ def decks_show(deck: DeckArg,
             details.append(f"removes a laid {c.removes}")
         table.add_row(c.key, c.name, c.role, str(c.count), "; ".join(details))
     console.print(table)
-    console.print("options: " + option_text(d.options))
+    unused = d.unused_options()
+    console.print("options: " + option_text({k: v for k, v in d.options.items() if k not in unused}))
+    if unused:
+        console.print("options that change nothing here: " + "; ".join(
+            f"{', '.join(k for k in unused if unused[k] == why)} ({why})" for why in dict.fromkeys(unused.values())))
     if d.scoring:
         console.print("scoring: " + ", ".join(f"{k}={v}" for k, v in d.scoring.items()))
 

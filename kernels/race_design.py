@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .options import option_value
+from .options import option_text, option_value
 
 MAX_TYPES = 32
 MAX_SEATS = 6
@@ -202,6 +202,40 @@ class Design:
                 raise DesignError(f"{problem} (given for this run, not in the design file)") from None
         return options
 
+    def unused_options(self, players: int | None = None, options: dict | None = None) -> dict[str, str]:
+        """The rule options that change nothing in this design (at `players`;
+        None: at every player count it has), each with the reason. `options`
+        (default: the design's) matter where one option needs another."""
+        opts = options or self.options
+        safeties = [c for c in self.cards if c.role == "safety"]
+        roles = {c.key: c.role for c in self.cards}
+        cancels_hazard = any(roles[k] == "hazard" for c in safeties for k in c.protects)
+        coup_possible = any(roles[k] in ("hazard", "limit", "setback") for c in safeties for k in c.protects)
+        counts = [players] if players is not None else self.players
+        why = {}
+        if "limit" not in roles.values():
+            why["limit_on_limit"] = "it has no limit card"
+        if not cancels_hazard:
+            why["roll_after_safety"] = "no safety cancels a hazard"
+        if not any(c.acts_as_go for c in safeties):
+            why["go_with_permanent_go"] = "no safety acts as a permanent go"
+        if not coup_possible:
+            why["coup_fourre"] = why["coup_fourre_turn_after_stock_empty"] = "no safety protects from an attack"
+        elif not opts["coup_fourre"]:
+            why["coup_fourre_turn_after_stock_empty"] = "coup_fourre is false"
+        if not safeties:
+            why["safety_extra_turn_after_stock_empty"] = "it has no safety"
+        for key in ("safety_extra_turn_after_stock_empty", "coup_fourre_turn_after_stock_empty"):
+            if self.reshuffle:
+                why.setdefault(key, "its stock is rebuilt when it runs out, so it is never empty")
+        if self.scoring is None:
+            for key in ("shutout", "tied_game", "failed_extension_trip_points"):
+                why[key] = "it has no scoring table: a game is one hand, won by the trip"
+        elif not any(self.trip_for(n)[1] for n in counts):
+            why["failed_extension_trip_points"] = ("it has no extension" if players is None
+                                                   else f"it has no extension at {players} players")
+        return why
+
     def tables(self, players: int, options: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The kernels' card table (int32 [types, C_NCOLS]) and rules vector (int32 [R_NCOLS])."""
         if players not in self.players:
@@ -209,6 +243,12 @@ class Design:
                 f"{self.source}: {self.title} is played by {_plural(self.players)} players, not {players}"
             )
         opts = self.resolved_options(options)
+        for key, why in self.unused_options(players, opts).items():
+            # Refused, not ignored: the user meant it to change the game. The design file's own
+            # options were checked at load time, for all its player counts.
+            if opts[key] != DEFAULT_OPTIONS[key] and key in (options or {}):
+                raise DesignError(f"{self.source}: option {option_text({key: opts[key]})} given for this run "
+                                  f"changes nothing in {self.title}: {why}")
         index = {c.key: i for i, c in enumerate(self.cards)}
         counts = self.counts(players)
         target = self.set_target(players)
@@ -395,6 +435,10 @@ def parse_design(text: str, source: str) -> Design:
         if key not in DEFAULT_OPTIONS:
             v.fail(f"options.{key}", f"unknown rule option; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
         design.options[key] = _check_option(source, key, value)
+    for key, why in design.unused_options().items():
+        if key in options and design.options[key] != DEFAULT_OPTIONS[key]:
+            v.fail(f"options.{key}", f"{option_text({key: design.options[key]})} changes nothing in this design: "
+                   f"{why}; leave it out")
     _check_reachable(v, design)
     return design
 

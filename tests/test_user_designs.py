@@ -82,6 +82,38 @@ def test_a_bad_option_given_for_a_run_is_not_blamed_on_the_design_file(tmp_path)
     assert message.endswith("options.coup_fourre: must be true or false, not 'maybe'")
 
 
+def test_an_option_that_changes_nothing_in_the_design_is_refused_not_ignored(tmp_path):
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    def run_with(deck, players, *options):
+        args = ["simulate", deck, "--players", str(players), "--games", "5"]
+        result = CliRunner().invoke(app, args + [x for o in options for x in ("--option", o)])
+        return result.exit_code, " ".join(result.output.split())
+
+    # The rules page: Stap op has "no safeties, so no coup fourré", and no scoring table;
+    # Mille Bornes at 4 players has no extension (two teams, trip 1000), at 2 players one to 1000.
+    for deck, players, option, why in (
+            ("stapop", 4, "coup_fourre=false", "no safety protects from an attack"),
+            ("stapop", 2, "roll_after_safety=false", "no safety cancels a hazard"),
+            ("stapop", 4, "shutout=fr", "it has no scoring table"),
+            ("millebornes", 4, "failed_extension_trip_points=true", "it has no extension at 4 players")):
+        code, text = run_with(deck, players, option)
+        assert code == 2 and f"option {option} given for this run changes nothing in" in text and why in text, text
+    assert run_with("millebornes", 2, "failed_extension_trip_points=true")[0] == 0
+    # one option that needs another: the coup fourré's turn once the stock is empty, with no coup fourré
+    code, text = run_with("millebornes", 2, "coup_fourre=false", "coup_fourre_turn_after_stock_empty=false")
+    assert code == 2 and "coup_fourre is false" in text, text
+    assert run_with("millebornes", 2, "coup_fourre=false")[0] == 0
+    # an option set to its default changes nothing anywhere, and is no mistake
+    assert run_with("stapop", 4, "coup_fourre=true")[0] == 0
+    # the design file's own options: a Stap op copy that switches coups fourrés off
+    message = refused(tmp_path, SO_TEXT.replace("[options]\n", "[options]\ncoup_fourre = false\n", 1))
+    assert message.endswith("options.coup_fourre: coup_fourre=false changes nothing in this design: "
+                            "no safety protects from an attack; leave it out")
+
+
 # ---- reports ----------------------------------------------------------------------
 def _markdown_report(tmp_path, design, players, games=400, seed=1):
     import matplotlib
