@@ -282,16 +282,23 @@ def analyze(
 
 @app.command()
 def replay(
-    deck: DeckArg,
-    players: PlayersOpt = 4,
+    deck: Annotated[str, typer.Argument(help="Built-in design (stapop, millebornes, touring), a TOML file, or a run file written by `etappe simulate --out` (its design, players, policies, seed, options and seating are the run's).")],
+    players: Annotated[Optional[int], typer.Option("--players", "-p", help="Number of players (default 4).")] = None,
     policy: ReplayPolicyOpt = None,
-    seed: SeedOpt = 0,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=MAX_SEED, help="Root seed of the run (default 0).")] = None,
     game: Annotated[int, typer.Option("--game", min=0, max=MAX_SEED, help="Game index within the run.")] = 0,
     option: OptionOpt = None,
-    seating: SeatingOpt = "fixed",
+    seating: Annotated[Optional[str], typer.Option("--seating", help="fixed (default): policies keep their seats; rotate: they move one seat on each game.")] = None,
 ) -> None:
     """Print a readable play-by-play of one game of a run."""
-    race_cmds.replay_command(deck, players, policy or "greedy", seed, game, option, seating)
+    if deck.endswith(".parquet"):
+        given = [name for name, value in (("--players", players), ("--policy", policy), ("--seed", seed),
+                                          ("--option", option), ("--seating", seating)) if value is not None]
+        if given:
+            fail(f"{', '.join(given)}: the run file {deck} says how its games were played; give --game only")
+        race_cmds.replay_run_command(Path(deck), game)
+        return
+    race_cmds.replay_command(deck, players or 4, policy or "greedy", seed or 0, game, option, seating or "fixed")
 
 
 @app.command()

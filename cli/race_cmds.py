@@ -13,14 +13,15 @@ from rich.table import Column, Table
 
 from etappe.analysis.race import RaceRun
 from etappe.analysis.race_summary import policy_side_games
-from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, iter_parquet, read_metadata
+from etappe.analysis.runio import (ChunkedRun, differences, file_hash, holds_this_run, iter_parquet, package_version,
+                                   read_metadata)
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 from etappe.kernels.race_replay import format_replay
 
-from .common import (check_share, console, fail, in_share, parse_options, progress_bar, resume_in_chunks_of, say_nothing_to_play,
+from .common import (check_share, console, err_console, fail, in_share, parse_options, progress_bar, resume_in_chunks_of, say_nothing_to_play,
                      say_share_written, share_games, split_policies)
 
 decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
@@ -294,6 +295,40 @@ def replay_command(deck: str, players: int, policy: str, seed: int, game: int, o
         fail("--game must be >= 0")
     specs = [run.distinct[i] for i in run.seat_policies(np.array([game]))[0]]
     typer.echo(format_replay(run.design, run.card_table, run.rules, specs, seed, game))
+
+
+def replay_run_command(path: Path, game: int) -> None:
+    """`etappe replay RUN.parquet --game I`: game I of that run, played again
+    from what its metadata says, once it is sure the design file and the
+    policies are those the run was played with."""
+    if not path.exists():
+        fail(f"{path}: no such run file")
+    try:
+        meta = read_metadata(path)
+    except (OSError, ValueError) as exc:
+        fail(f"{path}: not a run file written by `etappe simulate --out` ({str(exc).removeprefix(f'{path}: ')})")
+    if meta.get("game") != "race":
+        fail(f"{path}: a run of {meta.get('game')}; replay is for the race designs")
+    if game >= meta["games"]:
+        fail(f"{path}: --game {game}: the run has {meta['games']} games (0 to {meta['games'] - 1})")
+    design = meta["design_file"].removeprefix("builtin:")
+    policies = ",".join(p["name"] for p in meta["policies"])
+    try:
+        run = RaceRun(design, meta["players"], split_policies(policies), meta["seed"], meta["options"],
+                      meta["seating"])
+    except (DesignError, PolicyError, ValueError) as exc:
+        fail(f"{path}: the run's design or policies cannot be loaded now: {exc}")
+    fields = ("design_hash", "players", "policies", "seating", "seed", "options")
+    changed = differences({f: meta[f] for f in fields}, {f: v for f, v in run.metadata(0).items() if f in fields})
+    if changed:
+        fail(f"{path}: the design file or a policy file changed since the run ({'; '.join(changed)}); "
+             "the replay would not be the run's game")
+    if meta.get("version") != package_version():
+        err_console.print(f"note: the run was played by etappe {meta.get('version')}, this is {package_version()}; "
+                          "where the code that plays games changed between them, the replay may differ from the run's game",
+                          highlight=False)
+    specs = [run.distinct[i] for i in run.seat_policies(np.array([game]))[0]]
+    typer.echo(format_replay(run.design, run.card_table, run.rules, specs, run.seed, game))
 
 
 def policies_command(deck: str | None) -> None:

@@ -424,6 +424,39 @@ def test_replay_shows_the_recorded_game():
     assert f"side 0: {row.s0_distance} km" in result.stdout and f"side 1: {row.s1_distance} km" in result.stdout
 
 
+def test_replay_of_a_run_file_plays_its_game_from_the_run_metadata(tmp_path, monkeypatch):
+    out = tmp_path / "run.parquet"
+    how = ("--players", 2, "--policy", "greedy,random", "--seating", "rotate", "--seed", 7)
+    assert run("simulate", "millebornes", *how, "--games", 6, "--out", out).exit_code == 0
+    result = run("replay", out, "--game", 3)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == run("replay", "millebornes", *how, "--game", 3).stdout
+    # every hand as the run recorded it
+    frame = pd.read_parquet(out)
+    turns = [int(t) for t in re.findall(r"-- hand over after (\d+) turns", result.stdout)]
+    assert turns == frame[frame["game"] == 3]["turns"].tolist()
+    # what the file says is not given again, and a game the run does not have is refused
+    result = run("replay", out, "--game", 3, "--seed", 1)
+    assert result.exit_code == 2 and "--seed: the run file" in result.stderr
+    result = run("replay", out, "--game", 6)
+    assert result.exit_code == 2 and "the run has 6 games (0 to 5)" in result.stderr
+    # code that plays games otherwise than the run's is pointed out
+    monkeypatch.setattr("etappe.cli.race_cmds.package_version", lambda: "0.0.0+other")
+    result = run("replay", out, "--game", 3)
+    assert result.exit_code == 0 and "note: the run was played by etappe" in result.stderr
+
+
+def test_replay_of_a_run_file_refuses_a_design_file_edited_since_the_run(tmp_path):
+    design = tmp_path / "mine.toml"
+    design.write_text(load_design("stapop").text, "utf-8")
+    out = tmp_path / "run.parquet"
+    assert run("simulate", design, "--players", 2, "--games", 3, "--out", out).exit_code == 0
+    assert run("replay", out, "--game", 1).exit_code == 0
+    design.write_text(load_design("stapop").text.replace("count = 14", "count = 15", 1), "utf-8")
+    result = run("replay", out, "--game", 1)
+    assert result.exit_code == 2 and "changed since the run (design_hash" in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize("deck, players, seed, game", [("stapop", 2, 3, 4), ("millebornes", 2, 1, 0),
                                                         ("millebornes", 4, 2, 3), ("touring", 3, 5, 1)])
 def test_replay_ends_saying_who_won(deck, players, seed, game):
