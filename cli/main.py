@@ -209,6 +209,7 @@ def compare(
                            metric=metric, alpha=alpha, beta=beta, delta=delta, max_games=games, out=out)
         return
     from etappe.analysis.race import DesignError
+    from etappe.kernels.race_design import UnusedOptionError
     from etappe.kernels.race_policies import PolicyError
 
     from .report_cmds import compare_designs
@@ -224,6 +225,9 @@ def compare(
                                    policies=split_policies(policy or "greedy"), seed=seed, options_a=options_a,
                                    options_b=options_b, seating=seating, chunk_size=chunk_size, progress=progress,
                                    on_section=bar.stage)
+    except UnusedOptionError as exc:
+        both = exc.key in options_a and two_designs
+        fail(f"{exc}{'; --option (-o) applies to both designs, --option-b to design B alone' if both else ''}")
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
     console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")

@@ -129,6 +129,14 @@ class DesignError(ValueError):
     """A deck design (or a player count / option for it) that cannot be played."""
 
 
+class UnusedOptionError(DesignError):
+    """A rule option given for a run that changes nothing in the design (`key`)."""
+
+    def __init__(self, message: str, key: str):
+        super().__init__(message)
+        self.key = key
+
+
 @dataclass
 class Card:
     key: str
@@ -247,8 +255,8 @@ class Design:
             # Refused, not ignored: the user meant it to change the game. The design file's own
             # options were checked at load time, for all its player counts.
             if opts[key] != DEFAULT_OPTIONS[key] and key in (options or {}):
-                raise DesignError(f"{self.source}: option {option_text({key: opts[key]})} given for this run "
-                                  f"changes nothing in {self.title}: {why}")
+                raise UnusedOptionError(f"{self.source}: option {option_text({key: opts[key]})} given for this "
+                                        f"run changes nothing in {self.title}: {why}", key)
         index = {c.key: i for i, c in enumerate(self.cards)}
         counts = self.counts(players)
         target = self.set_target(players)

@@ -108,6 +108,11 @@ def test_an_option_that_changes_nothing_in_the_design_is_refused_not_ignored(tmp
     assert run_with("millebornes", 2, "coup_fourre=false")[0] == 0
     # an option set to its default changes nothing anywhere, and is no mistake
     assert run_with("stapop", 4, "coup_fourre=true")[0] == 0
+    # a comparison applies --option to both designs: the refusal says how to set it for one
+    result = CliRunner().invoke(app, ["compare", "stapop", "millebornes", "--games", "5", "--option",
+                                      "coup_fourre=false", "--out", str(tmp_path / "cmp")])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "changes nothing in Stap op" in text and "--option-b to design B alone" in text
     # the design file's own options: a Stap op copy that switches coups fourrés off
     message = refused(tmp_path, SO_TEXT.replace("[options]\n", "[options]\ncoup_fourre = false\n", 1))
     assert message.endswith("options.coup_fourre: coup_fourre=false changes nothing in this design: "
