@@ -34,4 +34,7 @@ def test_option_text_writes_options_as_the_command_line_takes_them():
     text = option_text({"roll_after_safety": False, "overshoot": "disqualify", "turn_cap": 300})
     assert text == "roll_after_safety=false, overshoot=disqualify, turn_cap=300"
     # and reads back as the same values
-    assert option_value("roll_after_safety", "false", True) is False
+    read = dict(item.split("=") for item in text.split(", "))
+    assert option_value("roll_after_safety", read["roll_after_safety"], True) is False
+    assert option_value("overshoot", read["overshoot"], "forbid", ("forbid", "disqualify")) == "disqualify"
+    assert option_value("turn_cap", read["turn_cap"], 0) == 300

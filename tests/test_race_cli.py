@@ -224,7 +224,11 @@ def test_simulate_without_out_holds_no_chunk_but_the_one_it_summarizes(monkeypat
     assert len(played) == 5 and "50 games, 50 hands" in " ".join(result.stdout.split())
 
 
-def test_unwritable_out_is_refused_before_any_game_is_played(tmp_path):
+def test_unwritable_out_is_refused_before_any_game_is_played(tmp_path, monkeypatch):
+    def no_play(*args):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(RaceRun, "play", no_play)
     a_file = tmp_path / "afile"
     a_file.write_text("")
     result = run("simulate", "stapop", "--games", 10, "--out", a_file / "run.parquet")

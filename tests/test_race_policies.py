@@ -30,7 +30,8 @@ def test_documented_example_policy_runs_and_beats_random():
     df = simulate("millebornes", players=2, games=60, policies=[f"{EXAMPLE}:distance_first", "random"],
                   seed=4, seating="rotate")
     last = df[df.last_hand == 1]
-    wins = np.where(last.winner_side == 0, last.seat0_policy, last.seat1_policy)
+    # the winning side's policy (-1: no winner)
+    wins = np.where(last.winner_side == 0, last.seat0_policy, np.where(last.winner_side == 1, last.seat1_policy, -1))
     assert df.attrs["policy_names"][0].endswith("distance_first.py:distance_first")
     # Laying distance whenever possible beats random play nearly always.
     assert (wins == 0).sum() >= 50

@@ -227,7 +227,6 @@ def test_two_run_difference_p_value_is_welch_t():
     va, vb = 0.0624, 0.625 / 48
     df = (va + vb) ** 2 / (va**2 / 2 + vb**2 / 3)
     assert out["diff"] == pytest.approx(0.35)
-    assert df == pytest.approx(2.8393, abs=1e-4)
     assert out["p_value"] == pytest.approx(2 * st.t.sf(0.35 / math.sqrt(va + vb), df), rel=1e-9)
     assert out["p_value"] == pytest.approx(0.2968, abs=1e-4)   # the normal test would say 0.2025
 
