@@ -147,14 +147,16 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
                     seed: int = 0, options: dict | None = None,
                     progress: Callable[[int], None] | None = None,
                     chunk_size: int = DEFAULT_CHUNK, threads: int | None = None,
-                    checkpoint: Path | None = None) -> TournamentResult:
+                    checkpoint: Path | None = None,
+                    on_resume: Callable[[int], None] | None = None) -> TournamentResult:
     """Every pair of `policies` plays games 0 .. games-1 (same seed, same deals).
 
     progress: called with the number of games finished (summed over pairs;
     the total is games * K (K - 1) / 2).
     checkpoint: a file where the outcomes are saved atomically after every
     chunk; a tournament started again with the same arguments resumes from
-    it (the caller removes it once the results are safe elsewhere).
+    it (the caller removes it once the results are safe elsewhere), and
+    calls on_resume with the games already played (summed over pairs).
     """
     policies = [str(p).strip() for p in policies]
     if len(policies) < 2:
@@ -184,6 +186,8 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
         "seconds": 0.0,
     }
     outcomes = state["outcomes"]
+    if on_resume and sum(state["games_done"]):
+        on_resume(sum(state["games_done"]))
     if progress and sum(state["games_done"]):
         progress(sum(state["games_done"]))
     for k, (i, j) in enumerate(pairs):

@@ -172,6 +172,10 @@ class Bar:
         else:
             self._progress.update(self._stage, description=text)
 
+    def say(self, text: str) -> None:
+        """A line for the user, above the bar."""
+        self._progress.console.print(text, highlight=False, soft_wrap=True)
+
     def finish(self) -> None:
         """Show the work of unknown length as done (a full bar)."""
         if self._stage is not None:
@@ -315,6 +319,11 @@ def resume_in_chunks_of(run, asked: int, total: int, unit: str) -> int:
     if done:
         other = f", in its chunks of {chunk:,} (not --chunk-size {asked:,}: the records are the same)" \
             if chunk != asked else ""
-        console.print(f"resuming the interrupted run at {run.out}: {done:,} of {total:,} {unit} already "
-                      f"played{other}", highlight=False, soft_wrap=True)
+        console.print(resumed_text(run.out, done, total, unit) + other, highlight=False, soft_wrap=True)
     return chunk
+
+
+def resumed_text(where, done: int, total: int, unit: str) -> str:
+    """What a command says when it finds work of an earlier run of it (an
+    interrupted run, or another share's chunks) and goes on from there."""
+    return f"resuming the run at {where}: {done:,} of {total:,} {unit} already played"

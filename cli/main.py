@@ -13,7 +13,8 @@ from etappe.kernels.race_design import builtin_names
 from . import race_cmds
 from .bremen import app as bremen_app
 from .common import (MAX_SEED, SeedOpt, ShareOpt, around_the_table, console, fail, parse_options, parse_share,
-                     print_error, print_seat_summary, progress_bar, set_threads, split_policies, writable_run_file, writable_folder)
+                     print_error, print_seat_summary, progress_bar, resumed_text, set_threads, split_policies, writable_run_file,
+                     writable_folder)
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
 
 app = typer.Typer(
@@ -224,7 +225,8 @@ def compare(
             path = compare_designs(deck_a, deck_b or deck_a, out, players=players, games=games,
                                    policies=split_policies(policy or "greedy"), seed=seed, options_a=options_a,
                                    options_b=options_b, seating=seating, chunk_size=chunk_size, progress=progress,
-                                   on_section=bar.stage)
+                                   on_section=bar.stage,
+                                   on_resume=lambda done: bar.say(resumed_text(out, done, games, "games per design")))
     except UnusedOptionError as exc:
         both = exc.key in options_a and two_designs
         fail(f"{exc}{'; --option (-o) applies to both designs, --option-b to design B alone' if both else ''}")

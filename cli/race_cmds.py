@@ -96,6 +96,10 @@ def decks_show(deck: DeckArg,
     if unused:
         console.print("options that change nothing here: " + "; ".join(
             f"{', '.join(k for k in unused if unused[k] == why)} ({why})" for why in dict.fromkeys(unused.values())))
+    for n in d.players:
+        at_n = {k: why for k, why in d.unused_options(n).items() if k not in unused}
+        if at_n:
+            console.print(f"options that change nothing at {n} players: " + "; ".join(f"{k} ({why})" for k, why in at_n.items()))
     if d.scoring:
         console.print("scoring: " + ", ".join(f"{k}={v}" for k, v in d.scoring.items()))
 

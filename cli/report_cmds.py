@@ -127,12 +127,14 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 200_000)
 
 def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10_000, policies=("greedy",),
                     seed: int = 0, options_a: dict | None = None, options_b: dict | None = None,
-                    seating: str = "fixed", chunk_size: int = 50_000, progress=None, on_section=None) -> Path:
+                    seating: str = "fixed", chunk_size: int = 50_000, progress=None, on_section=None,
+                    on_resume=None) -> Path:
     """Play both designs (or one design under two option sets) on the same seeds, chunk
     by chunk in lockstep, and write the comparison report into `out`; return report.html's path.
 
     `progress(side, games_done)` (side "a" or "b") is called after each chunk,
-    `on_section(title)` as each section of the report is begun.
+    `on_section(title)` as each section of the report is begun, `on_resume(games)`
+    with the games per design already played when an interrupted comparison resumes.
     Only the summaries and the per-game metrics of one chunk pair are in memory at a time.
     After every chunk pair the summaries are saved atomically in `out`, so an
     interrupted comparison run again with the same arguments resumes there.
@@ -154,6 +156,8 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
     state = checkpoint.load() or {"chunks_done": 0, "summaries": {"a": None, "b": None},
                                   "comparison": PairedComparison(), "clock": {"a": 0.0, "b": 0.0}}
     comp = state["comparison"]
+    if on_resume and state["chunks_done"]:
+        on_resume(min(state["chunks_done"] * chunk_size, games))
     accs = {"a": RaceSummarizer(metas["a"], on_games=comp.add_a), "b": RaceSummarizer(metas["b"], on_games=comp.add_b)}
     for key, acc in accs.items():
         acc.summary = state["summaries"][key]

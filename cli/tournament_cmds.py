@@ -33,7 +33,7 @@ from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
 
-from .common import console, fail, parse_options, progress_bar, split_policies
+from .common import console, fail, parse_options, progress_bar, resumed_text, split_policies
 
 __all__ = ["tournament_command", "sequential_command", "print_tournament", "print_sequential"]
 
@@ -101,7 +101,8 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
     try:
         with progress_bar(games * n_pairs, f"tournament {design.name} x{players}, {n_pairs} pairings", compiles=True) as advance:
             result = play_tournament(design, players, names, games, seed, options, progress=advance, threads=threads,
-                                     checkpoint=checkpoint)
+                                     checkpoint=checkpoint, on_resume=lambda done: advance.say(
+                                         resumed_text(out, done, games * n_pairs, "games (all pairings)")))
         ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=seed)
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))

@@ -393,13 +393,15 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     heads = headline(summary_a, summary_b, paired, name_a, name_b)
     for q, a in zip(heads["question"], heads["answer"]):
         sec.text(f"{q} {a}.")
-    sec.table(heads, "Answers with their evidence (paired on the same seeds, Holm-corrected)")
     same_seed = meta_a.get("seed") == meta_b.get("seed")
+    sec.table(heads, f"Answers with their evidence (paired {'on the same seeds' if same_seed else 'game by game'}, "
+                     "Holm-corrected)")
     sec.text(f"Paired on common random numbers: game i of both runs started from the same root seed "
              f"{meta_a.get('seed')} and game index; {int(paired['n'].max()) if len(paired) else 0} games paired."
              if same_seed else
-             f"Warning: the runs have different root seeds ({meta_a.get('seed')} vs {meta_b.get('seed')}); "
-             "the games are not on common random numbers and the paired intervals are only approximate.")
+             f"Warning: the runs have different root seeds ({meta_a.get('seed')} vs {meta_b.get('seed')}), so game i "
+             "of one and game i of the other are independent, not played from common random numbers: the paired "
+             "differences and their intervals still hold, but are wider than on one seed.")
     if comparison.unpaired:
         sec.text(f"{comparison.unpaired} games appear in one run only and are left out.")
 

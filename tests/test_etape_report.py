@@ -130,7 +130,7 @@ def test_a_changed_chunk_size_keeps_a_finished_run_and_resumes_an_interrupted_on
     monkeypatch.setattr(C.E, "simulate", counted)
     result = CliRunner().invoke(app, command[:-2] + [str(other), "--chunk-size", "15"])
     assert result.exit_code == 0, result.output
-    assert (f"resuming the interrupted run at {other}: 10 of 30 races already played, in its chunks of 10 "
+    assert (f"resuming the run at {other}: 10 of 30 races already played, in its chunks of 10 "
             "(not --chunk-size 15") in " ".join(result.stdout.split())
     assert calls == [0, 10, 20]
     resumed = C.load_run(other)

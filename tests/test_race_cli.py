@@ -29,6 +29,14 @@ def test_decks_list_and_show():
         assert name in result.stdout
     shown = run("decks", "show", "millebornes")
     assert shown.exit_code == 0 and "right_of_way" in shown.stdout and "permanent go" in shown.stdout
+    # the rules page: every option matters in Mille Bornes, but 4 players (two teams) have no extension
+    text = " ".join(shown.stdout.split())
+    assert "options that change nothing here" not in text
+    assert "options that change nothing at 4 players: failed_extension_trip_points" in text
+    # Stap op: no safeties and no scoring table (rules page), so only three options are its own
+    text = " ".join(run("decks", "show", "stapop").stdout.split())
+    assert "options: overshoot=forbid, limit_on_limit=false, turn_cap=0" in text
+    assert "coup_fourre, coup_fourre_turn_after_stock_empty (no safety protects from an attack)" in text
 
 
 def test_decks_show_toml_prints_the_design_file_to_copy(tmp_path):
@@ -105,7 +113,7 @@ def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
     # resumed with another --chunk-size: in the interrupted run's chunks of 100, chunk 0 reused
     result = run(*args[:-1], 40)
     assert result.exit_code == 0, result.stderr
-    assert ("resuming the interrupted run at " in result.stdout and "100 of 200 games already played, in its "
+    assert ("resuming the run at " in result.stdout and "100 of 200 games already played, in its "
             "chunks of 100 (not --chunk-size 40" in " ".join(result.stdout.split()))
     assert read_metadata(out)["wall_seconds"] >= 1000.0  # the earlier session's time is counted
     resumed = pq.read_table(out).to_pandas()
@@ -755,6 +763,7 @@ def test_interrupted_compare_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     result = run(*args)
     assert result.exit_code == 0, result.stderr
     assert calls["n"] == 4  # two chunk pairs left of three
+    assert f"resuming the run at {out}: 100 of 300 games per design already played" in " ".join(result.stderr.split())
     assert not (out / ".compare-checkpoint.pkl").exists()
     resumed = (out / "report.md").read_text()
     # The same comparison played in one go gives the same report numbers.

@@ -129,7 +129,8 @@ def test_comparison_warns_without_common_seeds(toy, tmp_path):
     meta_b = dict(toy.attrs, seed=8)
     sa, ma, sb, mb, comp = compare_summaries(toy, toy.attrs, make_records(b_hands(), meta_b), meta_b)
     md = build_comparison_report(sa, ma, sb, mb, comp).to_markdown()
-    assert "different root seeds" in md
+    assert "different root seeds" in md and "paired game by game, Holm-corrected" in md
+    assert "paired on the same seeds" not in md
     assert "What differs between the designs" not in md  # the same design: nothing to list
     meta_b = dict(meta_b, options={"limit_on_limit": True})
     sa, ma, sb, mb, comp = compare_summaries(toy, toy.attrs, make_records(b_hands(), meta_b), meta_b)

@@ -345,8 +345,11 @@ def test_interrupted_tournament_resumes_from_its_checkpoint(tmp_path, monkeypatc
     assert (out / ".tournament-checkpoint.pkl").exists() and not (out / "report.html").exists()
     # ... so running it again plays only the third, and ends like a tournament played in one go.
     calls["n"], fail_at = 0, None
+    capsys.readouterr()
     resumed = tournament_command(*args)
     assert calls["n"] == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"resuming the run at {out}: 24 of 36 games (all pairings) already played" in said
     assert not (out / ".tournament-checkpoint.pkl").exists() and (out / "report.html").exists()
     whole = play_tournament("millebornes", 2, ["random", "greedy", "aggressive"], games=12, seed=3)
     np.testing.assert_array_equal(resumed.outcomes, whole.outcomes)
