@@ -190,6 +190,17 @@ def position_state(design: Design, position: dict, source: str = "position", opt
                     fail(f"{f}.safeties", f"{key} protects against {design.cards[top].key}, so that card cannot "
                          f"be on top of the {pile} pile")
             K.land_safety(state, ct, rules, s, t)
+        if battle in ("needs_go", "virtual_go"):
+            # Only a safety laid over its hazard leaves these, as option roll_after_safety says.
+            shown = [design.cards[t] for t in range(n_types) if design.cards[t].role == "safety"
+                     and state[b + K.SD_TABLEAU + t] > 0]
+            if not any(design.cards[design.card_index(k)].role == "hazard" for c in shown for k in c.protects):
+                fail(f"{f}.battle", f"{battle!r} is left only by a safety laid over its hazard, and this side "
+                     "shows no safety that protects from a hazard")
+            if (battle == "needs_go") != bool(rules[K.R_ROLL_AFTER_SAFETY]):
+                fail(f"{f}.battle", f"{battle!r} does not arise under roll_after_safety = "
+                     f"{str(bool(rules[K.R_ROLL_AFTER_SAFETY])).lower()}: a safety laid over its hazard leaves "
+                     f"{'needs_go' if rules[K.R_ROLL_AFTER_SAFETY] else 'virtual_go'}")
     # Deal what nobody can see: the stock and the hands not listed.
     rng = np.random.default_rng(seed)
     pool = np.repeat(np.arange(n_types), unseen)

@@ -537,6 +537,24 @@ def test_mb_option_no_roll_after_safety():
     assert ALL_KM <= moves
 
 
+def test_mb_positions_after_a_safety_over_its_hazard():
+    # What the two rules above leave on the battle pile, written as a position: "needs_go" (a Roll
+    # is still needed, the default) and "virtual_go" (none, under roll_after_safety = false).
+    hand = ["km25", "km50", "km100", "roll", "km75", "km200", "gasoline"]
+    moves = legal(MB, mb_pos(side("needs_go", safeties=["extra_tank"]), side(), hand))
+    assert "play roll" in moves and not ALL_KM & moves
+    opts = {"roll_after_safety": False}
+    assert ALL_KM <= legal(MB, mb_pos(side("virtual_go", safeties=["extra_tank"]), side(), hand), options=opts)
+    # Positions no game can reach are refused: no safety that protects from a hazard, or the other option.
+    for battle, safeties, options, problem in (
+            ("needs_go", [], None, "shows no safety that protects from a hazard"),
+            ("virtual_go", ["extra_tank"], None, "'virtual_go' does not arise under roll_after_safety = true"),
+            ("needs_go", ["extra_tank"], opts, "'needs_go' does not arise under roll_after_safety = false")):
+        with pytest.raises(DesignError) as err:
+            legal(MB, mb_pos(side(battle, safeties=safeties), side(), hand), options=options)
+        assert "sides[0].battle: " in str(err.value) and problem in str(err.value), str(err.value)
+
+
 def test_mb_right_of_way_cancels_stop_and_speed_limit():
     hand = ["right_of_way", "km25", "km50", "km100", "km75", "km200", "gasoline"]
     new, info = play(MB, mb_pos(side("stop", "speed_limit"), side(), hand), "play right_of_way")
