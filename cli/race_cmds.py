@@ -319,7 +319,7 @@ def replay_run_command(path: Path, game: int) -> None:
     policies = ",".join(p["name"] for p in meta["policies"])
     try:
         run = RaceRun(design, meta["players"], split_policies(policies), meta["seed"], meta["options"],
-                      meta["seating"])
+                      meta.get("seating", "fixed"))
     except (DesignError, PolicyError, ValueError) as exc:
         fail(f"{path}: the run's design or policies cannot be loaded now: {exc}")
     fields = ("design_hash", "players", "policies", "seating", "seed", "options")
