@@ -236,6 +236,39 @@ def compare(
 
 
 @app.command()
+def sweep(
+    deck: DeckArg,
+    setting: Annotated[str, typer.Option("--set", help="The design file's setting and its values: PATH=V1,V2,... with PATH dotted as in the file: cards.KEY.FIELD (cards.stop.count=3,5,8), options.NAME, target.trip, players.N.trip, scoring.NAME, design.hand_size.")],
+    players: PlayersOpt = 2,
+    games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_SEED, help="Games per value (and for the design as written), on the same seeds.")] = 10_000,
+    policy: ComparePolicyOpt = None,
+    seed: SeedOpt = 0,
+    option: OptionOpt = None,
+    seating: SeatingOpt = "fixed",
+    out: Annotated[Path, typer.Option("--out", help="Folder for the sweep report.")] = Path("sweep"),
+    threads: ThreadsOpt = None,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time; the summaries are saved after each, so an interrupted sweep resumes.")] = RACE_CHUNK,
+) -> None:
+    """Play a design with one setting of its file at several values, each on the same seeds as the
+    design as written, and report what the setting changes (paired differences, Holm-corrected)."""
+    from etappe.analysis.race import DesignError
+    from etappe.kernels.race_policies import PolicyError
+
+    from .report_cmds import sweep_command
+
+    set_threads(threads)
+    if deck in OTHER_GAMES:
+        fail(f"sweep is for the race designs, whose settings are data in a design file; not {deck}")
+    writable_folder(out)
+    try:
+        path = sweep_command(deck, setting, players, games, split_policies(policy or "greedy"), seed,
+                             parse_options(option), seating, out, chunk_size)
+    except (DesignError, PolicyError, ValueError) as exc:
+        fail(str(exc))
+    console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")
+
+
+@app.command()
 def tournament(
     deck: DeckArg,
     policies: Annotated[str, typer.Option("--policies", help="Policies, comma separated (at least two).")],

@@ -186,3 +186,42 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
                                    on_section=on_section).write(out)
     checkpoint.remove()
     return path
+
+
+def sweep_values(text: str) -> tuple[str, list]:
+    """`--set PATH=V1,V2,...`: the setting's dotted path and its values, each
+    read as a TOML value (3, 0.5, true) or else as a bare word (disqualify)."""
+    import tomllib
+
+    path, sep, values = text.partition("=")
+    path = path.strip()
+    if not sep or not path or not values.strip():
+        raise ValueError(f"--set {text!r}: write the setting and its values, e.g. --set cards.stop.count=3,5,8")
+
+    def value(word: str):
+        try:
+            return tomllib.loads(f"v = {word}")["v"]
+        except tomllib.TOMLDecodeError:
+            return word
+
+    return path, [value(word.strip()) for word in values.split(",")]
+
+
+def sweep_command(deck: str, setting: str, players: int, games: int, policies, seed: int, options: dict,
+                  seating: str, out: Path, chunk_size: int) -> Path:
+    """`etappe sweep`: play the sweep with a progress bar, resuming from its
+    checkpoint in `out`, and write its report there; return report.html's path."""
+    from ..analysis.sweep import sweep_design
+    from ..reports.sweep_report import build_sweep_report
+    from .common import progress_bar, resumed_text
+
+    path, values = sweep_values(setting)
+    checkpoint = Path(out) / ".sweep-checkpoint.pkl"
+    runs = len(values) + 1
+    with progress_bar(games * runs, f"{deck} {path} x{len(values)}", compiles=True) as bar:
+        sweep = sweep_design(deck, path, values, players, games, policies, seed, options, seating, chunk_size,
+                             progress=bar, checkpoint=checkpoint,
+                             on_resume=lambda done: bar.say(resumed_text(out, done, games, "games per value")))
+        report = build_sweep_report(sweep, on_section=bar.stage).write(out)
+    checkpoint.unlink(missing_ok=True)
+    return report

@@ -393,6 +393,40 @@ def parse_design(text: str, source: str) -> Design:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DesignError(f"{source}: not valid TOML: {exc}") from None
+    return _design_from_tables(raw, text, source)
+
+
+def design_variant(design: Design, path: str, value) -> Design:
+    """The design with one setting of its file changed: `path` is the
+    setting's place in the file, dotted (`cards.stop.count`, a card by its
+    key; `options.coup_fourre`; `target.trip`; `players.4.trip`;
+    `scoring.safe_trip`), `value` a TOML value. The variant is validated as
+    a file of its own would be; its text (and so its hash) is the file's
+    with a comment naming the change."""
+    raw = tomllib.loads(design.text)
+    parts = path.split(".")
+    table = raw
+    for i, part in enumerate(parts[:-1]):
+        if i == 1 and parts[0] == "cards":
+            found = [card for card in table if isinstance(card, dict) and card.get("key") == part]
+            if not found:
+                keys = ", ".join(str(card.get("key")) for card in table if isinstance(card, dict))
+                raise DesignError(f"{design.source}: {path}: no card {part!r} in this design (cards: {keys})")
+            table = found[0]
+            continue
+        table = table.setdefault(part, {})
+        if not isinstance(table, (dict, list)):
+            raise DesignError(f"{design.source}: {path}: {'.'.join(parts[:i + 1])} is a value, not a table")
+    if parts[0] == "cards" and len(parts) != 3:
+        raise DesignError(f"{design.source}: {path}: a card's setting is cards.KEY.FIELD, e.g. cards.stop.count")
+    if not isinstance(table, dict):
+        raise DesignError(f"{design.source}: {path}: cards are named by key, as cards.KEY.FIELD")
+    table[parts[-1]] = value
+    text = f"{design.text.rstrip()}\n# etappe variant: {path} = {value!r}\n"
+    return _design_from_tables(raw, text, f"{design.source} with {path} = {value}")
+
+
+def _design_from_tables(raw: dict, text: str, source: str) -> Design:
     v = _Validator(source)
     head = v.table(raw, "design")
     target = v.table(raw, "target")

@@ -1,0 +1,147 @@
+"""A design sweep: one setting of a design file at several values, each
+variant played on the same seeds as the design as written and compared
+with it game by game.
+
+`sweep_design` plays them chunk by chunk (the summaries only are kept) and
+returns a `Sweep`; `sweep_table` gives every metric of every value as a
+paired difference from the design as written, with its 95 % interval and
+Holm's correction across the whole sweep (values x metrics).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..kernels.race_design import Design, design_variant, load_design
+from .compare import PairedComparison, paired_table
+from .race import RaceRun
+from .race_summary import RaceSummarizer, RaceSummary
+from .runio import Checkpoint
+from .stats import holm
+
+# The metrics a sweep shows, in order: the compare report's headline ones first.
+SWEEP_METRICS = ("game_turns", "first_hand_gap", "first_player_gap", "hazard_decided", "dead_share",
+                 "lead_changes", "capped", "no_winner", "hands")
+
+
+@dataclass
+class Sweep:
+    path: str
+    values: list
+    base_value: object                     # the file's own value at `path` (None: not set there)
+    base: RaceSummary
+    base_meta: dict
+    summaries: list[RaceSummary] = field(default_factory=list)   # one per value
+    metas: list[dict] = field(default_factory=list)
+    comparisons: list[PairedComparison] = field(default_factory=list)
+
+
+def file_value(design: Design, path: str):
+    """The value the design file sets at `path`, or None."""
+    import tomllib
+
+    table = tomllib.loads(design.text)
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        if i == 1 and parts[0] == "cards":
+            table = next((c for c in table if isinstance(c, dict) and c.get("key") == part), {})
+        elif isinstance(table, dict):
+            table = table.get(part)
+        else:
+            return None
+    return table
+
+
+def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, games: int,
+                 policies: Sequence[str] = ("greedy",), seed: int = 0, options: dict | None = None,
+                 seating: str = "fixed", chunk_size: int = 50_000,
+                 progress: Callable[[int], None] | None = None, checkpoint: Path | None = None,
+                 on_resume: Callable[[int], None] | None = None) -> Sweep:
+    """Play the design as written and each variant (`path` set to each of
+    `values`) on games 0 .. games-1 of `seed`; `progress(games)` after each
+    chunk of each. Every variant is checked before any game is played.
+
+    checkpoint: a file where the summaries are saved atomically after every
+    chunk; a sweep started again with the same arguments resumes from it
+    (calling on_resume with the games per design already played; the
+    caller removes the file once the results are safe elsewhere)."""
+    design = deck if isinstance(deck, Design) else load_design(deck)
+    if not values:
+        raise ValueError("give at least one value to sweep")
+    if len(set(map(repr, values))) != len(values):
+        raise ValueError(f"a value is given twice: {', '.join(map(repr, values))}")
+    base_value = file_value(design, path)
+    variants = [design_variant(design, path, v) for v in values]
+    runs = [RaceRun(d, players, list(policies), seed, options, seating) for d in [design, *variants]]
+    saved = state = None
+    if checkpoint is not None:
+        identity = {"runs": [{f: m[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games",
+                                                "version", "options")} for m in (r.metadata(games) for r in runs)],
+                    "path": path, "values": [repr(v) for v in values], "chunk_size": chunk_size}
+        saved = Checkpoint(Path(checkpoint), identity)
+        state = saved.load()
+    if state is None:
+        state = {"games_done": 0, "summaries": [None] * len(runs), "comparisons": [PairedComparison() for _ in variants]}
+    elif on_resume:
+        on_resume(state["games_done"])
+    comparisons = state["comparisons"]
+
+    def to_all_b(table):
+        for comp in comparisons:
+            comp.add_b(table)
+
+    summarizers = [RaceSummarizer(runs[0].metadata(games), on_games=to_all_b)]
+    summarizers += [RaceSummarizer(run.metadata(games), on_games=comp.add_a)
+                    for run, comp in zip(runs[1:], comparisons)]
+    for acc, summary in zip(summarizers, state["summaries"]):
+        acc.summary = summary
+    if state["games_done"] < games:
+        for run in runs:
+            run.load_kernels()  # the compile is not playing time
+    if progress:
+        progress(state["games_done"] * len(runs))
+    for first in range(state["games_done"], games, chunk_size):
+        count = min(chunk_size, games - first)
+        for run, acc in zip(runs, summarizers):
+            acc.add(run.play(first, count))
+            if progress:
+                progress(count)
+        state["games_done"] = first + count
+        state["summaries"] = [acc.summary for acc in summarizers]
+        if saved:
+            saved.save(state)
+    results = [acc.result() for acc in summarizers]
+    return Sweep(path, list(values), base_value, results[0], runs[0].metadata(games), results[1:],
+                 [run.metadata(games) for run in runs[1:]], comparisons)
+
+
+def sweep_table(sweep: Sweep) -> pd.DataFrame:
+    """One row per value and metric: the variant's mean, the design as
+    written's, their paired difference (variant - as written) with its 95 %
+    interval, p and Holm's p across every row of the sweep."""
+    fair = 1.0 / sweep.base_meta["sides"]
+    keys = shown_metrics(sweep)
+    rows = []
+    for i, (value, comp) in enumerate(zip(sweep.values, sweep.comparisons)):
+        table = paired_table(comp, fair=fair).set_index("key").reindex(keys).dropna(subset=["n"]).reset_index()
+        table["value"], table["value_order"] = value, i
+        rows.append(table)
+    out = pd.concat(rows, ignore_index=True)
+    out["key_order"] = out["key"].map(keys.index)
+    out = out.sort_values(["key_order", "value_order"], kind="stable").reset_index(drop=True)
+    out["n"] = out["n"].astype(np.int64)
+    out["p_holm"], out["reject"] = holm(out["p_value"].to_numpy(float))
+    return out[["key", "metric", "value", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_holm",
+                "reject", "n"]].rename(columns={"mean_a": "variant", "mean_b": "as_written"})
+
+
+def shown_metrics(sweep: Sweep) -> list[str]:
+    """SWEEP_METRICS for this design: where it plays several hands the
+    first-player question is asked within the hand, as the first player
+    moves round (as in the compare report), else of the game."""
+    drop = "first_player_gap" if sweep.base_meta["multi_hand"] else "first_hand_gap"
+    return [k for k in SWEEP_METRICS if k != drop]

@@ -1,0 +1,108 @@
+"""The report of a design sweep (`etappe sweep`): what one setting of a
+design file does, value by value, against the design as written.
+
+It lays out what `etappe.analysis.sweep` computed: the run (all that is
+needed to reproduce it), at a glance (the compare report's headline
+metrics, value by value), a figure of the paired differences, every metric
+as a table, and the method. This module computes no statistics of its own.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ..analysis.sweep import Sweep, shown_metrics, sweep_table
+from .document import Report
+from .race_report import design_name
+
+HEADLINE_METRICS = ("game_turns", "first_hand_gap", "first_player_gap", "hazard_decided", "dead_share")
+
+
+def _g(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def effect_chart(table: pd.DataFrame, keys: list[str], path: str) -> Figure:
+    """One panel per metric: each value's paired difference from the design
+    as written, with its 95 % interval (0: no change)."""
+    fig = Figure(figsize=(3.2 * len(keys), 3.2))
+    for i, key in enumerate(keys):
+        ax = fig.add_subplot(1, len(keys), i + 1)
+        rows = table[table["key"] == key]
+        x = np.arange(len(rows))
+        err = np.vstack([rows["diff"] - rows["ci_low"], rows["ci_high"] - rows["diff"]])
+        ax.errorbar(x, rows["diff"], yerr=err, fmt="o", capsize=3)
+        ax.axhline(0.0, color="#777", linewidth=0.8)
+        ax.set_xticks(x, [str(v) for v in rows["value"]])
+        ax.set_xlabel(path)
+        ax.set_title(rows["metric"].iloc[0], fontsize=8, wrap=True)
+    fig.suptitle("Difference from the design as written (95 % intervals)")
+    fig.tight_layout()
+    return fig
+
+
+def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
+    meta = sweep.base_meta
+    table = sweep_table(sweep)
+    keys = shown_metrics(sweep)
+    name = design_name(meta)
+    as_written = "not set in the file (its default)" if sweep.base_value is None else str(sweep.base_value)
+    rep = Report(f"Sweep: {name}, {sweep.path}, {meta['players']} players", on_section=on_section)
+
+    sec = rep.section("Run")
+    rows = [("design", name), ("design file", meta.get("design_file", "")), ("design hash", meta.get("design_hash")),
+            ("setting swept", sweep.path), ("value in the file", as_written),
+            ("values played", ", ".join(map(str, sweep.values))), ("players", meta["players"]),
+            ("policies by seat", ", ".join(p["name"] for p in meta["policies"])), ("seating", meta["seating"]),
+            ("seed", meta["seed"]), ("games per value", meta["games"]),
+            ("rule options", json.dumps(meta["options"], sort_keys=True)),
+            ("etappe version", meta.get("version"))]
+    sec.table(pd.DataFrame(rows, columns=["item", "value"]).astype(str), "Everything needed to reproduce the sweep")
+    sec.text("Reproduce: etappe sweep " + " ".join([
+        meta.get("design_file", "").removeprefix("builtin:"), "--set", f"{sweep.path}=" + ",".join(map(str, sweep.values)),
+        "--players", str(meta["players"]), "--games", str(meta["games"]), "--seed", str(meta["seed"]),
+        "--policy", ",".join(p["name"] for p in meta["policies"]), "--seating", meta["seating"]]))
+
+    sec = rep.section("At a glance")
+    sec.text(f"Each value of {sweep.path} is played on the same {meta['games']} games (the same seeds) as the "
+             f"design as written ({sweep.path} = {as_written}), and compared with it game by game. A change is "
+             "named only where Holm's correction over every value and metric of the sweep still finds it.")
+    for key in [k for k in HEADLINE_METRICS if k in keys]:
+        rows = table[table["key"] == key]
+        if rows.empty:
+            continue
+        parts = []
+        for _, r in rows.iterrows():
+            if r["n"] == 0 or (r["diff"] == 0 and r["ci_low"] == r["ci_high"]):
+                parts.append(f"{r['value']}: {_g(r['variant'])} (equal in every game)")
+                continue
+            verdict = "" if r["reject"] else ", no clear change"
+            parts.append(f"{r['value']}: {_g(r['variant'])} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
+                         f"{_g(r['ci_high'])}], Holm p = {_g(r['p_holm'])}{verdict})")
+        sec.text(f"{rows['metric'].iloc[0]}: as written {_g(rows['as_written'].iloc[0])}; " + "; ".join(parts) + ".")
+    shown = [k for k in HEADLINE_METRICS if k in keys and (table["key"] == k).any()]
+    sec.figure(effect_chart(table, shown, sweep.path), "Paired differences from the design as written",
+               name="sweep_effects")
+
+    sec = rep.section("Every metric")
+    out = table.copy()
+    out["diff [95 % interval]"] = [f"{d:+.4g} [{lo:.4g}, {hi:.4g}]"
+                                   for d, lo, hi in zip(out["diff"], out["ci_low"], out["ci_high"])]
+    sec.table(out[["metric", "value", "variant", "as_written", "diff [95 % interval]", "p_value", "p_holm",
+                   "reject", "n"]], "Each value against the design as written, paired game by game")
+
+    sec = rep.section("Method")
+    sec.text("Game i of every variant and of the design as written starts from the same keys (root seed and game "
+             "index), so the deals and the policies' random choices are shared as far as the variant lets them "
+             "be: the differences are paired game by game (common random numbers), which makes them far more "
+             "precise than two independent runs. Each row is the mean of the per-game differences (variant minus "
+             "as written) with a 95 % Student t interval; p is the two-sided t-test, and Holm's step-down "
+             "correction runs over every value and metric of the sweep at once (a value equal to the file's own "
+             "plays the same games, and a variant that changes no game shows no difference: no test). The first "
+             "player's distance from the fair share is asked of the side that plays first in each hand where the "
+             "design plays several hands (the first player moves round), else of the game's first player. The metrics are those of the compare report "
+             "(docs/records.md); a variant is validated as a design file of its own would be.")
+    return rep

@@ -1,0 +1,118 @@
+"""Design sweeps (`etappe sweep`): a setting of a design file at several
+values, each variant checked as a file of its own and played on the same
+seeds as the design as written."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+from typer.testing import CliRunner
+
+from etappe.analysis.race import RaceRun, simulate
+from etappe.analysis.race_summary import game_table
+from etappe.analysis.sweep import sweep_design, sweep_table
+from etappe.cli.main import app
+from etappe.kernels.race_design import DesignError, design_variant, load_design
+
+MB = load_design("millebornes")
+SO = load_design("stapop")
+
+
+def run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_a_variant_changes_one_setting_and_is_checked_as_a_file_would_be():
+    eight = design_variant(MB, "cards.stop.count", 8)
+    # the rules page: 2 and 3 players play without one Stop, 4 and 6 with all of them
+    assert eight.counts(4)["stop"] == 8 and eight.counts(2)["stop"] == 7
+    assert MB.counts(4)["stop"] == 5 and eight.counts(4)["roll"] == MB.counts(4)["roll"]
+    assert design_variant(MB, "players.4.trip", 700).trip_for(4) == (700, 0)
+    assert design_variant(MB, "options.coup_fourre", False).options["coup_fourre"] is False
+    assert eight.text != MB.text  # its own hash: runs of it are not taken for the file's
+    for path, value, message in (
+            ("cards.stp.count", 3, "builtin:millebornes: cards.stp.count: no card 'stp' in this design"),
+            ("cards.stop", 3, "a card's setting is cards.KEY.FIELD"),
+            ("target.trip.km", 3, "target.trip is a value, not a table"),
+            ("cards.stop.count", -1, "with cards.stop.count = -1: cards[9] (stop).count: must not be negative"),
+            ("design.hand_size", 0, "with design.hand_size = 0: design.hand_size: must be at least 1")):
+        with pytest.raises(DesignError) as err:
+            design_variant(MB, path, value)
+        assert message in str(err.value), str(err.value)
+    # an option that changes nothing in the design is refused in a variant as in a file
+    with pytest.raises(DesignError, match="changes nothing in this design: no safety protects from an attack"):
+        design_variant(SO, "options.coup_fourre", False)
+
+
+def test_a_variant_plays_the_games_of_the_same_design_written_as_a_file(tmp_path):
+    path = tmp_path / "ten_go.toml"
+    path.write_text(SO.text.replace("count = 14", "count = 10", 1), "utf-8")  # the go card, the first card
+    assert load_design(path).counts(2)["go"] == 10
+    frame = simulate(path, players=2, games=300, seed=5)
+    by_file = game_table(frame, frame.attrs)
+    sweep = sweep_design("stapop", "cards.go.count", [10], players=2, games=300, seed=5, chunk_size=120)
+    row = sweep_table(sweep).set_index("key").loc["game_turns"]
+    assert row["variant"] == pytest.approx(by_file["game_turns"].mean())
+    as_written = simulate("stapop", players=2, games=300, seed=5)
+    assert row["as_written"] == pytest.approx(game_table(as_written, as_written.attrs)["game_turns"].mean())
+
+
+def test_a_turn_cap_no_game_can_finish_within_caps_every_game():
+    # Stap op's target is a set of 16 stage cards: with 2 players, a cap of 20 turns (10 each)
+    # ends every game before anyone completes it; the design as written caps none (rules page:
+    # games that cannot end are cut off, and only those).
+    sweep = sweep_design("stapop", "options.turn_cap", [20, 0], players=2, games=200, seed=3)
+    table = sweep_table(sweep).set_index(["key", "value"])
+    assert sweep.base_value is None  # the file leaves turn_cap to its default (0)
+    capped = table.loc[("capped", 20)]
+    assert (capped["variant"], capped["as_written"], capped["diff"]) == (1.0, 0.0, 1.0)
+    # the file's own value plays the very same games: no difference, and nothing to test
+    same = table.xs(0, level="value")
+    assert (same["diff"] == 0).all() and same["p_value"].isna().all() and (same["variant"] == same["as_written"]).all()
+
+
+def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
+    out = tmp_path / "sweep"
+    args = ("sweep", "millebornes", "--set", "cards.stop.count=3,8", "--games", 60, "--chunk-size", 20,
+            "--seed", 2, "--out", out)
+    calls = {"n": 0}
+    real_play = RaceRun.play
+
+    def flaky_play(self, start, count):
+        calls["n"] += 1
+        if calls["n"] == 5:  # in the second chunk (three designs a chunk)
+            raise KeyboardInterrupt
+        return real_play(self, start, count)
+
+    monkeypatch.setattr(RaceRun, "play", flaky_play)
+    assert run(*args).exit_code != 0
+    assert (out / ".sweep-checkpoint.pkl").exists() and not (out / "report.md").exists()
+    calls["n"] = 0
+    monkeypatch.setattr(RaceRun, "play", lambda self, start, count: (calls.__setitem__("n", calls["n"] + 1),
+                                                                      real_play(self, start, count))[1])
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert calls["n"] == 6  # two chunks of three designs left
+    assert "resuming the run at" in result.stderr and "20 of 60 games per value already played" in " ".join(
+        result.stderr.split())
+    md = (out / "report.md").read_text()
+    assert [line[3:] for line in md.splitlines() if line.startswith("## ")] == ["Run", "At a glance",
+                                                                                  "Every metric", "Method"]
+    assert "value in the file | 5" in md and "turns per game: as written" in md
+    assert not (out / ".sweep-checkpoint.pkl").exists()
+    # the same sweep played in one go gives the same numbers
+    monkeypatch.setattr(RaceRun, "play", real_play)
+    assert run(*args[:-1], tmp_path / "fresh").exit_code == 0
+    assert md == (tmp_path / "fresh" / "report.md").read_text()
+
+
+def test_sweep_refusals_name_the_problem(tmp_path):
+    for args, message in (
+            (("stapop", "--set", "cards.go.count"), "write the setting and its values"),
+            (("stapop", "--set", "cards.goo.count=3"), "no card 'goo' in this design"),
+            (("stapop", "--set", "cards.go.count=3,3"), "a value is given twice"),
+            (("stapop", "--set", "options.overshoot=maybe"), "options.overshoot"),
+            (("etape", "--set", "x=1"), "sweep is for the race designs")):
+        result = run("sweep", *args, "--games", 10, "--out", tmp_path / "s")
+        assert result.exit_code == 2 and message in " ".join(result.stderr.split()), (args, result.stderr)
+    assert not (tmp_path / "s").exists()
