@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..kernels.race_design import Design, design_variant, load_design
+from ..kernels.race_design import Design, design_variant, file_setting, load_design
 from .compare import PairedComparison, paired_table
 from .race import RaceRun
 from .race_summary import RaceSummarizer, RaceSummary
@@ -40,22 +40,6 @@ class Sweep:
     comparisons: list[PairedComparison] = field(default_factory=list)
 
 
-def file_value(design: Design, path: str):
-    """The value the design file sets at `path`, or None."""
-    import tomllib
-
-    table = tomllib.loads(design.text)
-    parts = path.split(".")
-    for i, part in enumerate(parts):
-        if i == 1 and parts[0] == "cards":
-            table = next((c for c in table if isinstance(c, dict) and c.get("key") == part), {})
-        elif isinstance(table, dict):
-            table = table.get(part)
-        else:
-            return None
-    return table
-
-
 def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, games: int,
                  policies: Sequence[str] = ("greedy",), seed: int = 0, options: dict | None = None,
                  seating: str = "fixed", chunk_size: int = 50_000,
@@ -74,7 +58,7 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
         raise ValueError("give at least one value to sweep")
     if len(set(map(repr, values))) != len(values):
         raise ValueError(f"a value is given twice: {', '.join(map(repr, values))}")
-    base_value = file_value(design, path)
+    base_value = file_setting(design, path)
     variants = [design_variant(design, path, v) for v in values]
     runs = [RaceRun(d, players, list(policies), seed, options, seating) for d in [design, *variants]]
     saved = state = None

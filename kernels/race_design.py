@@ -404,26 +404,41 @@ def design_variant(design: Design, path: str, value) -> Design:
     a file of its own would be; its text (and so its hash) is the file's
     with a comment naming the change."""
     raw = tomllib.loads(design.text)
+    table, key = _setting_place(raw, path, design.source, create=True)
+    table[key] = value
+    text = f"{design.text.rstrip()}\n# etappe variant: {path} = {value!r}\n"
+    return _design_from_tables(raw, text, f"{design.source} with {path} = {value}")
+
+
+def file_setting(design: Design, path: str):
+    """The value the design's file sets at `path` (as design_variant names
+    it), or None where the file leaves it to its default."""
+    table, key = _setting_place(tomllib.loads(design.text), path, design.source, create=False)
+    return None if table is None else table.get(key)
+
+
+def _setting_place(raw: dict, path: str, source: str, create: bool) -> tuple[dict | None, str]:
+    """(the table of the parsed file that holds setting `path`, its key):
+    tables on the way are made where missing with `create`, else the table
+    is None."""
     parts = path.split(".")
+    if parts[0] == "cards" and len(parts) != 3:
+        raise DesignError(f"{source}: {path}: a card's setting is cards.KEY.FIELD, e.g. cards.stop.count")
     table = raw
     for i, part in enumerate(parts[:-1]):
         if i == 1 and parts[0] == "cards":
             found = [card for card in table if isinstance(card, dict) and card.get("key") == part]
             if not found:
                 keys = ", ".join(str(card.get("key")) for card in table if isinstance(card, dict))
-                raise DesignError(f"{design.source}: {path}: no card {part!r} in this design (cards: {keys})")
+                raise DesignError(f"{source}: {path}: no card {part!r} in this design (cards: {keys})")
             table = found[0]
-            continue
-        table = table.setdefault(part, {})
-        if not isinstance(table, (dict, list)):
-            raise DesignError(f"{design.source}: {path}: {'.'.join(parts[:i + 1])} is a value, not a table")
-    if parts[0] == "cards" and len(parts) != 3:
-        raise DesignError(f"{design.source}: {path}: a card's setting is cards.KEY.FIELD, e.g. cards.stop.count")
-    if not isinstance(table, dict):
-        raise DesignError(f"{design.source}: {path}: cards are named by key, as cards.KEY.FIELD")
-    table[parts[-1]] = value
-    text = f"{design.text.rstrip()}\n# etappe variant: {path} = {value!r}\n"
-    return _design_from_tables(raw, text, f"{design.source} with {path} = {value}")
+        elif part not in table and not create:
+            return None, parts[-1]
+        else:
+            table = table.setdefault(part, {})
+            if not isinstance(table, (dict, list)):
+                raise DesignError(f"{source}: {path}: {'.'.join(parts[:i + 1])} is a value, not a table")
+    return table, parts[-1]
 
 
 def _design_from_tables(raw: dict, text: str, source: str) -> Design:

@@ -12,7 +12,7 @@ from etappe.analysis.race import RaceRun, simulate
 from etappe.analysis.race_summary import game_table
 from etappe.analysis.sweep import sweep_design, sweep_table
 from etappe.cli.main import app
-from etappe.kernels.race_design import DesignError, design_variant, load_design
+from etappe.kernels.race_design import DesignError, design_variant, file_setting, load_design
 
 MB = load_design("millebornes")
 SO = load_design("stapop")
@@ -30,6 +30,9 @@ def test_a_variant_changes_one_setting_and_is_checked_as_a_file_would_be():
     assert design_variant(MB, "players.4.trip", 700).trip_for(4) == (700, 0)
     assert design_variant(MB, "options.coup_fourre", False).options["coup_fourre"] is False
     assert eight.text != MB.text  # its own hash: runs of it are not taken for the file's
+    # what the file itself says there: 5 Stops (rules page); Stap op's file sets no turn cap
+    assert file_setting(MB, "cards.stop.count") == 5
+    assert file_setting(SO, "options.turn_cap") is None and file_setting(SO, "options.overshoot") == "forbid"
     for path, value, message in (
             ("cards.stp.count", 3, "builtin:millebornes: cards.stp.count: no card 'stp' in this design"),
             ("cards.stop", 3, "a card's setting is cards.KEY.FIELD"),
