@@ -35,6 +35,7 @@ class Sweep:
     base_value: object                     # the file's own value at `path` (None: not set there)
     base: RaceSummary
     base_meta: dict
+    options_given: dict                    # the rule options given for the run (the file's own aside)
     summaries: list[RaceSummary] = field(default_factory=list)   # one per value
     metas: list[dict] = field(default_factory=list)
     comparisons: list[PairedComparison] = field(default_factory=list)
@@ -99,7 +100,7 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
         if saved:
             saved.save(state)
     results = [acc.result() for acc in summarizers]
-    return Sweep(path, list(values), base_value, results[0], runs[0].metadata(games), results[1:],
+    return Sweep(path, list(values), base_value, results[0], runs[0].metadata(games), dict(options or {}), results[1:],
                  [run.metadata(games) for run in runs[1:]], comparisons)
 
 

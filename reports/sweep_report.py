@@ -15,6 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..analysis.sweep import Sweep, shown_metrics, sweep_table
+from ..kernels.options import option_text
 from .document import Report
 from .race_report import design_name
 
@@ -64,7 +65,8 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
     sec.text("Reproduce: etappe sweep " + " ".join([
         meta.get("design_file", "").removeprefix("builtin:"), "--set", f"{sweep.path}=" + ",".join(map(str, sweep.values)),
         "--players", str(meta["players"]), "--games", str(meta["games"]), "--seed", str(meta["seed"]),
-        "--policy", ",".join(p["name"] for p in meta["policies"]), "--seating", meta["seating"]]))
+        "--policy", ",".join(p["name"] for p in meta["policies"]), "--seating", meta["seating"],
+        *(f"-o {option_text({k: v})}" for k, v in sweep.options_given.items())]))
 
     sec = rep.section("At a glance")
     sec.text(f"Each value of {sweep.path} is played on the same {meta['games']} games (the same seeds) as the "

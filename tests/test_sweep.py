@@ -102,6 +102,7 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
     assert [line[3:] for line in md.splitlines() if line.startswith("## ")] == ["Run", "At a glance",
                                                                                   "Every metric", "Method"]
     assert "value in the file | 5" in md and "turns per game: as written" in md
+    assert "Reproduce: etappe sweep millebornes --set cards.stop.count=3,8 --players 2 --games 60 --seed 2" in md
     assert not (out / ".sweep-checkpoint.pkl").exists()
     # the same sweep played in one go gives the same numbers
     monkeypatch.setattr(RaceRun, "play", real_play)
