@@ -249,8 +249,10 @@ def sweep(
     threads: ThreadsOpt = None,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time; the summaries are saved after each, so an interrupted sweep resumes.")] = RACE_CHUNK,
 ) -> None:
-    """Play a design with one setting of its file at several values, each on the same seeds as the
-    design as written, and report what the setting changes (paired differences, Holm-corrected)."""
+    """Play one setting of a design file at several values and report what it changes.
+
+    Each value plays the same seeds as the design as written and is compared with it game by
+    game (paired differences, Holm-corrected over the whole sweep)."""
     from etappe.analysis.race import DesignError
     from etappe.kernels.race_policies import PolicyError
 
