@@ -62,6 +62,13 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
     base_value = file_setting(design, path)
     variants = [design_variant(design, path, v) for v in values]
     runs = [RaceRun(d, players, list(policies), seed, options, seating) for d in [design, *variants]]
+    for value, run in zip(values, runs[1:]):
+        same = np.array_equal(run.card_table, runs[0].card_table) and np.array_equal(run.rules, runs[0].rules)
+        # (a setting the file leaves out may be swept at its default: that plays the same games too)
+        if same and base_value is not None and value != base_value:
+            raise ValueError(f"{path} = {value} changes nothing that is played at {players} players: the game's "
+                             "tables are those of the design as written (is the setting overridden there, e.g. "
+                             "a trip by players.N.trip?)")
     saved = state = None
     if checkpoint is not None:
         identity = {"runs": [{f: m[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games",

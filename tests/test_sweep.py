@@ -116,6 +116,8 @@ def test_sweep_refusals_name_the_problem(tmp_path):
             (("stapop", "--set", "cards.goo.count=3"), "no card 'goo' in this design"),
             (("stapop", "--set", "cards.go.count=3,3"), "a value is given twice"),
             (("stapop", "--set", "options.overshoot=maybe"), "options.overshoot"),
+            # Mille Bornes' 2-player table sets its own trip (700, rules page): target.trip is not played there
+            (("millebornes", "--set", "target.trip=800"), "target.trip = 800 changes nothing that is played at 2 players"),
             (("etape", "--set", "x=1"), "sweep is for the race designs")):
         result = run("sweep", *args, "--games", 10, "--out", tmp_path / "s")
         assert result.exit_code == 2 and message in " ".join(result.stderr.split()), (args, result.stderr)
