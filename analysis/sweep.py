@@ -69,10 +69,11 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
             raise ValueError(f"{path} = {value} changes nothing that is played at {players} players: the game's "
                              "tables are those of the design as written (is the setting overridden there, e.g. "
                              "a trip by players.N.trip?)")
+    metas = [run.metadata(games) for run in runs]
     saved = state = None
     if checkpoint is not None:
         identity = {"runs": [{f: m[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games",
-                                                "version", "options")} for m in (r.metadata(games) for r in runs)],
+                                                "version", "options")} for m in metas],
                     "path": path, "values": [repr(v) for v in values], "chunk_size": chunk_size}
         saved = Checkpoint(Path(checkpoint), identity)
         state = saved.load()
@@ -86,9 +87,8 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
         for comp in comparisons:
             comp.add_b(table)
 
-    summarizers = [RaceSummarizer(runs[0].metadata(games), on_games=to_all_b)]
-    summarizers += [RaceSummarizer(run.metadata(games), on_games=comp.add_a)
-                    for run, comp in zip(runs[1:], comparisons)]
+    summarizers = [RaceSummarizer(metas[0], on_games=to_all_b)]
+    summarizers += [RaceSummarizer(meta, on_games=comp.add_a) for meta, comp in zip(metas[1:], comparisons)]
     for acc, summary in zip(summarizers, state["summaries"]):
         acc.summary = summary
     if state["games_done"] < games:
@@ -107,8 +107,8 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
         if saved:
             saved.save(state)
     results = [acc.result() for acc in summarizers]
-    return Sweep(path, list(values), base_value, results[0], runs[0].metadata(games), dict(options or {}), results[1:],
-                 [run.metadata(games) for run in runs[1:]], comparisons)
+    return Sweep(path, list(values), base_value, results[0], metas[0], dict(options or {}), results[1:], metas[1:],
+                 comparisons)
 
 
 def sweep_table(sweep: Sweep) -> pd.DataFrame:

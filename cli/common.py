@@ -327,3 +327,24 @@ def resumed_text(where, done: int, total: int, unit: str) -> str:
     """What a command says when it finds work of an earlier run of it (an
     interrupted run, or another share's chunks) and goes on from there."""
     return f"resuming the run at {where}: {done:,} of {total:,} {unit} already played"
+
+
+def run_file_game(run: Path) -> str | None:
+    """The game of a run file given to `etappe report` or `replay` ("race",
+    "etape", "bremen"); fails with what the file is where it is not a run file."""
+    from etappe.analysis.runio import read_metadata
+
+    if not run.exists():
+        fail(f"{run}: no such run file")
+    if run.parent.name.endswith(".parts"):
+        fail(f"{run}: one chunk of an unfinished run; the same `etappe simulate` command finishes the run "
+             f"and joins its chunks into {run.parent.name[:-len('.parts')]}")
+    try:
+        game = read_metadata(run).get("game")
+    except (OSError, ValueError) as exc:
+        why = str(exc).removeprefix(f"{run}: ")  # the reader names the file too
+        fail(f"{run}: not a run file written by `etappe simulate --out` ({why})")
+    if game == "etape" and run.name.endswith(".stages.parquet"):
+        fail(f"{run}: this is the stages file of a Tape l'étape run; give the run file "
+             f"{run.name[:-len('.stages.parquet')]}.parquet (its stages are read beside it)")
+    return game

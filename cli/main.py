@@ -13,7 +13,7 @@ from etappe.kernels.race_design import builtin_names
 from . import race_cmds
 from .bremen import app as bremen_app
 from .common import (MAX_SEED, SeedOpt, ShareOpt, around_the_table, console, fail, parse_options, parse_share,
-                     print_error, print_seat_summary, progress_bar, resumed_text, set_threads, split_policies, writable_run_file,
+                     print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
                      writable_folder)
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
 
@@ -114,27 +114,6 @@ def simulate(
         return
     race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating,
                             chunk_size or RACE_CHUNK, share_of)
-
-
-def run_file_game(run: Path) -> str | None:
-    """The game of a run file given to `etappe report` ("race", "etape",
-    "bremen"); fails with what the file is where it is not a run file."""
-    from etappe.analysis.runio import read_metadata
-
-    if not run.exists():
-        fail(f"{run}: no such run file")
-    if run.parent.name.endswith(".parts"):
-        fail(f"{run}: one chunk of an unfinished run; the same `etappe simulate` command finishes the run "
-             f"and joins its chunks into {run.parent.name[:-len('.parts')]}")
-    try:
-        game = read_metadata(run).get("game")
-    except (OSError, ValueError) as exc:
-        why = str(exc).removeprefix(f"{run}: ")  # the reader names the file too
-        fail(f"{run}: not a run file written by `etappe simulate --out` ({why})")
-    if game == "etape" and run.name.endswith(".stages.parquet"):
-        fail(f"{run}: this is the stages file of a Tape l'étape run; give the run file "
-             f"{run.name[:-len('.stages.parquet')]}.parquet (its stages are read beside it)")
-    return game
 
 
 @app.command()

@@ -21,7 +21,7 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESC
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 from etappe.kernels.race_replay import format_replay
 
-from .common import (check_share, console, err_console, fail, in_share, parse_options, progress_bar, resume_in_chunks_of, say_nothing_to_play,
+from .common import (check_share, console, err_console, fail, in_share, parse_options, progress_bar, resume_in_chunks_of, run_file_game, say_nothing_to_play,
                      say_share_written, share_games, split_policies)
 
 decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
@@ -305,14 +305,10 @@ def replay_run_command(path: Path, game: int) -> None:
     """`etappe replay RUN.parquet --game I`: game I of that run, played again
     from what its metadata says, once it is sure the design file and the
     policies are those the run was played with."""
-    if not path.exists():
-        fail(f"{path}: no such run file")
-    try:
-        meta = read_metadata(path)
-    except (OSError, ValueError) as exc:
-        fail(f"{path}: not a run file written by `etappe simulate --out` ({str(exc).removeprefix(f'{path}: ')})")
-    if meta.get("game") != "race":
-        fail(f"{path}: a run of {meta.get('game')}; replay is for the race designs")
+    game_of_run = run_file_game(path)
+    if game_of_run != "race":
+        fail(f"{path}: a run of {game_of_run}; replay is for the race designs")
+    meta = read_metadata(path)
     if game >= meta["games"]:
         fail(f"{path}: --game {game}: the run has {meta['games']} games (0 to {meta['games'] - 1})")
     design = meta["design_file"].removeprefix("builtin:")
