@@ -364,6 +364,43 @@ def tension_table(df: pd.DataFrame) -> pd.DataFrame:
                          distribution_row("final gap: winner minus the best other (points)", t["final_gap"])])
 
 
+# The per-game metrics that a comparison of two variants (analysis/variants.py)
+# differences game by game: key -> (label, unit); won_s{s} rows follow per seat.
+PAIRED_METRICS = {
+    "turns": ("turns per game", "turns"),
+    "rolls": ("rolls per game", "rolls"),
+    "capped": ("turn-cap (stall) rate", "rate"),
+    "first_position_won": ("first player's win rate (a game without a winner counts as a loss)", "rate"),
+    "lead_changes": ("lead changes per game", "changes"),
+    "winner_deficit": ("winner's largest deficit", "points"),
+    "final_gap": ("final gap (winner minus the best other seat)", "points"),
+    "animals_sent_home": ("animals sent home per game", "animals"),
+    "storms": ("houses stormed per game", "storms"),
+    "chases": ("robber chases per game", "chases"),
+    "extra_rolls": ("extra rolls per game", "rolls"),
+}
+
+
+def paired_metrics(df: pd.DataFrame) -> pd.DataFrame:
+    """Per game (indexed by game): the PAIRED_METRICS and `won_s{s}`, 1 when
+    seat s won (a game without a winner is a loss for every seat). The
+    winner's deficit and the final gap are NaN in a game without a winner,
+    so such games leave those two metrics' pairs (game_tension); runs
+    recorded before the tension columns existed have none of the three."""
+    winner = df["winner_seat"].to_numpy()
+    out = pd.DataFrame(index=pd.Index(df["game"].to_numpy(), name="game"))
+    for key in ("turns", "rolls", "capped", "animals_sent_home", "storms", "chases", "extra_rolls"):
+        out[key] = df[key].to_numpy(float)
+    out["first_position_won"] = (winner == df["first_seat"].to_numpy()).astype(float)
+    if has_tension(df):
+        tension = game_tension(df)
+        for key in ("lead_changes", "winner_deficit", "final_gap"):
+            out[key] = tension[key].to_numpy(float)
+    for s in range(df.attrs["players"]):
+        out[f"won_s{s}"] = (winner == s).astype(float)
+    return out
+
+
 def progress_table(df: pd.DataFrame, by: str = "policy") -> pd.DataFrame:
     """Mean points after each checkpoint round (df.attrs["progress_rounds"];
     a round is one turn per player from the starting player; a finished

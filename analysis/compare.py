@@ -153,7 +153,9 @@ def compare_tables(table_a: pd.DataFrame, table_b: pd.DataFrame) -> PairedCompar
     return comp
 
 
-def _label(metric: str, sides_labels: dict | None) -> tuple[str, str]:
+def _label(metric: str, sides_labels: dict | None, labels: dict | None = None) -> tuple[str, str]:
+    if labels and metric in labels:
+        return labels[metric]
     for col, label, unit in PAIRED_METRICS:
         if col == metric:
             return label, unit
@@ -192,7 +194,7 @@ def gap_sums(comp: PairedComparison, metric: str, fair: float):
 
 
 def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side_labels: dict | None = None,
-                 fair: float | None = None) -> pd.DataFrame:
+                 fair: float | None = None, metric_labels: dict | None = None) -> pd.DataFrame:
     """One row per metric: n, mean_a, mean_b, diff (A - B), sd, 95 % interval, p, Holm.
 
     Holm's correction runs across the rows of this table (the metrics shown)
@@ -204,6 +206,8 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     distance from the fair share, |rate - fair|, A - B (see `gap_sums`):
     "first_player_gap" (the game's first player) and "first_hand_gap"
     (the side that plays first in a hand, share of the trips completed).
+    `metric_labels` (key -> (label, unit)) names metrics that are not the race
+    designs' (the other games' comparisons, analysis/variants.py).
     """
     names = [m for m in (metrics or comp.metrics) if m in comp.metrics]
     idx = [comp.metrics.index(m) for m in names]
@@ -214,7 +218,7 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     n = comp.sums["n"][idx]
     sum_d, sum_d2 = comp.sums["sum_d"][idx], comp.sums["sum_d2"][idx]
     mean_a, mean_b = rate(comp.sums["sum_a"][idx], n), rate(comp.sums["sum_b"][idx], n)
-    labels = [_label(m, side_labels) for m in names]
+    labels = [_label(m, side_labels, metric_labels) for m in names]
     for metric, (gap_key, gap_label) in FAIR_GAPS.items():
         if fair is None or metric not in names:
             continue

@@ -171,23 +171,26 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     return pid, row, canonical
 
 
+def compact_spec(spec: str) -> str:
+    """A canonical policy spec without the parameters at their family's
+    defaults ('heuristic:value=2'); parse_policy reads it as the same policy."""
+    family = spec.split(":")[0]
+    if family not in POLICIES:
+        return spec
+    defaults = {key: f"{value:g}" for key, value in POLICIES[family][1].items()}  # as parse_policy writes them
+    changed = [item for item in spec.partition(":")[2].split(",")
+               if item and defaults.get(item.partition("=")[0]) != item.partition("=")[2]]
+    return family + (":" + ",".join(changed) if changed else "")
+
+
 def short_names(specs) -> dict:
     """Policy spec -> a short label for tables and figures: the family name
     ('heuristic', 'blocker', ...) when no other spec in `specs` shares it,
-    else the family and the parameters that differ from the family's
-    defaults ('heuristic:value=2'); labels stay distinct for canonical specs."""
+    else the compact spec ('heuristic:value=2'); labels stay distinct for canonical specs."""
     specs = list(dict.fromkeys(map(str, specs)))
     families = [spec.split(":")[0] for spec in specs]
-    names = {}
-    for spec, family in zip(specs, families):
-        if families.count(family) == 1 or family not in POLICIES:
-            names[spec] = family if family in POLICIES else spec
-            continue
-        defaults = {key: f"{value:g}" for key, value in POLICIES[family][1].items()}  # as parse_policy writes them
-        changed = [item for item in spec.partition(":")[2].split(",")
-                   if item and defaults.get(item.partition("=")[0]) != item.partition("=")[2]]
-        names[spec] = family + (":" + ",".join(changed) if changed else "")
-    return names
+    return {spec: family if families.count(family) == 1 and family in POLICIES else compact_spec(spec)
+            for spec, family in zip(specs, families)}
 
 
 def _frames(race_out, stage_out, n, first_race, n_stages):
@@ -564,6 +567,48 @@ def race_tension(stages_df: pd.DataFrame) -> pd.DataFrame:
         "final_gap": np.where(has, final[:, 1] - final[:, 0] if n > 1 else 0, np.nan),
         "leader_before_last": before,
         "leader_before_last_won": np.where(known, (before == winner).astype(float), np.nan)})
+
+
+# The per-race metrics that a comparison of two variants (analysis/variants.py)
+# differences race by race: key -> (label, unit); won_seat{s} rows follow per
+# seat, and won_slot{k} per policy slot where the slots' policies differ.
+PAIRED_METRICS = {
+    "race_turns": ("turns per race", "turns"),
+    "capped_stages": ("stages cut off by the turn cap per race", "stages"),
+    "blocked_stages": ("blocked stages per race", "stages"),
+    "shared_first": ("races with a shared first place", "rate"),
+    "lead_changes": ("GC lead changes per race", "changes"),
+    "winner_deficit": ("winner's largest deficit after a stage", "s"),
+    "final_gap": ("final gap: runner-up's time minus the winner's", "s"),
+    "leader_before_last_won": ("GC leader before the last stage wins the race", "rate"),
+}
+
+
+def paired_metrics(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Per race (indexed by race): the PAIRED_METRICS, `won_seat{s}` (seat
+    s's share of the race win: 1/k to each of k leaders, as win_rates counts
+    it) and, where the policy slots differ in policy, `won_slot{k}` (slot
+    k's share). Tension metrics without a sole winner are NaN (race_tension),
+    so such races leave those metrics' pairs."""
+    n = _players(races_df)
+    out = pd.DataFrame(index=pd.Index(races_df["race"].to_numpy(), name="race"))
+    out["race_turns"] = race_turns(stages_df).reindex(out.index).to_numpy(float)
+    for key in ("capped_stages", "blocked_stages"):
+        out[key] = races_df[key].to_numpy(float)
+    out["shared_first"] = (races_df["winner"].to_numpy() < 0).astype(float)
+    tension = race_tension(stages_df).set_index("race").reindex(out.index)
+    for key in ("lead_changes", "winner_deficit", "final_gap", "leader_before_last_won"):
+        out[key] = tension[key].to_numpy(float)
+    lead = races_df[[f"rank_{s}" for s in range(n)]].to_numpy() == 1
+    share = lead / lead.sum(axis=1, keepdims=True)
+    for s in range(n):
+        out[f"won_seat{s}"] = share[:, s]
+    policies = races_df.attrs.get("policies", [])
+    if len(set(policies)) > 1:
+        slots = races_df[[f"slot_{s}" for s in range(n)]].to_numpy()
+        for k in range(n):
+            out[f"won_slot{k}"] = (share * (slots == k)).sum(axis=1)
+    return out
 
 
 def tension_table(stages_df: pd.DataFrame) -> pd.DataFrame:

@@ -281,15 +281,18 @@ def paired_difference(n, sum_d, sum_d2, z: float = Z95):
 
     Returns a dict of arrays: mean, sd, se, ci_low, ci_high (Student's t
     interval, mean_interval), t (mean / se) and p_value (two-sided t test,
-    n - 1 degrees of freedom). When every d is equal (se == 0) p is 1 for a
-    mean of 0 and 0 otherwise.
+    n - 1 degrees of freedom). When every d is equal (se == 0) the t test
+    has nothing to go on: p is 1 for a mean of 0, else that of the exact
+    two-sided sign test, 2 / 2^n (n differences, all of one sign), so that
+    three equal differences are no proof (p = 0.25) and forty are.
     """
     out = mean_interval(n, sum_d, sum_d2, z)
     mean, se = out["mean"], out["se"]
     df = np.maximum(np.asarray(n, dtype=float) - 1, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         tstat = np.where(se > 0, mean / np.where(se > 0, se, 1), np.nan)
-        p = np.where(se > 0, 2 * _st.t.sf(np.abs(tstat), df), np.where(mean == 0, 1.0, 0.0))
+        sign_test = np.minimum(1.0, 2.0 * 0.5 ** np.asarray(n, dtype=float))
+        p = np.where(se > 0, 2 * _st.t.sf(np.abs(tstat), df), np.where(mean == 0, 1.0, sign_test))
         p = np.where(np.isnan(mean) | np.isnan(se), np.nan, p)
     out["t"] = tstat
     out["p_value"] = p

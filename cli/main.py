@@ -119,16 +119,19 @@ def simulate(
 @app.command()
 def report(
     run: Annotated[Path, typer.Argument(help="Run file written by `etappe simulate --out`.")],
-    run_b: Annotated[Optional[Path], typer.Argument(help="A second run file of a race design, played with the same players, policies and seating (and seed, to pair the games on common random numbers): the comparison report of the two, as `etappe compare` writes it.")] = None,
+    run_b: Annotated[Optional[Path], typer.Argument(help="A second run file, played with the same players, policies and seating (and seed, to pair the games on common random numbers; for etape and bremen, the same seed and number of games): the comparison report of the two, as `etappe compare` writes it.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for report.html, report.md and figures.")] = Path("report"),
 ) -> None:
     """Write the balance report of a run, or the comparison report of two runs (HTML and a Markdown twin)."""
     game = run_file_game(run)
-    if run_b is not None and (game in OTHER_GAMES or run_file_game(run_b) in OTHER_GAMES):
-        fail("the comparison report of two run files is for the race designs; Tape l'étape's and Bremen's "
-             "reports compare their policies within one run")
+    if run_b is not None and run_file_game(run_b) != game:
+        names = {"race": "a race design", "etape": "Tape l'étape", "bremen": "Bremer Stadtmusikanten"}
+        fail(f"{run} is a run of {names.get(game, game)} and {run_b} of {names.get(run_file_game(run_b))}: the "
+             "comparison report is of two runs of the same game")
     writable_folder(out)
-    if run_b is not None:
+    if run_b is not None and game in OTHER_GAMES:
+        from .report_cmds import compare_variant_runs as compare_runs
+    elif run_b is not None:
         from .report_cmds import compare_runs
     elif game == "etape":
         from .etape import report_command
@@ -145,9 +148,9 @@ def report(
 
 @app.command()
 def compare(
-    deck_a: Annotated[str, typer.Argument(help="First design (built-in name or TOML file).")],
+    deck_a: Annotated[str, typer.Argument(help="First design (built-in name or TOML file); or etape or bremen, to compare two variants of that game (--option-b, and for bremen --board-b).")],
     deck_b: Annotated[Optional[str], typer.Argument(help="Second design (default: the first, with --option-b).")] = None,
-    players: PlayersOpt = 2,
+    players: Annotated[Optional[int], typer.Option("--players", "-p", help="Number of players (default: 2 for the race designs, 4 for etape and bremen).")] = None,
     games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_SEED, help="Games per design (paired on the same seeds); with --sequential, the most games played.")] = 10_000,
     policy: ComparePolicyOpt = None,
     seed: SeedOpt = 0,
@@ -156,18 +159,29 @@ def compare(
     seating: SeatingOpt = "fixed",
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare; with --sequential, no report unless given).")] = None,
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = RACE_CHUNK,
+    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000 for the race designs, 2,000 races of Tape l'étape, 20,000 Bremen games; at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = None,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
     metric: Annotated[str, typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared (a column of the per-game table, e.g. game_turns, lead_changes, hazard_decided; an unknown name lists them all).")] = "game_turns",
     alpha: Annotated[float, typer.Option("--alpha", help="With --sequential: chance of a false 'different'.")] = 0.05,
     beta: Annotated[float, typer.Option("--beta", help="With --sequential: chance of missing a difference of delta.")] = 0.05,
     delta: Annotated[float, typer.Option("--delta", help="With --sequential: smallest difference in the share of games that matters.")] = 0.05,
+    board: Annotated[Optional[Path], typer.Option("--board", help="bremen: board TOML file of both variants (default: the reconstruction).")] = None,
+    board_b: Annotated[Optional[Path], typer.Option("--board-b", help="bremen: board TOML file of variant B only.")] = None,
 ) -> None:
     """Compare two designs (or one design under two rule options) on the same seeds.
 
     Writes a side-by-side report with the headline answer first and every
-    metric's paired difference with its interval (Holm-corrected)."""
+    metric's paired difference with its interval (Holm-corrected). For
+    etape and bremen: two variants of the game (rule options, boards)."""
     set_threads(threads)
+    if deck_a in OTHER_GAMES:
+        compare_variants_of(deck_a, deck_b, players or 4, games, policy, seed, option, option_b, seating, out,
+                            chunk_size, sequential, board, board_b)
+        return
+    if board is not None or board_b is not None:
+        fail("--board and --board-b are for bremen only")
+    players = players or 2
+    chunk_size = chunk_size or RACE_CHUNK
     two_designs = deck_b is not None or bool(option_b)
     if not two_designs and not sequential:
         fail("give a second design, or --option-b to compare one design under two rule options")
@@ -210,6 +224,37 @@ def compare(
         both = exc.key in options_a and two_designs
         fail(f"{exc}{'; --option (-o) applies to both designs, --option-b to design B alone' if both else ''}")
     except (DesignError, PolicyError, ValueError) as exc:
+        fail(str(exc))
+    console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")
+
+
+def compare_variants_of(game: str, deck_b: str | None, players: int, games: int, policy: str | None, seed: int,
+                        option: list[str] | None, option_b: list[str] | None, seating: str, out: Path | None,
+                        chunk_size: int | None, sequential: bool, board: Path | None, board_b: Path | None) -> None:
+    """`etappe compare etape|bremen`: two variants of the game, paired game by game."""
+    if deck_b is not None and deck_b != game:
+        fail(f"compare {game} compares two variants of {game}, not two games: give --option-b"
+             f"{' or --board-b' if game == 'bremen' else ''} for variant B instead of {deck_b!r}")
+    if sequential:
+        fail("--sequential is for the race designs")
+    if seating != "fixed":
+        fail("--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, "
+             "and Bremen draws the first player of each game")
+    if game == "etape" and (board is not None or board_b is not None):
+        fail("--board and --board-b are for bremen only")
+    if not option_b and board_b is None:
+        fail(f"give --option-b{' or --board-b' if game == 'bremen' else ''}: what variant B changes")
+    out = out or Path("compare")
+    writable_folder(out)
+    from .report_cmds import compare_game_variants
+
+    policies = around_the_table(split_policies(policy or ("greedy" if game == "bremen" else "heuristic")), players)
+    options_a = parse_options(option)
+    try:
+        path = compare_game_variants(game, players, games, policies, seed, options_a,
+                                     {**options_a, **parse_options(option_b)}, out,
+                                     chunk_size or {"bremen": 20_000, "etape": 2_000}[game], board, board_b)
+    except ValueError as exc:
         fail(str(exc))
     console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")
 

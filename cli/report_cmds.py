@@ -225,3 +225,70 @@ def sweep_command(deck: str, setting: str, players: int, games: int, policies, s
         report = build_sweep_report(sweep, on_section=bar.stage).write(out)
     checkpoint.unlink(missing_ok=True)
     return report
+
+
+def compare_game_variants(game: str, players: int, games: int, policies: list[str], seed: int, options_a: dict,
+                          options_b: dict, out: Path, chunk_size: int, board: Path | None = None,
+                          board_b: Path | None = None) -> Path:
+    """`etappe compare bremen|etape`: play both variants with a progress bar,
+    resuming from the checkpoint in `out`, and write the report there; return report.html's path."""
+    from ..analysis.variants import UNIT, compare_variants
+    from ..reports.variant_report import build_variant_report
+    from .common import progress_bar, resumed_text
+
+    checkpoint = Path(out) / ".compare-checkpoint.pkl"
+    with progress_bar(games, f"{game} A and B", compiles=True) as bar:
+        shown = 0
+
+        def progress(done: int) -> None:
+            nonlocal shown
+            bar(done - shown)
+            shown = done
+
+        comparison = compare_variants(game, players, games, policies, seed, options_a, options_b, checkpoint,
+                                      chunk_size, board, board_b if board_b is not None else board, progress=progress,
+                                      on_resume=lambda done: bar.say(resumed_text(out, done, games,
+                                                                                  f"{UNIT[game]}s per variant")))
+        path = build_variant_report(comparison, on_section=bar.stage).write(out)
+    checkpoint.unlink(missing_ok=True)
+    return path
+
+
+def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 200_000) -> Path:
+    """`etappe report A B` for two Bremen or two Tape l'étape run files: the
+    comparison report of their variants, game i of A paired with game i of B."""
+    import pyarrow.parquet as pq
+
+    from ..analysis import bremen as B
+    from ..analysis import etape as E
+    from ..analysis.runio import brief
+    from ..analysis.variants import SHARED_FIELDS, VariantComparison, what_differs
+    from ..reports.variant_report import build_variant_report
+    from .common import progress_bar
+    from .etape import load_run
+
+    meta_a, meta_b = read_metadata(run_a), read_metadata(run_b)
+    count = "games" if meta_a.get("game") == "bremen" else "races"
+    differ = [f"{f} {brief(meta_a.get(f))} against {brief(meta_b.get(f))}"
+              for f in (*SHARED_FIELDS, count) if meta_a.get(f) != meta_b.get(f)]
+    if differ:
+        raise ValueError(f"{run_a} and {run_b} cannot be compared: a comparison is of two variants (rule options"
+                         f"{', boards' if count == 'games' else ''}) on the same {count}, and these runs differ in "
+                         f"{'; '.join(differ)}")
+    if what_differs(meta_a, meta_b).empty:
+        raise ValueError(f"{run_a} and {run_b} are runs of the same variant (every rule option"
+                         f"{' and the board' if count == 'games' else ''} equal): every paired difference would be 0")
+    comparison = PairedComparison()
+    with progress_bar(pq.ParquetFile(run_a).metadata.num_rows, "reading records", resumable=False) as bar:
+        if count == "games":
+            for a, b in zip(iter_parquet(run_a, batch_rows), iter_parquet(run_b, batch_rows)):
+                a.attrs, b.attrs = dict(meta_a), dict(meta_b)
+                comparison.add_pairs(B.paired_metrics(a), B.paired_metrics(b))
+                bar(len(a))
+            for meta in (meta_a, meta_b):
+                meta["wall_seconds"] = meta.get("wall_s")
+        else:
+            comparison.add_pairs(E.paired_metrics(*load_run(run_a)), E.paired_metrics(*load_run(run_b)))
+            bar(meta_a[count])
+        variants = VariantComparison(meta_a["game"], meta_a, meta_b, comparison, meta_a[count])
+        return build_variant_report(variants, on_section=bar.stage).write(out)

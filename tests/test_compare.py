@@ -82,7 +82,8 @@ def test_paired_differences_by_hand(runs):
 
 
 def test_holm_across_rows():
-    # d = 1 in every game (p = 0), d = 0 in every game (no test), d = [2, 3, 1, 2] (t = 2 / se, 3 degrees of freedom)
+    # d = 1 in every game (the sign test: p = 2 / 2^4), d = 0 in every game (no test),
+    # d = [2, 3, 1, 2] (t = 2 / se, 3 degrees of freedom)
     a = pd.DataFrame({"x": [1.0, 1, 1, 1], "y": [0.0, 0, 0, 0], "w": [3.0, 5, 4, 6]})
     b = pd.DataFrame({"x": [0.0, 0, 0, 0], "y": [0.0, 0, 0, 0], "w": [1.0, 2, 3, 4]})
     comp = PairedComparison()
@@ -90,10 +91,11 @@ def test_holm_across_rows():
     t = paired_table(comp).set_index("key")
     p_w = t3_two_sided_p(2 / (math.sqrt(2 / 3) / 2))
     assert t.loc["w", "p_value"] == pytest.approx(p_w, rel=1e-6)
-    # y cannot differ and is left out: m = 2, sorted x (0) * 2, w * 1
-    assert t.loc["x", "p_holm"] == 0 and t.loc["w", "p_holm"] == pytest.approx(p_w, rel=1e-6)
+    assert t.loc["x", "p_value"] == 0.125 and p_w < 0.125 / 2
+    # y cannot differ and is left out: m = 2, sorted w * 2, then x * 1 (no lower than w's)
+    assert t.loc["w", "p_holm"] == pytest.approx(2 * p_w, rel=1e-6) and t.loc["x", "p_holm"] == 0.125
     assert np.isnan(t.loc["y", "p_value"]) and np.isnan(t.loc["y", "p_holm"])
-    assert list(t["reject"]) == [True, False, p_w <= 0.05]
+    assert list(t["reject"]) == [False, False, 2 * p_w <= 0.05]
     # the metrics shown decide m: w alone is not multiplied
     alone = paired_table(comp, metrics=["w"]).set_index("key")
     assert alone.loc["w", "p_holm"] == pytest.approx(p_w, rel=1e-6)

@@ -96,7 +96,9 @@ def test_paired_difference_from_sums_and_nans():
 
 def test_paired_difference_constant():
     assert paired_from_values([1, 1, 1], [1, 1, 1])["p_value"] == 1.0
-    assert paired_from_values([2, 2, 2], [1, 1, 1])["p_value"] == 0.0
+    # three differences of one sign: the exact sign test, P(all of one sign) = 2 / 2^3
+    assert paired_from_values([2, 2, 2], [1, 1, 1])["p_value"] == pytest.approx(0.25)
+    assert paired_from_values([0] * 20, [1] * 20)["p_value"] == pytest.approx(2 / 2**20)
 
 
 def test_mean_interval():

@@ -1,0 +1,151 @@
+"""The comparison report of two variants of Bremer Stadtmusikanten or Tape
+l'étape (`etappe compare bremen --option-b ...`, `etappe report a b`).
+
+It lays out what analysis/variants.py computed: the run and what differs
+between the variants, the headline answers, every metric as a paired
+difference with its interval and Holm's correction, the method and the
+caveat. This module computes no statistics of its own.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..analysis import bremen as B
+from ..analysis import etape as E
+from ..analysis.variants import UNIT, VariantComparison, variant_table, what_differs
+from ..kernels.options import option_text
+from . import bremen as bremen_report
+from . import etape as etape_report
+from . import plots
+from .document import Report
+
+GAME_NAMES = {"bremen": "Bremer Stadtmusikanten", "etape": "Tape l'étape"}
+# The headline questions, in order: (metric key, question).
+HEADLINES = {
+    "bremen": (("turns", "Which variant plays longer games?"),
+               ("first_player_gap", "Which gives the first player the larger edge (distance from the fair share)?"),
+               ("lead_changes", "Which has more lead changes?"),
+               ("capped", "Which stalls more often (turn cap)?")),
+    "etape": (("race_turns", "Which variant plays longer races?"),
+              ("lead_changes", "Which has more GC lead changes?"),
+              ("leader_before_last_won", "In which does the GC leader before the last stage win more often?"),
+              ("capped_stages", "Which has more stages cut off by the turn cap?")),
+}
+
+
+def _g(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def variant_names(differs: pd.DataFrame) -> tuple[str, str]:
+    """Short names of A and B: what differs ("harder=false" against "harder=true")."""
+    def name(column: str) -> str:
+        return ", ".join(f"{item.removeprefix('option ')}={value}" if item.startswith("option ") else value
+                         for item, value in zip(differs["item"], differs[column]))
+    return name("a"), name("b")
+
+
+def _options_given(game: str, options: dict) -> dict:
+    """The options set away from their defaults."""
+    defaults = {k: v[0] for k, v in B.OPTIONS.items()} if game == "bremen" else {k: v[1] for k, v in E.OPTIONS.items()}
+    return {k: v for k, v in options.items() if k in defaults and v != defaults[k]}
+
+
+def policy_list(game: str, policies) -> str:
+    """The policies by seat (or slot), each without the parameters at their defaults."""
+    return ",".join(E.compact_spec(str(p)) if game == "etape" else str(p) for p in policies)
+
+
+def reproduce_command(vc: VariantComparison) -> str:
+    """The `etappe compare` command that plays this comparison again."""
+    a, b = vc.meta_a, vc.meta_b
+    given_a = _options_given(vc.game, a["options"])
+    given_b = {k: v for k, v in b["options"].items() if a["options"].get(k) != v}
+    words = ["etappe compare", vc.game, "--players", str(a["players"]), "--games", str(vc.games), "--seed",
+             str(a["seed"]), "--policy", policy_list(vc.game, a["policies"]),
+             *(f"-o {option_text({k: v})}" for k, v in given_a.items()),
+             *(f"--option-b {option_text({k: v})}" for k, v in given_b.items())]
+    if vc.game == "bremen":
+        if a.get("board_hash") != B.load_board(None).hash:
+            words += ["--board", str(a.get("board_path"))]
+        if b.get("board_hash") != a.get("board_hash"):
+            words += ["--board-b", str(b.get("board_path"))]
+    return " ".join(words)
+
+
+def _headline(row: pd.Series, question: str, name_a: str, name_b: str) -> str:
+    if row["n"] == 0:
+        return f"{question} Not measured: no game gives this metric in both variants."
+    numbers = f"{row['metric']}: A {_g(row['mean_a'])}, B {_g(row['mean_b'])}"
+    if row["diff"] == 0 and row["ci_low"] == row["ci_high"]:
+        return f"{question} Equal in every one of the {int(row['n'])} pairs ({numbers})."
+    if row["reject"]:
+        answer = f"**{name_a if row['diff'] > 0 else name_b}**"
+    else:
+        answer = f"No clear difference (leaning {name_a if row['diff'] > 0 else name_b})"
+    return (f"{question} {answer}. {numbers}; A - B = {row['diff']:+.4g} [{_g(row['ci_low'])}, "
+            f"{_g(row['ci_high'])}], Holm p = {_g(row['p_holm'])}, n = {int(row['n'])}.")
+
+
+def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
+    a, b = vc.meta_a, vc.meta_b
+    unit = UNIT[vc.game]
+    differs = what_differs(a, b)
+    name_a, name_b = variant_names(differs)
+    table = variant_table(vc)
+    rep = Report(f"{GAME_NAMES[vc.game]}: {name_a} (A) against {name_b} (B), {a['players']} players",
+                 on_section=on_section)
+
+    sec = rep.section("Run")
+    rows = [("game", GAME_NAMES[vc.game]), ("players", a["players"]),
+            ("policies by seat" if vc.game == "bremen" else "policies by slot", policy_list(vc.game, a["policies"])),
+            ("seed", a["seed"]), (f"{unit}s per variant (paired on the same seeds)", vc.games)]
+    if vc.game == "bremen":
+        rows += [("board A", f"{a.get('board')} ({a.get('board_hash')})"),
+                 ("board B", f"{b.get('board')} ({b.get('board_hash')})")]
+    for key, meta in (("A", a), ("B", b)):
+        seconds = meta.get("wall_seconds") or 0.0
+        rate = f", {vc.games / seconds:,.0f} {unit}s/s" if seconds > 0 else ""
+        rows.append((f"wall time {key}", f"{seconds:.1f} s of play{rate}"))
+    rows.append(("etappe version", a.get("version")))
+    sec.table(pd.DataFrame(rows, columns=["item", "value"]).astype(str), "Everything needed to reproduce the comparison")
+    sec.table(differs, "What differs between A and B (every other rule option is the same in both)")
+    sec.text("Reproduce: " + reproduce_command(vc))
+    if vc.game == "bremen" and (a.get("board_reconstruction") or b.get("board_reconstruction")):
+        sec.text("The board is a reconstruction (see the caveat).")
+
+    sec = rep.section("At a glance")
+    sec.text(f"Both variants play the same {vc.games} {unit}s (the same seeds), compared {unit} by {unit}. A variant "
+             "is named only where Holm's correction over every metric below still finds the difference.")
+    for key, question in HEADLINES[vc.game]:
+        rows = table[table["key"] == key]
+        if len(rows):
+            sec.text(_headline(rows.iloc[0], question, name_a, name_b))
+
+    sec = rep.section("Every metric")
+    shown = table.copy()
+    shown["A - B [95 % interval]"] = [f"{d:+.4g} [{lo:.4g}, {hi:.4g}]"
+                                      for d, lo, hi in zip(shown["diff"], shown["ci_low"], shown["ci_high"])]
+    sec.table(shown[["metric", "unit", "mean_a", "mean_b", "A - B [95 % interval]", "p_value", "p_holm", "reject",
+                     "n"]], f"Paired differences, {unit} by {unit} (A - B)")
+    tested = table[table["p_value"].notna()]
+    if len(tested):
+        ax = plots.forest(tested, title=f"Paired differences ({name_a} - {name_b})")
+        sec.figure(ax.figure, "Paired differences in standard-deviation units (filled: Holm-significant)",
+                   name="variant_differences")
+
+    sec = rep.section("Method")
+    fair = (" The first player's distance from the fair share (1 / players) is |rate - fair| of A minus that of B, "
+            "its interval from the same paired games." if vc.game == "bremen" else
+            " A shared first place counts 1/k to each of the k seats that share it.")
+    sec.text(f"{unit.capitalize()} i of both variants starts from the same keys (root seed and {unit} index), so the "
+             "dice, the deals and the policies' random choices are shared as far as the rules let them be: the "
+             f"differences are paired {unit} by {unit} (common random numbers), far more precise than two "
+             f"independent runs. Each row is the mean of the per-{unit} differences (A - B) with a 95 % Student t "
+             "interval; p is the two-sided t-test, and Holm's step-down correction runs over every row that "
+             f"varies (a metric equal in every {unit} has nothing to test). A metric that needs a sole winner (the "
+             f"winner's deficit, the final gap) counts only the {unit}s with one in both variants: its n says how "
+             f"many.{fair}")
+    caveat = bremen_report.caveat_text(a["policies"]) if vc.game == "bremen" else etape_report.caveat_text(a)
+    rep.section("Caveat").text(caveat)
+    return rep

@@ -1,0 +1,151 @@
+"""Two variants of Bremer Stadtmusikanten or Tape l'étape compared game by
+game (`etappe compare bremen|etape --option-b ...`, `etappe report a b`)."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from etappe.analysis import bremen as B
+from etappe.analysis import etape as E
+from etappe.analysis import variants as V
+from etappe.cli.main import app
+
+
+def run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def lines(path):
+    """The report's Markdown without the lines that hold wall-clock times."""
+    return [line for line in path.read_text().splitlines() if "wall time" not in line]
+
+
+def test_a_turn_cap_of_one_turn_stalls_every_bremen_game(tmp_path):
+    # Rules page: the game ends when a player reaches 7 points; a storm (the
+    # largest score of a turn) gives one point per animal of a pyramid of at
+    # most four, plus one, so no game can be won in its first turn.
+    vc = V.compare_variants("bremen", 2, 40, ["greedy", "greedy"], 3, {}, {"max_turns": 1}, tmp_path / "ck.pkl",
+                            chunk_size=15)
+    table = V.variant_table(vc).set_index("key")
+    capped = table.loc["capped"]
+    assert (capped["n"], capped["mean_a"], capped["mean_b"], capped["diff"]) == (40, 0.0, 1.0, -1.0)
+    # -1 in every one of 40 games: all of one sign, p = 2 / 2^40 by the sign test, before Holm
+    assert capped["p_value"] == pytest.approx(2 * 0.5 ** 40) and capped["reject"]
+    assert table.loc["turns", "mean_b"] == 1.0
+    assert table.loc["won_s0", "mean_b"] == 0.0 and table.loc["first_position_won", "mean_b"] == 0.0
+    # the winner's deficit and the final gap need a winner in both games of a pair: none here
+    assert "winner_deficit" not in table.index and "final_gap" not in table.index
+
+
+def test_the_comparison_plays_the_games_simulate_plays(tmp_path):
+    # Game i of each variant comes from (seed, i) whatever the chunks: the
+    # paired means are those of one run of each variant played whole.
+    a = B.simulate(3, 30, ["greedy", "random", "greedy"], 5)
+    b = B.simulate(3, 30, ["greedy", "random", "greedy"], 5, options={"harder": True})
+    vc = V.compare_variants("bremen", 3, 30, ["greedy", "random", "greedy"], 5, {}, {"harder": True},
+                            tmp_path / "ck.pkl", chunk_size=7)
+    table = V.variant_table(vc).set_index("key")
+    for key in ("turns", "storms", "won_s1"):
+        column = "winner_seat" if key == "won_s1" else key
+        values_a = (a[column] == 1) if key == "won_s1" else a[column]
+        values_b = (b[column] == 1) if key == "won_s1" else b[column]
+        assert table.loc[key, "mean_a"] == pytest.approx(values_a.mean())
+        assert table.loc[key, "mean_b"] == pytest.approx(values_b.mean())
+        assert table.loc[key, "diff"] == pytest.approx((values_a.astype(float) - values_b.astype(float)).mean())
+    assert table.loc["won_s1", "metric"].startswith("win rate of seat 1 (random")
+
+
+def test_tape_l_etape_win_shares_split_a_shared_first_place():
+    # Two seats level first share the race: 1/2 each; slots follow the seats' slot columns.
+    races = pd.DataFrame({"race": [0, 1], "winner": [-1, 2], "capped_stages": [0, 1], "blocked_stages": [0, 0],
+                          "rank_0": [1, 2], "rank_1": [1, 3], "rank_2": [3, 1],
+                          "slot_0": [0, 2], "slot_1": [1, 0], "slot_2": [2, 1]})
+    races.attrs.update(players=3, policies=["heuristic", "random", "heuristic"])
+    stages = pd.DataFrame({"race": [0, 0, 1, 1], "stage": [0, 1, 0, 1], "turns": [10, 12, 9, 30],
+                           **{f"cum_{s}": [100, 200, 100, 200] for s in range(3)}})
+    stages.attrs.update(players=3, options={})
+    got = E.paired_metrics(races, stages)
+    assert got["race_turns"].tolist() == [22, 39]
+    assert got["shared_first"].tolist() == [1, 0] and got["capped_stages"].tolist() == [0, 1]
+    assert got[["won_seat0", "won_seat1", "won_seat2"]].to_numpy().tolist() == [[0.5, 0.5, 0], [0, 0, 1]]
+    # race 0: seats 0 and 1 (slots 0 and 1) share; race 1: seat 2 (slot 1) wins
+    assert got[["won_slot0", "won_slot1", "won_slot2"]].to_numpy().tolist() == [[0.5, 0.5, 0], [0, 1, 0]]
+
+
+def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_path, monkeypatch):
+    out = tmp_path / "compare"
+    args = ("compare", "bremen", "--option-b", "harder=true", "--players", 3, "--games", 30, "--chunk-size", 10,
+            "--seed", 2, "--out", out)
+    real_play = V._play
+    calls = {"n": 0}
+
+    def flaky_play(*a, **k):
+        if a[3] > 0:  # count: the zero-game runs only check the variants
+            calls["n"] += 1
+            if calls["n"] == 3:  # in the second chunk (two variants a chunk)
+                raise KeyboardInterrupt
+        return real_play(*a, **k)
+
+    monkeypatch.setattr(V, "_play", flaky_play)
+    assert run(*args).exit_code != 0
+    assert (out / ".compare-checkpoint.pkl").exists() and not (out / "report.md").exists()
+    monkeypatch.setattr(V, "_play", real_play)
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert "10 of 30 games per variant already played" in " ".join(result.stderr.split())
+    assert not (out / ".compare-checkpoint.pkl").exists()
+    md = (out / "report.md").read_text()
+    assert md.startswith("# Bremer Stadtmusikanten: harder=false (A) against harder=true (B), 3 players")
+    assert [line[3:] for line in md.splitlines() if line.startswith("## ")] == [
+        "Run", "At a glance", "Every metric", "Method", "Caveat"]
+    assert "| option harder | false | true |" in md
+    assert ("Reproduce: etappe compare bremen --players 3 --games 30 --seed 2 --policy greedy,greedy,greedy "
+            "--option-b harder=true") in md
+    # the same comparison from two run files, and played in one go
+    for name, extra in (("a.parquet", []), ("b.parquet", ["-o", "harder=true"])):
+        assert run("simulate", "bremen", "-p", 3, "-n", 30, "--seed", 2, *extra, "--out", tmp_path / name).exit_code == 0
+    assert run("report", tmp_path / "a.parquet", tmp_path / "b.parquet", "--out", tmp_path / "files").exit_code == 0
+    assert run(*args[:-1], tmp_path / "whole").exit_code == 0
+    assert lines(out / "report.md") == lines(tmp_path / "whole" / "report.md") == lines(
+        tmp_path / "files" / "report.md")
+
+
+def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
+    args = ("--players", 3, "--games", 40, "--seed", 1)
+    result = run("compare", "etape", "--option-b", "mode=endurance", *args, "--out", tmp_path / "c")
+    assert result.exit_code == 0, result.stderr
+    md = (tmp_path / "c" / "report.md").read_text()
+    assert "| option mode | sprint | endurance |" in md and "races per variant" in md
+    for name, extra in (("a.parquet", []), ("b.parquet", ["-o", "mode=endurance"])):
+        assert run("simulate", "etape", *args, *extra, "--out", tmp_path / name).exit_code == 0
+    assert run("report", tmp_path / "a.parquet", tmp_path / "b.parquet", "--out", tmp_path / "r").exit_code == 0
+    assert lines(tmp_path / "c" / "report.md") == lines(tmp_path / "r" / "report.md")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("compare", "bremen", "--option-b", "harder=false"), "the two variants are the same"),
+    (("compare", "bremen"), "give --option-b or --board-b"),
+    (("compare", "bremen", "stapop", "--option-b", "harder=true"), "compares two variants of bremen, not two games"),
+    (("compare", "etape", "--option-b", "mode=endurance", "--sequential"), "--sequential is for the race designs"),
+    (("compare", "etape", "--option-b", "mode=endurance", "--board-b", "x.toml"), "for bremen only"),
+    (("compare", "stapop", "millebornes", "--board", "x.toml"), "for bremen only"),
+    (("compare", "etape", "--option-b", "mode=endurance", "-p", 2), "3 to 6 players"),
+    (("compare", "bremen", "--option-b", "no_such_option=1"), "no_such_option"),
+])
+def test_compare_refusals_name_the_problem(tmp_path, args, message):
+    result = run(*args, "--games", 5, "--out", tmp_path / "out")
+    assert result.exit_code == 2
+    assert message in " ".join(result.stderr.split())
+
+
+def test_report_refuses_run_files_that_do_not_pair(tmp_path):
+    for name, extra in (("a.parquet", ["-n", 20]), ("b.parquet", ["-n", 30, "-o", "harder=true"]),
+                        ("c.parquet", ["-n", 20])):
+        assert run("simulate", "bremen", "-p", 2, "--seed", 1, *extra, "--out", tmp_path / name).exit_code == 0
+    result = run("report", tmp_path / "a.parquet", tmp_path / "b.parquet", "--out", tmp_path / "r")
+    assert result.exit_code == 2 and "differ in games 20 against 30" in " ".join(result.stderr.split())
+    result = run("report", tmp_path / "a.parquet", tmp_path / "c.parquet", "--out", tmp_path / "r")
+    assert result.exit_code == 2 and "runs of the same variant" in " ".join(result.stderr.split())
