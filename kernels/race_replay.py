@@ -9,7 +9,8 @@ import numpy as np
 
 from . import race as K
 from .race_policies import policy_table
-from .race_design import HAND_CAP, R_GAME_TARGET, R_PLAYERS, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, Design
+from .race_design import (HAND_CAP, R_COUP_TURN_EMPTY, R_GAME_TARGET, R_PLAYERS, R_SCORING, R_SIDES,
+                          R_TIED_GAME_PLAYS_ON, Design)
 
 LOG_ROWS = 20_000
 
@@ -81,7 +82,7 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
         lines.append(f"\n== hand {hand + 1}: seat {hand_out[K.H_FIRST_SEAT]} plays first ==")
         deal: dict[int, list[str]] = {}
         previous = -1
-        for turn, seat, event, card, side, value in log:
+        for i, (turn, seat, event, card, side, value) in enumerate(log):
             if event == K.EV_DEAL:
                 deal.setdefault(seat, []).append(names[card])
                 continue
@@ -100,7 +101,13 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
             elif event == K.EV_DISCARD:
                 lines.append(f"{who} discards {names[card]}")
             elif event == K.EV_COUP_FOURRE:
-                lines.append(f"{'':>5} seat {seat} COUP FOURRÉ with {names[card]} against {names[value]}; takes the next turn")
+                # The replacement draw follows unless the stock is empty; then the turn
+                # jump depends on the option coup_fourre_turn_after_stock_empty.
+                replaced = i + 1 < len(log) and log[i + 1][2] == K.EV_DRAW and log[i + 1][1] == seat
+                then = ("takes the next turn" if replaced else
+                        "takes the next turn (the stock is empty: no card replaces the safety)" if rules[R_COUP_TURN_EMPTY]
+                        else "the stock is empty: no card replaces the safety and play goes on after the attacker")
+                lines.append(f"{'':>5} seat {seat} COUP FOURRÉ with {names[card]} against {names[value]}; {then}")
             elif event == K.EV_EXTENSION:
                 lines.append(f"{'':>5} side {side} calls the extension to {value} {unit}")
             elif event == K.EV_DECLINE_EXTENSION:

@@ -370,6 +370,37 @@ battle = "roll"
     assert "play km100" not in lines and "play km75" not in lines and "play roll" not in lines
 
 
+def test_a_player_with_no_card_on_an_empty_stock_can_only_pass(tmp_path):
+    # Rules page: "a player with no card passes; the hand ends when nobody holds a card".
+    from etappe.kernels.race_design import DesignError, load_design
+    from etappe.kernels.race_position import play_position_move, read_position_file
+
+    position = tmp_path / "p.toml"
+    text = """
+players = 2
+on_turn = 0
+stock = 0
+hands = { "0" = [], "1" = ["km25"] }
+[[sides]]
+battle = "roll"
+[[sides]]
+battle = "roll"
+"""
+    position.write_text(text)
+    result = run("moves", "millebornes", position)
+    assert result.exit_code == 0 and result.stdout.split() == ["pass"]
+    assert run("moves", "millebornes", position, "--json").stdout.split() == ['[', '"pass"', ']']
+    result = run("analyze", "millebornes", position)
+    assert result.exit_code == 2 and "it can only pass" in " ".join(result.stderr.split())
+    after, info = play_position_move(load_design("millebornes"), read_position_file(position), "pass")
+    assert after["on_turn"] == info["next_seat"] == 1 and after["hands"]["1"] == ["km25"]
+    with pytest.raises(DesignError, match="seat 1 holds cards"):
+        play_position_move(load_design("millebornes"), after, "pass")
+    position.write_text(text.replace('["km25"]', "[]"))
+    result = run("moves", "millebornes", position)
+    assert result.exit_code == 2 and "nobody holds a card, so the hand is over" in " ".join(result.stderr.split())
+
+
 GOOD_POSITION = """
 players = 2
 on_turn = 0
@@ -498,6 +529,31 @@ def test_replay_of_a_capped_game_says_nobody_won():
     result = run("replay", "stapop", "--players", 4, "--seed", 1, "--game", 0, "--option", "turn_cap=30")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "== game over: no winner: the turn cap cut the last hand off"
+
+
+@pytest.mark.parametrize("turn_after_empty", ["true", "false"])
+def test_replay_says_who_plays_after_a_coup_fourre(turn_after_empty):
+    # Rules page: after a coup fourré the player draws a replacement and takes the next
+    # turn; on an empty stock there is no card to draw, and the option
+    # coup_fourre_turn_after_stock_empty says whether the turn jump still happens.
+    # Game 1 of seed 12 (6 players) has a coup fourré on an empty stock.
+    result = run("replay", "millebornes", "--players", 6, "--seed", 12, "--game", 1,
+                 "-o", f"coup_fourre_turn_after_stock_empty={turn_after_empty}")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    on_empty_stock = 0
+    for i, line in enumerate(lines):
+        if "COUP FOURRÉ" not in line:
+            continue
+        attacker = int(next(w for w in reversed(lines[:i]) if " plays " in w).split()[3])
+        coup_seat = int(line.split()[1])
+        following = next(w for w in lines[i + 1:] if w.startswith("t"))
+        if "no card replaces the safety" in line:
+            on_empty_stock += 1
+            assert ("takes the next turn" in line) == (turn_after_empty == "true"), line
+        expected = coup_seat if "takes the next turn" in line else (attacker + 1) % 6
+        assert int(following.split()[3]) == expected, (line, following)
+    assert on_empty_stock >= 1
 
 
 def test_golden_playthrough():
