@@ -250,6 +250,8 @@ def position_in_play(design: Design, position: dict, source: str = "position", o
                 raise DesignError(f"{source}: {field}: {state[K.HAND_N_AT + p]} cards, but a hand holds {full}"
                                   + (" on turn (after the draw)" if p == seat else "")
                                   + " while the stock holds cards")
+    elif not any(state[K.HAND_N_AT + p] for p in range(int(rules[K.R_PLAYERS]))):
+        raise DesignError(f"{source}: stock: 0 and nobody holds a card, so the hand is over")
     for s in range(int(rules[K.R_SIDES])):
         b = K.side_at(s)
         km = int(state[b + K.SD_DIST])
@@ -320,7 +322,7 @@ def state_position(design: Design, state: np.ndarray, rules: np.ndarray, on_turn
 
 
 def parse_move(design: Design, text: str, own_side: int) -> int:
-    """`play CARD`, `play CARD on side N`, `discard CARD` -> move code."""
+    """`play CARD`, `play CARD on side N`, `discard CARD` -> move code (`pass` has none: play_position_move)."""
     words = text.split()
     keys = [c.key for c in design.cards]
     if len(words) == 2 and words[0] in ("play", "discard") and words[1] in keys:
@@ -343,9 +345,16 @@ def play_position_move(design: Design, position: dict, move: str, policies: list
     state, ct, rules, seat = position_in_play(design, position, "position", options, seed)
     players = int(rules[K.R_PLAYERS])
     sides = int(rules[K.R_SIDES])
-    m = parse_move(design, move, seat % sides)
     moves = np.empty(K.MAX_MOVES, np.int32)
     n = K.legal_moves(state, ct, rules, seat, moves)
+    if move.strip() == "pass":
+        if n:
+            raise DesignError(f"move 'pass' is not legal here: seat {seat} holds cards (a player passes only with "
+                              "no card and an empty stock)")
+        info = {"next_seat": (seat + 1) % players, "hand_over": False, "coup_fourre_by": None,
+                "extension_called": False, "trip_side": int(state[K.ST_TRIP_SIDE]), "broken_invariant": 0}
+        return state_position(design, state, rules, info["next_seat"]), info
+    m = parse_move(design, move, seat % sides)
     if m not in moves[:n]:
         raise DesignError(f"move {move!r} is not legal here; legal: {', '.join(describe_move(design, int(x), seat % sides) for x in moves[:n])}")
     specs = [parse_policy(p) for p in (policies or ["greedy"] * players)]
@@ -381,6 +390,8 @@ def legal_moves_of(design: Design, position: dict, source: str = "position", opt
     state, ct, rules, seat = position_in_play(design, position, source, options)
     moves = np.empty(K.MAX_MOVES, np.int32)
     n = K.legal_moves(state, ct, rules, seat, moves)
+    if n == 0:  # no card in hand, and none to draw (a full hand is checked for while the stock holds cards)
+        return ["pass"]
     side = seat % int(rules[K.R_SIDES])
     return [describe_move(design, int(m), side) for m in moves[:n]]
 
@@ -407,6 +418,9 @@ def analyze_position(design: Design, position: dict, playouts: int = 2000, polic
     state, ct, rules, seat = position_in_play(design, position, source, options, seed)
     moves = np.empty(K.MAX_MOVES, np.int32)
     n = K.legal_moves(state, ct, rules, seat, moves)
+    if n == 0:
+        raise DesignError(f"{source}: seat {seat} holds no card and the stock is empty: it can only pass, "
+                          "so there is no move to analyze")
     spec = parse_policy(policy)
     if spec.kernel_id not in (K.POLICY_GREEDY,):
         raise DesignError(f"analyze plays the hand out with a greedy-family policy, not {policy!r}")
