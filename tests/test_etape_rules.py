@@ -58,13 +58,13 @@ def new_record():
     return rec
 
 
-def turn(st, opts, seat, spec="heuristic"):
+def turn(st, opts, seat, spec="heuristic", ckey=7, pkeys=None):
     n = int(st[K.S_N])
     pids, prm = policies(n, spec)
     st[K.S_TURN] = seat
     rec = new_record()
-    pkeys = np.arange(1, n + 1).astype(np.uint64)
-    K.play_turn(st, opts, pids, prm, np.uint64(7), pkeys, rec)
+    pkeys = np.arange(1, n + 1) if pkeys is None else np.array(pkeys)
+    K.play_turn(st, opts, pids, prm, np.uint64(ckey), pkeys.astype(np.uint64), rec)
     return rec
 
 
@@ -96,6 +96,33 @@ def test_deal_gives_eight_cards_each_from_the_cards_in_play(n):
     assert union & ~int(K.in_play(st)) == 0
     # 3 players: 8 of the 32 cards stay out of play; otherwise all are dealt.
     assert len(cards_of(K.in_play(st))) - len(cards_of(union)) == (8 if n == 3 else 0)
+
+
+def test_each_stage_is_dealt_afresh():
+    # "Each stage is dealt afresh": in every race no two stages share a deal,
+    # and the deal of stage g + 1 does not depend on stage g's. Count, over
+    # every card and every pair of consecutive stages, the seat holding it in
+    # stage g against the seat holding it in stage g + 1 (4 players: every
+    # card dealt). Independent deals: each cell of the 4 x 4 table gets per
+    # pair a hypergeometric count (32 cards, 8 and 8: mean 2, variance 1.16,
+    # within [0, 8]), so over 50 races x 3 pairs mean 300, sd 13.2; by
+    # Bernstein's inequality a cell strays 120 from 300 with probability
+    # below 6e-8, under 1e-6 for the 16 cells. The same deal every stage puts
+    # 1200 on the diagonal and 0 elsewhere; a deal passed round the table, 0
+    # on the diagonal.
+    n, races = 4, 50
+    _, stages = E.simulate(players=n, races=races, seed=8)
+    dealt = stages[[f"dealt_{s}" for s in range(n)]].to_numpy().reshape(races, n, n)  # race, stage, seat
+    table = np.zeros((n, n), np.int64)
+    for race in dealt:
+        assert len({tuple(deal) for deal in race}) == n
+        held = cards_of(np.bitwise_or.reduce(race[0]))
+        seat_of = np.array([[next(s for s in range(n) if (int(deal[s]) >> c) & 1) for c in held]
+                            for deal in race])  # stage, card
+        for g in range(n - 1):
+            np.add.at(table, (seat_of[g], seat_of[g + 1]), 1)
+    assert table.sum() == races * (n - 1) * 32
+    assert (abs(table - races * (n - 1) * 2) <= 120).all(), table
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 8])
@@ -317,6 +344,37 @@ def test_random_crevaison_targets_oneself_only_where_the_option_allows(profile, 
         assert targets == ({0, 1, 2, 3} if on_self else {1, 2, 3})
 
 
+def test_voiture_balai_an_emptied_hand_takes_no_turn_but_keeps_the_crevaison_window():
+    # Documented decision (docs/etape.md): "Players who emptied their hand in
+    # Voiture balai take no more turns but may still play Crevaison in the
+    # window". Seat 0 has laid its last card and still holds its Crevaison;
+    # it is seat 1's turn, and seat 0 plays every joker it can (joker_p=1)
+    # at a random target (any seat, itself included, by default).
+    hands = [[], [card(RED, 7), card(BLUE, 9)], [card(GREEN, 6), card(GREEN, 10)],
+             [card(YELLOW, 6), card(YELLOW, 9)]]
+    spec = ["random:joker_p=1", "heuristic", "heuristic", "heuristic"]
+    targets = set()
+    for key in range(1, 41):
+        st, opts = position(4, K.BALAI, hands, jokers=[K.J_CREVAISON, 0, 0, 0])
+        lay_all(st, 0, card(RED, 6))
+        st[K.S_NFIN], st[K.S_FINISH] = 1, 1
+        st[K.S_TURN] = 3
+        K.next_turn(st)
+        assert st[K.S_TURN] == 1  # seat 0 takes no more turns
+        rec = turn(st, opts, 1, spec, pkeys=[key, 2, 3, 4])
+        target = field(rec, K.F_CREV, 0)
+        assert target in (0, 1, 2, 3) and st[K.S_JOKERS] == 0
+        if target == 1:  # seat 1 on turn skips it
+            assert field(rec, K.F_SKIPPED, 1) == 1 and field(rec, K.F_LAID, 1) == 0
+            assert cards_of(st[K.S_HAND + 1]) == [card(RED, 7), card(BLUE, 9)]
+        else:
+            assert st[K.S_SKIP + target] == 1
+            assert field(rec, K.F_SKIPPED, 1) == 0 and cards_of(st[K.S_HAND + 1]) == [card(BLUE, 9)]
+        assert st[K.S_HAND] == 0 and field(rec, K.F_LAID, 0) == 0
+        targets.add(target)
+    assert 1 in targets
+
+
 @pytest.mark.parametrize("stack, skips", [(True, 2), (False, 1)])
 def test_two_crevaisons_on_one_player(stack, skips):
     st, opts = position(4, K.MONTAGNE, [[card(RED, 9)], [card(GREEN, 3)]],
@@ -370,6 +428,32 @@ def test_vitamine_bar_on_retaliation_lifts_in_the_next_stage():
     assert card(GREEN, 9) in cards_of(st[K.S_HAND + 1])  # the only card seat 0 held
     got = cards_of(st[K.S_HAND])
     assert len(got) == 1 and got[0] in (card(RED, 6), card(BLUE, 10), card(YELLOW, 9))  # one of seat 1's
+
+
+def test_vitamine_draws_the_card_at_random_from_the_opponents_hand():
+    # "a card drawn at random from an opponent's hand": seat 1 holds four
+    # cards; seat 0 (heuristic, Vitamine against a hand of up to 4 cards)
+    # gives its blue 10 to seat 1 and draws one of them, by the chance key.
+    # Over 600 chance keys each card is drawn, and the counts fit a uniform
+    # draw: Pearson's chi-square (3 degrees of freedom) exceeds 30 with
+    # probability 1.4e-6 under a uniform draw; always the same card gives 1800.
+    theirs = [card(GREEN, 5), card(GREEN, 8), card(YELLOW, 7), card(RED, 9)]
+    hands = [[card(RED, 3), card(BLUE, 10)], theirs,
+             [card(YELLOW, 4), card(YELLOW, 5), card(YELLOW, 6), card(BLUE, 7), card(BLUE, 8)],
+             [card(RED, 4), card(RED, 5), card(RED, 6), card(GREEN, 9), card(GREEN, 10)]]
+    drawn = {c: 0 for c in theirs}
+    for key in range(1, 601):
+        st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_VITAMINE, 0, 0, 0])
+        rec = turn(st, opts, 0, "heuristic:vita_cards=4", ckey=key)
+        assert field(rec, K.F_VITA, 0) == 1
+        left = cards_of(st[K.S_HAND + 1])
+        (got,) = set(theirs) - set(left)
+        assert sorted(left) == sorted(set(theirs) - {got} | {card(BLUE, 10)})
+        assert got in cards_of(st[K.S_HAND])  # none of seat 1's cards can be laid
+        drawn[got] += 1
+    counts = np.array(list(drawn.values()))
+    assert (counts > 0).all(), drawn
+    assert ((counts - 150) ** 2 / 150).sum() < 30, drawn
 
 
 def test_the_heuristic_never_gives_away_a_card_it_can_lay_now():
