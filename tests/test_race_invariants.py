@@ -8,7 +8,10 @@ Two views of the same games:
   keeping each seat's hand and each side's distance, and checks turn order
   (next seat, extra turn after a safety, coup fourré jump), that every card
   played was held, that the engine never reports a broken invariant, and
-  that the recorded distances equal the distance laid in the log.
+  that the recorded distances, safeties and coups fourrés equal those laid
+  in the log; for Mille Bornes and Stap op it also checks every play against
+  the rules page (written out below, not asked of the engine), the trip and
+  the extension, and for Mille Bornes rebuilds the hand scores from the log.
 """
 from collections import Counter
 
@@ -39,7 +42,8 @@ def seat_policies(mix, players):
 
 # ---- records -------------------------------------------------------------------
 def expected_mb_scores(row, sides, shutout_fr):
-    """Hand scores per the rules page, from the record columns alone."""
+    """Hand scores per the rules page, from the record columns alone (the referee below passes the
+    same counts taken from a log, so the safeties and coups fourrés columns are checked there)."""
     dist = [row[f"s{s}_distance"] for s in range(sides)]
     trip_side, ext = row["trip_side"], row["extension_side"]
     out = []
@@ -150,9 +154,113 @@ def test_records_invariants(design, players, mix):
         assert decided > 0
 
 
+# ---- the rules page, for the referee's legality check ----------------------------
+# Written out card by card from shared/rules/race_games.md, not read from the design files and not
+# asked of the engine's legal-move code. Touring is left out: its remedies and setbacks are a
+# reconstruction the rules page leaves to the design file (the referee still walks its turns, hands
+# and distances). Under the default options only (see `referee`).
+MILLE_BORNES = {
+    "distance": {"km25": 25, "km50": 50, "km75": 75, "km100": 100, "km200": 200},
+    "under_limit": {"km25", "km50"},                  # under Speed Limit only 25 and 50
+    "per_hand": {"km200": 2},                         # at most two 200s per side per hand
+    "hazards": {"out_of_gas": "gasoline", "flat_tire": "spare_tire", "accident": "repairs",
+                "stop": "roll"},                      # each with the card that clears it
+    "go": "roll", "limit": "speed_limit", "end_limit": "end_of_limit", "starts_limited": False,
+    "safeties": {"extra_tank": {"out_of_gas"}, "puncture_proof": {"flat_tire"}, "driving_ace": {"accident"},
+                 "right_of_way": {"stop", "speed_limit"}},
+    "permanent_go": "right_of_way",
+    "trip": {2: (700, 1000), 3: (700, 1000), 4: (1000, 0), 6: (700, 1000)},  # (trip, extension or 0)
+}
+STAP_OP = {
+    "distance": {"km5": 5, "km6": 6, "km8": 8, "km10": 10},
+    "under_limit": {"km5", "km6"},                    # 8 and 10 km need Wind mee
+    "per_hand": {"km5": 8, "km6": 4, "km8": 2, "km10": 2},  # the exact set: no stage of a complete kind
+    "hazards": {"crossing": "barriers_open", "flat_tyre": "bike_repairer", "youth_hostel": "go"},
+    "go": "go", "limit": "headwind", "end_limit": "tailwind", "starts_limited": True,  # everyone starts under headwind
+    "safeties": {}, "permanent_go": None,
+    "trip": {n: (100, 0) for n in range(2, 7)},       # the whole set
+}
+RULES_PAGE = {"millebornes": MILLE_BORNES, "stapop": STAP_OP, "stapop_clubjes": STAP_OP}
+CANCELLED = "a hazard cancelled by its safety"  # on top of the battle pile: a go is still needed (default)
+
+
+class Tableau:
+    """One side's piles, as the rules page describes them."""
+
+    def __init__(self, page):
+        self.page = page
+        self.battle = None                    # the top of the battle pile
+        self.limited = page["starts_limited"]  # under the limit, not yet lifted by its end card
+        self.safeties = set()
+        self.laid = Counter()                 # distance cards laid, by kind (a reshuffle leaves them counted)
+        self.km = 0
+
+    def moving(self):
+        """Distance may be laid and hazards received: a go on top, or the permanent go with no uncorrected hazard."""
+        if self.page["permanent_go"] in self.safeties:
+            return self.battle not in self.page["hazards"]
+        return self.battle == self.page["go"]
+
+    def fault(self, card, trip):
+        """Why the rules page forbids laying `card` on this side now, or None. (The referee checks
+        apart that attacks go to another side and everything else to the player's own.)"""
+        page, hazards, go = self.page, self.page["hazards"], self.page["go"]
+        if card in page["distance"]:
+            if not self.moving():
+                return f"distance on a side that is not moving (battle pile: {self.battle})"
+            if self.limited and card not in page["under_limit"]:
+                return "distance the limit blocks"
+            if self.laid[card] >= page["per_hand"].get(card, 99):
+                return f"one {card} too many"
+            if self.km + page["distance"][card] > trip:
+                return f"beyond the trip of {trip}"
+        elif card == go:
+            if page["permanent_go"] in self.safeties:
+                return "a go under the permanent go"
+            if self.battle == go or hazards.get(self.battle, go) != go:
+                return f"a go on {self.battle}"
+        elif card in hazards.values():  # a remedy
+            if hazards.get(self.battle) != card:
+                return f"a remedy on {self.battle}"
+        elif card == page["end_limit"]:
+            if not self.limited:
+                return "an end of limit on a side not under the limit"
+        elif card in hazards or card == page["limit"]:
+            if any(card in page["safeties"][s] for s in self.safeties):
+                return "an attack on a side its safety protects"
+            if card in hazards and not self.moving():  # so never on another hazard
+                return f"a hazard on a side that is not moving (battle pile: {self.battle})"
+            if card == page["limit"] and self.limited:  # Stap op: so only on a side showing Wind mee
+                return "a limit on a side already under the limit"
+        elif card not in page["safeties"]:  # a safety may always be laid on one's own side
+            return f"{card}: not a card of the rules page"
+        return None
+
+    def lay(self, card):
+        """`card` lands on this side."""
+        page = self.page
+        if card in page["distance"]:
+            self.laid[card] += 1
+            self.km += page["distance"][card]
+        elif card in (page["limit"], page["end_limit"]):
+            self.limited = card == page["limit"]
+        elif card in page["safeties"]:
+            self.safeties.add(card)
+            if self.battle in page["safeties"][card]:  # over a remedy it leaves the pile as it is (the seed)
+                self.battle = CANCELLED
+            if page["limit"] in page["safeties"][card]:
+                self.limited = False
+        else:  # a go, a remedy or a hazard
+            self.battle = card
+
+
 # ---- replay logs ---------------------------------------------------------------
 def referee(d, ct, rules, options, log, hand_out, sides_out, players):
-    """Walk one hand's log; assert the rules the log can show. Returns counters."""
+    """Walk one hand's log; assert the rules the log can show. Returns counters.
+
+    For Mille Bornes and Stap op every play is also checked against the rules page (RULES_PAGE):
+    battle pile, limit, safeties, caps, the trip and the extension; and for Mille Bornes the hand's
+    scores are rebuilt from what the log shows, safeties and coups fourrés counted here."""
     sides = int(rules[K.R_SIDES])
     reshuffle = bool(rules[K.R_RESHUFFLE])
     deck = int(ct[:, 1].sum())
@@ -160,8 +268,17 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
     values = [c.value for c in d.cards]
     removes = [d.card_index(c.removes) if c.removes else -1 for c in d.cards]
     protected_by = [int(x) for x in ct[:, K.C_PROTECTED_BY]]
+    names = [c.key for c in d.cards]
     hands = [Counter() for _ in range(players)]
     dist = [0] * sides
+    safeties_laid = [0] * sides
+    page = RULES_PAGE.get(d.name)
+    if page:
+        assert (options["overshoot"], options["limit_on_limit"], options["roll_after_safety"],
+                options["go_with_permanent_go"]) == ("forbid", False, True, False), "default rules only"
+        tableaux = [Tableau(page) for _ in range(sides)]
+        trip, extension = page["trip"][players]
+    trip_side = ext_side = -1
     rows = log.tolist()
     i = 0
     while i < len(rows) and rows[i][2] == K.EV_DEAL:
@@ -209,10 +326,16 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
                 assert side == own, f"{d.cards[card].key} played on another side"
             else:
                 assert side != own, f"{d.cards[card].key} played on its own side"
+            if page:
+                fault = tableaux[side].fault(names[card], trip)
+                assert fault is None, f"turn {turn}: seat {seat} lays {names[card]} on side {side}: {fault}"
+                if side == own:
+                    tableaux[own].lay(names[card])  # an attack lands after the chance of a coup fourré
             if role == "distance":
                 dist[own] += values[card]
             if role == "safety":
                 counts["safety"] += 1
+                safeties_laid[own] += 1
                 if stock > 0 or reshuffle or options["safety_extra_turn_after_stock_empty"]:
                     nxt = seat  # extra turn
         i += 1
@@ -224,6 +347,9 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
                 assert cseat % sides == side and protected_by[card] == ccard
                 assert hands[cseat][ccard] > 0
                 hands[cseat][ccard] -= 1
+                safeties_laid[side] += 1
+                if page:
+                    tableaux[side].lay(names[ccard])
                 counts["coups"] += 1
                 counts["coups_on_empty_stock"] += stock == 0
                 counts[f"coups_s{cseat % sides}"] += 1  # the defender's side: the seat that laid the safety
@@ -240,14 +366,38 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
             else:
                 assert cseat == seat and cside == own
                 counts["extension" if cev == K.EV_EXTENSION else "declined"] += 1
+                if page:  # only the side that first reaches exactly the trip, at that moment
+                    assert ev == K.EV_PLAY and roles[card] == "distance" and tableaux[own].km == trip, \
+                        f"turn {turn}: an extension decision at {tableaux[own].km} {d.unit}, trip {trip}"
+                    assert extension and ext_side < 0, f"turn {turn}: an extension decision with none to call"
+                    if cev == K.EV_EXTENSION:
+                        ext_side, trip = own, extension
+                    else:
+                        extension = 0
                 i += 1
         if ev == K.EV_PLAY and roles[card] == "setback" and not coup:
             dist[side] -= values[removes[card]]
+        if page and ev == K.EV_PLAY and side != own and not coup:
+            tableaux[side].lay(names[card])
+        if page and ev == K.EV_PLAY and roles[card] == "distance" and tableaux[own].km == trip:
+            assert not extension or ext_side >= 0, f"turn {turn}: the trip reached with no extension decision"
+            assert i == len(rows), f"turn {turn}: side {own} completed the trip, the hand went on"
+            trip_side = own
         expected = nxt
     assert hand_out[K.H_TURNS] in (turn, turn + passes)
     for s in range(sides):
         assert dist[s] == sides_out[s, K.S_DISTANCE], f"side {s}: log {dist[s]} km, record {sides_out[s, K.S_DISTANCE]}"
         assert sides_out[s, K.S_COUPS] == counts[f"coups_s{s}"], f"side {s}: coups fourrés in the log and the record"
+        assert sides_out[s, K.S_SAFETIES] == safeties_laid[s], f"side {s}: safeties in the log and the record"
+    if page:
+        assert (hand_out[K.H_TRIP_SIDE], hand_out[K.H_EXT_SIDE]) == (trip_side, ext_side)
+    if d.name == "millebornes":  # the scoring table, from what the log shows
+        shown = {"trip_side": trip_side, "extension_side": ext_side, "stock_exhausted": stock == 0}
+        for s in range(sides):
+            shown.update({f"s{s}_distance": dist[s], f"s{s}_safeties": safeties_laid[s],
+                          f"s{s}_coups": counts[f"coups_s{s}"], f"s{s}_km200_played": tableaux[s].laid["km200"]})
+        recorded, scores = list(sides_out[:, K.S_SCORE]), expected_mb_scores(shown, sides, options["shutout"] == "fr")
+        assert recorded == scores, f"hand scores: record {recorded}, from the log {scores}"
     if not reshuffle and hand_out[K.H_TRIP_SIDE] < 0 and not hand_out[K.H_CAPPED]:
         assert stock == 0 and all(sum(h.values()) == 0 for h in hands)  # played out
     counts["passes"] = passes
@@ -275,6 +425,62 @@ def test_replay_log_referee(design, players, mix):
     assert totals["turns"] > 0  # the referee walked some turns
     if design == "millebornes" and mix != "greedy":
         assert totals["safety"] > 0  # the extra-turn path was exercised
+
+
+def scripted_hand(d, deal, turns):
+    """The log and records of a two-player hand written by hand: `deal` the seats' cards, `turns`
+    (seat, card drawn, card played, side, or None to discard). The script stops mid-hand: its record
+    says so (capped) and shows the distance and safeties laid, scored without a trip."""
+    index, value = d.card_index, {c.key: c.value for c in d.cards}
+    rows = [[0, p, K.EV_DEAL, index(c), -1, 0] for p in (0, 1) for c in deal[p]]
+    sides_out = np.zeros((2, K.S_NCOLS), np.int32)
+    for t, (seat, drawn, card, side) in enumerate(turns, 1):
+        rows.append([t - 1, seat, K.EV_DRAW, index(drawn), -1, 0])
+        if side is None:
+            rows.append([t, seat, K.EV_DISCARD, index(card), -1, 0])
+        else:
+            rows.append([t, seat, K.EV_PLAY, index(card), side, 0])
+        if side == seat:
+            sides_out[side, K.S_DISTANCE] += value[card]
+            sides_out[side, K.S_SAFETIES] += card == "right_of_way"
+    sides_out[:, K.S_SCORE] = sides_out[:, K.S_DISTANCE] + 100 * sides_out[:, K.S_SAFETIES]
+    hand_out = np.zeros(K.H_NCOLS, np.int32)
+    hand_out[[K.H_TURNS, K.H_TRIP_SIDE, K.H_EXT_SIDE, K.H_CAPPED]] = len(turns), -1, -1, 1
+    return np.array(rows, np.int32), hand_out, sides_out
+
+
+DEAL = (["roll", "km200", "km200", "right_of_way", "km100", "km25"],
+        ["stop", "speed_limit", "km25", "km50", "km75", "gasoline"])
+DISCARD_KM25 = (1, "km25", "km25", None)
+
+
+@pytest.mark.parametrize("script,allowed,edited,fault", [
+    # a distance card laid under a Stop (a Roll clears it)
+    ([(0, "km200", "roll", 0), (1, "km25", "stop", 0)],
+     (0, "roll", "roll", 0), (0, "roll", "km100", 0), "distance on a side that is not moving"),
+    # a third 200
+    ([(0, "km200", "roll", 0), DISCARD_KM25, (0, "km25", "km200", 0), DISCARD_KM25, (0, "km25", "km200", 0),
+      DISCARD_KM25], (0, "km25", "km100", 0), (0, "km25", "km200", 0), "one km200 too many"),
+    # a Speed Limit on a side with Right of Way (the safety gives seat 0 an extra turn)
+    ([(0, "km50", "right_of_way", 0), (0, "km50", "km100", 0)],
+     (1, "km25", "speed_limit", None), (1, "km25", "speed_limit", 0), "an attack on a side its safety protects"),
+])
+def test_referee_catches_an_illegal_play_edited_into_a_log(script, allowed, edited, fault):
+    d = DESIGNS["millebornes"]
+    ct, rules = d.tables(2)
+    referee(d, ct, rules, d.resolved_options(), *scripted_hand(d, DEAL, script + [allowed]), 2)
+    with pytest.raises(AssertionError, match=fault):
+        referee(d, ct, rules, d.resolved_options(), *scripted_hand(d, DEAL, script + [edited]), 2)
+
+
+def test_referee_counts_the_safeties_in_the_log():
+    d = DESIGNS["millebornes"]
+    ct, rules = d.tables(2)
+    log, hand_out, sides_out = scripted_hand(d, DEAL, [(0, "km50", "right_of_way", 0), (0, "km50", "km100", 0)])
+    referee(d, ct, rules, d.resolved_options(), log, hand_out, sides_out, 2)
+    sides_out[0, K.S_SAFETIES] -= 1  # a record that lost the safety: its score still counts it
+    with pytest.raises(AssertionError, match="side 0: safeties in the log and the record"):
+        referee(d, ct, rules, d.resolved_options(), log, hand_out, sides_out, 2)
 
 
 def test_replay_log_referee_sees_coups_fourres_and_extensions():

@@ -528,6 +528,20 @@ def test_mb_safety_cancels_its_hazard_but_roll_is_still_needed(hazard, safety):
     assert "play roll" in moves and not ALL_KM & moves  # default: a Roll is still needed
 
 
+@pytest.mark.parametrize("remedy,safety", [("gasoline", "extra_tank"), ("spare_tire", "puncture_proof"),
+                                           ("repairs", "driving_ace")])
+def test_mb_safety_over_its_remedy_leaves_the_roll_still_needed(remedy, safety):
+    # The seed: a safety laid when its hazard is already covered (the remedy on top of the battle pile)
+    # no longer acts on that attack: the pile still shows the remedy, and a Roll is still needed.
+    # The safety is laid all the same: it protects from now on and gives the extra turn.
+    hand = [safety, "km25", "km50", "km100", "roll", "km75", "km200"]
+    new, info = play(MB, mb_pos(side(remedy), side(), hand), f"play {safety}")
+    assert new["sides"][0]["battle"] == remedy and new["sides"][0]["safeties"] == [safety]
+    assert info["next_seat"] == 0  # extra turn
+    after = ["km25", "km50", "km100", "roll", "km75", "km200", "gasoline"]
+    assert legal(MB, turn_to(new, 0, after)) == {"play roll"} | {f"discard {c}" for c in after}
+
+
 def test_mb_option_no_roll_after_safety():
     opts = {"roll_after_safety": False}
     hand = ["extra_tank", "km25", "km50", "km100", "roll", "km75", "km200"]
