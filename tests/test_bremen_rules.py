@@ -11,10 +11,10 @@ Four players: seat c plays colour c. Every test puts seat 0 on turn.
 import numpy as np
 import pytest
 
-from etappe.analysis.bremen import Game, simulate
+from etappe.analysis.bremen import Game, parse_policy, simulate
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, load_board, ring_board
-from etappe.kernels.rng import STREAM_CHANCE, game_key, randint
+from etappe.kernels.rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key, randint
 
 
 def game(players=4, **options):
@@ -461,6 +461,59 @@ def test_robber_paths_stay_in_forest_bridges_and_house():
     assert g.robber_paths(2) == 2  # the bridge is a dead end: the road is out of bounds
 
 
+def documented_robber_area():
+    """The robber's area on the default board, built from its description (the
+    module docstring, docs/bremen.md), not from the board file: the middle ring
+    m00..m15, the inner ring i00..i07, m00-i00, m04-i02, m08-i04, m12-i06, the
+    house next to i01, i03, i05, i07, and the bridges b0 and b2 off m02 and m10
+    (their other ends are on the road, where the robber never goes)."""
+    links = [(f"m{k:02d}", f"m{(k + 1) % 16:02d}") for k in range(16)]
+    links += [(f"i{k:02d}", f"i{(k + 1) % 8:02d}") for k in range(8)]
+    links += [(f"m{4 * k:02d}", f"i{2 * k:02d}") for k in range(4)]
+    links += [("house", f"i{2 * k + 1:02d}") for k in range(4)]
+    links += [("b0", "m02"), ("b2", "m10")]
+    area = {}
+    for x, y in links:
+        area.setdefault(x, set()).add(y)
+        area.setdefault(y, set()).add(x)
+    return area
+
+
+def path_ends(area, start, d):
+    """The fields where a path of exactly d fields from start, no field
+    twice, can end."""
+    ends, paths = set(), [[start]]
+    while paths:
+        path = paths.pop()
+        if len(path) == d + 1:
+            ends.add(path[-1])
+        else:
+            paths += [path + [x] for x in area[path[-1]] if x not in path]
+    return ends
+
+
+def test_the_robber_moves_exactly_the_number_of_the_normal_die():
+    # "The robber moves exactly as many fields as the normal die shows": the
+    # game's own turn, the first roll (d, R) for every d, with every kind of
+    # policy. From its house the robber ends where a path of exactly d fields
+    # through its area ends. The area splits into two sides (the house, i00,
+    # i02, ... m01, m03, ... on one), every link joining the two, so a path of
+    # d fields and one of 7 - d never end on the same field.
+    area = documented_robber_area()
+    ends = {d: path_ends(area, "house", d) for d in range(1, 7)}
+    assert ends[1] == {"i01", "i03", "i05", "i07"}
+    assert ends[2] == {"i00", "i02", "i04", "i06"}
+    assert ends[3] == {"i01", "i03", "i05", "i07", "m00", "m04", "m08", "m12"}
+    assert all(not ends[d] & ends[7 - d] for d in range(1, 7))
+    for d in range(1, 7):
+        for seed in range(3):
+            index = rolling(d, "R", seed=seed)
+            for policy in ("random", "greedy", "lookahead:playouts=8,horizon=1"):
+                g = game()
+                g.play([policy] * 4, turns=1, seed=seed, game_index=index)
+                assert g.state[K.S_ROBBER_MOVES] == 1 and g.robber in ends[d], (d, seed, policy, g.robber)
+
+
 def test_option_robber_stop():
     # "only through forest fields (it may pass the bridges and its house)": by
     # default a robber move may also end on a bridge or in the house;
@@ -602,6 +655,32 @@ def test_the_robbers_field_is_open_by_default_and_closed_as_an_option():
     assert "m05" in dests(g.first_moves(2, 2), 0, "donkey")  # the pyramid that chases it
 
 
+def test_animals_on_the_robbers_field_stay_when_it_moves_away():
+    # docs/bremen.md: animals on the robber's field "stand there safely until
+    # the robber next moves: it sends home only the animals on the fields it
+    # passes or stops on", and "the field it starts on is not 'passed'".
+    for d in (1, 2, 3):
+        paths = game()
+        paths.set_robber("m05")
+        for pick in range(paths.robber_paths(d)):
+            g = game()
+            g.set_robber("m05")
+            g.place(1, "dog", "m05")
+            assert g.rob(d, pick) == 0 and g.robber != "m05"
+            assert g.pos(1, "dog") == "m05" and g.errors() == 0
+    # In the game's turn: the own dog goes onto the (open) robber's field, then
+    # a roll with the R moves the robber d fields away; every other animal is
+    # at home, off the robber's area.
+    for d in range(1, 7):
+        g = game()
+        g.set_robber("m05")
+        g.place(0, "dog", "m03")
+        g.move(0, "dog", "m05")
+        g.play(["random"] * 4, turns=1, seed=2, game_index=rolling(d, "R", seed=2))
+        assert g.state[K.S_ROBBER_MOVES] == 1 and g.robber != "m05"
+        assert g.pos(0, "dog") == "m05" and g.state[K.S_SENT_ROBBER] == 0
+
+
 # --- storming the house and the end -------------------------------------------------------
 
 def test_storm_scores_per_animal_plus_bonus_when_the_robber_is_home():
@@ -737,6 +816,33 @@ def test_two_players_play_two_diagonal_colours_each():
     assert (g.points(0), g.points(1)) == (3, 2)
 
 
+def test_two_players_land_on_the_partner_colours_start_field_with_the_first_move_only():
+    # Seed: "bekomt elke speler de twee diagonaal tegenover elkaar liggende
+    # startvelden": with 2 players seat 0 owns the start fields r00 and r12
+    # (colours 0 and 2), so r12 is an own start field for colour 0's animals
+    # too: landing there with the first move only, and the second move must
+    # carry the animal off again. Colour 2's dog, cat and rooster are away
+    # (they are not knocked home); its donkey on r12 can carry the dog off.
+    def position(players):
+        g = game(players=players)
+        for animal, field in (("dog", "i03"), ("cat", "i05"), ("rooster", "i07")):
+            g.place(2, animal, field)
+        g.place(0, "dog", "r10")
+        return g
+
+    g = position(2)
+    assert dests(g.first_moves(2, 2), 0, "dog") == {"r08", "m06", "r12"}  # r10-r11-r12 onto the donkey
+    first = g.move(0, "dog", "r12")
+    assert first["climbed"] and first["sent_home"] == 0 and g.stack("r12") == [(2, "donkey"), (0, "dog")]
+    assert g.second_moves(2, first=(0, "dog"), first_field="r12") == {(2, 2, "donkey", "r10"),
+                                                                      (2, 2, "donkey", "r14")}
+    g = position(2)
+    g.move(0, "cat", "r02")  # the first move, another animal
+    assert dests(g.second_moves(2, first=(0, "cat")), 0, "dog") == {"r08", "m06"}
+    g = position(4)  # with 4 players r12 is seat 2's: a foreign start field
+    assert dests(g.first_moves(2, 2), 0, "dog") == {"r08", "m06"}
+
+
 def test_three_players_leave_a_neutral_colour_that_scores_for_nobody():
     g = game(players=3)
     g.place(0, "dog", "r16")
@@ -777,6 +883,45 @@ def test_the_starting_player_is_drawn(players):
     assert counts.sum() == n
     p = 1 / players
     assert (abs(counts - n * p) <= 4 * (n * p * (1 - p)) ** 0.5).all(), counts.to_dict()
+
+
+def kernel_game(players, max_turns, seed, game_index, policy="greedy"):
+    """Game game_index of `seed` as the batch driver plays it (init_game, then
+    the kernels' own game loop K.play_game), capped after max_turns turns."""
+    g = Game(players=players, options={"max_turns": max_turns})
+    b = g.board
+    pol, prow, _ = parse_policy(policy)
+    pols = np.array([pol] * 4, np.int64)
+    params = np.tile(prow, (4, 1))
+    pkeys = np.array([game_key(np.uint64(seed), game_index, STREAM_POLICY_BASE + s) for s in range(4)], np.uint64)
+    key = np.uint64(game_key(np.uint64(seed), game_index, STREAM_CHANCE))
+    key = np.uint64(K.init_game(g.state, players, b.binfo, g.opts, key))
+    row = np.zeros(K.N_REC, np.int32)
+    K.play_game(g.state, pols, params, pkeys, b.kind, b.adj, b.deg, b.dist, b.binfo, g.opts, key, row,
+                K.lookahead_for(pols))
+    return g
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_play_goes_left_in_the_kernels_game_loop(players):
+    # "The starting player is drawn; play goes left." One game, capped after
+    # k = 1, 2, ... turns: the seat on turn in the last turn is the starting
+    # player's for k = 1, then each next seat in turn. (Game.play steps the
+    # seat itself; with 2 players the seat to the left is the one to the right.)
+    firsts = set()
+    for game_index in range(4):
+        seats = []
+        for k in range(1, 2 * players + 1):
+            g = kernel_game(players, k, seed=4, game_index=game_index)
+            assert g.state[K.S_TURNS] == k and g.state[K.S_CAPPED] == 1 and g.winner == -1
+            seats.append(g.seat)
+        first = int(g.state[K.S_FIRST_SEAT])
+        assert seats == [(first + k) % players for k in range(2 * players)]
+        firsts.add(first)
+        record = simulate(players=players, games=1, policies=["greedy"] * players, seed=4, first_game=game_index,
+                          options={"max_turns": 2 * players}).iloc[0]  # the same game as the batch driver's
+        assert (record["first_seat"], record["turns"], record["rolls"]) == (first, 2 * players, g.state[K.S_ROLLS])
+    assert len(firsts) > 1
 
 
 # --- going home and the turbulent start ----------------------------------------------------
