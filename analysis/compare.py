@@ -5,16 +5,17 @@ random numbers), so per-game metrics are differenced game by game:
 d_i = metric_A(i) - metric_B(i). A `PairedComparison` keeps, per metric, the
 number of pairs n and the sums of d and d^2 (and of each side's values), so
 it aggregates chunk by chunk and two of them `merge`. `paired_table` turns it
-into the mean difference with a 95 % Student t interval, a two-sided t-test p-value
-and Holm's correction across the metrics shown.
+into the mean difference with a 95 % Student t interval (clipped to [-1, 1]
+for rates and shares), a two-sided t-test p-value and Holm's correction
+across the metrics shown.
 
 Pairs where a metric is undefined on either side (e.g. the winner's deficit
 in a game without a winner) are left out of that metric's n.
 
 Card-level rates (played share, dead share) cannot be paired game by game;
 `card_comparison` compares them as shares of two independent runs (each
-clustered by game; Newcombe's interval for cards pooled by role), and says
-so in its `method` column.
+clustered by game, card by card or pooled by role), and says so in its
+`method` column.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .race_summary import RaceSummary, outcomes_by_position
-from .stats import holm, newcombe_difference, paired_difference, rate, two_run_ratio_difference
+from .stats import holm, paired_difference, rate, two_run_ratio_difference
 
 # (column of game_table, label, unit); won_s{s} rows are added per side.
 PAIRED_METRICS = (
@@ -43,6 +44,8 @@ PAIRED_METRICS = (
     ("dead_share", "share of drawn cards wasted (discarded or held)", "share"),
 )
 SUMS = ("n", "sum_d", "sum_d2", "sum_a", "sum_b", "sum_a2", "sum_b2")
+# units of metrics that lie in [0, 1], so that a difference of two of them lies in [-1, 1]
+BOUNDED_UNITS = ("rate", "share")
 # rate metrics whose distance from the fair share paired_table adds as a row (key, label) after them
 FAIR_GAPS = {
     "first_position_won": ("first_player_gap", "first player's distance from the fair share"),
@@ -197,6 +200,10 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
                  fair: float | None = None, metric_labels: dict | None = None) -> pd.DataFrame:
     """One row per metric: n, mean_a, mean_b, diff (A - B), sd, 95 % interval, p, Holm.
 
+    The interval of a rate or a share (BOUNDED_UNITS) is clipped to
+    [-1, 1], where its difference lies: with few games Student's t reaches
+    beyond, and the clipped interval holds the true difference as often.
+
     Holm's correction runs across the rows of this table (the metrics shown)
     whose paired differences vary: a metric whose paired difference is 0
     in every game (e.g. one hand per game in both designs) shows no
@@ -230,6 +237,9 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
         mean_a, mean_b = np.insert(mean_a, at, ga), np.insert(mean_b, at, gb)
     d = paired_difference(n, sum_d, sum_d2)
     d = {k: np.atleast_1d(v) for k, v in d.items()}
+    bounded = np.array([unit in BOUNDED_UNITS for _, unit in labels], dtype=bool)
+    d["ci_low"] = np.where(bounded, np.maximum(d["ci_low"], -1.0), d["ci_low"])
+    d["ci_high"] = np.where(bounded, np.minimum(d["ci_high"], 1.0), d["ci_high"])
     constant = (d["sd"] == 0) & (d["mean"] == 0)
     d["p_value"] = np.where(constant, np.nan, d["p_value"])
     adjusted, reject = holm(d["p_value"], alpha)
@@ -287,9 +297,10 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
     Card keys present in both runs are compared card by card, with each
     run's share clustered by game (the cards of one game go together:
     stats.two_run_ratio_difference); attrs["only_a"] and attrs["only_b"]
-    list the cards of one design only. When the decks share no keys, cards
-    are pooled by role, with Newcombe's interval, which counts every card as
-    independent (somewhat too narrow: per-game sums by role are not kept).
+    list the cards of one design only. When the decks share no keys, the
+    cards are pooled by role (column "role" instead of "card"), each role's
+    share clustered by game in the same way (the summaries keep each role's
+    per-game sums).
     Differences A - B; the dead share is 1 - the played share (every card
     drawn is played, discarded or still held), so its interval is the
     mirror of the played share's. Holm's correction (p_holm, reject) runs
@@ -298,30 +309,27 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
     """
     by_role = not (set(a.layout.cards) & set(b.layout.cards))
     if by_role:
-        table = _card_comparison_by_role(a, b)
+        keys = [r for r in a.layout.roles if r in b.layout.roles]
+        sa, sb = _role_sums(a, keys), _role_sums(b, keys)
     else:
         keys = [k for k in a.layout.cards if k in b.layout.cards]
-
-        def sums(s: RaceSummary) -> tuple:
-            idx = [s.layout.cards.index(k) for k in keys]
-            c = s.c
-            return (s.games, c["card_played"][idx], c["card_drawn"][idx], c["card_played_sq"][idx],
-                    c["card_drawn_sq"][idx], c["card_played_drawn"][idx])
-
-        sa, sb = sums(a), sums(b)
+        sa, sb = _card_sums(a, keys), _card_sums(b, keys)
+    table = pd.DataFrame()
+    if keys:
         diff = two_run_ratio_difference(sa, sb)
-        rows = []
         played_a, played_b = rate(sa[1], sa[2]), rate(sb[1], sb[2])
+        key_column = "role" if by_role else "card"
+        method = "unpaired, clustered by game" + (", pooled by role" if by_role else "")
+        rows = []
         for what, sign in (("played share", 1.0), ("dead share", -1.0)):
             share_a, share_b = (played_a, played_b) if sign > 0 else (1 - played_a, 1 - played_b)
             low, high = (diff["ci_low"], diff["ci_high"]) if sign > 0 else (-diff["ci_high"], -diff["ci_low"])
             rows.append(pd.DataFrame({
-                "card": keys, "rate": what, "a": share_a, "n_a": sa[2], "b": share_b, "n_b": sb[2],
+                key_column: keys, "rate": what, "a": share_a, "n_a": sa[2], "b": share_b, "n_b": sb[2],
                 "diff": sign * diff["diff"] + 0.0, "ci_low": low, "ci_high": high, "p_value": diff["p_value"],
-                "method": "unpaired, clustered by game",
+                "method": method,
             }))
-        table = pd.concat(rows, ignore_index=True) if keys else pd.DataFrame()
-    if len(table):
+        table = pd.concat(rows, ignore_index=True)
         # rows: every key's played share, then the same keys' dead share (its complement,
         # the same test); counting both in Holm's m would double every multiplier
         played = (table["rate"] == "played share").to_numpy()
@@ -333,27 +341,20 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
     return table
 
 
-def _card_comparison_by_role(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
-    def per(s: RaceSummary) -> pd.DataFrame:
-        L = s.layout
-        frame = pd.DataFrame({"key": list(L.card_roles), "drawn": s.c["card_drawn"], "played": s.c["card_played"],
-                              "dead": s.c["card_discarded"] + s.c["card_in_hand"]})
-        return frame.groupby("key", sort=False).sum()
+def _card_sums(s: RaceSummary, keys: list[str]) -> tuple:
+    """(games, played, drawn and their per-game moments) of the cards `keys`, as ratio_interval takes them."""
+    idx = [s.layout.cards.index(k) for k in keys]
+    c = s.c
+    return (s.games, c["card_played"][idx], c["card_drawn"][idx], c["card_played_sq"][idx], c["card_drawn_sq"][idx],
+            c["card_played_drawn"][idx])
 
-    pa, pb = per(a), per(b)
-    keys = [k for k in pa.index if k in pb.index]
-    pa, pb = pa.loc[keys], pb.loc[keys]
-    rows = []
-    for what, col in (("played share", "played"), ("dead share", "dead")):
-        diff = newcombe_difference(pa[col], pa["drawn"], pb[col], pb["drawn"])
-        rows.append(pd.DataFrame({
-            "role": keys, "rate": what,
-            "a": rate(pa[col], pa["drawn"]), "n_a": pa["drawn"].to_numpy(),
-            "b": rate(pb[col], pb["drawn"]), "n_b": pb["drawn"].to_numpy(),
-            "diff": diff["diff"], "ci_low": diff["ci_low"], "ci_high": diff["ci_high"], "p_value": diff["p_value"],
-            "method": "unpaired (Newcombe), pooled by role",
-        }))
-    return pd.concat(rows, ignore_index=True) if keys else pd.DataFrame()
+
+def _role_sums(s: RaceSummary, roles: list[str]) -> tuple:
+    """_card_sums of the roles `roles`, each role's cards summed game by game."""
+    idx = [s.layout.roles.index(r) for r in roles]
+    c = s.c
+    return (s.games, c["role_played"][idx], c["role_drawn"][idx], c["role_played_sq"][idx], c["role_drawn_sq"][idx],
+            c["role_played_drawn"][idx])
 
 
 def seat_bias_strength(s: RaceSummary) -> float:

@@ -81,6 +81,11 @@ class Layout:
     def safety_mask(self) -> np.ndarray:
         return np.array([_role(r).startswith("safety") for r in self.card_roles], bool)
 
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """The card roles, each once, in the order of their first card."""
+        return tuple(dict.fromkeys(self.card_roles))
+
     def side_label(self, side: int) -> str:
         seats = [i for i, s in enumerate(self.seat_side) if s == side]
         if len(seats) == 1:
@@ -162,13 +167,17 @@ class RaceSummary:
       hazard_games
       card_<stat>[C] for stat in CARD_STATS (sums over sides and hands)
       card_played_by_winner[C], card_played_won_games[C],
-      card_units_played[C], card_wins_played[C] (game-side units),
-      card_units_received[C], card_wins_received[C], conservation_breaks,
+      card_units_played[C], card_wins_played[C], card_units_received[C],
+      card_wins_received[C] (game-side units of the games with a winner, so
+      that their win rates are those of the Outcomes), conservation_breaks,
       and per-game sums of squares and products for the intervals clustered
       by game: card_played_sq, card_drawn_sq, card_played_drawn,
       card_by_winner_sq, card_won_games_sq, card_by_winner_won_games,
       card_wins_received_sq, card_units_received_sq, card_wins_units_received
       [C], card_lift_moments[C, 4, 4]
+      role_played, role_drawn and their per-game role_played_sq,
+      role_drawn_sq, role_played_drawn [L] (L = Layout.roles: the cards of a
+      role summed in each game, for comparing designs role by role)
       prog_side_s1/s2[S, R], prog_pos_s1/s2[S, R], prog_pos_n[S]
     Histograms: game_turns, hands_per_game, hand_turns, lead_changes,
       winner_deficit, final_gap, winner_score_deficit, hazard_turns.
@@ -424,10 +433,13 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
                  "played_sq", "drawn_sq", "played_drawn", "by_winner_sq", "won_games_sq", "by_winner_won_games",
                  "wins_received_sq", "units_received_sq", "wins_units_received"):
         c[f"card_{name}"] = np.zeros(C, dtype=np.int64)
-    # per game, v = (winning sides that played the card, sides that played it,
-    # winning sides that did not, sides that did not): sums of v v^T, for the
-    # win lift's interval clustered by game (ratio_difference_interval)
+    # per game with a winner, v = (winning sides that played the card, sides that
+    # played it, winning sides that did not, sides that did not): sums of v v^T, for
+    # the win lift's interval clustered by game (ratio_difference_interval)
     c["card_lift_moments"] = np.zeros((C, 4, 4), dtype=np.int64)
+    role_of = [L.roles.index(r) for r in L.card_roles]
+    role_played_g = np.zeros((G, len(L.roles)), dtype=np.int64)
+    role_drawn_g = np.zeros((G, len(L.roles)), dtype=np.int64)
     breaks = 0
     for ci, key in enumerate(L.cards):
         per = {stat: _sides(f, f"s{{s}}_{key}_{stat}", S) for stat in CARD_STATS}
@@ -442,12 +454,16 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
             won[rows_g[has_w], winner[has_w]] = True
             c["card_played_by_winner"][ci] = pg[rows_g, wi][has_w].sum()
             c["card_played_won_games"][ci] = pg[has_w].sum()
-            c["card_units_played"][ci] = (pg > 0).sum()
-            c["card_wins_played"][ci] = ((pg > 0) & won).sum()
-            c["card_units_received"][ci] = (rg > 0).sum()
-            c["card_wins_received"][ci] = ((rg > 0) & won).sum()
+            # win rates among the games with a winner, as in the Outcomes: a capped game is no loss
+            pg_w, rg_w, won_w = pg[has_w], rg[has_w], won[has_w]
+            c["card_units_played"][ci] = (pg_w > 0).sum()
+            c["card_wins_played"][ci] = ((pg_w > 0) & won_w).sum()
+            c["card_units_received"][ci] = (rg_w > 0).sum()
+            c["card_wins_received"][ci] = ((rg_w > 0) & won_w).sum()
             played_g = pg.sum(axis=1)
             drawn_g = np.add.reduceat(per["drawn"], starts, axis=0).sum(axis=1)
+            role_played_g[:, role_of[ci]] += played_g
+            role_drawn_g[:, role_of[ci]] += drawn_g
             by_winner_g = pg[rows_g, wi][has_w]
             c["card_played_sq"][ci] = (played_g * played_g).sum()
             c["card_drawn_sq"][ci] = (drawn_g * drawn_g).sum()
@@ -455,14 +471,17 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
             c["card_by_winner_sq"][ci] = (by_winner_g * by_winner_g).sum()
             c["card_won_games_sq"][ci] = (played_g[has_w] ** 2).sum()
             c["card_by_winner_won_games"][ci] = (by_winner_g * played_g[has_w]).sum()
-            units_received_g, wins_received_g = (rg > 0).sum(axis=1), ((rg > 0) & won).sum(axis=1)
+            units_received_g, wins_received_g = (rg_w > 0).sum(axis=1), ((rg_w > 0) & won_w).sum(axis=1)
             c["card_units_received_sq"][ci] = (units_received_g * units_received_g).sum()
             c["card_wins_received_sq"][ci] = (wins_received_g * wins_received_g).sum()
             c["card_wins_units_received"][ci] = (wins_received_g * units_received_g).sum()
-            units_g, wins_g = (pg > 0).sum(axis=1), ((pg > 0) & won).sum(axis=1)
-            v = np.stack([wins_g, units_g, has_w.astype(np.int64) - wins_g, S - units_g], axis=1)
+            units_g, wins_g = (pg_w > 0).sum(axis=1), ((pg_w > 0) & won_w).sum(axis=1)
+            v = np.stack([wins_g, units_g, 1 - wins_g, S - units_g], axis=1)
             c["card_lift_moments"][ci] = v.T @ v
     c["conservation_breaks"] = np.int64(breaks)
+    c["role_played"], c["role_drawn"] = role_played_g.sum(axis=0), role_drawn_g.sum(axis=0)
+    c["role_played_sq"], c["role_drawn_sq"] = (role_played_g**2).sum(axis=0), (role_drawn_g**2).sum(axis=0)
+    c["role_played_drawn"] = (role_played_g * role_drawn_g).sum(axis=0)
 
     # progress per side and per turn-order position (of the hand)
     ranks = games.hand_ranks
@@ -666,9 +685,11 @@ def sides_differ_in_policy(L: Layout) -> bool:
 def seat_uniformity(s: RaceSummary) -> pd.DataFrame:
     """Chi-square tests of uniform wins over turn-order positions and over fixed sides.
 
-    Only games with a winner count; df = sides - 1. The test over sides is
-    left out when the sides hold different policies (sides_differ_in_policy):
-    it would measure skill. The one over positions stays, as the first seat
+    Only games with a winner count; df = sides - 1; expected is each cell's
+    expected count (stats.small_expected_note says when it is too small for
+    the p to be more than approximate). The test over sides is left out
+    when the sides hold different policies (sides_differ_in_policy): it
+    would measure skill. The one over positions stays, as the first seat
     moves round the table and every policy starts equally often.
     """
     rows = []
@@ -679,7 +700,8 @@ def seat_uniformity(s: RaceSummary) -> pd.DataFrame:
         tests.append(("completed trips by turn-order position in the hand", s.c["trip_position"]))
     for name, counts in tests:
         t = chisquare_uniform(counts)
-        rows.append({"test": f"uniform {name}", "chi2": t.statistic, "df": t.df, "p_value": t.p_value, "n": t.n})
+        rows.append({"test": f"uniform {name}", "chi2": t.statistic, "df": t.df, "p_value": t.p_value, "n": t.n,
+                     "expected": t.expected})
     return pd.DataFrame(rows)
 
 
@@ -765,17 +787,19 @@ def card_balance(s: RaceSummary) -> pd.DataFrame:
     1/sides). Their intervals count the cards of a game together, not as
     independent trials (ratio_interval, clustered by game).
     win_when_played / win_when_not: win rate of a side in games in which it
-    played the card at least once vs not (units: game x side), and win_lift
-    their difference, with an interval clustered by game as well (the sides
-    of a game go together: when one wins the others lose;
-    ratio_difference_interval): an association, not an effect. Hazards:
-    received, victim_turns, turns lost per hazard, the victim's win rate
-    (clustered by game). Safeties: coups fourrés.
+    played the card at least once vs not (units: game x side, in the games
+    with a winner, as the win rates of outcomes_by_seat: a game without one
+    is no loss), and win_lift their difference, with an interval clustered
+    by game as well (the sides of a game go together: when one wins the
+    others lose; ratio_difference_interval): an association, not an effect.
+    Hazards: received, victim_turns, turns lost per hazard, the victim's win
+    rate when hit (games with a winner, clustered by game). Safeties: coups
+    fourrés.
     """
     L = s.layout
     c = s.c
-    units = s.games * L.sides
     wins_total = s.games - int(c["no_winner"])
+    units = wins_total * L.sides
     drawn, played = c["card_drawn"], c["card_played"]
     _, pl, ph = ratio_interval(s.games, played, drawn, c["card_played_sq"], c["card_drawn_sq"],
                                c["card_played_drawn"])
@@ -783,8 +807,8 @@ def card_balance(s: RaceSummary) -> pd.DataFrame:
                                c["card_by_winner_sq"], c["card_won_games_sq"], c["card_by_winner_won_games"])
     up, wp = c["card_units_played"], c["card_wins_played"]
     un, wn = units - up, wins_total - wp
-    lift = ratio_difference_interval(s.games, wp, up, wn, un, c["card_lift_moments"])
-    _, rl, rh = ratio_interval(s.games, c["card_wins_received"], c["card_units_received"], c["card_wins_received_sq"],
+    lift = ratio_difference_interval(wins_total, wp, up, wn, un, c["card_lift_moments"])
+    _, rl, rh = ratio_interval(wins_total, c["card_wins_received"], c["card_units_received"], c["card_wins_received_sq"],
                                c["card_units_received_sq"], c["card_wins_units_received"])
     frame = pd.DataFrame({
         "card": list(L.cards), "name": list(L.card_names), "role": list(L.card_roles),
@@ -815,9 +839,10 @@ def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float 
       * "dead": the upper end of the 95 % interval of played / drawn is below
         `dead_share` (held or thrown away nine times in ten, or more), or
       * "goes with losing" (only cards played by choice: distance, hazards,
-        limits, setbacks, safeties): the eventual winner makes fewer than its
-        fair share (1/sides) of the plays AND sides that played it won less
-        often than sides that did not (both intervals entirely below).
+        limits, setbacks, safeties): in the games with a winner, the winner
+        makes fewer than its fair share (1/sides) of the plays AND sides
+        that played it won less often than sides that did not (both
+        intervals entirely below).
         Remedies, end-of-limit and go cards answer a hazard: a side plays
         them because it was hit, so their link with losing says nothing
         about the card and they are judged by the "dead" rule only.

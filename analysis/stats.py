@@ -19,11 +19,16 @@ chunks. Conventions:
 * Shares whose units come in clusters (the cards or sides of one game):
   the ratio estimator's linearized variance, and Wilson's interval at the
   effective sample size it implies, with Korn and Graubard's correction
-  for few clusters (ratio_interval); the difference of two
+  for few clusters (ratio_interval); at a share of 0 or 1, where the
+  clusters show nothing of how alike their units are, the units of a
+  cluster are taken as wholly alike (_clustered_wilson); the difference of two
   such shares from the same clusters by the MOVER interval for correlated
   shares (ratio_difference_interval), and of one share measured in two
   independent runs by Newcombe's combination with a Welch t test
   (two_run_ratio_difference).
+* Pearson's chi-square of uniform counts: its p is only approximate when
+  a cell expects fewer than MIN_EXPECTED (5) counts (Cochran's rule), and a
+  report says so (small_expected_note).
 * Multiple comparisons: Holm's step-down adjustment.
 * Quantiles of integer data come from an exact integer histogram: the
   q-quantile is the smallest value whose ECDF reaches q (the inverse ECDF,
@@ -95,12 +100,25 @@ def newcombe_difference(k1, n1, k2, n2, z: float = Z95):
 
 
 # ----------------------------------------------------------------- chi-square
+# Cochran's rule: below 5 expected counts in a cell, the statistic is only roughly chi-square
+MIN_EXPECTED = 5.0
+SMALL_EXPECTED_NOTE = "expected counts below 5: the chi-square p is only approximate"
+
+
+def small_expected_note(expected) -> str:
+    """SMALL_EXPECTED_NOTE when some cell's expected count is below
+    MIN_EXPECTED, else "" (expected: one count or an array of them)."""
+    expected = np.asarray(expected, dtype=float)
+    return SMALL_EXPECTED_NOTE if expected.size and expected.min() < MIN_EXPECTED else ""
+
+
 @dataclass(frozen=True)
 class ChiSquare:
     statistic: float
     df: int
     p_value: float
     n: int
+    expected: float  # each cell's expected count under uniformity, n / cells (see small_expected_note)
 
 
 def chisquare_uniform(counts) -> ChiSquare:
@@ -111,11 +129,11 @@ def chisquare_uniform(counts) -> ChiSquare:
     counts = np.asarray(counts, dtype=float)
     k = counts.size
     total = counts.sum()
+    expected = total / k if k else float("nan")
     if k < 2 or total <= 0:
-        return ChiSquare(float("nan"), max(k - 1, 0), float("nan"), int(total))
-    expected = total / k
+        return ChiSquare(float("nan"), max(k - 1, 0), float("nan"), int(total), expected)
     stat = float(((counts - expected) ** 2 / expected).sum())
-    return ChiSquare(stat, k - 1, float(_st.chi2.sf(stat, k - 1)), int(total))
+    return ChiSquare(stat, k - 1, float(_st.chi2.sf(stat, k - 1)), int(total), expected)
 
 
 # ------------------------------------------------------------ means and pairs
@@ -146,7 +164,7 @@ def mean_interval(n, s, ss, z: float = Z95):
     return _squeeze({"mean": mean, "sd": sd, "se": se, "ci_low": mean - half, "ci_high": mean + half})
 
 
-def _clustered_wilson(r, var, units, clusters, z):
+def _clustered_wilson(r, var, units, units_sq, clusters, z):
     """Wilson interval of a share r of `units` units from `clusters`
     clusters, whose estimate has the (clustered) variance var: the interval
     of r * n_eff successes in n_eff trials, with the effective sample size
@@ -154,12 +172,19 @@ def _clustered_wilson(r, var, units, clusters, z):
     clusters - 1 degrees of freedom (Korn and Graubard's interval for
     complex surveys: units that go together count for more or fewer than
     one, and a variance estimated from few clusters counts for less).
-    Where r is 0 or 1, or var is 0, n_eff is the number of units."""
+    Where r is 0 or 1, or var is 0, var gives no effective size (at 0 or 1
+    the clusters cannot show how alike their units are), so the units of a
+    cluster are taken as wholly alike, the cautious choice: n_eff =
+    units^2 / units_sq (units_sq = sum of the clusters' units squared),
+    Kish's effective size, which is the number of clusters when they are
+    all of one size, and never more than the units, nor than the clusters
+    that hold any."""
     units = np.asarray(units, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         inner = (r > 0) & (r < 1) & (var > 0)
         df_factor = (z / t_point(clusters, z)) ** 2
-        n_eff = np.where(inner, r * (1 - r) / np.where(inner, var, 1.0) * df_factor, units)
+        alike = units**2 / np.asarray(units_sq, dtype=float)
+        n_eff = np.where(inner, r * (1 - r) / np.where(inner, var, 1.0) * df_factor, alike)
         return wilson_interval(r * n_eff, n_eff, z)
 
 
@@ -173,7 +198,8 @@ def ratio_interval(n, sx, sy, sxx, syy, sxy, z: float = Z95):
     cluster together rather than as independent trials; the interval is
     Wilson's at the effective sample size R (1 - R) / var (made smaller
     for few clusters), so it stays inside [0, 1] and does not collapse at 0
-    or 1 (_clustered_wilson).
+    or 1, where the units of a cluster are taken as wholly alike
+    (_clustered_wilson).
     Returns (R, ci_low, ci_high); NaN where sy is 0 or n < 2.
     """
     r, var, low, high = _clustered_share(n, sx, sy, sxx, syy, sxy, z)
@@ -196,7 +222,7 @@ def _ratio_variance(n, sx, sy, sxx, syy, sxy):
 def _clustered_share(n, sx, sy, sxx, syy, sxy, z):
     """(R, var, ci_low, ci_high) of ratio_interval."""
     r, var = _ratio_variance(n, sx, sy, sxx, syy, sxy)
-    return (r, var, *_clustered_wilson(r, var, np.asarray(sy, dtype=float), np.asarray(n, dtype=float), z))
+    return (r, var, *_clustered_wilson(r, var, np.asarray(sy, dtype=float), syy, np.asarray(n, dtype=float), z))
 
 
 def ratio_difference_interval(n, x1, y1, x2, y2, moments, z: float = Z95):
@@ -230,8 +256,8 @@ def ratio_difference_interval(n, x1, y1, x2, y2, moments, z: float = Z95):
         cov = factor * np.einsum("...i,...ij,...j->...", g1, moments, g2)
         rho = np.where((var1 > 0) & (var2 > 0), cov / np.sqrt(np.maximum(var1 * var2, 1e-300)), 0.0)
         rho = np.clip(rho, -1.0, 1.0)
-        l1, u1 = _clustered_wilson(r1, np.maximum(var1, 0.0), y1, n, z)
-        l2, u2 = _clustered_wilson(r2, np.maximum(var2, 0.0), y2, n, z)
+        l1, u1 = _clustered_wilson(r1, np.maximum(var1, 0.0), y1, moments[..., 1, 1], n, z)
+        l2, u2 = _clustered_wilson(r2, np.maximum(var2, 0.0), y2, moments[..., 3, 3], n, z)
         d = np.where(ok, r1 - r2, np.nan)
         low, high = _mover(d, r1, l1, u1, r2, l2, u2, rho)
     return _squeeze({"diff": d, "ci_low": low, "ci_high": high})

@@ -17,7 +17,7 @@ import pandas as pd
 from ..analysis import race_summary as rs
 from ..analysis.compare import PairedComparison, card_comparison, design_differences, headline, paired_table, seat_bias_strength
 from ..analysis.race_summary import RaceSummary
-from ..analysis.stats import rate, wilson_interval
+from ..analysis.stats import rate, small_expected_note, wilson_interval
 from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section
@@ -30,13 +30,28 @@ def _pct(x) -> str:
 
 
 def _ci(lo, hi) -> str:
-    return "" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{100 * lo:.1f}, {100 * hi:.1f}] %"
+    """A rate's interval in percent, written after _pct's value: "50.0 % [48.6, 51.4]"."""
+    return "" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _chi_square_caution(expected) -> str:
+    """" (expected counts below 5: ...)" after a chi-square whose p is only approximate, else ""."""
+    note = small_expected_note(expected)
+    return f" ({note})" if note else ""
+
+
+def _chi_square_table_note(sec: Section, tests: pd.DataFrame) -> None:
+    """Under a table of seat_uniformity tests: the note when some test's p is only approximate."""
+    note = small_expected_note(tests["expected"])
+    if note:
+        sec.text(f"{note[0].upper()}{note[1:]} (column expected: each cell's expected count under a uniform spread).")
 
 
 def design_name(meta: dict) -> str:
-    """The design's title (or name), marked when the deck is a reconstruction."""
+    """The design's title (or name), marked when the deck is a reconstruction (unless the title says so)."""
     name = str(meta.get("design_title") or meta.get("design", "design"))
-    return f"{name} (reconstructed)" if meta.get("reconstructed") else name
+    marked = meta.get("reconstructed") and "reconstructed" not in name.lower()
+    return f"{name} (reconstructed)" if marked else name
 
 
 def comparison_names(meta_a: dict, meta_b: dict) -> tuple[str, str]:
@@ -149,7 +164,8 @@ def glance(summary: RaceSummary) -> list[str]:
         lines.append(
             f"{who} wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
             f"{int(first['n'])} games with a winner (fair share {_pct(first['fair_share'])}); chi-square test of uniform wins over "
-            f"turn order: chi2 = {test['chi2']:.3g}, df = {int(test['df'])}, p = {test['p_value']:.3g}.")
+            f"turn order: chi2 = {test['chi2']:.3g}, df = {int(test['df'])}, p = {test['p_value']:.3g}"
+            f"{_chi_square_caution(test['expected'])}.")
     trips = rs.trips_by_position(summary).iloc[0] if multi_hand else None
     if trips is not None and trips["n"] > 0:
         # the first player moves round each hand: the edge of playing first shows within the hand
@@ -158,7 +174,7 @@ def glance(summary: RaceSummary) -> list[str]:
             f"In each hand, the side that plays first in it completes {_pct(trips['rate'])} "
             f"{_ci(trips['ci_low'], trips['ci_high'])} of the {int(trips['n'])} completed trips (fair share "
             f"{_pct(trips['fair_share'])}); chi-square test of uniform trips over turn order in the hand: "
-            f"chi2 = {t['chi2']:.3g}, df = {int(t['df'])}, p = {t['p_value']:.3g}.")
+            f"chi2 = {t['chi2']:.3g}, df = {int(t['df'])}, p = {t['p_value']:.3g}{_chi_square_caution(t['expected'])}.")
     lines.append(f"A game lasts {length['median']:g} turns (median; 95th percentile {length['p95']:g}).")
     lines.append(f"{int(cap['count'])} of {summary.games} games ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
                  "hit the cap.")
@@ -206,8 +222,10 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
     if L.players > 1:
         sec.figure(plots.win_bars(seats.assign(label=[f"seat {i}: {p}" for i, p in zip(seats["seat"], seats["policy"])]),
                                   "label", fair_share=1.0 / L.sides).figure, "Win rate per seat", name=f"win_bars{tag}")
-    sec.table(rs.seat_uniformity(s), "Seat uniformity: Pearson chi-square tests (games with a winner"
+    tests = rs.seat_uniformity(s)
+    sec.table(tests, "Seat uniformity: Pearson chi-square tests (games with a winner"
               + ("; the completed trips: hands with one)" if L.multi_hand else ")"))
+    _chi_square_table_note(sec, tests)
     if rs.sides_differ_in_policy(L):
         sec.text("No test of uniform wins by side: the sides hold different policies, so their win rates differ "
                  "by skill (see the skill matrix); the turn-order test stands, as every policy starts equally often.")
@@ -273,7 +291,8 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
     sec.text("Per card type over all sides and hands. played share = played / drawn; dead = discarded or "
              "still in hand at the end. winner share: share of the plays (in games with a winner) made by the "
              "eventual winner's side; fair share is 1 / sides. Win when played / not: win rate of a side in "
-             "games in which it played the card at least once, vs not (units: game x side); the lift is their "
+             "games in which it played the card at least once, vs not (units: game x side, among the games with "
+             "a winner, as the win rates under Outcomes: a game without one is no loss); the lift is their "
              "difference, an association under these policies, not an effect. Every interval here counts the "
              "cards and sides of one game together (clustered by game), as they are not independent trials: "
              "when one side wins, the others lose. Shares get Wilson's interval at their effective sample size, "
@@ -293,7 +312,7 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
         sec.table(hz[["name", "played", "received", "victim_turns", "turns_lost_per_hazard", "victim_win_rate",
                       "victim_win_low", "victim_win_high"]],
                   "Attacks (hazards, limits, setbacks): turns the victim lost, and the victim's win rate when hit "
-                  "at least once")
+                  "at least once (games with a winner)")
         if setback.any():
             sec.text("A setback stops nobody: it takes one laid card of the distance it names from its victim "
                      "(received: the cards taken), so it costs distance, not turns, and its turns lost are left "
@@ -312,9 +331,9 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
     sec.text(f"Which cards are never worth playing? Rule (cards drawn at least {rs.MIN_DRAWN} times): dead if the "
              f"upper end of the 95 % interval of played / drawn is below {rs.DEAD_PLAYED_SHARE:.0%} (for go, remedy "
              "and end-of-limit cards, which answer attacks, that says the deck holds more of them than the attacks "
-             "call for); goes with losing (cards played by choice only) if the winner makes less than its fair "
-             "share of the plays and sides that played it won less often than sides that did not (both intervals "
-             "entirely below).")
+             "call for); goes with losing (cards played by choice only) if, in the games with a winner, the winner "
+             "makes less than its fair share of the plays and sides that played it won less often than sides that "
+             "did not (both intervals entirely below).")
     flagged = flags[flags["flag"]]
     if len(flagged):
         sec.table(flagged[["name", "role", "drawn", "played_share", "winner_share", "win_lift", "reason"]],
@@ -406,9 +425,12 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
         sec.text(f"{comparison.unpaired} games appear in one run only and are left out.")
 
     sec = rep.section("Paired differences")
-    sec.text("Per game d = A - B; mean difference with a 95 % Student t interval (of each metric on its own), "
-             "two-sided t-test p-value, and Holm's step-down correction of the p-values across the "
-             f"{len(paired)} metrics below (alpha {alpha}): p_holm and reject are what a headline answer uses.")
+    tested = int(paired["p_value"].notna().sum())  # Holm's m: a metric equal in every game has no p-value
+    sec.text("Per game d = A - B; mean difference with a 95 % Student t interval (of each metric on its own; "
+             "for a rate or a share clipped to [-1, 1], where a difference of two of them lies: the clipped "
+             "interval holds the true difference as often), two-sided t-test p-value, and Holm's step-down "
+             f"correction of the p-values across the {tested} metrics below that have one (alpha {alpha}; a "
+             "metric equal in every game has nothing to test): p_holm and reject are what a headline answer uses.")
     sec.table(paired.drop(columns=["key"]).rename(columns={"mean_a": name_a, "mean_b": name_b}),
               "Every metric with its interval")
     if len(paired):
@@ -435,9 +457,10 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                   .rename(columns={"wins": "trips", "rate": "share", "ci_low": "95 % low", "ci_high": "95 % high"}),
                   TRIPS_CAPTION)
     sec.table(bias, "Seat bias")
-    sec.table(pd.concat([rs.seat_uniformity(summary_a).assign(design=name_a),
-                         rs.seat_uniformity(summary_b).assign(design=name_b)], ignore_index=True),
-              "Seat uniformity (chi-square)")
+    tests = pd.concat([rs.seat_uniformity(summary_a).assign(design=name_a),
+                       rs.seat_uniformity(summary_b).assign(design=name_b)], ignore_index=True)
+    sec.table(tests, "Seat uniformity (chi-square)")
+    _chi_square_table_note(sec, tests)
     sec.table(_side_by_side(rs.game_end_rates, summary_a, summary_b, name_a, name_b, "event"), "How games end")
     ax = plots.seat_bias(rs.outcomes_by_position(summary_a), title=name_a)
     sec.figure(ax.figure, f"Win rate by turn order: {name_a}", name="seat_bias_a")
@@ -462,10 +485,10 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec = rep.section("Card balance")
     cc = card_comparison(summary_a, summary_b)
     if len(cc) and "role" in cc:
-        sec.text("Card rates cannot be paired game by game: these are unpaired comparisons of two proportions "
-                 "(Newcombe interval), A - B, pooled by card role since the decks share no card keys. They count "
-                 "each card as independent, but the cards of one game go together, so the intervals are somewhat "
-                 "too narrow; p_holm corrects for the many roles (a dead share repeats its played share's test).")
+        sec.text("Card rates cannot be paired game by game: these are unpaired comparisons, A - B, pooled by card "
+                 "role since the decks share no card keys; each design's share counts the cards of one game "
+                 "together (clustered by game), and p_holm corrects for the many roles (a dead share repeats its "
+                 "played share's test).")
     elif len(cc):
         sec.text("Card rates cannot be paired game by game: these are unpaired comparisons, A - B, of the cards "
                  "both designs have; each design's share counts the cards of one game together (clustered by "

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 from ..analysis.tournament import TournamentResult, bradley_terry, head_to_head, pair_table, score_matrix
 from .document import Report
+from .race_report import design_name
 
 __all__ = ["build_tournament_report", "skill_heatmap", "rating_chart", "tournament_header", "reproduce_tournament"]
 
@@ -88,10 +89,9 @@ def tournament_header(meta: dict) -> pd.DataFrame:
         params = p.get("params") or {}
         ptxt = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(params.items()))
         details.append(f"{p.get('name')} ({p.get('family')}{': ' + ptxt if ptxt else ''})")
-    title = meta.get("design_title") or meta.get("design", "")
     rows = [
         ("game", meta.get("game", "race")),
-        ("design", f"{title} (reconstructed)" if meta.get("reconstructed") else title),
+        ("design", design_name(meta)),
         ("design file", meta.get("design_file", "")),
         ("design hash", meta.get("design_hash", "")),
         ("rule options", json.dumps(meta.get("options") or {}, sort_keys=True)),
@@ -117,7 +117,8 @@ LITTLE_SCORE, LOT_SCORE = 0.55, 0.76
 def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
     best, worst = ratings.iloc[0], ratings.iloc[-1]
     lines = [f"Strongest: {best['policy']} (Elo {best['elo']:+.0f} [{best['elo_low']:+.0f}, {best['elo_high']:+.0f}]); "
-             f"weakest: {worst['policy']} (Elo {worst['elo']:+.0f}). Spread {best['elo'] - worst['elo']:.0f} Elo."]
+             f"weakest: {worst['policy']} (Elo {worst['elo']:+.0f} [{worst['elo_low']:+.0f}, {worst['elo_high']:+.0f}]). "
+             f"Spread {best['elo'] - worst['elo']:.0f} Elo."]
     clear = pairs[(pairs["ci_low"] > 0.5) | (pairs["ci_high"] < 0.5)]
     lines.append(f"{len(clear)} of {len(pairs)} pairings are decided at 95 % (the score interval excludes 50 %; "
                  "each pairing on its own, not corrected for their number).")
@@ -128,6 +129,13 @@ def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
                      "draw and the number of games, not measured: the data only say it is at least that far "
                      "from the rest (its interval's far side comes from the virtual draw).")
     return lines
+
+
+def _se_label(ratings: pd.DataFrame) -> str:
+    """What the `se` column of a bradley_terry table is, from how its intervals were made."""
+    return {"bootstrap": "sd of log strength (bootstrap)",
+            "bootstrap+profile": "se of log strength (larger of the bootstrap sd and the Fisher se)",
+            }.get(ratings.attrs.get("interval"), "se of log strength (Fisher)")
 
 
 def skill_verdict(pairs: pd.DataFrame) -> str:
@@ -187,8 +195,8 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
                    "gives the same sweep every time." if ratings.attrs.get("method") == "bootstrap" else ""))
     rt.figure(rating_chart(ratings).figure, "Elo ratings with 95 % intervals", name="ratings")
     show = ratings[["rank", "policy", "games", "score", "elo", "elo_low", "elo_high", "strength", "log_strength", "se"]]
-    rt.table(show.rename(columns={"elo_low": "Elo 95 % low", "elo_high": "Elo 95 % high", "elo": "Elo"}),
-             "Ratings")
+    rt.table(show.rename(columns={"elo_low": "Elo 95 % low", "elo_high": "Elo 95 % high", "elo": "Elo",
+                                  "se": _se_label(ratings)}), "Ratings")
 
     pr = rep.section("Pairings")
     cols = ["policy_a", "policy_b", "games", "wins_a", "wins_b", "no_winner", "score_a", "ci_low", "ci_high", "elo_diff"]

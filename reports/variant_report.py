@@ -142,7 +142,7 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
              "dice, the deals and the policies' random choices are shared as far as the rules let them be: the "
              f"differences are paired {unit} by {unit} (common random numbers), far more precise than two "
              f"independent runs. Each row is the mean of the per-{unit} differences (A - B) with a 95 % Student t "
-             "interval; p is the two-sided t-test, and Holm's step-down correction runs over every row that "
+             "interval (for a rate or a share, clipped to [-1, 1]); p is the two-sided t-test, and Holm's step-down correction runs over every row that "
              f"varies (a metric equal in every {unit} has nothing to test). A metric that needs a sole winner (the "
              f"winner's deficit, the final gap) counts only the {unit}s with one in both variants: its n says how "
              f"many.{fair}")

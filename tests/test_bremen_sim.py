@@ -412,3 +412,24 @@ def test_greedy_leader_is_the_sole_leading_opponent():
     assert K.sole_leader(state, -1) == -1  # the records' leader: nobody alone
     state[K.S_POINTS + 1] = 6
     assert K.sole_leader(state, -1) == 1 and K.sole_leader(state, 1) == 2
+
+
+def test_report_says_when_a_seat_test_expects_too_few_wins(mixed):
+    """Pearson's chi-square is approximate below 5 expected wins a cell (Cochran's rule): the
+    report says so after a test of few decided games, not after one of many."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from etappe.reports.bremen import build_report
+
+    note = "expected counts below 5: the chi-square p is only approximate"
+    few = simulate(4, 12, ["greedy"] * 4, 1, options={"max_turns": 300})
+    decided = int((few["winner_seat"] >= 0).sum())
+    assert 0 < decided < 20  # at most 12 games over 4 positions (and seats): under 5 each
+    md = build_report(few).to_markdown()
+    assert f"over {decided} games ({note})." in md.split("Turn-order uniformity")[1]
+    assert f"over {decided} games ({note})." in md.split("Seat uniformity (one policy")[1]
+    decided = int((mixed["winner_seat"] >= 0).sum())
+    assert decided >= 20  # 300 games: many more than 5 expected at each of 4 positions
+    md = build_report(mixed).to_markdown()
+    assert f"over {decided} games." in md and note not in md

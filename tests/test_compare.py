@@ -62,7 +62,9 @@ def test_paired_differences_by_hand(runs):
     # first player won (games with a winner): A [1, 1, -, 1], B [0, 1, -, 0]: d = [1, 0, 1], var 1/3
     r = t.loc["first_position_won"]
     assert r["n"] == 3 and r["diff"] == pytest.approx(2 / 3) and r["sd"] == pytest.approx(math.sqrt(1 / 3))
-    assert r["ci_high"] == pytest.approx(2 / 3 + T975[2] * math.sqrt(1 / 3) / math.sqrt(3), abs=1e-5)
+    # 2/3 -+ 1.4343: a difference of two rates lies in [-1, 1], so the upper end, 2.10, is clipped to 1
+    assert r["ci_low"] == pytest.approx(2 / 3 - T975[2] * math.sqrt(1 / 3) / math.sqrt(3), abs=1e-5)
+    assert r["ci_high"] == 1.0
     # capped: A [0, 0, 1, 0], B all 0: mean .25, sd .5
     r = t.loc["capped"]
     assert r["diff"] == 0.25 and r["sd"] == pytest.approx(0.5)
@@ -99,6 +101,23 @@ def test_holm_across_rows():
     # the metrics shown decide m: w alone is not multiplied
     alone = paired_table(comp, metrics=["w"]).set_index("key")
     assert alone.loc["w", "p_holm"] == pytest.approx(p_w, rel=1e-6)
+
+
+def test_intervals_of_rates_and_shares_are_clipped_to_where_a_difference_can_be():
+    # 3 games, d = [1, -1, 0] in each metric: mean 0, sd 1, Student's t on 2 degrees of freedom gives
+    # 0 -+ 4.302653 / sqrt 3 = -+2.484; a difference of two rates or shares lies in [-1, 1]
+    a = pd.DataFrame({"first_position_won": [1.0, 0, 1], "dead_share": [1.0, 0, 0.5], "lead_changes": [3.0, 1, 2]})
+    b = pd.DataFrame({"first_position_won": [0.0, 1, 1], "dead_share": [0.0, 1, 0.5], "lead_changes": [2.0, 2, 2]})
+    comp = PairedComparison()
+    comp.add_pairs(a, b)
+    t = paired_table(comp, fair=0.5).set_index("key")
+    half = T975[2] / math.sqrt(3)
+    assert half == pytest.approx(2.484, abs=1e-3)
+    # the first player's distance from 1/2: A and B both 2/3, g = d: clipped as well
+    for key in ("first_position_won", "first_player_gap", "dead_share"):
+        assert (t.loc[key, "ci_low"], t.loc[key, "ci_high"]) == (-1.0, 1.0)
+    # a count is not bounded: its interval stays Student's
+    assert (t.loc["lead_changes", "ci_low"], t.loc["lead_changes", "ci_high"]) == pytest.approx((-half, half))
 
 
 def _pairs(a, b):
@@ -216,41 +235,63 @@ def test_card_comparison_lists_the_cards_of_one_design_only(runs):
     assert set(cc["card"]) == {"go"} and cc.attrs["only_a"] == ["flat"] and cc.attrs["only_b"] == ["crash"]
 
 
+def role_hands():
+    """The toy games with another deck: roll (a go card) as A's go, but side 0 discards the rolls
+    it drew to play; two hazards, crash (as A's flat, but side 1 discards it) and puncture."""
+    cards = [
+        {"roll": {"drawn": [3, 2], "played": [0, 1], "discarded": [2, 1], "in_hand": [1, 0]},
+         "crash": {"drawn": [1, 0], "played": [1, 0]}, "puncture": {"drawn": [0, 2], "played": [0, 2]}},
+        {"roll": {"drawn": [2, 3], "played": [0, 1], "discarded": [2, 0], "in_hand": [0, 2]},
+         "crash": {"drawn": [1, 0], "discarded": [1, 0]}, "puncture": {"drawn": [1, 0], "discarded": [1, 0]}},
+        {"roll": {"drawn": [1, 0], "in_hand": [1, 0]},
+         "crash": {"drawn": [0, 2], "discarded": [0, 2]}, "puncture": {"drawn": [0, 1], "in_hand": [0, 1]}},
+        {"roll": {"drawn": [0, 2], "played": [0, 2]}, "puncture": {"drawn": [1, 1], "played": [1, 0], "in_hand": [0, 1]}},
+    ]
+    meta = toy_meta()
+    meta["cards"] = [{"key": "roll", "name": "Roll", "role": "go"}, {"key": "crash", "name": "Crash", "role": "hazard"},
+                     {"key": "puncture", "name": "Puncture", "role": "hazard"}]
+    return make_records([dict(h, cards=c) for h, c in zip(toy_hands(), cards)], meta)
+
+
 def test_card_comparison_by_role_when_no_common_keys(runs):
+    from scipy import stats as st  # a dependency of etappe: never skipped
     a, _ = runs
-    other = toy_meta()
-    other["cards"] = [{"key": "roll", "name": "Roll", "role": "go"}, {"key": "crash", "name": "Crash", "role": "hazard"}]
-    renamed = a.rename(columns=lambda c: c.replace("_go_", "_roll_").replace("_flat_", "_crash_"))
-    # B's side 0 discards every roll it played (2 + 2), B's side 1 every crash it played (2, game 2)
-    renamed["s0_roll_discarded"] += renamed["s0_roll_played"]
-    renamed["s0_roll_played"] = 0
-    renamed["s1_crash_discarded"] += renamed["s1_crash_played"]
-    renamed["s1_crash_played"] = 0
-    cc = card_comparison(summarize(a), summarize(renamed, other))
+    cc = card_comparison(summarize(a), summarize(role_hands()))
     assert "role" in cc and set(cc["role"]) == {"go", "hazard"}
+    assert set(cc["method"]) == {"unpaired, clustered by game, pooled by role"}
     cc = cc.set_index(["role", "rate"])
-    # go (A: go, B: roll), 13 drawn in each: A played 2+1+2+1+2 = 8, dead 5; B played 8 - 4 = 4, dead 9
+    # go: A's go and B's roll, drawn 5, 5, 1, 2 a game, A plays 3, 3, 0, 2 and B 1, 1, 0, 2: the shares of
+    # test_card_comparison_unpaired, with its interval and Welch p
     go = cc.loc[("go", "played share")]
-    assert (go["a"], go["b"], go["diff"]) == pytest.approx((8 / 13, 4 / 13, 4 / 13))
-    assert (go["n_a"], go["n_b"]) == (13, 13)
-    go = cc.loc[("go", "dead share")]  # dead: discarded or left in hand
-    assert (go["a"], go["b"], go["diff"]) == pytest.approx((5 / 13, 9 / 13, -4 / 13))
-    # hazard (A: flat, B: crash), 4 drawn in each: A played 1 + 2 = 3, dead 1; B played 1, dead 3
+    assert (go["a"], go["b"], go["diff"], go["n_a"], go["n_b"]) == pytest.approx((8 / 13, 4 / 13, 4 / 13, 13, 13))
+    assert (go["ci_low"], go["ci_high"]) == pytest.approx((-0.20381, 0.63252), abs=1e-4)
+    va, vb = 0.0077495, 0.020448
+    p_go = 2 * st.t.sf(1.83236, (va + vb) ** 2 / (va**2 / 3 + vb**2 / 3))
+    # hazard, the role's cards summed in each game (drawn y, played x): A (flat) (1, 1), (1, 0), (2, 2),
+    # (0, 0): R = 3/4, residuals x - R y = .25, -.75, .5, 0, variance 4/3 * .875 / 4^2 = .0729167,
+    # effective size .1875 / .0729167 * .379293 (t with 3 degrees of freedom) = .975323, Wilson
+    # [.115551, .985691]. B (crash + puncture, played together in game 0) (3, 3), (2, 0), (3, 0), (2, 1):
+    # R = 2/5, residuals 1.8, -.8, -1.2, .2, variance 4/3 * 5.36 / 10^2 = .0714667, effective size
+    # .24 / .0714667 * .379293 = 1.273743, Wilson [.043964, .906234]. Newcombe's combination:
+    # .35 - sqrt(.634449^2 + .506234^2), .35 + sqrt(.235691^2 + .356036^2); the pooled counts 3/4 vs 4/10,
+    # as if every card were independent, would give [-.18337, .65907]
     hz = cc.loc[("hazard", "played share")]
-    assert (hz["a"], hz["b"], hz["diff"]) == pytest.approx((3 / 4, 1 / 4, 1 / 2))
-    assert (hz["n_a"], hz["n_b"]) == (4, 4)
-    hz = cc.loc[("hazard", "dead share")]
-    assert (hz["a"], hz["b"], hz["diff"]) == pytest.approx((1 / 4, 3 / 4, -1 / 2))
-    # pooled z tests: go 12 / 26 pooled, z = (4/13) / sqrt(6/13 * 7/13 * 2/13) = 1.57359; hazard 4 / 8
-    # pooled, z = (1/2) / sqrt(1/4 * 2/4) = sqrt 2. Holm over the 2 roles (a dead share is the same
-    # test as its played share): 2 p_go, then max(2 p_go, p_hazard), in both rates
-    p_go = math.erfc(1.57359 / math.sqrt(2))
-    p_hz = math.erfc(1.0)
+    assert (hz["a"], hz["b"], hz["diff"], hz["n_a"], hz["n_b"]) == pytest.approx((3 / 4, 2 / 5, 0.35, 4, 10))
+    assert (hz["ci_low"], hz["ci_high"]) == pytest.approx((-0.46166, 0.77698), abs=1e-5)
+    # Welch's t = .35 / sqrt(.0729167 + .0714667) = .921106 on (va + vb)^2 / (va^2 / 3 + vb^2 / 3) = 5.99939
+    # degrees of freedom
+    p_hz = 2 * st.t.sf(0.921106, 5.99939)
+    assert hz["p_value"] == pytest.approx(p_hz, abs=1e-5) and p_hz == pytest.approx(0.3925, abs=1e-4)
+    # dead: discarded or left in hand, 1 - the played share: the mirror
+    dead = cc.loc[("hazard", "dead share")]
+    assert (dead["a"], dead["b"], dead["diff"]) == pytest.approx((1 / 4, 3 / 5, -0.35))
+    assert (dead["ci_low"], dead["ci_high"]) == pytest.approx((-0.77698, 0.46166), abs=1e-5)
+    # Holm over the 2 roles (a dead share is the same test as its played share): 2 p_go, then
+    # max(2 p_go, p_hazard), in both rates
     for rate in ("played share", "dead share"):
-        assert cc.loc[("go", rate), "p_value"] == pytest.approx(p_go, abs=1e-5)
-        assert cc.loc[("hazard", rate), "p_value"] == pytest.approx(p_hz, abs=1e-9)
-        assert cc.loc[("go", rate), "p_holm"] == pytest.approx(2 * p_go, abs=1e-5)
-        assert cc.loc[("hazard", rate), "p_holm"] == pytest.approx(max(2 * p_go, p_hz), abs=1e-5)
+        assert cc.loc[("go", rate), "p_value"] == pytest.approx(p_go, abs=1e-4)
+        assert cc.loc[("go", rate), "p_holm"] == pytest.approx(2 * p_go, abs=1e-4)
+        assert cc.loc[("hazard", rate), "p_holm"] == pytest.approx(max(2 * p_go, p_hz), abs=1e-4)
 
 
 def test_headline(runs):

@@ -549,6 +549,84 @@ def test_policies_listing_gives_the_valid_values(capsys):
 
 # ---- report formatting ---------------------------------------------------------------
 
+Z = 1.959964
+
+
+def _wilson(k, n):
+    """Wilson's score interval, written out: (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)."""
+    p = k / n
+    half = Z * np.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
+    low, high = (p + Z * Z / (2 * n) - half) / (1 + Z * Z / n), (p + Z * Z / (2 * n) + half) / (1 + Z * Z / n)
+    return max(low, 0.0), min(high, 1.0)  # exactly 0 at k = 0 and 1 at k = n, but for rounding
+
+
+def test_every_rate_of_the_outcomes_profiles_and_anomalies_has_its_interval(run):
+    _, races, stages = run
+    md = build_report(races, stages).to_markdown()
+    shared = int((races["winner"] < 0).sum())
+    low, high = _wilson(shared, 60)
+    assert (f"Races with a shared first place: {shared / 60:.1%} [{low:.1%}, {high:.1%}] (95 % Wilson "
+            "interval).") in md
+    anomalies = md[md.index("## Anomalies"):]
+    assert f"| races with a shared first place | {shared} | 60 | {shared / 60:.4g} | {low:.4g} | {high:.4g} |" in anomalies
+    assert "| jokers in the game never used | 0 | 3 | 0 |  |  |" in anomalies  # a count of 3 jokers: no interval
+    for profile, group in stages.groupby("profile", observed=True):
+        none = int((group["winner"] < 0).sum())
+        low, high = _wilson(none, len(group))
+        assert f"no stage winner in {none / len(group):.2%} [{low:.2%}, {high:.2%}]" in md, profile
+    # 60 races over 4 seats expect 15 wins a seat: no word on small expected counts
+    assert "expected counts below 5" not in md
+
+
+def test_a_seat_test_of_few_races_says_its_p_is_approximate():
+    # 8 races over 4 seats expect 2 wins a seat, below Cochran's 5
+    races, stages = E.simulate(4, 8, ["heuristic"], 3)
+    md = build_report(races, stages).to_markdown()
+    assert "(H0: every seat wins 1/4; expected counts below 5: the chi-square p is only approximate)" in md
+
+
+def _joker_stages(crev):
+    """Two races of two stages for three players, every stage field 0 but the Crevaison targets
+    crev[race][stage][seat] (-1: not played); no Vitamine nor Braquet played."""
+    rows = []
+    for r, race in enumerate(crev):
+        for g, targets in enumerate(race):
+            row = {"race": r, "stage": g, "picker": 0, "profile": "plaine", "winner": 0, "blocked": 0}
+            for s in range(3):
+                row.update({f"{field}_{s}": 0 for field in E.K.STAGE_SEAT_FIELDS})
+                row.update({f"crev_{s}": targets[s], f"vita_{s}": -1, f"braq_{s}": -1})
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    df.attrs = {"players": 3, "policies": ["x", "x", "x"]}
+    return df
+
+
+def test_joker_shares_have_intervals_clustered_by_race():
+    from etappe.reports.etape import joker_table
+
+    # race 0: seat 0 hits seat 1 in stage 0, seat 1 hits itself in the last stage; race 1: all three
+    # in stage 0, seat 2 on itself
+    stages = _joker_stages([[(1, -1, -1), (-1, 1, -1)], [(1, 2, 2), (-1, -1, -1)]])
+    t = joker_table(stages).set_index("joker")
+    crev = t.loc["crevaison"]
+    assert (crev["uses"], crev["use_rate"], crev["in_last_stage"], crev["on_self"]) == pytest.approx((5, 5 / 6, 0.2, 0.4))
+    # per race (x, y), with t = 12.706205 (1 degree of freedom: 2 races), (z / t)^2 = .0237936:
+    # use: (2, 3), (3, 3): R = 5/6, residuals -.5, .5, variance 2 * .5 / 36, effective size
+    # (5/36) / (1/36) * .0237936 = 5 * .0237936
+    # last stage: (1, 2), (0, 3): R = 1/5, residuals .6, -.6, variance 2 * .72 / 25, effective size
+    # .16 / .0576 * .0237936; on self: (1, 2), (1, 3): R = 2/5, residuals .2, -.2, variance
+    # 2 * .08 / 25, effective size .24 / .0064 * .0237936
+    df_factor = (Z / 12.706205) ** 2
+    for key, r, n in (("use_rate", 5 / 6, 5), ("in_last_stage", 0.2, 0.16 / 0.0576), ("on_self", 0.4, 0.24 / 0.0064)):
+        assert (crev[f"{key}_low"], crev[f"{key}_high"]) == pytest.approx(_wilson(r * n * df_factor, n * df_factor),
+                                                                          abs=1e-5), key
+    # the Vitamine, never played: 0 of 3 players in each of 2 races, taken as wholly alike within a
+    # race: Wilson's interval of 0 in 2; of its 0 uses none in the last stage: no share, no interval
+    vita = t.loc["vitamine"]
+    assert (vita["use_rate"], vita["use_rate_low"]) == (0, 0)
+    assert vita["use_rate_high"] == pytest.approx(Z * Z / (2 + Z * Z), abs=1e-6)
+    assert np.isnan(vita["in_last_stage_low"]) and np.isnan(vita["on_self_low"])
+
 def test_win_tables_print_wins_as_numbers_and_every_race_counts_once(run):
     _, races, stages = run
     outcomes = build_report(races, stages).sections[1]

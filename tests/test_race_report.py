@@ -51,7 +51,13 @@ def test_report_sections_and_numbers(toy, tmp_path):
         assert "0.04559" in text  # Wilson low of 1/4: seat 0, turn-cap rate
         assert "games 2" in text  # the capped game, for replay
     assert "| turns per game | 4 | 12.5 |" in md  # n, mean
-    assert "100.0 % [43.9, 100.0] % of the 3 games with a winner" in md  # at a glance
+    # at a glance: the percentage's interval in the same unit, not "100.0 % [43.9, 100.0] %"
+    assert "100.0 % [43.9, 100.0] of the 3 games with a winner" in md
+    # 3 wins over 2 turn-order positions expect 1.5 each, below Cochran's 5: the p is said to be approximate
+    note = "expected counts below 5: the chi-square p is only approximate"
+    assert f"chi2 = 3, df = 1, p = 0.0833 ({note})." in md
+    assert "Expected counts below 5: the chi-square p is only approximate (column expected" in md
+    assert "| uniform wins by turn-order position | 3 | 1 | 0.08326 | 3 | 1.5 |" in md  # chi2, df, p, n, expected
     assert "In each hand" not in md  # games of one hand: the hand's first player is the game's
     for fig in rep.figures():
         assert (tmp_path / f"{fig.name}.png").read_bytes()[:4] == b"\x89PNG"
@@ -75,9 +81,9 @@ def test_multi_hand_report(tmp_path):
     assert "| 2 | 0.5 | 1 | 1 | 1 |" in md  # position, fair share, trips, n, share
     # at a glance: 0 of 1 trips by the hand's first side, Wilson high 1.96^2 / (1 + 1.96^2) = .7935;
     # chi-square of counts [0, 1] against [.5, .5]: 1, p = P(chi2_1 > 1) = erfc(1 / sqrt 2) = .3173
-    assert ("In each hand, the side that plays first in it completes 0.0 % [0.0, 79.3] % of the 1 completed "
+    assert ("In each hand, the side that plays first in it completes 0.0 % [0.0, 79.3] of the 1 completed "
             "trips (fair share 50.0 %); chi-square test of uniform trips over turn order in the hand: chi2 = 1, "
-            "df = 1, p = 0.317.") in md
+            "df = 1, p = 0.317 (expected counts below 5: the chi-square p is only approximate).") in md
     assert "The side that plays first in the game's first hand wins" in md
     from etappe.cli.report_cmds import compare_summaries
 
@@ -121,6 +127,47 @@ def test_comparison_report(toy, tmp_path):
                   "lead changes per game", "share of drawn cards wasted", "win rate of seat 0", "Holm"):
         assert label in md
     assert "unpaired, clustered by game" in md
+
+
+def test_comparison_report_counts_holm_over_the_tested_rows_and_clips_rates(toy):
+    from etappe.analysis.compare import compare_tables
+    from etappe.analysis.race_summary import game_table
+
+    b = make_records(b_hands(), toy.attrs)
+    md = build_comparison_report(summarize(toy), toy.attrs, summarize(b), b.attrs,
+                                 compare_tables(game_table(toy, toy.attrs), game_table(b, b.attrs))).to_markdown()
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.strip("|").split("|")]
+            for line in md.split("**Every metric with its interval**")[1].split("\n\n")[1].splitlines()[2:]}
+    # 13 rows; a p-value for 7: turns, cap, first player won and its gap, winner's deficit, the two
+    # sides' win rates. The others have nothing to test: no winner, lead changes, final gap, turns
+    # lost to hazards and dead share are equal in every game, hazard_decided has one pair
+    assert len(rows) == 13 and sum(r[9] != "" for r in rows.values()) == 7
+    assert "Holm's step-down correction of the p-values across the 7 metrics below that have one" in md
+    # first player won, d = [1, 0, 1]: 2/3 + 4.303 * sqrt(1/3) / sqrt 3 = 2.10 is clipped to 1, as said
+    assert rows["first-player win rate"][7:9] == ["-0.7676", "1"]
+    assert "for a rate or a share clipped to [-1, 1]" in md
+
+
+def test_comparison_by_role_says_its_shares_are_clustered_by_game(toy):
+    from etappe.analysis.compare import compare_tables
+    from etappe.analysis.race_summary import game_table
+    from test_compare import role_hands
+
+    b = role_hands()
+    md = build_comparison_report(summarize(toy), toy.attrs, summarize(b), b.attrs,
+                                 compare_tables(game_table(toy, toy.attrs), game_table(b, b.attrs))).to_markdown()
+    assert "pooled by card role" in md and "counts the cards of one game together (clustered by game)" in md
+    assert "Newcombe" not in md and "unpaired, clustered by game, pooled by role" in md
+
+
+def test_a_reconstructed_design_is_marked_once():
+    from etappe.reports.race_report import comparison_names, design_name
+
+    # the built-in Touring's title already says it is a reconstruction
+    touring = {"design_title": "Touring (reconstructed)", "reconstructed": True}
+    assert design_name(touring) == "Touring (reconstructed)"
+    assert design_name({"design_title": "My deck", "reconstructed": True}) == "My deck (reconstructed)"
+    assert comparison_names({"design_title": "Stap op"}, touring) == ("Stap op", "Touring (reconstructed)")
 
 
 def test_comparison_warns_without_common_seeds(toy, tmp_path):

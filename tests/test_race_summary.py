@@ -220,29 +220,32 @@ def test_card_balance(toy):
     assert go["dead_share"] == pytest.approx(5 / 13)
     # plays of go in games with a winner: 3 + 3 + 2, by the winner 2 + 1 + 2
     assert go["winner_share"] == pytest.approx(5 / 8)
-    # game-side units that played go: 5 (3 of them won); not: 3 (0 won)
-    assert (go["n_played"], go["win_when_played"], go["n_not"], go["win_when_not"]) == (5, 0.6, 3, 0.0)
+    # win when played / not: game-side units of the 3 games with a winner (0, 1, 3), as the Outcomes'
+    # win rates: capped game 2 is no loss. go played by both sides of games 0 and 1 and by side 1
+    # (the winner) of game 3: 5 units, 3 won; not: game 3's side 0, lost
+    assert (go["n_played"], go["win_when_played"], go["n_not"], go["win_when_not"]) == (5, 0.6, 1, 0.0)
     assert go["win_lift"] == pytest.approx(0.6)
-    # its interval clustered by game: per game (wins, units) played / not = (1, 2) / (0, 0), (1, 2) / (0, 0),
-    # (0, 0) / (0, 2), (1, 1) / (0, 1). Played: u = (wins - .6 units) / 5 = -.04, -.04, 0, .08, variance
-    # 4 / 3 * .0096 = .0128, effective size .24 / .0128 * .379293 = 7.11174, Wilson [.272694, .857164].
-    # Not: 0 of 3, no variance: Wilson of the 3 units [0, .561496]; no covariance. MOVER (Newcombe
-    # with rho 0): .6 - sqrt(.327306^2 + .561496^2), .6 + .257164
-    assert (go["win_lift_low"], go["win_lift_high"]) == pytest.approx((-0.04993, 0.85716), abs=1e-5)
-    # flat: played by (g0, s0) which won and (g2, s1) which did not; not: 6 units, 2 wins
-    assert (flat["n_played"], flat["win_when_played"]) == (2, 0.5)
-    assert flat["win_when_not"] == pytest.approx(2 / 6)
-    # lift 1/2 - 1/3; per game played / not = (1, 1) / (0, 1), (0, 0) / (1, 2), (0, 1) / (0, 1), (0, 0) / (1, 2).
-    # Played: u = (w - .5 n) / 2 = .25, 0, -.25, 0, variance 4 / 3 * .125, effective size 1.5 * .379293,
-    # Wilson [.033364, .966636]; not: u = (w - n / 3) / 6 = -.055556, .055556, -.055556, .055556, variance
-    # .016461, effective size 13.5 * .379293, Wilson [.087986, .721566]; covariance 4 / 3 * sum u1 u2 = 0.
-    # 1/6 - sqrt(.466636^2 + .388233^2), 1/6 + sqrt(.466636^2 + .245347^2)
-    assert flat["win_lift"] == pytest.approx(1 / 6)
-    assert (flat["win_lift_low"], flat["win_lift_high"]) == pytest.approx((-0.44035, 0.69387), abs=1e-5)
+    # its interval clustered by the 3 games: per game (wins, units) played / not = (1, 2) / (0, 0),
+    # (1, 2) / (0, 0), (1, 1) / (0, 1). Played: u = (wins - .6 units) / 5 = -.04, -.04, .08, variance
+    # 3 / 2 * .0096 = .0144, effective size .24 / .0144 * (z / t)^2 = 16.6667 * .207503 = 3.45838
+    # (t = 4.302653, 2 degrees of freedom), Wilson [.188118, .906635]. Not: 0 of 1, no variance to go
+    # on: the units of a game taken as wholly alike, (sum y)^2 / sum y^2 = 1 / 1 game, Wilson
+    # [0, z^2 / (1 + z^2)] = [0, .793451]; no covariance. MOVER: .6 - sqrt(.411882^2 + .793451^2), .906635
+    assert (go["win_lift_low"], go["win_lift_high"]) == pytest.approx((-0.29399, 0.90663), abs=1e-5)
+    # flat: played by (g0, s0), which won; (g2, s1) is in a game without a winner. Not: 5 units, 2 won
+    assert (flat["n_played"], flat["win_when_played"], flat["n_not"]) == (1, 1.0, 5)
+    assert flat["win_when_not"] == pytest.approx(2 / 5)
+    # lift 1 - 2/5; per game played / not = (1, 1) / (0, 1), (0, 0) / (1, 2), (0, 0) / (1, 2).
+    # Played: 1 of 1, no variance: Wilson of 1 game, [1 / (1 + z^2), 1] = [.206549, 1]. Not: u = (w - .4 n) / 5
+    # = -.08, .04, .04, variance .0144 as above, Wilson [.093365, .811882]; played has no variance, so no
+    # covariance. .6 - sqrt(.793451^2 + .411882^2), .6 + (.4 - .093365)
+    assert flat["win_lift"] == pytest.approx(0.6)
+    assert (flat["win_lift_low"], flat["win_lift_high"]) == pytest.approx((-0.29399, 0.90663), abs=1e-5)
     assert flat["received"] == 3 and flat["victim_turns"] == 9 and flat["turns_lost_per_hazard"] == 3
-    assert flat["victim_win_rate"] == 0.0  # game 0 side 1 lost, game 2 had no winner
-    # a share of 0 has no clustered variance: Wilson's interval of 0 wins in the 2 units, [0, z^2 / (2 + z^2)]
-    assert (flat["victim_win_low"], flat["victim_win_high"]) == pytest.approx((0.0, 0.65762), abs=1e-5)
+    # the victims: game 0's side 1, which lost; game 2 had no winner and is left out
+    assert flat["victim_win_rate"] == 0.0
+    # 0 of 1 unit: Wilson's interval of 0 wins in 1 game, [0, z^2 / (1 + z^2)]
+    assert (flat["victim_win_low"], flat["victim_win_high"]) == pytest.approx((0.0, 0.79345), abs=1e-5)
     assert bool(flat["hazard"]) and not bool(go["hazard"])
 
 

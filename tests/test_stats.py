@@ -18,6 +18,8 @@ from etappe.analysis.stats import (
     paired_from_values,
     ratio_difference_interval,
     ratio_interval,
+    skill_table,
+    small_expected_note,
     two_run_ratio_difference,
     wilson_interval,
     Z95,
@@ -66,6 +68,16 @@ def test_chisquare_two_cells():
     assert t.df == 1
     assert t.p_value == pytest.approx(math.erfc(math.sqrt(3.0 / 2)), abs=1e-12)
     assert math.isnan(chisquare_uniform([0, 0]).statistic)
+
+
+def test_chisquare_says_when_its_expected_counts_are_too_small():
+    # Cochran's rule: 5 or more expected in every cell. [3, 0] expects 1.5 a cell, [30, 20, 25, 25] 25
+    small, large = chisquare_uniform([3, 0]), chisquare_uniform([30, 20, 25, 25])
+    assert (small.expected, large.expected) == (1.5, 25.0)
+    assert small_expected_note(small.expected) == "expected counts below 5: the chi-square p is only approximate"
+    assert small_expected_note(large.expected) == ""
+    # 9 wins over 2 positions expect 4.5 each, 10 over 2 expect 5: the edge is 5
+    assert small_expected_note([25.0, 4.5]) and not small_expected_note(chisquare_uniform([10, 0]).expected)
 
 
 def test_paired_difference_hand_example():
@@ -209,9 +221,37 @@ def test_ratio_difference_without_a_second_share_is_the_ratio_interval():
     _, low, high = ratio_interval(200, x1, y1, (v[:, 0] ** 2).sum(), (v[:, 1] ** 2).sum(), (v[:, 0] * v[:, 1]).sum())
     lift = ratio_difference_interval(200, x1, y1, x2, y2, v.T @ v)
     assert lift["diff"] == pytest.approx(x1 / y1)
-    # the second share (0 of y2) adds its Wilson upper end, z^2 / (y2 + z^2), on the low side only
+    # the second share (0 of y2) adds its Wilson upper end on the low side only: z^2 / (n + z^2) at
+    # n = y2^2 / sum y2_g^2, a game's units taken as wholly alike (nothing shows how alike they are)
+    n = y2**2 / (v[:, 3] ** 2).sum()
     assert lift["ci_high"] == pytest.approx(high)
-    assert lift["ci_low"] == pytest.approx(x1 / y1 - math.hypot(x1 / y1 - low, Z95**2 / (y2 + Z95**2)))
+    assert lift["ci_low"] == pytest.approx(x1 / y1 - math.hypot(x1 / y1 - low, Z95**2 / (n + Z95**2)))
+
+
+def test_a_clustered_share_of_0_or_1_counts_the_clusters_not_their_units():
+    """At a share of 1 (or 0) the clusters show nothing of how alike their units are: the
+    interval takes them as wholly alike, Wilson's over the clusters, not over the units.
+    5000 games of 4 seat pairs, all won by A: Wilson of 5000 of 5000, [5000 / (5000 + z^2), 1]
+    = [.999232, 1], not that of 20000 of 20000 (low .999808)."""
+    r, low, high = ratio_interval(5000, 20000, 20000, 5000 * 16, 5000 * 16, 5000 * 16)
+    assert (r, low, high) == pytest.approx((1.0, 5000 / (5000 + Z95**2), 1.0), abs=1e-9)
+    assert low == pytest.approx(0.999232, abs=1e-6)
+    # 0 of the cards of 10 games, drawn 2, 2, 2 and 1 times in 4 of them and never in the others:
+    # n = 7^2 / (4 + 4 + 4 + 1) = 3.7692, at most the 4 games that dealt any (not the 10 games, nor
+    # the 7 cards): upper end z^2 / (n + z^2)
+    r, low, high = ratio_interval(10, 0, 7, 0, 13, 0)
+    assert (r, low) == (0.0, 0.0) and high == pytest.approx(Z95**2 / (49 / 13 + Z95**2), abs=1e-12)
+
+
+def test_a_clean_sweep_in_the_skill_matrix_is_as_sure_as_its_games():
+    """Four seats, A, B, A, B on sides 0, 1, 0, 1 (A's seats partners), A ahead in all 50 games: 4 seat
+    pairs a game, score 1 with the interval of 50 games, [50 / (50 + z^2), 1]; B's row its mirror."""
+    keys = [np.full(50, 2.0), np.zeros(50), np.full(50, 2.0), np.zeros(50)]
+    table = skill_table(["A", "B", "A", "B"], keys, seat_side=[0, 1, 0, 1]).set_index("policy")
+    a, b = table.loc["A"], table.loc["B"]
+    assert (a["pairs"], a["ahead"], a["score"], a["ci_high"]) == (200, 200, 1.0, 1.0)
+    assert a["ci_low"] == pytest.approx(50 / (50 + Z95**2), abs=1e-12)
+    assert (b["score"], b["ci_low"]) == (0.0, 0.0) and b["ci_high"] == pytest.approx(Z95**2 / (50 + Z95**2), abs=1e-12)
 
 
 def _run_sums(x, y):

@@ -293,6 +293,28 @@ def test_report_has_the_heatmap_ratings_and_header(tmp_path):
     assert f"{bt['elo'].iloc[0]:.4g}" in md
 
 
+def test_report_gives_the_weakest_its_interval_and_names_the_se():
+    # x beats y in 75 of 100 games: theta_x - theta_y = ln 3; Fisher: var(theta_x - theta_y) =
+    # 1 / (100 * .75 * .25), each centred theta's se half its sd; y sits at -ln 3 / 2
+    r = _result([[1] * 75 + [-1] * 25], policies=("x", "y"))
+    se = 1 / math.sqrt(100 * 0.75 * 0.25) / 2
+    elo, low, high = (ELO_PER_NAT * (-math.log(3) / 2 + k * 1.959964 * se) for k in (0, -1, 1))
+    md = build_tournament_report(r, bootstrap=0).to_markdown()
+    assert f"weakest: y (Elo {elo:+.0f} [{low:+.0f}, {high:+.0f}])." in md
+    assert "(Elo -95 [-135, -56])" in md
+    assert "| se of log strength (Fisher) |" in md
+    # with the bootstrap the column is the sd of the refits
+    md = build_tournament_report(r, bootstrap=20).to_markdown()
+    assert "| sd of log strength (bootstrap) |" in md and "| se |" not in md
+
+
+def test_a_reconstructed_design_is_marked_once_in_the_header():
+    from etappe.reports.tournament_report import tournament_header
+
+    header = tournament_header({"design_title": "Touring (reconstructed)", "reconstructed": True}).set_index("item")
+    assert header.loc["design", "value"] == "Touring (reconstructed)"
+
+
 def test_tournament_command_prints_and_writes(tmp_path, capsys):
     res = tournament_command("stapop", "random,greedy", 2, 10, 1, None, tmp_path / "out")
     out = capsys.readouterr().out
