@@ -861,7 +861,7 @@ def test_report_of_two_run_files_refuses_runs_that_do_not_pair(tmp_path):
     for b, message in (("three", "differ in players 4 against 3"),
                        ("random", 'differ in policies "greedy,greedy,greedy,greedy" against "random,random,random,random"'),
                        ("a", "same design under the same rule options and seed"),
-                       ("etape", "is for the race designs")):
+                       ("etape", "the comparison report is of two runs of the same game")):
         result = run("report", files["a"], files[b], "--out", tmp_path / "cmp")
         assert result.exit_code == 2 and message in " ".join(result.stderr.split()), (b, result.stderr)
     assert not (tmp_path / "cmp").exists()
