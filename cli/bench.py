@@ -93,7 +93,7 @@ def bench(games: int, starts: bool) -> None:
     look = Table(Column("design", min_width=widest), "ms per look-ahead decision", "look-ahead share of wins vs greedy",
                  title="look-ahead (default parameters), 2 players, 40 games")
     steps = len(CASES) + 2 + (1 if starts else 0)
-    with progress_bar(steps, "benchmark cases") as advance:  # one step per case; the first compiles if need be
+    with progress_bar(steps, "benchmark cases", resumable=False) as advance:  # one step per case; the first compiles if need be
         for design, players, policy in CASES:
             run = RaceRun(design, players, [policy], seed=1)
             run.play(0, 50)  # compile or load from cache outside the timing

@@ -97,6 +97,18 @@ def writable_run_file(path: Path, what: str = "--out") -> None:
     writable_folder(path.parent, what)
 
 
+def policy_list(value: str | None) -> str | None:
+    """typer callback of --policy and --policies: an empty entry ("", ",,",
+    a comma at the end) or a ':' with nothing after it is a slip, refused
+    rather than read as the default."""
+    if value is not None and any(not piece.strip() for piece in value.split(",")):
+        raise typer.BadParameter(f"{value!r} has an empty policy name; give names separated by commas, "
+                                 "e.g. greedy,random")
+    if value is not None and any(piece.strip().endswith(":") for piece in value.split(",")):
+        raise typer.BadParameter(f"{value!r} has a ':' with no parameters after it; e.g. greedy:attack=1")
+    return value
+
+
 def split_policies(text: str) -> list[str]:
     """`greedy,random` -> ['greedy', 'random']; commas inside `name:k=v,k=v`
     belong to the policy, so policies are separated by commas only before a

@@ -13,7 +13,7 @@ from etappe.kernels.race_design import builtin_names
 from . import race_cmds
 from .bremen import app as bremen_app
 from .common import (MAX_SEED, SeedOpt, ShareOpt, around_the_table, console, fail, parse_options, parse_share,
-                     print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
+                     policy_list, print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
                      writable_folder)
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
 
@@ -45,13 +45,13 @@ def check_game_or_design(deck: str) -> None:
 POLICIES_BY_SEAT = "Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B)."
 # Help texts are Rich markup: the backslash keeps "[etape|bremen]" from being read as a tag and dropped.
 PolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", help=f"{POLICIES_BY_SEAT} See `etappe policies \\[etape|bremen]`; defaults: greedy (race games, "
+    "--policy", callback=policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies \\[etape|bremen]`; defaults: greedy (race games, "
     "Bremen), heuristic (Tape l'étape).")]
 ComparePolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", help=f"{POLICIES_BY_SEAT} See `etappe policies`; default greedy. With --sequential and one design, "
+    "--policy", callback=policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies`; default greedy. With --sequential and one design, "
     "A,B plays policy A against B.")]
 ReplayPolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", help=f"{POLICIES_BY_SEAT} As in the run replayed; default greedy.")]
+    "--policy", callback=policy_list, help=f"{POLICIES_BY_SEAT} As in the run replayed; default greedy.")]
 MAX_CHUNK = 1_000_000  # games held in memory at once; a bigger chunk only costs memory
 ChunkOpt = Annotated[Optional[int], typer.Option(
     "--chunk-size", min=1, max=MAX_CHUNK, help="Games per chunk saved to disk as it finishes (default: 50,000 for "
@@ -161,10 +161,11 @@ def compare(
     threads: ThreadsOpt = None,
     chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000 for the race designs, 2,000 races of Tape l'étape, 20,000 Bremen games; at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = None,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
-    metric: Annotated[str, typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared (a column of the per-game table, e.g. game_turns, lead_changes, hazard_decided; an unknown name lists them all).")] = "game_turns",
-    alpha: Annotated[float, typer.Option("--alpha", help="With --sequential: chance of a false 'different'.")] = 0.05,
-    beta: Annotated[float, typer.Option("--beta", help="With --sequential: chance of missing a difference of delta.")] = 0.05,
-    delta: Annotated[float, typer.Option("--delta", help="With --sequential: smallest difference in the share of games that matters.")] = 0.05,
+    # None where not given: without --sequential they are refused, not silently ignored
+    metric: Annotated[Optional[str], typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared (a column of the per-game table, e.g. game_turns, lead_changes, hazard_decided; an unknown name lists them all; default game_turns).")] = None,
+    alpha: Annotated[Optional[float], typer.Option("--alpha", help="With --sequential: chance of a false 'different' (default 0.05).")] = None,
+    beta: Annotated[Optional[float], typer.Option("--beta", help="With --sequential: chance of missing a difference of delta (default 0.05).")] = None,
+    delta: Annotated[Optional[float], typer.Option("--delta", help="With --sequential: smallest difference in the share of games that matters (default 0.05).")] = None,
     board: Annotated[Optional[Path], typer.Option("--board", help="bremen: board TOML file of both variants (default: the reconstruction).")] = None,
     board_b: Annotated[Optional[Path], typer.Option("--board-b", help="bremen: board TOML file of variant B only.")] = None,
 ) -> None:
@@ -174,17 +175,27 @@ def compare(
     metric's paired difference with its interval (Holm-corrected). For
     etape and bremen: two variants of the game (rule options, boards)."""
     set_threads(threads)
+    given = [flag for flag, value in (("--metric", metric), ("--alpha", alpha), ("--beta", beta), ("--delta", delta))
+             if value is not None]
+    if given and not sequential:
+        fail(f"{', '.join(given)}: for --sequential only; a comparison of a fixed number of games reports every "
+             "metric, Holm-corrected")
     if deck_a in OTHER_GAMES:
-        compare_variants_of(deck_a, deck_b, players or 4, games, policy, seed, option, option_b, seating, out,
+        compare_variants_of(deck_a, deck_b, 4 if players is None else players, games, policy, seed, option, option_b, seating, out,
                             chunk_size, sequential, board, board_b)
         return
     if board is not None or board_b is not None:
         fail("--board and --board-b are for bremen only")
-    players = players or 2
-    chunk_size = chunk_size or RACE_CHUNK
+    players = 2 if players is None else players  # not `or`: --players 0 is refused by the design, not read as 2
     two_designs = deck_b is not None or bool(option_b)
     if not two_designs and not sequential:
         fail("give a second design, or --option-b to compare one design under two rule options")
+    if sequential and chunk_size is not None:
+        fail("--chunk-size is not used with --sequential: it looks at the games one by one until the test decides")
+    if sequential and not two_designs and metric is not None:
+        fail("--metric is for --sequential with two designs; with one design and --policy A,B it counts the games "
+             "A's side won")
+    chunk_size = chunk_size or RACE_CHUNK
     options_a = parse_options(option)
     options_b = {**options_a, **parse_options(option_b)}
     if not sequential:
@@ -200,7 +211,9 @@ def compare(
         sequential_command(deck_a, policy or "greedy", players, seed, option,
                            deck_b=(deck_b or deck_a) if two_designs else None,
                            option_b=[option_text({k: v}) for k, v in options_b.items()] if two_designs else None,
-                           metric=metric, alpha=alpha, beta=beta, delta=delta, max_games=games, out=out)
+                           metric=metric or "game_turns", alpha=0.05 if alpha is None else alpha,
+                           beta=0.05 if beta is None else beta, delta=0.05 if delta is None else delta,
+                           max_games=games, out=out)
         return
     from etappe.analysis.race import DesignError
     from etappe.kernels.race_design import UnusedOptionError
@@ -297,7 +310,7 @@ def sweep(
 @app.command()
 def tournament(
     deck: DeckArg,
-    policies: Annotated[str, typer.Option("--policies", help="Policies, comma separated (at least two).")],
+    policies: Annotated[str, typer.Option("--policies", callback=policy_list, help="Policies, comma separated (at least two).")],
     players: PlayersOpt = 2,
     games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_TOURNAMENT_GAMES, help="Games per pairing (at most 10^8: every game's outcome is kept for the bootstrap).")] = 2000,
     seed: SeedOpt = 0,
@@ -337,7 +350,7 @@ def analyze(
     deck: DeckArg,
     position: Annotated[Path, typer.Argument(help="Position file (TOML or JSON, see docs/positions.md).")],
     playouts: Annotated[int, typer.Option("--playouts", min=1, help="Deals of the unseen cards; each is played out after every legal move.")] = 2000,
-    policy: Annotated[str, typer.Option("--policy", help="Greedy-family policy that plays the hands out.")] = "greedy",
+    policy: Annotated[str, typer.Option("--policy", callback=policy_list, help="Greedy-family policy that plays the hands out.")] = "greedy",
     seed: SeedOpt = 0,
     option: OptionOpt = None,
 ) -> None:
@@ -363,7 +376,7 @@ def replay(
             fail(f"{', '.join(given)}: the run file {deck} says how its games were played; give --game only")
         race_cmds.replay_run_command(Path(deck), game)
         return
-    race_cmds.replay_command(deck, players or 4, policy or "greedy", seed or 0, game, option, seating or "fixed")
+    race_cmds.replay_command(deck, 4 if players is None else players, policy or "greedy", seed or 0, game, option, seating or "fixed")
 
 
 @app.command()

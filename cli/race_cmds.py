@@ -271,6 +271,8 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
     d = design_or_fail(deck)
     if playouts < 1:
         fail("--playouts must be at least 1")
+    if len(split_policies(policy)) > 1:
+        fail(f"--policy {policy}: analyze plays the hand out with one policy for every seat")
     try:
         position = read_position_file(position_file)
         with progress_bar(playouts, "deals played out", resumable=False, compiles=True) as advance:

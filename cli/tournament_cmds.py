@@ -176,7 +176,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
                 la, lb = f"A: {la}", f"B: {lb}"
             labels = (la, lb)
             title = f"Sequential test: {la} vs {lb}, {metric}, {players} players, seed {seed}"
-        with progress_bar(max_games, "sequential", compiles=True) as advance:
+        with progress_bar(max_games, "sequential", resumable=False, compiles=True) as advance:
             res = sequential_compare(fn, alpha, beta, delta, chunk, max_games, labels, progress=advance)
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))

@@ -384,7 +384,7 @@ def load_design(name_or_path: str | Path) -> Design:
     try:
         text = path.read_text("utf-8-sig")  # a byte-order mark, as some editors write, is not TOML
     except UnicodeDecodeError:
-        raise DesignError(f"{path}: not a design file (a design is TOML text)") from None
+        raise DesignError(f"{path}: not a design file (a design is TOML text, UTF-8)") from None
     return parse_design(text, str(path))
 
 

@@ -23,7 +23,9 @@ def read_position_file(path: str | Path) -> dict:
         text = path.read_text("utf-8")
     except FileNotFoundError:
         raise DesignError(f"{path}: no such position file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise DesignError(f"{path}: not a position file (a position is TOML or JSON text, UTF-8)") from None
+    except OSError as exc:
         raise DesignError(f"{path}: cannot read the position file: {exc}") from None
     try:
         return json.loads(text) if path.suffix == ".json" else tomllib.loads(text)

@@ -1,4 +1,6 @@
-"""Refusals shared by every game: run files, chunks, checkpoints, out-of-range numbers, help texts."""
+"""Refusals shared by every game: run files, chunks, checkpoints, out-of-range numbers, help texts; careless input
+refused with a specific message, never silently read as something else (a default, an option that does nothing
+here)."""
 import os
 
 import pandas as pd
@@ -146,3 +148,98 @@ def test_an_out_where_no_folder_can_be_made_is_refused_in_words():
     result = run("simulate", "stapop", "--games", 10, "--out", "/proc/run.parquet")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "cannot make" in result.stderr and "where the run keeps its finished chunks" in result.stderr
+
+
+
+def wide(*args):
+    """As `run`, on a wide terminal: typer's own refusals are boxed and wrapped to the terminal's width."""
+    result = runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "300"})
+    return result, " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("args, refusal", [
+    # --players 0 was read as "not given" (`players or 2`): the default player count, played without a word
+    (("compare", "stapop", "--option-b", "overshoot=disqualify", "--players", 0), "played by 2, 3, 4, 5, 6 players, not 0"),
+    (("compare", "stapop", "millebornes", "--sequential", "--players", 0), "played by 2, 3, 4, 5, 6 players, not 0"),
+    (("compare", "bremen", "--option-b", "harder=true", "--players", 0), "takes 2 to 4 players, got 0"),
+    (("replay", "stapop", "--players", 0), "played by 2, 3, 4, 5, 6 players, not 0"),
+])
+def test_zero_players_is_refused_not_read_as_the_default(args, refusal, tmp_path):
+    result = run(*args, "--games", 10, "--out", tmp_path / "out") if args[0] == "compare" else run(*args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert refusal in result.stderr
+
+
+@pytest.mark.parametrize("args, refusal", [
+    (("compare", "stapop", "millebornes", "--alpha", 2), "--alpha: for --sequential only"),
+    (("compare", "stapop", "millebornes", "--metric", "nosuch", "--delta", 0.1), "--metric, --delta: for --sequential only"),
+    (("compare", "bremen", "--option-b", "harder=true", "--beta", 0.1), "--beta: for --sequential only"),
+    (("compare", "stapop", "millebornes", "--sequential", "--chunk-size", 10), "--chunk-size is not used with --sequential"),
+    (("compare", "stapop", "--policy", "greedy,random", "--sequential", "--metric", "lead_changes"),
+     "--metric is for --sequential with two designs"),
+])
+def test_options_of_another_mode_of_compare_are_refused_not_ignored(args, refusal, tmp_path):
+    result = run(*args, "--games", 10, "--out", tmp_path / "cmp")
+    assert result.exit_code == 2 and refusal in result.stderr
+    assert not (tmp_path / "cmp").exists()  # refused before any game is played or folder made
+
+
+@pytest.mark.parametrize("args, flag", [
+    (("simulate", "stapop", "--policy", ""), "--policy"),
+    (("simulate", "stapop", "--policy", ",,,"), "--policy"),
+    (("simulate", "stapop", "--policy", "greedy,"), "--policy"),
+    (("simulate", "bremen", "--policy", ",greedy"), "--policy"),
+    (("replay", "stapop", "--policy", ","), "--policy"),
+    (("tournament", "stapop", "--policies", ",greedy,,random"), "--policies"),
+    (("bremen", "sweep", "--policy", "greedy,,random"), "--policy"),
+])
+def test_an_empty_policy_name_is_refused_not_read_as_the_default(args, flag):
+    # "--policy ''" and ",,," played greedy; ",greedy,,random" was a tournament of greedy and random
+    result, text = wide(*args, "--games", 10) if args[0] != "replay" else wide(*args)
+    assert result.exit_code == 2
+    assert f"Invalid value for '{flag}'" in text and "has an empty policy name" in text
+
+
+def test_policy_parameters_with_commas_still_pass_the_empty_name_check():
+    result = run("simulate", "stapop", "--games", 10, "--policy", "greedy:attack=1,target_leader=0.5")
+    assert result.exit_code == 2  # refused by the policy for its value, not for an empty name
+    assert "target_leader must be 0 or 1, not 0.5" in result.stderr and "empty policy name" not in result.output
+
+
+def test_an_interrupted_sequential_compare_does_not_promise_to_resume(monkeypatch):
+    # The sequential test keeps nothing on disk: Ctrl-C must not say that the same command resumes it.
+    from etappe.cli import tournament_cmds
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tournament_cmds, "sequential_compare", interrupted)
+    result = run("compare", "stapop", "millebornes", "--sequential", "--games", 10)
+    assert result.exit_code != 0
+    assert "interrupted." in result.stderr and "resumes" not in result.stderr
+
+
+def test_a_colon_with_no_parameters_after_it_is_refused():
+    # "greedy:" played greedy and was shown as "greedy:" in the run's tables
+    result, text = wide("simulate", "stapop", "--games", 10, "--policy", "greedy:,random")
+    assert result.exit_code == 2 and "has a ':' with no parameters after it" in text
+
+
+def test_analyze_refuses_a_policy_per_seat(tmp_path):
+    from test_race_cli import GOOD_POSITION
+
+    position = tmp_path / "position.toml"
+    position.write_text(GOOD_POSITION)
+    result = run("analyze", "millebornes", position, "--policy", "greedy,random")
+    assert result.exit_code == 2
+    assert "analyze plays the hand out with one policy for every seat" in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("command, what", [(("decks", "validate"), "not a design file"),
+                                           (("moves", "millebornes"), "not a position file")])
+def test_a_file_that_is_not_utf8_text_is_named_as_such(command, what, tmp_path):
+    binary = tmp_path / "latin1.toml"
+    binary.write_bytes("name = \"caf\xe9\"\n".encode("latin-1"))
+    result = run(*command, binary)
+    assert result.exit_code == 2 and f"{what}" in result.stderr and "UTF-8" in result.stderr
+    assert "codec" not in result.stderr
