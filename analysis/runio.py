@@ -183,7 +183,10 @@ def holds_this_run(path: Path, identity: dict) -> bool:
         raise ValueError(f"{path} exists and is not a run file written by etappe; "
                          "remove it or write to another --out") from None
     if differences(earlier, json.loads(json.dumps(identity))):
-        raise ValueError(another_run(f"{path} holds another run", earlier, identity))
+        what = f"{path} holds another run"
+        if "design_title" in earlier and earlier.get("design_hash") != identity.get("design_hash"):
+            what += f", of {earlier['design_title']}"  # the hash alone does not tell the user which design
+        raise ValueError(another_run(what, earlier, identity))
     return True
 
 

@@ -243,3 +243,11 @@ def test_a_file_that_is_not_utf8_text_is_named_as_such(command, what, tmp_path):
     result = run(*command, binary)
     assert result.exit_code == 2 and f"{what}" in result.stderr and "UTF-8" in result.stderr
     assert "codec" not in result.stderr
+
+
+def test_a_run_file_of_another_design_is_refused_by_the_design_s_name(tmp_path):
+    out = tmp_path / "run.parquet"
+    assert run("simulate", "stapop", "--games", 20, "--out", out).exit_code == 0
+    result = run("simulate", "millebornes", "--games", 20, "--out", out)
+    assert result.exit_code == 2
+    assert "holds another run, of Stap op (design_hash" in " ".join(result.stderr.split())
