@@ -76,29 +76,6 @@ def rate(k, n):
     return float(out) if out.ndim == 0 else out
 
 
-def newcombe_difference(k1, n1, k2, n2, z: float = Z95):
-    """Unpaired difference p1 - p2 of two proportions.
-
-    Returns a dict of arrays: diff, ci_low, ci_high (Newcombe's hybrid score
-    interval from the two Wilson intervals) and p_value (pooled two-sample
-    z test, two-sided). NaN where either n is 0.
-    """
-    k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in (k1, n1, k2, n2))
-    p1, p2 = np.asarray(rate(k1, n1)), np.asarray(rate(k2, n2))
-    l1, u1 = (np.asarray(v) for v in wilson_interval(k1, n1, z))
-    l2, u2 = (np.asarray(v) for v in wilson_interval(k2, n2, z))
-    d = p1 - p2
-    low = d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
-    high = d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pooled = (k1 + k2) / (n1 + n2)
-        se = np.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
-        zstat = d / se
-        p = np.where(se > 0, 2 * _st.norm.sf(np.abs(zstat)), np.where(d == 0, 1.0, 0.0))
-        p = np.where(np.isnan(d), np.nan, p)
-    return _squeeze({"diff": d, "ci_low": low, "ci_high": high, "p_value": p})
-
-
 # ----------------------------------------------------------------- chi-square
 # Cochran's rule: below 5 expected counts in a cell, the statistic is only roughly chi-square
 MIN_EXPECTED = 5.0

@@ -13,7 +13,6 @@ from etappe.analysis.stats import (
     holm,
     mean_curves,
     mean_interval,
-    newcombe_difference,
     paired_difference,
     paired_from_values,
     ratio_difference_interval,
@@ -138,30 +137,11 @@ def test_holm_all_and_nan():
     assert adjusted[0] == pytest.approx(0.04) and math.isnan(adjusted[1])
 
 
-def test_newcombe_hand_example():
-    # Wilson 8/10 = (.4902, .9433), 5/10 = (.2366, .7634)
-    out = newcombe_difference(8, 10, 5, 10)
-    assert out["diff"] == pytest.approx(0.3)
-    assert out["ci_low"] == pytest.approx(0.3 - math.hypot(0.8 - 0.4902, 0.7634 - 0.5), abs=2e-4)
-    assert out["ci_high"] == pytest.approx(0.3 + math.hypot(0.9433 - 0.8, 0.5 - 0.2366), abs=2e-4)
-    # pooled 13/20: se = sqrt(.65 * .35 * .2), z = .3 / se
-    z = 0.3 / math.sqrt(0.65 * 0.35 * 0.2)
-    assert out["p_value"] == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-6)
-
-
 @pytest.mark.parametrize("k,n,low,high", [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605),
                                            (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718)])
 def test_wilson_published_values(k, n, low, high):
     # Newcombe (1998), Statistics in Medicine 17:857, Table I, method 3 (score)
     assert wilson_interval(k, n) == pytest.approx((low, high), abs=5e-5)
-
-
-@pytest.mark.parametrize("k1,n1,k2,n2,low,high", [(56, 70, 48, 80, 0.0524, 0.3339), (9, 10, 3, 10, 0.1705, 0.8090),
-                                                 (10, 10, 0, 20, 0.6791, 1.0)])
-def test_newcombe_published_values(k1, n1, k2, n2, low, high):
-    # Newcombe (1998), Statistics in Medicine 17:873, Table II, method 10 (hybrid score)
-    out = newcombe_difference(k1, n1, k2, n2)
-    assert (out["ci_low"], out["ci_high"]) == pytest.approx((low, high), abs=5e-5)
 
 
 def _two_side_games(rng, games, p_mark=0.7, edge=0.15):
