@@ -263,9 +263,10 @@ class ChunkedRun:
     def seconds(self, index: int) -> float:
         return float(read_metadata(self._part(index)).get("seconds", 0.0))
 
-    def join(self, n_chunks: int, metadata: dict, progress=None) -> Path:
-        """Join parts 0..n_chunks-1 into the output file and drop the parts;
-        `progress(1)` after each part (millions of games take seconds)."""
+    def join(self, n_chunks: int, metadata: dict, progress=None, drop: bool = True) -> Path:
+        """Join parts 0..n_chunks-1 into the output file and drop the parts
+        (unless `drop` is False: a run of two files drops them once both are
+        joined); `progress(1)` after each part (millions of games take seconds)."""
         tmp = self.out.with_name(self.out.name + ".tmp")
         writer = None
         with _writing(self.out, tmp):
@@ -282,8 +283,13 @@ class ChunkedRun:
                 if writer is not None:
                     writer.close()
         os.replace(tmp, self.out)
-        shutil.rmtree(self.parts)
+        if drop:
+            self.drop()
         return self.out
+
+    def drop(self) -> None:
+        """Remove the parts folder (its chunks are in the joined file)."""
+        shutil.rmtree(self.parts)
 
 
 class Checkpoint:

@@ -151,8 +151,12 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
         say_share_written(share, runs, n_chunks)
     elif runs:
         with progress_bar(2 * n_chunks, f"joining the chunks into {out}") as joined:
-            runs[0].join(n_chunks, metadata, joined)  # streamed chunk by chunk into the file
-            runs[1].join(n_chunks, metadata, joined)
+            # streamed chunk by chunk into the files; the parts are kept until both are joined: a run stopped
+            # between the two joins (the stages file is the large one) finds all its chunks, not half of them
+            runs[0].join(n_chunks, metadata, joined, drop=False)
+            runs[1].join(n_chunks, metadata, joined, drop=False)
+            for run in runs:
+                run.drop()
         console.print(f"wrote {out} ({races} races) and its stages {stages_path(out)}", highlight=False, soft_wrap=True)
     return summary, metadata
 

@@ -251,3 +251,25 @@ def test_a_run_file_of_another_design_is_refused_by_the_design_s_name(tmp_path):
     result = run("simulate", "millebornes", "--games", 20, "--out", out)
     assert result.exit_code == 2
     assert "holds another run, of Stap op (design_hash" in " ".join(result.stderr.split())
+
+
+def test_a_tape_l_etape_run_stopped_between_its_two_joins_keeps_every_chunk(tmp_path, monkeypatch):
+    # The races file was joined, and its chunks dropped, before the stages file: a run stopped while the
+    # (larger) stages file was joined played every race again.
+    args = ("simulate", "etape", "--games", 40, "--chunk-size", 10, "--seed", 3)
+    join = ChunkedRun.join
+
+    def stopped_at_the_stages(self, *a, **k):
+        if self.out.name.endswith(".stages.parquet"):
+            raise KeyboardInterrupt
+        return join(self, *a, **k)
+
+    monkeypatch.setattr(ChunkedRun, "join", stopped_at_the_stages)
+    assert run(*args, "--out", tmp_path / "run.parquet").exit_code != 0
+    monkeypatch.setattr(ChunkedRun, "join", join)
+    result = run(*args, "--out", tmp_path / "run.parquet")
+    assert result.exit_code == 0 and "40 of 40 races already played" in " ".join(result.stdout.split())
+    assert run(*args, "--out", tmp_path / "whole.parquet").exit_code == 0
+    for resumed, whole in (("run", "whole"), ("run.stages", "whole.stages")):
+        assert pd.read_parquet(tmp_path / f"{resumed}.parquet").equals(pd.read_parquet(tmp_path / f"{whole}.parquet"))
+    assert not list(tmp_path.glob("*.parts"))
