@@ -370,7 +370,7 @@ PAIRED_METRICS = {
     "turns": ("turns per game", "turns"),
     "rolls": ("rolls per game", "rolls"),
     "capped": ("turn-cap (stall) rate", "rate"),
-    "first_position_won": ("first player's win rate (a game without a winner counts as a loss)", "rate"),
+    "first_position_won": ("first player's win rate (games with a winner)", "rate"),
     "lead_changes": ("lead changes per game", "changes"),
     "winner_deficit": ("winner's largest deficit", "points"),
     "final_gap": ("final gap (winner minus the best other seat)", "points"),
@@ -384,14 +384,17 @@ PAIRED_METRICS = {
 def paired_metrics(df: pd.DataFrame) -> pd.DataFrame:
     """Per game (indexed by game): the PAIRED_METRICS and `won_s{s}`, 1 when
     seat s won (a game without a winner is a loss for every seat). The
-    winner's deficit and the final gap are NaN in a game without a winner,
-    so such games leave those two metrics' pairs (game_tension); runs
+    first player's win, the winner's deficit and the final gap are NaN in a
+    game without a winner, so such games leave those metrics' pairs
+    (game_tension); runs
     recorded before the tension columns existed have none of the three."""
     winner = df["winner_seat"].to_numpy()
     out = pd.DataFrame(index=pd.Index(df["game"].to_numpy(), name="game"))
     for key in ("turns", "rolls", "capped", "animals_sent_home", "storms", "chases", "extra_rolls"):
         out[key] = df[key].to_numpy(float)
-    out["first_position_won"] = (winner == df["first_seat"].to_numpy()).astype(float)
+    # among games with a winner, as the race designs count it: stalled games would pull a fair first
+    # player's rate below 1 / players, and the distance from the fair share would blame the first seat
+    out["first_position_won"] = np.where(winner >= 0, (winner == df["first_seat"].to_numpy()).astype(float), np.nan)
     if has_tension(df):
         tension = game_tension(df)
         for key in ("lead_changes", "winner_deficit", "final_gap"):

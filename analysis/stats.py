@@ -12,10 +12,9 @@ chunks. Conventions:
   interval, mean +- t * sd / sqrt(n) with n - 1 degrees of freedom at the
   level z names, and the two-sided p-value of the same t test; over
   hundreds of games it is the normal interval to the third digit, and a
-  short run is not made to look surer than it is.
-* Unpaired difference of two proportions: Newcombe's hybrid score interval
-  (method 10, built from the two Wilson intervals) and the pooled two-sample
-  z test for the p-value. Use it only where games cannot be paired.
+  short run is not made to look surer than it is. Paired differences that
+  are all equal and not 0 get the exact sign test's p instead (the t test
+  has no spread to go on).
 * Shares whose units come in clusters (the cards or sides of one game):
   the ratio estimator's linearized variance, and Wilson's interval at the
   effective sample size it implies, with Korn and Graubard's correction
@@ -122,19 +121,29 @@ def t_point(n, z: float = Z95):
         return np.where(n > 1, _st.t.isf(_st.norm.sf(z), np.maximum(n - 1, 1)), np.nan)
 
 
+# The rounding of ss - s^2/n over sums of up to 10^8 values, each summed
+# pairwise by chunk, stays far below this share of ss; a real spread of
+# values does not (one value of 10^8 off the rest by its own size: 10^-8).
+CONSTANT_TOLERANCE = 1e-10
+
+
 def mean_interval(n, s, ss, z: float = Z95):
     """Mean, sample sd and Student's t interval of the mean (95 % by
     default) from n, sum, sum of squares.
 
-    Returns a dict of arrays: mean, sd, se, ci_low, ci_high. The variance is
-    clipped at 0 (rounding in ss - s^2/n). sd is NaN for n < 2.
+    Returns a dict of arrays: mean, sd, se, ci_low, ci_high. sd is NaN for
+    n < 2. Values that are all equal give ss - s^2/n as a rounding error,
+    not 0, when they are not binary fractions (1/3, 0.1): a centred sum
+    within CONSTANT_TOLERANCE of ss is taken as 0, so that they get sd 0.
     """
     n = np.asarray(n, dtype=float)
     s = np.asarray(s, dtype=float)
     ss = np.asarray(ss, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, s / np.where(n > 0, n, 1), np.nan)
-        var = np.where(n > 1, np.maximum(ss - s * s / np.where(n > 0, n, 1), 0.0) / np.where(n > 1, n - 1, 1), np.nan)
+        centred = ss - s * s / np.where(n > 0, n, 1)
+        centred = np.where(centred > CONSTANT_TOLERANCE * ss, centred, 0.0)
+        var = np.where(n > 1, centred / np.where(n > 1, n - 1, 1), np.nan)
         sd = np.sqrt(var)
         se = sd / np.sqrt(n)
     half = t_point(n, z) * se

@@ -313,3 +313,12 @@ def test_mean_curves_clusters_the_rows_of_one_game():
     # one row per game: the same interval as without clusters
     single = long.assign(game=range(6))
     assert mean_curves(single, "x", cluster="game").iloc[0]["ci_high"] == pytest.approx(unclustered["ci_high"])
+
+
+@pytest.mark.parametrize("value", [1 / 3, 0.1, -2 / 7])
+def test_equal_differences_that_are_not_binary_fractions_get_the_sign_test(value):
+    # Five pairs all differing by the same value: no spread, so the exact two-sided sign test, 2 / 2^5,
+    # not a t test on the rounding left in ss - s^2/n (it gave p = 1.5e-32 for 1/3)
+    out = paired_from_values([value] * 5, [0.0] * 5)
+    assert out["sd"] == 0 and out["p_value"] == pytest.approx(2 / 2 ** 5)
+    assert out["ci_low"] == out["ci_high"] == pytest.approx(value)
