@@ -86,15 +86,25 @@ class PairedComparison:
 
     def add_a(self, table: pd.DataFrame) -> None:
         """Per-game table (game_table) of games of run A; pairs as soon as B has them."""
-        self.pending_a = _stack(self.pending_a, game_metrics(table))
-        self._pair()
+        self.add_metrics("a", game_metrics(table))
 
     def add_b(self, table: pd.DataFrame) -> None:
-        self.pending_b = _stack(self.pending_b, game_metrics(table))
+        self.add_metrics("b", game_metrics(table))
+
+    def add_metrics(self, run: str, metrics: pd.DataFrame) -> None:
+        """Per-game metric frame (indexed by game) of some games of run "a" or
+        "b"; each game pairs as soon as the other run has it, whatever order
+        the two runs' games come in."""
+        if run == "a":
+            self.pending_a = _stack(self.pending_a, metrics)
+        else:
+            self.pending_b = _stack(self.pending_b, metrics)
         self._pair()
 
     def add_pairs(self, a: pd.DataFrame, b: pd.DataFrame) -> None:
         """Accumulate aligned per-game metric frames (same index = same games)."""
+        if not a.index.equals(b.index):
+            raise ValueError("paired metric frames must hold the same games in the same order")
         cols = [c for c in a.columns if c in b.columns]
         self._ensure(cols)
         for col in cols:

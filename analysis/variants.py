@@ -8,8 +8,9 @@ analysis/etape.py) are differenced game by game into a PairedComparison,
 one chunk at a time, so memory does not grow with the number of games.
 
 `compare_variants` plays the two variants (saving the comparison after
-every chunk, so that an interrupted one resumes); `compare_variant_runs`
-pairs two run files; `variant_table` gives every metric's paired
+every chunk, so that an interrupted one resumes); `etappe report a b`
+(compare_variant_runs in cli/report_cmds.py) pairs two run files;
+`variant_table` gives every metric's paired
 difference with its 95 % interval and Holm's correction.
 """
 from __future__ import annotations
@@ -63,8 +64,8 @@ def metric_labels(game: str, meta: dict) -> dict:
 
 def variant_table(vc: VariantComparison, alpha: float = 0.05) -> pd.DataFrame:
     """Every metric as a paired difference A - B: n, the two means, the mean
-    difference with its 95 % Student t interval, p and Holm's correction
-    over the rows. For Bremen, the first player's win rate is followed by its
+    difference with its 95 % Student t interval (clipped to [-1, 1] for a
+    rate or a share), p and Holm's correction over the rows. For Bremen, the first player's win rate is followed by its
     distance from the fair share (1 / players), A - B."""
     labels = metric_labels(vc.game, vc.meta_a)
     fair = 1.0 / vc.meta_a["players"] if vc.game == "bremen" else None

@@ -281,10 +281,16 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
     comparison = PairedComparison()
     with progress_bar(pq.ParquetFile(run_a).metadata.num_rows, "reading records", resumable=False) as bar:
         if count == "games":
-            for a, b in zip(iter_parquet(run_a, batch_rows), iter_parquet(run_b, batch_rows)):
-                a.attrs, b.attrs = dict(meta_a), dict(meta_b)
-                comparison.add_pairs(B.paired_metrics(a), B.paired_metrics(b))
-                bar(len(a))
+            # paired by game number: the two files' batches need not line up (runs saved in other chunk sizes)
+            for a, b in itertools.zip_longest(iter_parquet(run_a, batch_rows), iter_parquet(run_b, batch_rows)):
+                for run, batch, meta in (("a", a, meta_a), ("b", b, meta_b)):
+                    if batch is not None:
+                        batch.attrs = dict(meta)
+                        comparison.add_metrics(run, B.paired_metrics(batch))
+                bar(0 if a is None else len(a))
+            if comparison.unpaired:
+                raise ValueError(f"{run_a} and {run_b} do not hold the same games: {comparison.unpaired} "
+                                 "have no pair")
             for meta in (meta_a, meta_b):
                 meta["wall_seconds"] = meta.get("wall_s")
         else:

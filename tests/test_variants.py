@@ -11,7 +11,9 @@ from typer.testing import CliRunner
 from etappe.analysis import bremen as B
 from etappe.analysis import etape as E
 from etappe.analysis import variants as V
+from etappe.analysis.runio import read_parquet, write_parquet
 from etappe.cli.main import app
+from etappe.cli.report_cmds import compare_variant_runs
 
 
 def run(*args):
@@ -112,6 +114,12 @@ def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_
     assert run(*args[:-1], tmp_path / "whole").exit_code == 0
     assert lines(out / "report.md") == lines(tmp_path / "whole" / "report.md") == lines(
         tmp_path / "files" / "report.md")
+    # games are paired by their number, not by their place in the files: B's games in reverse order
+    # and read in batches of 7 give the same report
+    records, meta = read_parquet(tmp_path / "b.parquet")
+    write_parquet(records.iloc[::-1].reset_index(drop=True), tmp_path / "b_reversed.parquet", meta)
+    compare_variant_runs(tmp_path / "a.parquet", tmp_path / "b_reversed.parquet", tmp_path / "reversed", batch_rows=7)
+    assert lines(tmp_path / "reversed" / "report.md") == lines(tmp_path / "files" / "report.md")
 
 
 def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
