@@ -262,6 +262,18 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     })
 
 
+def value_text(value) -> str:
+    """A setting's value as design files and the command line write it (true, not True; "-": not set)."""
+    return "-" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def option_differences(meta_a: dict, meta_b: dict) -> list[tuple[str, str, str]]:
+    """Rows (item, a, b) of the rule options that differ between two runs' metadata."""
+    options_a, options_b = meta_a.get("options") or {}, meta_b.get("options") or {}
+    return [(f"option {key}", value_text(options_a.get(key)), value_text(options_b.get(key)))
+            for key in sorted(set(options_a) | set(options_b)) if options_a.get(key) != options_b.get(key)]
+
+
 def design_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
     """What differs between the two runs' designs as played (rows: item, a, b):
     the trip and its extension, the hand size, the rule options, and each
@@ -270,21 +282,16 @@ def design_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
     hand size show only what it held."""
     rows = []
 
-    def text(value):  # as design files and the command line write them
-        return "-" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-
     def differ(item, a, b):
         if a != b:
-            rows.append((item, text(a), text(b)))
+            rows.append((item, value_text(a), value_text(b)))
 
     differ("target (exact sum or set)", meta_a.get("target_kind"), meta_b.get("target_kind"))
     differ("trip", f"{meta_a.get('target')} {meta_a.get('unit', 'km')}", f"{meta_b.get('target')} {meta_b.get('unit', 'km')}")
     differ("extended trip (0: none)", meta_a.get("extension"), meta_b.get("extension"))
     for key in ("hand_size", "stock_exhausted", "start_under_limit"):
         differ(key.replace("_", " "), meta_a.get(key), meta_b.get(key))
-    options_a, options_b = meta_a.get("options") or {}, meta_b.get("options") or {}
-    for key in sorted(set(options_a) | set(options_b)):
-        differ(f"option {key}", options_a.get(key), options_b.get(key))
+    rows += option_differences(meta_a, meta_b)
 
     def card(c, unit):  # "8 x hazard", "4 x distance 200 km"
         if c is None:

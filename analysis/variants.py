@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import bremen as B
 from . import etape as E
-from .compare import PairedComparison, paired_table
+from .compare import PairedComparison, option_differences, paired_table
 from .runio import Checkpoint
 
 GAMES = ("bremen", "etape")
@@ -72,11 +72,6 @@ def variant_table(vc: VariantComparison, alpha: float = 0.05) -> pd.DataFrame:
     return paired_table(vc.comparison, metrics=list(labels), alpha=alpha, fair=fair, metric_labels=labels)
 
 
-def _text(value) -> str:
-    """An option's value as the command line writes it (true, not True; "-": not set)."""
-    return "-" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def what_differs(meta_a: dict, meta_b: dict) -> pd.DataFrame:
     """The rule options (every one, defaults included) and the board that
     differ between the two variants: rows item, a, b."""
@@ -84,11 +79,7 @@ def what_differs(meta_a: dict, meta_b: dict) -> pd.DataFrame:
     if meta_a.get("board_hash") != meta_b.get("board_hash"):
         rows.append(("board", f"{meta_a.get('board')} ({meta_a.get('board_hash')})",
                      f"{meta_b.get('board')} ({meta_b.get('board_hash')})"))
-    options_a, options_b = meta_a.get("options") or {}, meta_b.get("options") or {}
-    for key in sorted(set(options_a) | set(options_b)):
-        if options_a.get(key) != options_b.get(key):
-            rows.append((f"option {key}", _text(options_a.get(key)), _text(options_b.get(key))))
-    return pd.DataFrame(rows, columns=["item", "a", "b"])
+    return pd.DataFrame(rows + option_differences(meta_a, meta_b), columns=["item", "a", "b"])
 
 
 def _play(game: str, players: int, first: int, count: int, policies: list[str], seed: int, options: dict,
