@@ -15,7 +15,7 @@ from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package
 from etappe.kernels.bremen_board import load_board, ring_board
 
 from .common import (SeedOpt, around_the_table, check_share, console, err_console, fail, in_share, parse_options,
-                     policy_list, print_policy_listing, progress_bar, resume_in_chunks_of, say_nothing_to_play, say_share_written,
+                     check_policy_list, print_policy_listing, progress_bar, resume_in_chunks_of, say_nothing_to_play, say_share_written,
                      share_games, split_policies, writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
@@ -158,7 +158,7 @@ def policies_command() -> None:
 
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]
 PoliciesOpt = Annotated[Optional[str], typer.Option(
-    "--policy", callback=policy_list, help="one for all seats or one per seat: greedy,random,... (greedy:knock=3,climb=0 sets parameters)")]
+    "--policy", callback=check_policy_list, help="one for all seats or one per seat: greedy,random,... (greedy:knock=3,climb=0 sets parameters)")]
 GamesOpt = Annotated[int, typer.Option("--games", "-n", min=1, help="games to play on each board")]
 OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="rule option name=value (repeat)")]
 

@@ -97,28 +97,32 @@ def writable_run_file(path: Path, what: str = "--out") -> None:
     writable_folder(path.parent, what)
 
 
-def policy_list(value: str | None) -> str | None:
-    """typer callback of --policy and --policies: an empty entry ("", ",,",
-    a comma at the end) or a ':' with nothing after it is a slip, refused
-    rather than read as the default."""
-    if value is not None and any(not piece.strip() for piece in value.split(",")):
-        raise typer.BadParameter(f"{value!r} has an empty policy name; give names separated by commas, "
-                                 "e.g. greedy,random")
-    if value is not None and any(piece.strip().endswith(":") for piece in value.split(",")):
-        raise typer.BadParameter(f"{value!r} has a ':' with no parameters after it; e.g. greedy:attack=1")
+def check_policy_list(value: str | None) -> str | None:
+    """typer callback of --policy and --policies: the list must split
+    (split_policies), so that a slip is refused before any work."""
+    if value is not None:
+        try:
+            split_policies(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
     return value
 
 
 def split_policies(text: str) -> list[str]:
     """`greedy,random` -> ['greedy', 'random']; commas inside `name:k=v,k=v`
     belong to the policy, so policies are separated by commas only before a
-    name without '='."""
+    name without '='. An empty name ("", ",,", a comma at the end) or a ':'
+    with nothing after it is a slip: a ValueError, not the default."""
     parts: list[str] = []
     for piece in text.split(","):
         piece = piece.strip()
+        if not piece:
+            raise ValueError(f"{text!r} has an empty policy name; give names separated by commas, e.g. greedy,random")
+        if piece.endswith(":"):
+            raise ValueError(f"{text!r} has a ':' with no parameters after it; e.g. greedy:attack=1")
         if parts and "=" in piece and ":" not in piece:
             parts[-1] += "," + piece
-        elif piece:
+        else:
             parts.append(piece)
     return parts
 

@@ -13,7 +13,7 @@ from etappe.kernels.race_design import builtin_names
 from . import race_cmds
 from .bremen import app as bremen_app
 from .common import (MAX_SEED, SeedOpt, ShareOpt, around_the_table, console, fail, parse_options, parse_share,
-                     policy_list, print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
+                     check_policy_list, print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
                      writable_folder)
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
 
@@ -45,13 +45,13 @@ def check_game_or_design(deck: str) -> None:
 POLICIES_BY_SEAT = "Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B)."
 # Help texts are Rich markup: the backslash keeps "[etape|bremen]" from being read as a tag and dropped.
 PolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", callback=policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies \\[etape|bremen]`; defaults: greedy (race games, "
+    "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies \\[etape|bremen]`; defaults: greedy (race games, "
     "Bremen), heuristic (Tape l'étape).")]
 ComparePolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", callback=policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies`; default greedy. With --sequential and one design, "
+    "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies`; default greedy. With --sequential and one design, "
     "A,B plays policy A against B.")]
 ReplayPolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", callback=policy_list, help=f"{POLICIES_BY_SEAT} As in the run replayed; default greedy.")]
+    "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} As in the run replayed; default greedy.")]
 MAX_CHUNK = 1_000_000  # games held in memory at once; a bigger chunk only costs memory
 ChunkOpt = Annotated[Optional[int], typer.Option(
     "--chunk-size", min=1, max=MAX_CHUNK, help="Games per chunk saved to disk as it finishes (default: 50,000 for "
@@ -310,7 +310,7 @@ def sweep(
 @app.command()
 def tournament(
     deck: DeckArg,
-    policies: Annotated[str, typer.Option("--policies", callback=policy_list, help="Policies, comma separated (at least two).")],
+    policies: Annotated[str, typer.Option("--policies", callback=check_policy_list, help="Policies, comma separated (at least two).")],
     players: PlayersOpt = 2,
     games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_TOURNAMENT_GAMES, help="Games per pairing (at most 10^8: every game's outcome is kept for the bootstrap).")] = 2000,
     seed: SeedOpt = 0,
@@ -350,7 +350,7 @@ def analyze(
     deck: DeckArg,
     position: Annotated[Path, typer.Argument(help="Position file (TOML or JSON, see docs/positions.md).")],
     playouts: Annotated[int, typer.Option("--playouts", min=1, help="Deals of the unseen cards; each is played out after every legal move.")] = 2000,
-    policy: Annotated[str, typer.Option("--policy", callback=policy_list, help="Greedy-family policy that plays the hands out.")] = "greedy",
+    policy: Annotated[str, typer.Option("--policy", callback=check_policy_list, help="Greedy-family policy that plays the hands out.")] = "greedy",
     seed: SeedOpt = 0,
     option: OptionOpt = None,
 ) -> None:
