@@ -177,6 +177,9 @@ def compare(
     set_threads(threads)
     given = [flag for flag, value in (("--metric", metric), ("--alpha", alpha), ("--beta", beta), ("--delta", delta))
              if value is not None]
+    if given and deck_a in OTHER_GAMES:
+        fail(f"{', '.join(given)}: for the race designs' --sequential only; a comparison of two variants of "
+             f"{deck_a} reports every metric, Holm-corrected")
     if given and not sequential:
         fail(f"{', '.join(given)}: for --sequential only; a comparison of a fixed number of games reports every "
              "metric, Holm-corrected")
@@ -259,6 +262,8 @@ def compare_variants_of(game: str, deck_b: str | None, players: int, games: int,
         fail(f"give --option-b{' or --board-b' if game == 'bremen' else ''}: what variant B changes")
     out = out or Path("compare")
     writable_folder(out)
+    from .bremen import CHUNK as BREMEN_CHUNK
+    from .etape import CHUNK as ETAPE_CHUNK
     from .report_cmds import compare_game_variants
 
     policies = around_the_table(split_policies(policy or ("greedy" if game == "bremen" else "heuristic")), players)
@@ -266,7 +271,7 @@ def compare_variants_of(game: str, deck_b: str | None, players: int, games: int,
     try:
         path = compare_game_variants(game, players, games, policies, seed, options_a,
                                      {**options_a, **parse_options(option_b)}, out,
-                                     chunk_size or {"bremen": 20_000, "etape": 2_000}[game], board, board_b)
+                                     chunk_size or {"bremen": BREMEN_CHUNK, "etape": ETAPE_CHUNK}[game], board, board_b)
     except ValueError as exc:
         fail(str(exc))
     console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")

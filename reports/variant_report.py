@@ -128,13 +128,15 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
                                       for d, lo, hi in zip(shown["diff"], shown["ci_low"], shown["ci_high"])]
     sec.table(shown[["metric", "unit", "mean_a", "mean_b", "A - B [95 % interval]", "p_value", "p_holm", "reject",
                      "n"]], f"Paired differences, {unit} by {unit} (A - B)")
-    tested = table[table["p_value"].notna()]
-    if len(tested):
-        ax = plots.forest(tested, title=f"Paired differences ({name_a} - {name_b})")
+    spread = table[table["sd"] > 0]  # in sd units: a constant difference has none (as the race report's forest)
+    if len(spread):
+        ax = plots.forest(spread, title=f"Paired differences ({name_a} - {name_b})")
         sec.figure(ax.figure, "Paired differences in standard-deviation units (filled: Holm-significant)",
                    name="variant_differences")
 
     sec = rep.section("Method")
+    needs_winner = ("the first player's win rate, the winner's deficit, the final gap" if vc.game == "bremen" else
+                    "the winner's deficit, the final gap, whether the leader before the last stage won")
     fair = (" The first player's distance from the fair share (1 / players) is |rate - fair| of A minus that of B, "
             "its interval from the same paired games." if vc.game == "bremen" else
             " A shared first place counts 1/k to each of the k seats that share it.")
@@ -142,10 +144,10 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
              "dice, the deals and the policies' random choices are shared as far as the rules let them be: the "
              f"differences are paired {unit} by {unit} (common random numbers), far more precise than two "
              f"independent runs. Each row is the mean of the per-{unit} differences (A - B) with a 95 % Student t "
-             "interval (for a rate or a share, clipped to [-1, 1]); p is the two-sided t-test, and Holm's step-down correction runs over every row that "
-             f"varies (a metric equal in every {unit} has nothing to test). A metric that needs a sole winner (the "
-             f"winner's deficit, the final gap) counts only the {unit}s with one in both variants: its n says how "
-             f"many.{fair}")
+             "interval (for a rate or a share, clipped to [-1, 1]); p is the two-sided t-test (where every {unit} differs by the same non-zero amount, the "
+             f"exact sign test), and Holm's step-down correction runs over every row that has a p (a metric equal "
+             f"in every {unit} has nothing to test). A metric that needs a winner ({needs_winner}) counts only the "
+             f"{unit}s with one in both variants: its n says how many.{fair}")
     caveat = bremen_report.caveat_text(a["policies"]) if vc.game == "bremen" else etape_report.caveat_text(a)
     rep.section("Caveat").text(caveat)
     return rep

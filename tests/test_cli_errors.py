@@ -173,7 +173,8 @@ def test_zero_players_is_refused_not_read_as_the_default(args, refusal, tmp_path
 @pytest.mark.parametrize("args, refusal", [
     (("compare", "stapop", "millebornes", "--alpha", 2), "--alpha: for --sequential only"),
     (("compare", "stapop", "millebornes", "--metric", "nosuch", "--delta", 0.1), "--metric, --delta: for --sequential only"),
-    (("compare", "bremen", "--option-b", "harder=true", "--beta", 0.1), "--beta: for --sequential only"),
+    # not "for --sequential only": --sequential is refused for bremen and etape in turn
+    (("compare", "bremen", "--option-b", "harder=true", "--beta", 0.1), "--beta: for the race designs' --sequential only"),
     (("compare", "stapop", "millebornes", "--sequential", "--chunk-size", 10), "--chunk-size is not used with --sequential"),
     (("compare", "stapop", "--policy", "greedy,random", "--sequential", "--metric", "lead_changes"),
      "--metric is for --sequential with two designs"),
