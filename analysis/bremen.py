@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import distribution_row, mean_curves, ratio_interval, skill_table, wilson_interval
+from etappe.analysis.stats import (chisquare_uniform, distribution_row, mean_curves, ratio_interval, skill_table,
+                                   wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, load_board
 from etappe.kernels.options import option_value, policy_parameters
@@ -297,15 +298,11 @@ def first_seat_advantage(df: pd.DataFrame) -> pd.DataFrame:
 def seat_uniformity(df: pd.DataFrame, by: str = "position") -> dict:
     """Chi-square test that decided games are won equally often by each turn
     position, or (by="seat") by each seat: its corner and colour, a fair
-    test of the board when every seat plays the same policy."""
-    from scipy.stats import chisquare
-
+    test of the board when every seat plays the same policy. `expected`:
+    each position's (seat's) expected wins, for stats.small_expected_note."""
     table = first_seat_advantage(df) if by == "position" else win_rates(df, by="seat")
-    counts = table["wins"].to_numpy()
-    if counts.sum() == 0:
-        return {"chi2": float("nan"), "p_value": float("nan"), "games": 0}
-    stat, p = chisquare(counts)
-    return {"chi2": float(stat), "p_value": float(p), "games": int(counts.sum())}
+    test = chisquare_uniform(table["wins"].to_numpy())
+    return {"chi2": test.statistic, "p_value": test.p_value, "games": test.n, "expected": test.expected}
 
 
 def points_by_source(df: pd.DataFrame) -> pd.DataFrame:

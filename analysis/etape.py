@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import distribution_row, holm, mean_curves, paired_from_values, skill_table, wilson_interval
+from etappe.analysis.stats import (ChiSquare, chisquare_uniform, distribution_row, holm, mean_curves, paired_from_values,
+                                   skill_table, wilson_interval)
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value, policy_parameters
 
@@ -321,14 +322,12 @@ def wins_text(wins: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def seat_uniformity(races_df: pd.DataFrame) -> tuple[float, float]:
-    """Chi-square test that wins are spread evenly over seats: (stat, p).
+def seat_uniformity(races_df: pd.DataFrame) -> ChiSquare:
+    """Chi-square test that wins are spread evenly over seats.
     Shared first places count 1/k to each leader (about 5 % of four-player
     races), which spreads wins more evenly than whole wins would: the test
     is then slightly conservative, never too eager."""
-    from scipy.stats import chisquare
-    wins = win_rates(races_df, "seat")["wins"].to_numpy()
-    return tuple(float(x) for x in chisquare(wins))
+    return chisquare_uniform(win_rates(races_df, "seat")["wins"].to_numpy())
 
 
 def stage_long(stages_df: pd.DataFrame) -> pd.DataFrame:

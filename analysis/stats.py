@@ -88,6 +88,12 @@ def small_expected_note(expected) -> str:
     return SMALL_EXPECTED_NOTE if expected.size and expected.min() < MIN_EXPECTED else ""
 
 
+def chi_square_caution(expected) -> str:
+    """" (expected counts below 5: ...)" to follow a chi-square's p when it is only approximate, else ""."""
+    note = small_expected_note(expected)
+    return f" ({note})" if note else ""
+
+
 @dataclass(frozen=True)
 class ChiSquare:
     statistic: float
@@ -107,9 +113,9 @@ def chisquare_uniform(counts) -> ChiSquare:
     total = counts.sum()
     expected = total / k if k else float("nan")
     if k < 2 or total <= 0:
-        return ChiSquare(float("nan"), max(k - 1, 0), float("nan"), int(total), expected)
+        return ChiSquare(float("nan"), max(k - 1, 0), float("nan"), round(total), expected)
     stat = float(((counts - expected) ** 2 / expected).sum())
-    return ChiSquare(stat, k - 1, float(_st.chi2.sf(stat, k - 1)), int(total), expected)
+    return ChiSquare(stat, k - 1, float(_st.chi2.sf(stat, k - 1)), round(total), expected)  # round: shares of 1/k add up to whole races only nearly
 
 
 # ------------------------------------------------------------ means and pairs

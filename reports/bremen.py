@@ -14,7 +14,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import bremen as A
-from etappe.analysis.stats import histogram_frame, small_expected_note
+from etappe.analysis.stats import chi_square_caution, histogram_frame
 from etappe.kernels.options import option_text
 from etappe.reports import plots
 from etappe.reports.document import Report
@@ -148,22 +148,15 @@ def _outcomes(report: Report, df: pd.DataFrame) -> None:
     test = A.seat_uniformity(df)
     section.table(position, "Win rate by position in the turn order (0 = the drawn starting player)")
     section.text(f"Turn-order uniformity among decided games: chi-square {test['chi2']:.2f}, "
-                 f"p = {test['p_value']:.3g} over {test['games']} games{_chi_square_caution(test, df)}.")
+                 f"p = {test['p_value']:.3g} over {test['games']} games{chi_square_caution(test['expected'])}.")
     if len(set(df.attrs["policies"])) == 1:  # with one policy on every seat, seats differ only by corner and colour
         test = A.seat_uniformity(df, by="seat")
         section.text(f"Seat uniformity (one policy on every seat, so only the corner and colour differ): "
                      f"chi-square {test['chi2']:.2f}, p = {test['p_value']:.3g} over {test['games']} games"
-                     f"{_chi_square_caution(test, df)}.")
+                     f"{chi_square_caution(test['expected'])}.")
     fig = Figure(figsize=(6, 3))
     _rate_bars(fig.add_subplot(), seats, "seat")
     section.figure(fig, "Win rate per seat with 95 % intervals", "win_rate_by_seat")
-
-
-def _chi_square_caution(test: dict, df: pd.DataFrame) -> str:
-    """" (expected counts below 5: ...)" after a seat_uniformity test whose p is only approximate:
-    its games spread over the players' positions (or seats) expect games / players each."""
-    note = small_expected_note(test["games"] / df.attrs["players"])
-    return f" ({note})" if note else ""
 
 
 def _rate_bars(ax, table: pd.DataFrame, label: str):

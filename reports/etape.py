@@ -273,11 +273,11 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     out.figure(plot_rates(by_policy, "policy", fair=1 / n).figure, "Win rate per policy", "etape_win_policy")
     out.table(_printed_wins(by_seat), "Race win rate per seat (seat 0 picks the first stage; shared first places "
                                       "count 1/k)")
-    chi2, p = E.seat_uniformity(races_df)
-    note = small_expected_note(by_seat["wins"].sum() / len(by_seat))  # every race's wins add up to 1
+    test = E.seat_uniformity(races_df)
+    note = small_expected_note(test.expected)
     shared = int((races_df["winner"] < 0).sum())
     lo, hi = wilson_interval(shared, len(races_df))
-    out.text(f"Seat uniformity: chi-square {chi2:.2f}, p = {p:.3g} (H0: every seat wins 1/{n}"
+    out.text(f"Seat uniformity: chi-square {test.statistic:.2f}, p = {test.p_value:.3g} (H0: every seat wins 1/{n}"
              + (f"; {note}" if note else "") + f"). Races with a shared first place: {shared / len(races_df):.1%} "
              f"[{lo:.1%}, {hi:.1%}] (95 % Wilson interval).")
 

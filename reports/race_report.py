@@ -17,7 +17,7 @@ import pandas as pd
 from ..analysis import race_summary as rs
 from ..analysis.compare import PairedComparison, card_comparison, design_differences, headline, paired_table, seat_bias_strength
 from ..analysis.race_summary import RaceSummary
-from ..analysis.stats import rate, small_expected_note, wilson_interval
+from ..analysis.stats import chi_square_caution, rate, small_expected_note, wilson_interval
 from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section
@@ -32,12 +32,6 @@ def _pct(x) -> str:
 def _ci(lo, hi) -> str:
     """A rate's interval in percent, written after _pct's value: "50.0 % [48.6, 51.4]"."""
     return "" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
-
-
-def _chi_square_caution(expected) -> str:
-    """" (expected counts below 5: ...)" after a chi-square whose p is only approximate, else ""."""
-    note = small_expected_note(expected)
-    return f" ({note})" if note else ""
 
 
 def _chi_square_table_note(sec: Section, tests: pd.DataFrame) -> None:
@@ -165,7 +159,7 @@ def glance(summary: RaceSummary) -> list[str]:
             f"{who} wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
             f"{int(first['n'])} games with a winner (fair share {_pct(first['fair_share'])}); chi-square test of uniform wins over "
             f"turn order: chi2 = {test['chi2']:.3g}, df = {int(test['df'])}, p = {test['p_value']:.3g}"
-            f"{_chi_square_caution(test['expected'])}.")
+            f"{chi_square_caution(test['expected'])}.")
     trips = rs.trips_by_position(summary).iloc[0] if multi_hand else None
     if trips is not None and trips["n"] > 0:
         # the first player moves round each hand: the edge of playing first shows within the hand
@@ -174,7 +168,7 @@ def glance(summary: RaceSummary) -> list[str]:
             f"In each hand, the side that plays first in it completes {_pct(trips['rate'])} "
             f"{_ci(trips['ci_low'], trips['ci_high'])} of the {int(trips['n'])} completed trips (fair share "
             f"{_pct(trips['fair_share'])}); chi-square test of uniform trips over turn order in the hand: "
-            f"chi2 = {t['chi2']:.3g}, df = {int(t['df'])}, p = {t['p_value']:.3g}{_chi_square_caution(t['expected'])}.")
+            f"chi2 = {t['chi2']:.3g}, df = {int(t['df'])}, p = {t['p_value']:.3g}{chi_square_caution(t['expected'])}.")
     lines.append(f"A game lasts {length['median']:g} turns (median; 95th percentile {length['p95']:g}).")
     lines.append(f"{int(cap['count'])} of {summary.games} games ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
                  "hit the cap.")

@@ -98,9 +98,9 @@ def test_seat_uniformity_chi_square_by_hand():
     # Wins per seat 1.5, 0.5, 0; expected 2/3 each:
     # chi2 = ((5/6)^2 + (1/6)^2 + (2/3)^2) / (2/3) = (42/36) / (2/3) = 7/4;
     # with 2 degrees of freedom P(X > x) = exp(-x/2) = exp(-0.875) = 0.41686.
-    stat, p = E.seat_uniformity(race_table())
-    assert stat == pytest.approx(1.75)
-    assert p == pytest.approx(0.41686, abs=1e-5)
+    test = E.seat_uniformity(race_table())
+    assert test.statistic == pytest.approx(1.75) and test.expected == pytest.approx(2 / 3)
+    assert test.p_value == pytest.approx(0.41686, abs=1e-5)
 
 
 # ------------------------------------------------------------ stage profiles
