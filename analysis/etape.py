@@ -17,7 +17,7 @@ import pandas as pd
 
 from etappe.analysis.runio import package_version
 from etappe.analysis.stats import (ChiSquare, chisquare_uniform, distribution_row, holm, mean_curves, paired_from_values,
-                                   skill_table, wilson_interval)
+                                   ratio_interval, skill_table, wilson_interval)
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value, policy_parameters
 
@@ -350,8 +350,9 @@ def stage_long(stages_df: pd.DataFrame) -> pd.DataFrame:
 
 
 def profile_stats(stages_df: pd.DataFrame) -> pd.DataFrame:
-    """Per profile: how often picked, blocked (with interval), the picker's
-    stage-win rate (with interval) and advantage in seconds over the others."""
+    """Per profile: how often picked, blocked and without a winner (with
+    95 % Wilson intervals), the picker's stage-win rate (with interval) and
+    advantage in seconds over the others."""
     n = _players(stages_df)
     long = stage_long(stages_df)
     rows = []
@@ -362,11 +363,13 @@ def profile_stats(stages_df: pd.DataFrame) -> pd.DataFrame:
         others = grp[~grp["is_picker"]]
         blocked = int(stages["blocked"].sum())
         pw = int(picker["won"].sum())
+        no_winner = int((stages["winner"] < 0).sum())
         b_lo, b_hi = wilson_interval(blocked, k)
+        n_lo, n_hi = wilson_interval(no_winner, k)
         w_lo, w_hi = wilson_interval(pw, k)
         rows.append({"profile": profile, "stages": k, "share": k / len(stages_df),
                      "blocked_rate": blocked / k, "blocked_lo": b_lo, "blocked_hi": b_hi,
-                     "no_winner_rate": float((stages["winner"] < 0).mean()),
+                     "no_winner_rate": no_winner / k, "no_winner_lo": n_lo, "no_winner_hi": n_hi,
                      "picker_win_rate": pw / k, "picker_win_lo": w_lo, "picker_win_hi": w_hi,
                      "fair_win_rate": 1 / n,
                      "picker_time": picker["time"].mean(), "others_time": others["time"].mean(),
@@ -390,21 +393,45 @@ def profile_by_policy(stages_df: pd.DataFrame) -> pd.DataFrame:
 def joker_usage(stages_df: pd.DataFrame) -> pd.DataFrame:
     """Per joker: uses per race and player, share used in the last stage, and
     the immediate effect (turns skipped by Crevaison targets, cards laid in a
-    Braquet turn, self-targeted Crevaisons)."""
+    Braquet turn, self-targeted Crevaisons). The shares (use_rate of the
+    player-races: a player holds each joker once a race; in_last_stage and,
+    for Crevaison, on_self of the uses) come with 95 % intervals clustered
+    by race (`_low`, `_high`)."""
     long = stage_long(stages_df)
     last = long["stage"] == long["stage"].max()
     seat_races = long.groupby(["race", "seat"]).ngroups
+    players = long.groupby("race")["seat"].nunique()
+
+    def per_race(flags: pd.Series) -> pd.Series:
+        return flags.groupby(long["race"]).sum()
+
     rows = []
     for joker, col in (("crevaison", "crev"), ("vitamine", "vita"), ("braquet", "braq")):
         used = long[col] >= 0
         row = {"joker": joker, "uses": int(used.sum()), "use_rate": used.sum() / seat_races,
                "in_last_stage": float((used & last).sum() / max(used.sum(), 1))}
+        shares = {"use_rate": (per_race(used), players), "in_last_stage": (per_race(used & last), per_race(used))}
         if joker == "crevaison":
             row["on_self"] = float((long.loc[used, "crev"] == long.loc[used, "seat"]).mean())
+            shares["on_self"] = (per_race(used & (long["crev"] == long["seat"])), per_race(used))
         if joker == "braquet":
             row["cards_per_use"] = float(long.loc[used, "braq"].mean())
+        for key, (x, y) in shares.items():
+            row[f"{key}_low"], row[f"{key}_high"] = _share_by_race(x.to_numpy(float), y.to_numpy(float))
         rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    order = ["joker", "uses"]
+    for key in ("use_rate", "in_last_stage", "on_self"):
+        order += [key, f"{key}_low", f"{key}_high"]
+    return out[order + ["cards_per_use"]]
+
+
+def _share_by_race(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """95 % interval of the share sum(x) / sum(y), clustered by race (x, y:
+    per race): the players of a race share its deals, so what they do is
+    not a set of independent trials."""
+    _, low, high = ratio_interval(len(x), x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
+    return low, high
 
 
 def joker_stage_effect(stages_df: pd.DataFrame) -> pd.DataFrame:
@@ -468,8 +495,9 @@ def side_classifications(races_df: pd.DataFrame) -> pd.DataFrame:
 
 def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
     """Counts of stages cut off by the turn cap, blocked stages, stages with
-    no winner, shared race wins, and the jokers in the game (rule option
-    `jokers`) that nobody used, named in `detail`."""
+    no winner, shared race wins (each rate with its 95 % Wilson interval),
+    and the jokers in the game (rule option `jokers`) that nobody used,
+    named in `detail`."""
     usage = joker_usage(stages_df)
     dealt = _jokers_mask(stages_df.attrs.get("options", {}).get("jokers", OPTIONS["jokers"][1]))
     in_game = [r for r in usage.itertuples() if dealt >> K.JOKER_NAMES.index(r.joker) & 1]
@@ -483,6 +511,11 @@ def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
     ]
     out = pd.DataFrame(rows, columns=["what", "count", "out_of", "detail"])
     out.insert(3, "rate", out["count"] / out["out_of"])
+    # the jokers never used are a count of the game's few jokers, not a rate of events: no interval
+    events = np.arange(len(out)) < len(out) - 1
+    low, high = wilson_interval(out["count"], out["out_of"])
+    out.insert(4, "ci_low", np.where(events, low, np.nan))
+    out.insert(5, "ci_high", np.where(events, high, np.nan))
     return out
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import etape as E
-from etappe.analysis.stats import histogram_frame, ratio_interval, small_expected_note, wilson_interval
+from etappe.analysis.stats import histogram_frame, small_expected_note, wilson_interval
 from etappe.reports import plots
 from etappe.reports.document import Report, Section
 from etappe.reports.sections import skill_section, tension_figures
@@ -175,66 +175,6 @@ def _cards(sec: Section, stages_df: pd.DataFrame) -> None:
                "etape_cards_left")
 
 
-def _clustered_share(per_race: pd.DataFrame) -> tuple[float, float]:
-    """95 % interval of the share sum(x) / sum(y) from each race's x and y (ratio_interval: the
-    players of a race share its deals, so what they do is not a set of independent trials)."""
-    x, y = per_race["x"].to_numpy(float), per_race["y"].to_numpy(float)
-    _, low, high = ratio_interval(len(per_race), x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
-    return low, high
-
-
-def joker_table(stages_df: pd.DataFrame) -> pd.DataFrame:
-    """E.joker_usage with the 95 % intervals of its shares, clustered by race: use_rate (of the
-    player-races; a player holds each joker once a race), in_last_stage (of the uses) and, for
-    Crevaison, on_self (of the uses)."""
-    usage = E.joker_usage(stages_df)
-    long = E.stage_long(stages_df)
-    last = long["stage"] == long["stage"].max()
-
-    def per_race(flags: pd.Series) -> pd.Series:
-        return flags.groupby(long["race"]).sum()
-
-    players = long.groupby("race")["seat"].nunique()
-    bounds = {}  # (share, joker) -> (low, high)
-    for joker, col in (("crevaison", "crev"), ("vitamine", "vita"), ("braquet", "braq")):
-        used = long[col] >= 0
-        shares = {"use_rate": (per_race(used), players), "in_last_stage": (per_race(used & last), per_race(used))}
-        if joker == "crevaison":
-            shares["on_self"] = (per_race(used & (long["crev"] == long["seat"])), per_race(used))
-        for key, (x, y) in shares.items():
-            bounds[key, joker] = _clustered_share(pd.DataFrame({"x": x, "y": y}))
-    for key in ("use_rate", "in_last_stage", "on_self"):
-        low, high = zip(*(bounds.get((key, joker), (np.nan, np.nan)) for joker in usage["joker"]))
-        at = list(usage.columns).index(key) + 1
-        usage.insert(at, f"{key}_high", high)
-        usage.insert(at, f"{key}_low", low)
-    return usage
-
-
-def profile_table(stages_df: pd.DataFrame) -> pd.DataFrame:
-    """E.profile_stats with the 95 % Wilson interval of no_winner_rate (no_winner_lo, no_winner_hi),
-    over the stages of the profile as blocked_rate's."""
-    prof = E.profile_stats(stages_df)
-    no_winner = (stages_df["winner"] < 0).groupby(stages_df["profile"], observed=True).sum()
-    lo, hi = wilson_interval(no_winner.reindex(prof["profile"]).to_numpy(), prof["stages"].to_numpy())
-    at = list(prof.columns).index("no_winner_rate") + 1
-    prof.insert(at, "no_winner_hi", hi)
-    prof.insert(at, "no_winner_lo", lo)
-    return prof
-
-
-def anomaly_table(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
-    """E.anomalies with the 95 % Wilson interval of each rate of stages or races (ci_low, ci_high);
-    the jokers never used are a count of the game's few jokers, not a rate of events: no interval."""
-    table = E.anomalies(races_df, stages_df)
-    events = (table["what"] != "jokers in the game never used").to_numpy()
-    lo, hi = wilson_interval(table["count"], table["out_of"])
-    at = list(table.columns).index("rate") + 1
-    table.insert(at, "ci_high", np.where(events, hi, np.nan))
-    table.insert(at, "ci_low", np.where(events, lo, np.nan))
-    return table
-
-
 def _printed_wins(rates: pd.DataFrame) -> pd.DataFrame:
     """A win_rates table for print: wins (sums of 1/k shares) as E.wins_text."""
     return rates.assign(wins=rates["wins"].map(E.wins_text))
@@ -286,7 +226,7 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     _tension(rep.section("Tension"), stages_df)
     _progress(rep.section("Progress"), stages_df)
 
-    prof = profile_table(stages_df)
+    prof = E.profile_stats(stages_df)
     long = E.stage_long(stages_df)
     by_prof_pol = E.profile_by_policy(stages_df)
     overview = rep.section("Stage profiles")
@@ -315,7 +255,7 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     _cards(rep.section("Card balance"), stages_df)
 
     jok = rep.section("Jokers")
-    jok.table(joker_table(stages_df), "Use and immediate effect (use_rate: per player and race; 95 % intervals "
+    jok.table(E.joker_usage(stages_df), "Use and immediate effect (use_rate: per player and race; 95 % intervals "
                                       "clustered by race, as the players of a race share its deals)")
     jok.table(E.joker_stage_effect(stages_df),
               "Stage time with the joker used minus without (observational: confounded by when "
@@ -339,7 +279,7 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
         "the same seeds and compares them race by race, and `etappe report a.parquet b.parquet` does the same "
         "for two runs of the same players, policies, seed and races (docs/etape.md); "
         "analysis.etape.joker_value pairs races for the jokers (Jokers above).")
-    rep.section("Anomalies").table(anomaly_table(races_df, stages_df), "Anomalies (rates of stages or races with 95 % "
+    rep.section("Anomalies").table(E.anomalies(races_df, stages_df), "Anomalies (rates of stages or races with 95 % "
                                                                        "Wilson intervals)")
     rep.section("Caveat").text(caveat_text(meta))
     return rep

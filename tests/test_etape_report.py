@@ -602,12 +602,10 @@ def _joker_stages(crev):
 
 
 def test_joker_shares_have_intervals_clustered_by_race():
-    from etappe.reports.etape import joker_table
-
     # race 0: seat 0 hits seat 1 in stage 0, seat 1 hits itself in the last stage; race 1: all three
     # in stage 0, seat 2 on itself
     stages = _joker_stages([[(1, -1, -1), (-1, 1, -1)], [(1, 2, 2), (-1, -1, -1)]])
-    t = joker_table(stages).set_index("joker")
+    t = E.joker_usage(stages).set_index("joker")
     crev = t.loc["crevaison"]
     assert (crev["uses"], crev["use_rate"], crev["in_last_stage"], crev["on_self"]) == pytest.approx((5, 5 / 6, 0.2, 0.4))
     # per race (x, y), with t = 12.706205 (1 degree of freedom: 2 races), (z / t)^2 = .0237936:
