@@ -151,6 +151,9 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
         if rest:
             raise ValueError(f"policy 'random' takes no parameters: {spec!r}")
         return K.POL_RANDOM, params, "random"
+    if name.endswith(".py"):
+        raise ValueError(f"policy {spec.strip()!r}: a policy of your own (FILE.py:FUNCTION) plays the race games "
+                         "only; Bremen takes random, greedy and lookahead with their parameters (docs/bremen.md)")
     if name not in ("greedy", "lookahead"):
         raise ValueError(f"unknown Bremen policy {name!r}; known: random, greedy[:name=value,...], "
                          "lookahead[:name=value,...]")
