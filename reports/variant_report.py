@@ -144,7 +144,7 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
              "dice, the deals and the policies' random choices are shared as far as the rules let them be: the "
              f"differences are paired {unit} by {unit} (common random numbers), far more precise than two "
              f"independent runs. Each row is the mean of the per-{unit} differences (A - B) with a 95 % Student t "
-             "interval (for a rate or a share, clipped to [-1, 1]); p is the two-sided t-test (where every {unit} differs by the same non-zero amount, the "
+             f"interval (for a rate or a share, clipped to [-1, 1]); p is the two-sided t-test (where every {unit} differs by the same non-zero amount, the "
              f"exact sign test), and Holm's step-down correction runs over every row that has a p (a metric equal "
              f"in every {unit} has nothing to test). A metric that needs a winner ({needs_winner}) counts only the "
              f"{unit}s with one in both variants: its n says how many.{fair}")

@@ -105,6 +105,8 @@ def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_
     assert [line[3:] for line in md.splitlines() if line.startswith("## ")] == [
         "Run", "At a glance", "Every metric", "Method", "Caveat"]
     assert "| option harder | false | true |" in md
+    assert "{" not in md  # every placeholder of the report's text filled in
+    assert "paired game by game" in md and "where every game differs by the same non-zero amount" in md
     assert ("Reproduce: etappe compare bremen --players 3 --games 30 --seed 2 --policy greedy,greedy,greedy "
             "--option-b harder=true") in md
     # the same comparison from two run files, and played in one go
