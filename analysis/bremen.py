@@ -5,10 +5,12 @@ and pure summary functions over the record table.
     win_rates(df, by="policy")
 
 Rule options (defaults in OPTIONS; documented in docs/bremen.md) and policies
-("random", "greedy", "greedy:climb=0,knock=3", "lookahead:playouts=100") are named, never numbered, here.
+("random", "greedy", "greedy:climb=0,knock=3", "lookahead:playouts=100", a policy of
+your own "path/to/file.py:function") are named, never numbered, here.
 """
 from __future__ import annotations
 
+import functools
 import time
 from typing import Callable
 
@@ -22,6 +24,7 @@ from etappe.analysis.stats import (chisquare_uniform, distribution_row, mean_cur
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, load_board
 from etappe.kernels.options import option_value, policy_parameters
+from etappe.kernels.user_policy import compile_user_policy, source_hash
 
 SIZES = {"rooster": 1, "cat": 2, "dog": 3, "donkey": 4}
 SIZE_NAMES = {v: k for k, v in SIZES.items()}
@@ -144,7 +147,11 @@ def options_row(options: dict | None = None, players: int | None = None) -> tupl
 
 def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     """'random' | 'greedy' | 'greedy:knock=3,climb=0' | 'lookahead:playouts=800,horizon=4'
-    -> (id, parameter row, canonical name)."""
+    | 'path/to/file.py:function' -> (id, parameter row, canonical name).
+
+    A policy of your own (docs/bremen.md) has id POL_USER (the run numbers
+    its user policies) and greedy's default row, with which greedy answers
+    its robber moves; a file that does not compile to the signature is refused."""
     name, _, rest = spec.strip().partition(":")
     params = np.zeros(K.N_PARAM)
     if name == "random":
@@ -152,8 +159,10 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
             raise ValueError(f"policy 'random' takes no parameters: {spec!r}")
         return K.POL_RANDOM, params, "random"
     if name.endswith(".py"):
-        raise ValueError(f"policy {spec.strip()!r}: a policy of your own (FILE.py:FUNCTION) plays the race games "
-                         "only; Bremen takes random, greedy and lookahead with their parameters (docs/bremen.md)")
+        user_policy(spec.strip())
+        for key, value in GREEDY_DEFAULTS.items():
+            params[_PARAM_INDEX[key]] = value
+        return K.POL_USER, params, spec.strip()
     if name not in ("greedy", "lookahead"):
         raise ValueError(f"unknown Bremen policy {name!r}; known: random, greedy[:name=value,...], "
                          "lookahead[:name=value,...]")
@@ -166,6 +175,46 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     changed = ",".join(f"{k}={values[k]:g}" for k in defaults if values[k] != defaults[k])
     pid = K.POL_GREEDY if name == "greedy" else K.POL_LOOKAHEAD
     return pid, params, name + (f":{changed}" if changed else "")
+
+
+def user_policy(spec: str):
+    """`path/to/file.py:function` compiled to K.USER_POLICY_SIGNATURE (a
+    UserPolicyError, a ValueError, says why it cannot be), once per version
+    of the file."""
+    return _compiled_user_policy(spec, source_hash(spec))
+
+
+@functools.cache
+def _compiled_user_policy(spec: str, digest: str):
+    """`digest`, the file's hash, is there for the cache: an edited file is compiled again."""
+    return compile_user_policy(spec, K.USER_POLICY_SIGNATURE, K.USER_PARAMETER_NAMES)
+
+
+def policy_sources(policies: list[str]) -> dict:
+    """{user policy: hash of its file} for the policies of your own among
+    `policies` (as the race games record them): a run's metadata and
+    identity notice an edited file."""
+    return {p.strip(): source_hash(p.strip()) for p in policies if p.strip().partition(":")[0].endswith(".py")}
+
+
+def seat_policies(policies: list[str], players: int) -> tuple[list, np.ndarray, np.ndarray, tuple]:
+    """(parse_policy of each seat's spec, kernel ids [4], parameter rows
+    [4, N_PARAM], the kernels' `parts` argument). The distinct user policies
+    are numbered in order of their first seat: K.POL_USER + k."""
+    parsed = [parse_policy(p) for p in policies]
+    users = list(dict.fromkeys(name for pid, _, name in parsed if pid == K.POL_USER))
+    ids = [K.POL_USER + users.index(name) if pid == K.POL_USER else pid for pid, _, name in parsed]
+    pols = np.array(ids + [0] * (4 - players), np.int64)
+    params = np.zeros((4, K.N_PARAM))
+    for s, p in enumerate(parsed):
+        params[s] = p[1]
+    return parsed, pols, params, K.lookahead_for(pols, [user_policy(name) for name in users])
+
+
+def policy_error(policy: str, seat: int, game: int) -> ValueError:
+    """A user policy answered with an index that is not a legal move."""
+    return ValueError(f"user policy {policy!r} on seat {seat} answered with a move index outside "
+                      f"0 .. n_moves-1 in game {game}; a policy returns the index of one of the n_moves legal moves")
 
 
 def _board(board: Board | str | None) -> Board:
@@ -190,27 +239,26 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
         raise ValueError(f"{players} players need {players} policies, got {len(policies)}")
     b = _board(board)
     opts, full_options = options_row(options, players)
-    parsed = [parse_policy(p) for p in policies]
-    pols = np.array([p[0] for p in parsed] + [0] * (4 - players), np.int64)
-    params = np.zeros((4, K.N_PARAM))
-    for s, p in enumerate(parsed):
-        params[s] = p[1]
+    parsed, pols, params, parts = seat_policies(policies, players)
     out = np.zeros((games, K.N_REC), np.int32)
     previous = numba.get_num_threads()
     if threads:
         numba.set_num_threads(threads)
     try:
         # the kernel is compiled or loaded on no games first: the time is that of the games
-        lookahead = K.lookahead_for(pols)
         K.play_batch(np.uint64(seed), first_game, players, pols, params, b.kind, b.adj, b.deg, b.dist, b.binfo,
-                     opts, out[:0], lookahead)
+                     opts, out[:0], parts)
         if progress:
             progress(0, games)  # the kernel is ready
         start = time.perf_counter()
         for lo in range(0, games, chunk):
             hi = min(games, lo + chunk)
             K.play_batch(np.uint64(seed), first_game + lo, players, pols, params,
-                         b.kind, b.adj, b.deg, b.dist, b.binfo, opts, out[lo:hi], lookahead)
+                         b.kind, b.adj, b.deg, b.dist, b.binfo, opts, out[lo:hi], parts)
+            failed = np.flatnonzero(out[lo:hi, K.R_POLICY_ERROR])
+            if failed.size:
+                seat = int(out[lo + failed[0], K.R_POLICY_ERROR]) - 1
+                raise policy_error(parsed[seat][2], seat, first_game + lo + int(failed[0]))
             if progress:
                 progress(hi, games)
     finally:
@@ -224,6 +272,9 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
         version=package_version(), wall_s=wall, games_per_s=games / wall if wall > 0 else float("nan"),
         progress_rounds=list(K.PROGRESS_ROUNDS),
     )
+    sources = policy_sources(policies)
+    if sources:  # only runs with a policy of your own have them: the others' metadata is as before
+        df.attrs["policy_sources"] = sources
     return df
 
 
@@ -634,23 +685,21 @@ class Game:
 
         b = self.board
         players = int(self.state[K.S_NPLAYERS])
-        parsed = [parse_policy(p) for p in policies]
-        pols = np.array([p[0] for p in parsed] + [0] * (4 - players), np.int64)
-        params = np.zeros((4, K.N_PARAM))
-        for s, p in enumerate(parsed):
-            params[s] = p[1]
+        parsed, pols, params, parts = seat_policies(policies, players)
         key = np.uint64(game_key(np.uint64(seed), game_index, STREAM_CHANCE))
         pkeys = np.array([game_key(np.uint64(seed), game_index, STREAM_POLICY_BASE + s) for s in range(4)],
                          np.uint64)
         tmp = np.empty_like(self.state)
-        lookahead = K.lookahead_for(pols)
         for _ in range(turns):
             if self.winner >= 0:
                 break
             self.state[K.S_TURNS] += 1
             key = np.uint64(K.play_turn(self.state, self.seat, pols, params, pkeys, b.kind, b.adj, b.deg,
                                         b.dist, b.binfo, self.opts, self._moves, self._buf, tmp, self._path,
-                                        self._it, self._vis, key, lookahead))
+                                        self._it, self._vis, key, parts))
+            if self.state[K.S_POLICY_ERROR]:
+                seat = int(self.state[K.S_POLICY_ERROR]) - 1
+                raise policy_error(parsed[seat][2], seat, game_index)
             if check is not None:
                 check(self)
             if self.winner < 0:

@@ -162,7 +162,7 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     """'heuristic' or 'blocker:crev_cards=1,value=2' -> (id, params, canonical spec)."""
     name, _, rest = spec.partition(":")
     if name.endswith(".py"):
-        raise ValueError(f"policy {spec!r}: a policy of your own (FILE.py:FUNCTION) plays the race games only; "
+        raise ValueError(f"policy {spec!r}: a policy of your own (FILE.py:FUNCTION) plays the race games and Bremen only; "
                          f"Tape l'étape takes {', '.join(POLICIES)} with their parameters (docs/etape.md)")
     if name not in POLICIES:
         raise ValueError(f"unknown etape policy {name!r}; known: {', '.join(POLICIES)}")

@@ -49,9 +49,13 @@ def run_identity(players: int, games: int, policies: list[str], seed: int, board
     """What determines a run's records, kept in its run file: another run at
     the same --out is refused naming what differs. (The chunk size is not
     in it: the records do not depend on it, so only unfinished chunks carry it.)"""
-    return {"game": "bremen", "board_hash": board_hash, "players": players, "games": games,
-            "policies": [A.parse_policy(p)[2] for p in policies], "options": full_options, "seed": seed,
-            "version": package_version(), "record_columns": A.K.N_REC}
+    identity = {"game": "bremen", "board_hash": board_hash, "players": players, "games": games,
+                "policies": [A.parse_policy(p)[2] for p in policies], "options": full_options, "seed": seed,
+                "version": package_version(), "record_columns": A.K.N_REC}
+    sources = A.policy_sources(policies)
+    if sources:  # an edited policy of your own makes another run
+        identity["policy_sources"] = sources
+    return identity
 
 
 def warn_capped(df: pd.DataFrame) -> None:
@@ -152,6 +156,7 @@ def policies_command() -> None:
     table.add_row("greedy", ", ".join(f"{k}={v:g}" for k, v in A.GREEDY_DEFAULTS.items()))
     table.add_row("lookahead", ", ".join(f"{k}={v:g}" for k, v in A.LOOKAHEAD_DEFAULTS.items())
                   + " (+ greedy parameters)")
+    table.add_row("FILE.py:FUNCTION", "your own policy for the moves (docs/bremen.md); robber paths: greedy's")
     print_policy_listing(table, A.PARAMETER_RANGES, {name: default for name, (default, _) in A.OPTIONS.items()},
                          A.OPTION_RANGES, "docs/bremen.md")
 

@@ -21,7 +21,9 @@ State: one int32 row per game.
     S_TURBULENT: 0 normal homes, 1 the turbulent variant, 2 turbulent with
     O_TURBULENT_HOME; S_CORNER[4]: start field of colour c (both set by
     init_game: sending home needs them); S_UNFIT: bitmask of the animals whose
-    last return broke the turbulent start rule because no placement kept it
+    last return broke the turbulent start rule because no placement kept it;
+    S_POLICY_ERROR: 1 + the seat whose user policy answered with an index
+    that is not a legal move (the game stops there), else 0
     OCC[4 * f + size - 1] = animal of that size on field f, or -1.
 
 Board tables (from kernels/bremen_board.py): kind[f] (K_*; K_START + colour
@@ -30,12 +32,16 @@ to the house), binfo (B_HOUSE, B_START + colour, B_N).
 
 Moves are packed int64: slot << 24 | animal << 16 | destination field.
 Random keys are passed by value and returned; they never live in the state.
+
+User policies (USER_POLICY_SIGNATURE, docs/bremen.md) choose a seat's moves;
+its robber paths are greedy's, with the row the seat is given.
 """
 import numpy as np
 from numba import njit, prange, types
 
 from .jit import allocating, allocation_free, optional_part
-from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, confident_best, game_key, next_u64, randint, uniform
+from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, branch, confident_best, game_key, next_u64, randint, uniform
+from .user_policy import user_policy_tuple
 
 # --- state offsets ---------------------------------------------------------
 S_POS = 0
@@ -63,7 +69,8 @@ S_CAPPED = 66
 S_TURBULENT = 67   # 1: turbulent variant (homes are re-chosen on return); 2: with O_TURBULENT_HOME
 S_CORNER = 68      # start field of colour c (4 entries)
 S_UNFIT = 72       # animals placed by a turbulent return that could not keep the start rule (bits)
-S_OCC = 73
+S_POLICY_ERROR = 73  # 1 + seat whose user policy answered with no legal move, else 0
+S_OCC = 74
 
 # --- board tables ------------------------------------------------------------
 K_ROAD = 0
@@ -98,6 +105,8 @@ N_OPT = 15
 POL_RANDOM = 0
 POL_GREEDY = 1
 POL_LOOKAHEAD = 2
+POL_USER = 16          # user policy k (USER_POLICY_SIGNATURE) has id POL_USER + k
+MAX_USER_POLICIES = 4  # the user-policy tuple always has this length: one compiled kernel
 # greedy parameter row
 P_STORM = 0      # per point the storm brings the mover
 P_CHASE = 1      # chasing the robber
@@ -135,7 +144,8 @@ R_PROGRESS = R_MAX_DEFICIT + 4      # per seat block of N_PROGRESS: points after
 # seat's points are recorded; after the game's end its final points carry on.
 PROGRESS_ROUNDS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50)
 N_PROGRESS = len(PROGRESS_ROUNDS)
-N_REC = R_PROGRESS + 4 * N_PROGRESS
+R_POLICY_ERROR = R_PROGRESS + 4 * N_PROGRESS  # S_POLICY_ERROR at the game's end
+N_REC = R_POLICY_ERROR + 1
 
 # apply_move effect bits; animals sent home are counted from bit 8 up
 E_CLIMB = 1
@@ -800,10 +810,20 @@ def greedy_score(state, m, seat, params, dist, binfo):
 
 
 @allocation_free
-def choose(state, moves, n, seat, pol, params, dist, binfo, key):
-    """The policy's pick among moves[:n]: returns (index, key)."""
+def choose(state, moves, n, seat, pol, params, dist, binfo, key, users):
+    """The policy's pick among moves[:n]: returns (index, key); index -1 if
+    a user policy (in the tuple `users`) answered with no legal move.
+    `users` None (the look-ahead's playouts, greedy players only) compiles
+    the user policies' branch out."""
     if pol == POL_RANDOM:
         return randint(key, n)
+    if users is not None and pol >= POL_USER:
+        # The user's key branches off the seat's, which advances one draw
+        # whatever the user draws: the numbers of one decision are never
+        # those of the next, and the seat's stream does not depend on them.
+        index = users[pol - POL_USER](state, dist, moves, np.int64(n), np.int64(seat), params, branch(key))
+        _, key = next_u64(key)
+        return (index if 0 <= index < n else -1), key
     best = 0
     best_score = -1e300
     for j in range(n):
@@ -905,7 +925,8 @@ def check_end(state, seat, opts):
 
 @allocation_free
 def _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, it, vis, key, forest_end):
-    """A robber move: the policy picks the path (the look-ahead as greedy)."""
+    """A robber move: the policy picks the path (the look-ahead and user
+    policies as greedy, with the seat's parameter row)."""
     n, key = robber_paths(state, d0, seat, 0, 0, prow, kind, adj, deg, dist, path, it, vis, key, forest_end)
     if n > 0:
         pk = pkeys[seat]
@@ -920,16 +941,18 @@ def _robber_turn(state, seat, d0, pol, prow, pkeys, kind, adj, deg, dist, path, 
 
 @allocation_free
 def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field, extra, chain,
-             pols, params, pkeys, kind, adj, deg, dist, binfo, opts, moves, tmp, buf, path, it, vis, key):
-    """Play (the rest of) a turn with the random and greedy policies; returns the chance key.
+             pols, params, pkeys, kind, adj, deg, dist, binfo, opts, moves, tmp, buf, path, it, vis, key, users):
+    """Play (the rest of) a turn with the random, greedy and user policies
+    (`users`); returns the chance key.
 
     stage 0: a fresh turn. stage 1: a roll's first move (first_animal, landing
     on first_field, -1 unless an own start field) was just played, `extra`
     its roll's extra-roll state (roll_earns); the second move with die
     d_other is pending.
     stage 2: the roll's moves are done. chain: extra rolls so far this turn.
-    Any policy id other than POL_RANDOM plays greedy here (the look-ahead's
-    playouts use this function).
+    The look-ahead plays greedy here (its playouts use this function, with
+    `users` None). A user policy's answer that is no legal move ends the
+    turn with S_POLICY_ERROR set.
     """
     pol = pols[seat]
     prow = params[seat]
@@ -946,8 +969,11 @@ def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field,
             n = first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, moves, tmp, buf, path, it, vis)
             if n == 0:
                 return key
-            j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
+            j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat], users)
             pkeys[seat] = pk
+            if j < 0:
+                state[S_POLICY_ERROR] = seat + 1
+                return key
             m = moves[j]
             eff = apply_move(state, seat, m, binfo, opts)
             if check_end(state, seat, opts) or eff & E_STORM:
@@ -964,8 +990,11 @@ def sim_turn(state, seat, stage, d_other, slot_other, first_animal, first_field,
             n = second_moves(state, d_other, slot_other, seat, first_animal, first_field, kind, adj, deg, opts,
                              moves, path, it, vis, moves.shape[0])
             if n > 0:
-                j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat])
+                j, pk = choose(state, moves, n, seat, pol, prow, dist, binfo, pkeys[seat], users)
                 pkeys[seat] = pk
+                if j < 0:
+                    state[S_POLICY_ERROR] = seat + 1
+                    return key
                 eff = apply_move(state, seat, moves[j], binfo, opts)
                 if check_end(state, seat, opts) or eff & E_STORM:
                     return key
@@ -1020,7 +1049,7 @@ def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
     errors of the paired difference. stage 0: first moves for dice (d0, d1);
     stage 1: second moves, `extra` = the roll's extra-roll state after the first move (roll_earns).
     """
-    base, pkey = choose(state, moves, n, seat, POL_GREEDY, prow, dist, binfo, pkey)
+    base, pkey = choose(state, moves, n, seat, POL_GREEDY, prow, dist, binfo, pkey, None)
     if n == 1:
         return base, pkey
     P = state[S_NPLAYERS]
@@ -1061,11 +1090,11 @@ def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
                     ck = sim_turn(scratch, seat, 1, d1 if slot == 0 else d0, 1 - slot, (m >> 16) & 0xFF,
                                   g if kind[g] >= K_START else -1, roll_earns(0, eff, opts), chain,
                                   rpols, rparams, rkeys, kind, adj, deg, dist, binfo, opts, mv, tmp, bf,
-                                  path, it, vis, ck)
+                                  path, it, vis, ck, None)
                 else:
                     ck = sim_turn(scratch, seat, 2, 0, 0, -1, -1, roll_earns(extra, eff, opts), chain,
                                   rpols, rparams, rkeys, kind, adj, deg, dist, binfo, opts, mv, tmp, bf,
-                                  path, it, vis, ck)
+                                  path, it, vis, ck, None)
             s = seat
             t = 0
             while scratch[S_WINNER] < 0 and (horizon == 0 or t < horizon):
@@ -1074,7 +1103,7 @@ def lookahead_choice(state, seat, moves, n, stage, d0, d1, extra, chain, prow,
                 scratch[S_TURNS] += 1
                 s = (s + 1) % P
                 ck = sim_turn(scratch, s, 0, 0, 0, -1, -1, 0, 0, rpols, rparams, rkeys, kind, adj, deg,
-                              dist, binfo, opts, mv, tmp, bf, path, it, vis, ck)
+                              dist, binfo, opts, mv, tmp, bf, path, it, vis, ck, None)
                 t += 1
             values[i] = playout_value(scratch, seat, dist)
         for i in range(n):
@@ -1133,14 +1162,14 @@ def lookahead_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo
 
 @allocation_free
 def play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
-              moves, buf, tmp, path, it, vis, key, lookahead):
+              moves, buf, tmp, path, it, vis, key, parts):
     """One player's turn with all its extra rolls; returns the chance key.
-    `lookahead`: (lookahead_turn,) from lookahead_for."""
+    `parts`: ((lookahead_turn,), the user-policy tuple) from lookahead_for."""
     if pols[seat] == POL_LOOKAHEAD:
-        return lookahead[0](state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
-                            moves, buf, tmp, path, it, vis, key)
+        return parts[0][0](state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
+                           moves, buf, tmp, path, it, vis, key)
     return sim_turn(state, seat, 0, 0, 0, -1, -1, 0, 0, pols, params, pkeys, kind, adj, deg, dist, binfo,
-                    opts, moves, tmp, buf, path, it, vis, key)
+                    opts, moves, tmp, buf, path, it, vis, key, parts[1])
 
 
 @allocation_free
@@ -1189,8 +1218,9 @@ def record_progress(state, k, row):
 
 
 @allocating
-def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row, lookahead):
-    """Play a set-up game to its end or the turn cap; returns the chance key.
+def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row, parts):
+    """Play a set-up game to its end, the turn cap or a user policy's answer
+    that is no legal move (S_POLICY_ERROR); returns the chance key.
 
     Also fills row's tension columns (R_LEAD_CHANGES, R_MAX_DEFICIT) and
     points at the PROGRESS_ROUNDS checkpoints (R_PROGRESS), all measured
@@ -1213,7 +1243,9 @@ def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key
         state[S_TURNS] += 1
         state[S_SEAT] = seat
         key = play_turn(state, seat, pols, params, pkeys, kind, adj, deg, dist, binfo, opts,
-                        moves, buf, tmp, path, it, vis, key, lookahead)
+                        moves, buf, tmp, path, it, vis, key, parts)
+        if state[S_POLICY_ERROR] > 0:
+            break
         leader = track_tension(state, leader, row)
         if (checkpoint < N_PROGRESS and state[S_TURNS] % P == 0
                 and state[S_TURNS] // P == PROGRESS_ROUNDS[checkpoint]):
@@ -1226,13 +1258,17 @@ def play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key
 
 
 @njit(parallel=True, cache=True)
-def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, dist, binfo, opts, out, lookahead):
+def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, dist, binfo, opts, out, parts):
     """Play games first_game .. first_game + len(out) - 1; row i of out is game i.
 
     pols[seat] policy id, params[seat] its parameter row; out: int32 (n, N_REC);
-    lookahead: lookahead_for(pols).
+    parts: lookahead_for(pols, users).
     """
     nf = binfo[B_N]
+    # Taken apart here and put together again in the loop: a tuple of tuples
+    # cannot enter a parallel loop.
+    lookahead = parts[0]
+    users = parts[1]
     for i in prange(out.shape[0]):
         g = first_game + i
         state = np.empty(S_OCC + 4 * nf, np.int32)
@@ -1243,7 +1279,7 @@ def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, di
         key = init_game(state, nplayers, binfo, opts, key)
         row = out[i]
         row[:] = 0
-        play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row, lookahead)
+        play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row, (lookahead, users))
         row[R_GAME] = g
         row[R_WINNER] = state[S_WINNER]
         row[R_CAPPED] = state[S_CAPPED]
@@ -1257,11 +1293,39 @@ def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, di
         row[R_STORMS] = state[S_STORMS]
         row[R_CHASES] = state[S_CHASES]
         row[R_FIRST_SEAT] = state[S_FIRST_SEAT]
+        row[R_POLICY_ERROR] = state[S_POLICY_ERROR]
         for s in range(4):
             row[R_POINTS + 4 * s] = state[S_POINTS + s]
             row[R_POINTS + 4 * s + 1] = state[S_STORM + s]
             row[R_POINTS + 4 * s + 2] = state[S_BONUS + s]
             row[R_POINTS + 4 * s + 3] = state[S_CHASE + s]
+
+
+# ---- user policies (kernels/user_policy.py) ----------------------------------
+# Every user function is compiled to this one signature and reaches the
+# kernel in a tuple of MAX_USER_POLICIES first-class functions, so the kernel
+# compiles once and is cached; a run without user policies passes stand-ins.
+USER_POLICY_SIGNATURE = types.int64(
+    types.int32[::1],        # state
+    types.int64[::1],        # dist: steps from each field to the house
+    types.int64[::1],        # moves
+    types.int64,             # n_moves
+    types.int64,             # seat
+    types.float64[::1],      # params
+    types.uint64,            # key
+)
+USER_PARAMETER_NAMES = ("state", "dist", "moves", "n_moves", "seat", "params", "key")
+
+
+@njit(USER_POLICY_SIGNATURE, cache=True)
+def no_user_policy(state, dist, moves, n_moves, seat, params, key):
+    """Fills the unused places of the user-policy tuple; never called."""
+    return 0
+
+
+def user_policies(compiled: list) -> tuple:
+    """The kernels' user-policy tuple: user policy k (id POL_USER + k) is compiled[k]."""
+    return user_policy_tuple(compiled, no_user_policy, MAX_USER_POLICIES)
 
 
 # ---- the look-ahead as an optional part (kernels/jit.py) ------------------------
@@ -1291,6 +1355,9 @@ def lookahead_turn_call(state, seat, pols, params, pkeys, kind, adj, deg, dist, 
 _lookahead_argument = optional_part(LOOKAHEAD_TURN_SIGNATURE, lookahead_turn_call, no_lookahead_turn)
 
 
-def lookahead_for(pols) -> tuple:
-    """The kernels' `lookahead` argument for seat policies `pols`."""
-    return _lookahead_argument(POL_LOOKAHEAD in pols)
+def lookahead_for(pols, users: list = ()) -> tuple:
+    """The kernels' `parts` argument for seat policies `pols`: the look-ahead
+    turn in a tuple (a stand-in when no seat plays it) and the tuple of the
+    compiled user policies `users` (user_policies). Each function sits in a
+    tuple of its own kind, where Numba types it by its signature."""
+    return _lookahead_argument(POL_LOOKAHEAD in pols), user_policies(list(users))

@@ -8,9 +8,7 @@ optionally overrides parameters: `greedy`, `aggressive`,
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from numba import njit, types
@@ -21,6 +19,7 @@ from .race import (
     N_PARAMS, P_ATTACK, P_CONFIDENCE, P_COUP_FOURRE, P_EXTENSION_MARGIN, P_HOLD_SAFETIES, P_HORIZON, P_PLAYOUTS,
     P_TARGET_LEADER, POLICY_GREEDY, POLICY_LOOKAHEAD, POLICY_RANDOM, POLICY_USER, lookahead_move,
 )
+from .user_policy import source_hash
 
 # name -> (offset in the parameter row, default, meaning)
 GREEDY_PARAMETERS = {
@@ -91,10 +90,7 @@ class PolicySpec:
         if self.kernel_id == POLICY_RANDOM:
             return {"name": self.name, "family": "random", "params": {}}
         if self.kernel_id >= POLICY_USER:
-            # The file's hash tells runs of an edited policy apart (resume, replay).
-            source = Path(self.name.rpartition(":")[0])
-            digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16] if source.is_file() else ""
-            return {"name": self.name, "family": "user", "params": {}, "source_hash": digest}
+            return {"name": self.name, "family": "user", "params": {}, "source_hash": source_hash(self.name)}
         params = {k: self.params[i] for k, (i, _, _) in GREEDY_PARAMETERS.items()}
         if self.kernel_id == POLICY_LOOKAHEAD:
             params |= {k: self.params[i] for k, (i, _, _) in LOOKAHEAD_PARAMETERS.items()}
@@ -111,7 +107,8 @@ def parse_policy(spec: str) -> PolicySpec:
     user policy `path/to/file.py:function`."""
     name, _, overrides = spec.strip().partition(":")
     if name.endswith(".py"):
-        from .race_user import UserPolicyError, compile_user_policy
+        from .race_user import compile_user_policy
+        from .user_policy import UserPolicyError
 
         try:
             function = compile_user_policy(spec.strip())

@@ -21,18 +21,14 @@ discard pile and the counts, never the stock or other hands.
 
 Every user function is compiled against one published signature and passed
 to the kernel in a tuple of first-class functions of fixed length, so the
-kernel compiles once and is cached.
+kernel compiles once and is cached (kernels/user_policy.py, shared with
+Bremer Stadtmusikanten).
 """
 from __future__ import annotations
 
-import importlib.util
-import inspect
-import sys
-from pathlib import Path
-
 from numba import njit, types
-from numba.core.errors import NumbaError
 
+from . import user_policy
 from .race import MAX_USER_POLICIES
 
 USER_POLICY_SIGNATURE = types.int64(
@@ -48,10 +44,6 @@ USER_POLICY_SIGNATURE = types.int64(
 PARAMETER_NAMES = ("state", "card_table", "rules", "seat", "moves", "n_moves", "params", "key")
 
 
-class UserPolicyError(ValueError):
-    pass
-
-
 @njit(USER_POLICY_SIGNATURE, cache=True)
 def no_user_policy(state, card_table, rules, seat, moves, n_moves, params, key):
     """Fills the unused places of the user-policy tuple; never called."""
@@ -60,69 +52,9 @@ def no_user_policy(state, card_table, rules, seat, moves, n_moves, params, key):
 
 def compile_user_policy(spec: str):
     """`path/to/file.py:function` -> the function compiled to the signature."""
-    path_text, _, name = spec.rpartition(":")
-    path = Path(path_text)
-    if not path_text.endswith(".py") or not name:
-        raise UserPolicyError(f"user policy {spec!r}: expected path/to/file.py:function")
-    if not path.exists():
-        raise UserPolicyError(f"user policy {spec!r}: no file {path}")
-    module_name = f"etappe_user_policy_{abs(hash(str(path.resolve())))}"
-    loader = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(loader)
-    sys.modules[module_name] = module
-    try:
-        loader.loader.exec_module(module)
-    except Exception as exc:  # the user's file: report whatever it raised
-        raise UserPolicyError(f"user policy {spec!r}: importing {path} failed: {exc}") from None
-    function = getattr(module, name, None)
-    if function is None:
-        raise UserPolicyError(f"user policy {spec!r}: {path} has no function {name!r}")
-    python_function = getattr(function, "py_func", function)
-    if not callable(python_function):
-        raise UserPolicyError(f"user policy {spec!r}: {name!r} is not a function")
-    parameters = list(inspect.signature(python_function).parameters)
-    if len(parameters) != len(PARAMETER_NAMES):
-        raise UserPolicyError(
-            f"user policy {spec!r}: takes ({', '.join(parameters)}), but a policy takes "
-            f"({', '.join(PARAMETER_NAMES)}) and returns the index of its move")
-    signature = f"int64 {name}({', '.join(PARAMETER_NAMES)})"
-    try:
-        compiled = njit(USER_POLICY_SIGNATURE)(python_function)
-    except NumbaError as exc:
-        first = str(exc).strip().splitlines()
-        raise UserPolicyError(
-            f"user policy {spec!r} does not compile to the policy signature {signature}: {' '.join(first[:6])}") from None
-    # Numba keeps the return type it infers when no path returns (a body that
-    # only raises gives none), and the kernel cannot call that in its tuple.
-    returns = compiled.nopython_signatures[0].return_type
-    if returns != types.int64:
-        raise UserPolicyError(
-            f"user policy {spec!r} does not compile to the policy signature {signature}: it returns {returns}, "
-            "never a move index (does every path raise?)")
-    # The signature casts whatever is returned to int64, silently: 0.9 would
-    # become move 0. So each value returned must already be a whole number.
-    for returned in _returned_types(compiled):
-        if not isinstance(returned, types.Integer):
-            raise UserPolicyError(
-                f"user policy {spec!r} returns a {returned} on some path; a policy returns the index of its move, "
-                "a whole number (int(...) if it is computed as a float)")
-    return compiled
-
-
-def _returned_types(compiled) -> list:
-    """The types the function's return statements have before the cast to
-    the signature's int64 (from Numba's typed IR)."""
-    from numba.core import ir
-
-    annotation = compiled.overloads[compiled.signatures[0]].type_annotation
-    return [annotation.typemap[statement.value.value.name]
-            for block in annotation.blocks.values() for statement in block.body
-            if isinstance(statement, ir.Assign) and isinstance(statement.value, ir.Expr)
-            and statement.value.op == "cast"]
+    return user_policy.compile_user_policy(spec, USER_POLICY_SIGNATURE, PARAMETER_NAMES)
 
 
 def user_policy_tuple(compiled: list) -> tuple:
     """The fixed-length tuple the kernels take; unused places hold no_user_policy."""
-    if len(compiled) > MAX_USER_POLICIES:
-        raise UserPolicyError(f"at most {MAX_USER_POLICIES} different user policies in one run")
-    return tuple(compiled) + (no_user_policy,) * (MAX_USER_POLICIES - len(compiled))
+    return user_policy.user_policy_tuple(compiled, no_user_policy, MAX_USER_POLICIES)

@@ -1,0 +1,97 @@
+"""Bremer Stadtmusikanten with a policy of your own (docs/bremen.md, Policies):
+FILE.py:FUNCTION through the API and the CLI, its random keys, its errors."""
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from etappe.analysis.bremen import simulate
+from etappe.cli import bremen as C
+from etappe.cli.main import app as main_app
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "bremen_nearest_house.py"
+OPTIONS = {"max_turns": 300}
+SIGNATURE = "(state, dist, moves, n_moves, seat, params, key)"
+
+
+def policy_file(tmp_path, body: str, name: str = "mine") -> str:
+    """A policy file holding `def mine(state, dist, moves, n_moves, seat, params, key)` with `body`."""
+    path = tmp_path / f"{name}.py"
+    path.write_text("from etappe.kernels.rng import randint\n\n\n"
+                    f"def {name}(state, dist, moves, n_moves, seat, params, key):\n{body}")
+    return f"{path}:{name}"
+
+
+def cli(*args):
+    return CliRunner().invoke(main_app, ["simulate", "bremen", *map(str, args)])
+
+
+def test_a_policy_of_your_own_plays_every_game_to_its_end(tmp_path):
+    first = policy_file(tmp_path, "    return 0\n")
+    df = simulate(4, 30, [first, "greedy", "random", "greedy"], seed=3, options=OPTIONS)
+    assert len(df) == 30 and ((df["winner_seat"] >= 0) | df["capped"]).all()
+    assert (df["winner_seat"] >= 0).any()
+    assert df.attrs["policies"][0] == first and len(df.attrs["policy_sources"][first]) == 16
+    result = cli("--games", 10, "--policy", f"{first},greedy,random,greedy", "-o", "max_turns=300")
+    assert result.exit_code == 0, result.output
+
+
+def test_runs_with_a_user_policy_are_reproducible_on_any_number_of_threads(tmp_path):
+    nearest = f"{EXAMPLE}:nearest_house"
+    policies = [nearest, "greedy", nearest, "random"]
+    one = simulate(4, 40, policies, seed=7, options=OPTIONS, threads=1)
+    two = simulate(4, 40, policies, seed=7, options=OPTIONS, threads=2)
+    pd.testing.assert_frame_equal(one, two)
+    assert not one.equals(simulate(4, 40, policies, seed=8, options=OPTIONS, threads=2))
+
+
+def test_the_seats_stream_advances_the_same_whatever_the_user_draws(tmp_path):
+    # Both play the first move; one draws numbers from its key first. The
+    # user's key is branched off the seat's, so the games are the same.
+    quiet = policy_file(tmp_path, "    return 0\n", "quiet")
+    drawing = policy_file(tmp_path, "    total = 0\n    for _ in range(5):\n"
+                                    "        i, key = randint(key, n_moves)\n        total += i\n"
+                                    "    return 0 if total >= 0 else 1\n", "drawing")
+    # random on the other seats: a wrong key handling would change their draws
+    a = simulate(3, 30, [quiet, "random", "greedy:noise=5"], seed=11, options=OPTIONS)
+    b = simulate(3, 30, [drawing, "random", "greedy:noise=5"], seed=11, options=OPTIONS)
+    pd.testing.assert_frame_equal(a, b)
+    # ... and a policy that does use its key plays other games than the first move does
+    drawn = policy_file(tmp_path, "    i, key = randint(key, n_moves)\n    return i\n", "drawn")
+    assert not a.equals(simulate(3, 30, [drawn, "random", "greedy:noise=5"], seed=11, options=OPTIONS))
+
+
+def test_an_index_that_is_no_legal_move_stops_the_run_naming_seat_and_policy(tmp_path):
+    beyond = policy_file(tmp_path, "    return n_moves\n")
+    with pytest.raises(ValueError, match=r"on seat 1 answered with a move index outside 0 \.\. n_moves-1"):
+        simulate(2, 5, ["greedy", beyond], seed=1, options=OPTIONS)
+    result = cli("--players", 2, "--games", 5, "--policy", f"greedy,{beyond}")
+    message = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and "seat 1" in message and "mine.py:mine" in message
+    assert "outside 0 .. n_moves-1" in message
+
+
+def test_a_function_with_the_wrong_parameters_is_refused_naming_the_signature(tmp_path):
+    path = tmp_path / "short.py"
+    path.write_text("def short(state, moves, n_moves, key):\n    return 0\n")
+    with pytest.raises(ValueError, match=r"takes \(state, moves, n_moves, key\)"):
+        simulate(2, 1, [f"{path}:short", "greedy"])
+    result = cli("--players", 2, "--games", 1, "--policy", f"{path}:short,greedy")
+    assert result.exit_code == 2 and SIGNATURE in " ".join(result.stderr.split())
+
+
+def test_an_edited_policy_file_makes_another_run(tmp_path):
+    spec = policy_file(tmp_path, "    return 0\n")
+    before = C.run_identity(2, 5, [spec, "greedy"], 0, "", {})
+    Path(spec.rpartition(":")[0]).write_text(Path(spec.rpartition(":")[0]).read_text() + "# edited\n")
+    after = C.run_identity(2, 5, [spec, "greedy"], 0, "", {})
+    assert before["policies"] == after["policies"] and before["policy_sources"] != after["policy_sources"]
+    assert "policy_sources" not in C.run_identity(2, 5, ["greedy", "random"], 0, "", {})
+
+
+def test_the_example_plays(tmp_path):
+    df = simulate(4, 20, [f"{EXAMPLE}:nearest_house", "greedy", "greedy", "greedy"], seed=2, options=OPTIONS)
+    assert ((df["winner_seat"] >= 0) | df["capped"]).all()
+    assert np.isin(df["winner_seat"], [-1, 0, 1, 2, 3]).all()
