@@ -95,3 +95,16 @@ def test_the_example_plays(tmp_path):
     df = simulate(4, 20, [f"{EXAMPLE}:nearest_house", "greedy", "greedy", "greedy"], seed=2, options=OPTIONS)
     assert ((df["winner_seat"] >= 0) | df["capped"]).all()
     assert np.isin(df["winner_seat"], [-1, 0, 1, 2, 3]).all()
+
+
+def test_the_example_picks_the_move_nearest_the_house_first_on_a_tie():
+    from etappe.analysis.bremen import user_policy
+
+    nearest = user_policy(f"{EXAMPLE}:nearest_house")
+    dist = np.array([0, 5, 2, 7, 2], np.int64)  # field f is dist[f] steps from the house
+    # moves to fields 1, 2, 4, 3 (slot << 24 | animal << 16 | field): fields 2 and 4 are both 2 steps away
+    moves = np.array([(0 << 24) | (3 << 16) | 1, (1 << 24) | (3 << 16) | 2, (0 << 24) | (7 << 16) | 4,
+                      (1 << 24) | (7 << 16) | 3], np.int64)
+    state = np.zeros(80, np.int32)
+    assert nearest(state, dist, moves, 4, 0, np.zeros(8), np.uint64(1)) == 1
+    assert nearest(state, dist, moves[2:], 2, 0, np.zeros(8), np.uint64(1)) == 0  # field 4 before field 3
