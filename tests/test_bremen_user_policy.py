@@ -92,9 +92,17 @@ def test_an_edited_policy_file_makes_another_run(tmp_path):
 
 
 def test_the_example_plays(tmp_path):
-    df = simulate(4, 20, [f"{EXAMPLE}:nearest_house", "greedy", "greedy", "greedy"], seed=2, options=OPTIONS)
-    assert ((df["winner_seat"] >= 0) | df["capped"]).all()
-    assert np.isin(df["winner_seat"], [-1, 0, 1, 2, 3]).all()
+    policies = [f"{EXAMPLE}:nearest_house", "greedy", "greedy", "greedy"]  # the example's own command line
+    df = simulate(4, 20, policies, seed=2, options=OPTIONS)
+    assert len(df) == 20 and ((df["winner_seat"] >= 0) | df["capped"]).all()
+    # rules page: the first player to reach 7 points wins
+    for _, game in df[df["winner_seat"] >= 0].iterrows():
+        assert game[f"points_s{game['winner_seat']}"] >= 7
+    # seat 0 plays the example's moves, not greedy's: the games are not those of four greedy seats
+    assert not df.equals(simulate(4, 20, ["greedy"] * 4, seed=2, options=OPTIONS))
+    result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "5", "--policy", ",".join(policies),
+                                           "-o", "max_turns=300"])
+    assert result.exit_code == 0, result.output
 
 
 def test_the_example_picks_the_move_nearest_the_house_first_on_a_tie():

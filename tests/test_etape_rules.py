@@ -173,8 +173,16 @@ def test_descente_starts_at_highest_value_in_play_and_falls_by_one():
     st, opts = position(5, K.DESCENTE)
     assert legal(st, opts) == [card(c, 11) for c in range(4)]
     lay_all(st, 0, card(BLUE, 11), card(BLUE, 10))
-    assert card(BLUE, 9) in legal(st, opts)
-    assert card(BLUE, 12) not in legal(st, opts)
+    # the blue column goes on down only (its 11 cannot be followed by the 12, out of play with 5 players,
+    # nor grow up again from its top); the other columns still wait for their 11
+    assert legal(st, opts) == sorted([card(BLUE, 9)] + [card(c, 11) for c in (RED, GREEN, YELLOW)])
+    # with the start at the highest value dealt (option extreme_start), a value above the column is in
+    # play: still the column only falls
+    hands = [[card(RED, 8), card(RED, 9)], [card(BLUE, 5)], [card(GREEN, 4)]]
+    st, opts = position(4, K.DESCENTE, hands, options={"extreme_start": "dealt"})
+    assert st[K.S_START] == 9  # the 10s are in play (values 3-10), but nobody holds one
+    lay_all(st, 0, card(RED, 9), card(RED, 8))
+    assert [c for c in legal(st, opts) if c // 12 == RED] == [card(RED, 7)]  # not the red 10
 
 
 def test_plaine_starts_with_a_six_and_grows_from_both_ends():
@@ -464,7 +472,9 @@ def test_the_heuristic_never_gives_away_a_card_it_can_lay_now():
     st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_VITAMINE, 0, 0, 0])
     rec = turn(st, opts, 0)
     assert cards_of(st[K.S_HAND + 1]) == [card(GREEN, 9)]  # nothing given, nothing taken
-    assert field(rec, K.F_VITA, 0) != 1 and field(rec, K.F_LAID, 0) == 1
+    # not against seat 1, nor against seats 2 and 3 either: the joker is kept (-1: not used)
+    assert field(rec, K.F_VITA, 0) == -1 and st[K.S_JOKERS] == K.J_VITAMINE
+    assert field(rec, K.F_LAID, 0) == 1 and len(cards_of(st[K.S_HAND])) == 1
 
 
 def test_changement_de_braquet_lays_a_run_in_one_turn():

@@ -521,11 +521,14 @@ def test_mb_safety_protects_from_its_hazards():
 def test_mb_safety_cancels_its_hazard_but_roll_is_still_needed(hazard, safety):
     hand = [safety, "km25", "km50", "km100", "roll", "km75", "km200"]
     new, info = play(MB, mb_pos(side(hazard), side(), hand), f"play {safety}")
-    assert safety in new["sides"][0]["safeties"]
-    assert new["sides"][0]["battle"] not in (hazard,)
+    assert new["sides"][0]["safeties"] == [safety]
+    # the hazard is cancelled, and a Roll is still needed (default): the position word "needs_go"
+    # (docs/positions.md), not the hazard and not a go
+    assert new["sides"][0]["battle"] == "needs_go"
     assert info["next_seat"] == 0  # extra turn
-    moves = legal(MB, turn_to(new, 0, ["km25", "km50", "km100", "roll", "km75", "km200", "gasoline"]))
-    assert "play roll" in moves and not ALL_KM & moves  # default: a Roll is still needed
+    after = ["km25", "km50", "km100", "roll", "km75", "km200", "gasoline"]
+    # default: a Roll is still needed, and no remedy is (the hazard is gone): Roll or a discard, nothing else
+    assert legal(MB, turn_to(new, 0, after)) == {"play roll"} | {f"discard {c}" for c in after}
 
 
 @pytest.mark.parametrize("remedy,safety", [("gasoline", "extra_tank"), ("spare_tire", "puncture_proof"),

@@ -88,7 +88,13 @@ def test_tables_of_a_known_round_robin():
     off = ~np.eye(3, dtype=bool)
     assert np.allclose((m.to_numpy() + m.to_numpy().T)[off], 1.0)
     row = h[(h.policy == "x") & (h.opponent == "y")].iloc[0]
-    assert row.ci_low < 0.75 < row.ci_high
+    # Wilson at 3 of 4, z^2 = 3.8415: centre (.75 + .48018) / 1.96037 = .62753, half-width
+    # 1.96 sqrt(.046875 + .060023) / 1.96037 = .32689
+    assert (row.ci_low, row.ci_high) == pytest.approx((0.30064, 0.95442), abs=1e-4)
+    # x-z: 2 wins and a game without a winner count 2.5 points of 4: Wilson at p = .625, centre
+    # (.625 + .48018) / 1.96037 = .56377, half-width 1.96 sqrt(.058594 + .060023) / 1.96037 = .34434
+    row = h[(h.policy == "x") & (h.opponent == "z")].iloc[0]
+    assert (row.score, row.ci_low, row.ci_high) == pytest.approx((0.625, 0.21943, 0.90811), abs=1e-4)
     names, W, N = pair_counts(r)
     assert W[0, 2] == 2.5 and W[2, 0] == 1.5 and N[0, 1] == 4
 
