@@ -28,6 +28,7 @@ from .bremen import B_HOUSE, B_LEN, B_N, B_START, K_BRIDGE, K_FOREST, K_HOUSE, K
 
 DEFAULT_BOARD = Path(__file__).with_name("boards") / "default.toml"
 MAX_DEGREE = 8
+MAX_FIELDS = 0xFFFF  # moves are packed slot << 24 | animal << 16 | destination field
 _KINDS = {"road": K_ROAD, "forest": K_FOREST, "bridge": K_BRIDGE, "house": K_HOUSE}
 
 
@@ -79,13 +80,21 @@ def _build(data: dict, where: str, digest: str) -> Board:
     if unknown:
         fail(f"unknown table(s) {sorted(unknown)}; a board file has [board], [fields] and [links]")
     meta = data.get("board", {})
-    unknown = set(meta) - {"name", "reconstruction", "generator"} if isinstance(meta, dict) else set()
+    if not isinstance(meta, dict):
+        fail(f"[board] must be a table (name, reconstruction), got {meta!r}")
+    unknown = set(meta) - {"name", "reconstruction", "generator"}
     if unknown:
         fail(f"unknown [board] key(s) {sorted(unknown)}; known: generator, name, reconstruction")
+    if "name" in meta and not (isinstance(meta["name"], str) and meta["name"]):
+        fail(f"[board] name must be a non-empty string, got {meta['name']!r}")
+    if "reconstruction" in meta and not isinstance(meta["reconstruction"], bool):
+        fail(f"[board] reconstruction must be true or false, got {meta['reconstruction']!r}")
     fields = data.get("fields")
     if not isinstance(fields, dict) or not fields:
         fail("no [fields] table")
     names = list(fields)
+    if len(names) > MAX_FIELDS:
+        fail(f"{len(names)} fields, at most {MAX_FIELDS} (a move packs its destination field in 16 bits)")
     index = {n: i for i, n in enumerate(names)}
     kind = np.zeros(len(names), np.int8)
     starts = {}
@@ -114,13 +123,21 @@ def _build(data: dict, where: str, digest: str) -> Board:
         fail(f"exactly one house needed, found {len(houses)}: {houses}")
 
     neighbours: list[list[int]] = [[] for _ in names]
-    chains = data.get("links", {}).get("chains")
+    links = data.get("links", {})
+    if not isinstance(links, dict):
+        fail(f"[links] must be a table holding chains = [[...], ...], got {links!r}")
+    unknown = set(links) - {"chains"}
+    if unknown:
+        fail(f"unknown [links] key(s) {sorted(unknown)}; known: chains")
+    chains = links.get("chains")
     if not isinstance(chains, list) or not chains:
         fail("no [links] chains")
     for chain in chains:
         if not isinstance(chain, list) or len(chain) < 2:
             fail(f"a link chain needs at least two field names, got {chain!r}")
         for name in chain:
+            if not isinstance(name, str):
+                fail(f"a link chain holds field names (strings), got {name!r} in {chain!r}")
             if name not in index:
                 fail(f"link to unknown field (chain {chain[:3]}...)", name)
         for u, v in zip(chain, chain[1:]):
