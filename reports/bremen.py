@@ -38,11 +38,19 @@ _FAMILIES = {"random": "random: uniform over the legal moves",
              "lookahead": "lookahead: flat Monte Carlo with greedy playouts"}
 
 
-def caveat_text(policies) -> str:
-    """The caveat, naming the policies of the run and what their families are."""
+OWN_BOARD = ("No board here is marked as a reconstruction (`reconstruction = true` in its file, as the default "
+             "board has): every number holds for the board file named above only. ")
+
+
+def caveat_text(policies, reconstruction: bool = True) -> str:
+    """The caveat, naming the policies of the run and what their families are.
+    `reconstruction`: the board file says it is one (`reconstruction = true`,
+    as the default board and the sweep's ring boards do); a board file that
+    does not is not called a reconstruction."""
     names = list(dict.fromkeys(policies or []))
     families = list(dict.fromkeys(_FAMILIES[p.split(":")[0]] for p in names if p.split(":")[0] in _FAMILIES))
-    return (CAVEAT[: CAVEAT.index("Bots are not people")] + "Bots are not people: the numbers hold for these "
+    board = CAVEAT[: CAVEAT.index("Bots are not people")] if reconstruction else OWN_BOARD
+    return (board + "Bots are not people: the numbers hold for these "
             "policies only: " + (", ".join(names) or "?") + (f" ({'; '.join(families)})" if families else "")
             + "; not for human play.")
 
@@ -66,7 +74,7 @@ def build_report(df: pd.DataFrame, title: str | None = None, on_section=None) ->
         "two variants on the same seeds and compares them game by game, and `etappe report a.parquet b.parquet` "
         "does the same for two runs of the same players, policies, seed and games (docs/bremen.md).")
     _anomalies(report, df)
-    report.section("Caveat").text(caveat_text(a.get("policies")))
+    report.section("Caveat").text(caveat_text(a.get("policies"), bool(a.get("board_reconstruction", True))))
     return report
 
 

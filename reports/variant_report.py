@@ -73,12 +73,17 @@ def reproduce_command(vc: VariantComparison) -> str:
     return " ".join(words)
 
 
-def _headline(row: pd.Series, question: str, name_a: str, name_b: str) -> str:
+def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str = "game") -> str:
     if row["n"] == 0:
         return f"{question} Not measured: no game gives this metric in both variants."
     numbers = f"{row['metric']}: A {_g(row['mean_a'])}, B {_g(row['mean_b'])}"
-    if row["diff"] == 0 and row["ci_low"] == row["ci_high"]:
+    if row["diff"] == 0 and (row["ci_low"] == row["ci_high"] or row["n"] == 1):
         return f"{question} Equal in every one of the {int(row['n'])} pairs ({numbers})."
+    if row["n"] == 1 and pd.isna(row["diff"]):  # a distance from the fair share needs two pairs
+        return f"{question} Not measured from one pair: play more {unit}s."
+    if row["n"] == 1:  # one pair has no spread: no interval, no test
+        return (f"{question} One pair only, so no interval and no test: play more {unit}s "
+                f"({numbers}; A - B = {row['diff']:+.4g}).")
     if row["reject"]:
         answer = f"**{name_a if row['diff'] > 0 else name_b}**"
     else:
@@ -120,7 +125,7 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
     for key, question in HEADLINES[vc.game]:
         rows = table[table["key"] == key]
         if len(rows):
-            sec.text(_headline(rows.iloc[0], question, name_a, name_b))
+            sec.text(_headline(rows.iloc[0], question, name_a, name_b, unit))
 
     sec = rep.section("Every metric")
     shown = table.copy()
@@ -148,6 +153,8 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
              f"exact sign test), and Holm's step-down correction runs over every row that has a p (a metric equal "
              f"in every {unit} has nothing to test). A metric that needs a winner ({needs_winner}) counts only the "
              f"{unit}s with one in both variants: its n says how many.{fair}")
-    caveat = bremen_report.caveat_text(a["policies"]) if vc.game == "bremen" else etape_report.caveat_text(a)
+    caveat = (bremen_report.caveat_text(a["policies"], bool(a.get("board_reconstruction", True)
+                                                            or b.get("board_reconstruction", True)))
+              if vc.game == "bremen" else etape_report.caveat_text(a))
     rep.section("Caveat").text(caveat)
     return rep
