@@ -63,9 +63,12 @@ def warn_capped(df: pd.DataFrame) -> None:
     and the win rates leave them out."""
     capped, cap = int(df["capped"].sum()), df.attrs["options"]["max_turns"]
     if capped == len(df):
+        all_random = all(str(p).split(":")[0] == "random" for p in df.attrs.get("policies") or ["?"])
+        advice = ("All-random Bremen play practically never ends (docs/bremen.md): seat greedy or lookahead "
+                  "players, or raise -o max_turns." if all_random else
+                  f"Nobody reached the target within {cap} turns: raise -o max_turns.")
         err_console.print(f"warning: all {capped} games hit the turn cap of {cap} turns: none has a winner, so "
-                          "there are no win rates. All-random Bremen play practically never ends (docs/bremen.md): "
-                          "seat greedy or lookahead players, or raise -o max_turns.",
+                          f"there are no win rates. {advice}",
                           markup=False, highlight=False, soft_wrap=True)
     elif capped:
         err_console.print(f"warning: {capped} of {len(df)} games hit the turn cap of {cap} turns: no winner; "
