@@ -393,24 +393,50 @@ def profile_by_policy(stages_df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def joker_holders(stages_df: pd.DataFrame) -> dict[str, list[int]]:
+    """The seats that hold each joker in this run: every seat for a joker of
+    the game (rule option `jokers`), less `withhold_seat` for the jokers in
+    `withhold_jokers`. A joker of no seat is left out."""
+    options = stages_df.attrs.get("options", {})
+    dealt = _jokers_mask(options.get("jokers", OPTIONS["jokers"][1]))
+    withheld = _jokers_mask(options.get("withhold_jokers", ""))
+    seat = int(options.get("withhold_seat", -1))
+    out = {}
+    for k, joker in enumerate(K.JOKER_NAMES):
+        seats = [s for s in range(_players(stages_df))
+                 if dealt >> k & 1 and not (s == seat and withheld >> k & 1)]
+        if seats:
+            out[joker] = seats
+    return out
+
+
+JOKER_COLUMNS = (("crevaison", "crev"), ("vitamine", "vita"), ("braquet", "braq"))
+
+
 def joker_usage(stages_df: pd.DataFrame) -> pd.DataFrame:
-    """Per joker: uses per race and player, share used in the last stage, and
+    """Per joker of the game (`joker_holders`: a joker that no seat holds
+    has no row): uses per race and player, share used in the last stage, and
     the immediate effect (turns skipped by Crevaison targets, cards laid in a
     Braquet turn, self-targeted Crevaisons). The shares (use_rate of the
-    player-races: a player holds each joker once a race; in_last_stage and,
+    player-races in which the player held the joker: a player holds each
+    joker once a race, unless `withhold_seat` denies it; in_last_stage and,
     for Crevaison, on_self of the uses) come with 95 % intervals clustered
     by race (`_low`, `_high`)."""
     long = stage_long(stages_df)
     last = long["stage"] == long["stage"].max()
-    seat_races = long.groupby(["race", "seat"]).ngroups
-    players = long.groupby("race")["seat"].nunique()
+    holders = joker_holders(stages_df)
 
     def per_race(flags: pd.Series) -> pd.Series:
         return flags.groupby(long["race"]).sum()
 
     rows = []
-    for joker, col in (("crevaison", "crev"), ("vitamine", "vita"), ("braquet", "braq")):
-        used = long[col] >= 0
+    for joker, col in JOKER_COLUMNS:
+        if joker not in holders:
+            continue
+        held = long["seat"].isin(holders[joker])
+        seat_races = long[held].groupby(["race", "seat"]).ngroups
+        players = long[held].groupby("race")["seat"].nunique().reindex(per_race(held).index, fill_value=0)
+        used = (long[col] >= 0) & held
         row = {"joker": joker, "uses": int(used.sum()), "use_rate": used.sum() / seat_races,
                "in_last_stage": float((used & last).sum() / max(used.sum(), 1))}
         shares = {"use_rate": (per_race(used), players), "in_last_stage": (per_race(used & last), per_race(used))}
@@ -422,11 +448,10 @@ def joker_usage(stages_df: pd.DataFrame) -> pd.DataFrame:
         for key, (x, y) in shares.items():
             row[f"{key}_low"], row[f"{key}_high"] = _share_by_race(x.to_numpy(float), y.to_numpy(float))
         rows.append(row)
-    out = pd.DataFrame(rows)
     order = ["joker", "uses"]
     for key in ("use_rate", "in_last_stage", "on_self"):
         order += [key, f"{key}_low", f"{key}_high"]
-    return out[order + ["cards_per_use"]]
+    return pd.DataFrame(rows).reindex(columns=order + ["cards_per_use"])
 
 
 def _share_by_race(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -439,20 +464,26 @@ def _share_by_race(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 def joker_stage_effect(stages_df: pd.DataFrame) -> pd.DataFrame:
     """Observational: mean stage time of a player in stages where they used a
-    joker minus in stages where they did not (same policy and profile mix).
+    joker minus in their other stages, over the seats dealt it (same policy
+    and profile mix); one row per joker of the game (`joker_holders`).
     Confounded by when policies choose to play it; see joker_value for the
     paired causal estimate."""
     long = stage_long(stages_df)
+    holders = joker_holders(stages_df)
     rows = []
-    for joker, col in (("crevaison", "crev"), ("vitamine", "vita"), ("braquet", "braq")):
-        used = long[col] >= 0
-        a, b = long.loc[used, "time"], long.loc[~used, "time"]
+    for joker, col in JOKER_COLUMNS:
+        if joker not in holders:  # not in the game: no stage "without" it to compare with
+            continue
+        held = long[long["seat"].isin(holders[joker])]  # a seat denied the joker could not use it
+        used = held[col] >= 0
+        a, b = held.loc[used, "time"], held.loc[~used, "time"]
         diff = a.mean() - b.mean() if len(a) and len(b) else float("nan")
         se = math.sqrt(a.var() / len(a) + b.var() / len(b)) if len(a) > 1 and len(b) > 1 else float("nan")
         rows.append({"joker": joker, "stages_used": len(a), "time_used": a.mean(),
                      "time_not_used": b.mean(), "difference_s": diff,
                      "ci_low": diff - 1.96 * se, "ci_high": diff + 1.96 * se})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).reindex(columns=["joker", "stages_used", "time_used", "time_not_used",
+                                               "difference_s", "ci_low", "ci_high"])
 
 
 def joker_value(players: int = 4, races: int = 2000, policies: list[str] | None = None,
@@ -501,7 +532,7 @@ def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
     no winner, shared race wins (each rate with its 95 % Wilson interval),
     and the jokers in the game (rule option `jokers`) that nobody used,
     named in `detail`."""
-    usage = joker_usage(stages_df)
+    usage = joker_usage(stages_df)  # the jokers of the game only
     dealt = _jokers_mask(stages_df.attrs.get("options", {}).get("jokers", OPTIONS["jokers"][1]))
     in_game = [r for r in usage.itertuples() if dealt >> K.JOKER_NAMES.index(r.joker) & 1]
     unused = [r.joker for r in in_game if r.uses == 0]

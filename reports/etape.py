@@ -255,16 +255,27 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     _cards(rep.section("Card balance"), stages_df)
 
     jok = rep.section("Jokers")
-    jok.table(E.joker_usage(stages_df), "Use and immediate effect (use_rate: per player and race; 95 % intervals "
-                                      "clustered by race, as the players of a race share its deals)")
-    jok.table(E.joker_stage_effect(stages_df),
-              "Stage time with the joker used minus without (observational: confounded by when "
-              "the policies choose to play it)")
+    holders = E.joker_holders(stages_df)
+    absent = [j for j in E.K.JOKER_NAMES if j not in holders]
+    denied = {j: seats for j, seats in holders.items() if len(seats) < n}
+    if absent:
+        jok.text(f"Not in this game (rule option jokers): {', '.join(absent)}; "
+                 + ("no joker is played." if not holders else "the tables below cover the others."))
+    for joker, seats in denied.items():
+        missing = sorted(set(range(n)) - set(seats))
+        jok.text(f"{joker} is withheld from seat {', '.join(map(str, missing))} (rule options withhold_seat, "
+                 "withhold_jokers): its rates count the seats that hold it.")
+    if holders:
+        jok.table(E.joker_usage(stages_df), "Use and immediate effect (use_rate: per player and race; 95 % "
+                                          "intervals clustered by race, as the players of a race share its deals)")
+        jok.table(E.joker_stage_effect(stages_df),
+                  "Stage time with the joker used minus without (observational: confounded by when "
+                  "the policies choose to play it)")
     if joker_values is not None:
         jok.table(joker_values, f"Worth of each joker in seconds, paired runs on the same deals "
                                 f"(seat {joker_values.attrs.get('seat', 0)} with vs without it); "
                                 "p_holm: Holm's correction over the jokers")
-    else:
+    elif holders:
         jok.text("For the causal worth of each joker in seconds run analysis.etape.joker_value "
                  "(the same races with and without the joker) and pass it to build_report.")
 
