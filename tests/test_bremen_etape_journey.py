@@ -1,0 +1,137 @@
+"""A user's journey through Bremer Stadtmusikanten and Tape l'étape: defects
+found by running the documented commands with bad and degenerate input.
+
+Each test checks a fact known without the code: what a board file says, what
+a rule option takes out of the game, which seats hold a joker, what one pair
+of equal numbers shows."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from etappe.analysis import bremen as B  # noqa: E402
+from etappe.analysis import etape as E  # noqa: E402
+from etappe.cli import bremen as C  # noqa: E402
+from etappe.cli.main import app as main_app  # noqa: E402
+from etappe.kernels.bremen_board import BoardError, load_board, ring_board  # noqa: E402
+from etappe.reports import variant_report as V  # noqa: E402
+from etappe.reports.bremen import build_report  # noqa: E402
+from etappe.reports.etape import build_report as build_etape_report  # noqa: E402
+
+runner = CliRunner()
+
+
+def _board(tmp_path, text, name="b.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# ------------------------------------------------------------ board files
+@pytest.mark.parametrize("edit, problem", [
+    # a [board] that is not a table: was AttributeError 'int' object has no attribute 'get'
+    (lambda t: "board = 3\n" + t[t.index("[fields]"):], "[board] must be a table"),
+    # [links] as a plain value: was AttributeError
+    (lambda t: 'links = 5\n' + t[:t.index("[links]")], "[links] must be a table"),
+    # a chain entry that is a list, not a field name: was TypeError unhashable type: 'list'
+    (lambda t: t.replace("chains = [", 'chains = [[["r00"], "r01"],'), "a link chain holds field names"),
+    # a misspelt key under [links] was reported as "no [links] chains"
+    (lambda t: t.replace("chains = [", "chainz = ["), "unknown [links] key(s) ['chainz']"),
+    # `reconstruction = "no"` was read as true (a non-empty string), and said so in every report
+    (lambda t: t.replace("reconstruction = true", 'reconstruction = "no"'), "reconstruction must be true or false"),
+    (lambda t: t.replace('name = "ring-r24-m16-i8-l301"', "name = 5"), "name must be a non-empty string"),
+])
+def test_malformed_board_files_are_refused_by_name(tmp_path, edit, problem):
+    text = edit(ring_board())
+    path = _board(tmp_path, text)
+    with pytest.raises(BoardError) as err:
+        load_board(path)
+    assert str(path) in str(err.value) and problem in str(err.value), str(err.value)
+
+
+def test_a_malformed_board_stops_the_cli_with_exit_2_and_no_traceback(tmp_path):
+    path = _board(tmp_path, ring_board().replace("chains = [", 'chains = [[["r00"], "r01"],'))
+    result = runner.invoke(main_app, ["simulate", "bremen", "--games", "1", "--board", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "b.toml" in result.output and "Traceback" not in result.output
+
+
+# ------------------------------------------------------------ the board caveat
+def test_a_board_not_marked_as_a_reconstruction_is_not_called_one(tmp_path):
+    # The board file says `reconstruction = false`: the header already said "board file",
+    # but the caveat of the report (and of a comparison) said "The board is a reconstruction".
+    own = _board(tmp_path, ring_board().replace("reconstruction = true", "reconstruction = false"), "own.toml")
+    df = B.simulate(4, 5, ["greedy"] * 4, 1, board=str(own), options={"max_turns": 200})
+    caveat = build_report(df).to_markdown().split("## Caveat", 1)[1]
+    assert "The board is a reconstruction" not in caveat and "No board here is marked as a reconstruction" in caveat
+    # the default board is one, and still says so
+    default = B.simulate(4, 5, ["greedy"] * 4, 1, options={"max_turns": 200})
+    assert "The board is a reconstruction" in build_report(default).to_markdown().split("## Caveat", 1)[1]
+
+
+# ------------------------------------------------------------ the turn-cap warning
+def test_the_all_capped_warning_blames_random_play_only_when_every_seat_is_random(capsys):
+    def frame(policies):
+        df = pd.DataFrame({"winner_seat": [-1, -1], "turns": [1, 1], "capped": [True, True]})
+        df.attrs.update(policies=policies, options={"max_turns": 1})
+        return df
+
+    C.warn_capped(frame(["greedy"] * 4))  # greedy games of 1 turn: the cap, not random play
+    greedy = capsys.readouterr().err
+    assert "all 2 games hit the turn cap of 1 turns" in greedy and "All-random" not in greedy
+    assert "raise -o max_turns" in greedy
+    C.warn_capped(frame(["random"] * 4))
+    assert "All-random Bremen play practically never ends" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ one pair of games
+def _row(mean_a, mean_b, n):
+    diff = mean_a - mean_b
+    return pd.Series({"metric": "lead changes per game", "mean_a": mean_a, "mean_b": mean_b, "diff": diff,
+                      "ci_low": float("nan") if n < 2 else diff, "ci_high": float("nan") if n < 2 else diff,
+                      "p_holm": float("nan"), "reject": False, "n": n})
+
+
+def test_one_pair_with_equal_values_is_equal_not_leaning():
+    # `compare bremen --games 1`: A 0, B 0 was reported "No clear difference (leaning harder=true)"
+    text = V._headline(_row(0.0, 0.0, 1), "Which has more lead changes?", "harder=false", "harder=true")
+    assert "Equal in every one of the 1 pairs" in text and "leaning" not in text
+    text = V._headline(_row(32.0, 37.0, 1), "Which variant plays longer games?", "a", "b", "game")
+    assert "One pair only" in text and "nan" not in text and "A - B = -5" in text
+
+
+# ------------------------------------------------------------ jokers out of the game
+def _stages(vita, players=3):
+    """One race of one stage; vita[s]: seat s's Vitamine target (-1 none); no other joker played."""
+    row = {"race": 0, "stage": 0, "picker": 0, "profile": "plaine", "winner": 0, "blocked": 0}
+    for s in range(players):
+        row.update({f"{field}_{s}": 0 for field in E.K.STAGE_SEAT_FIELDS})
+        row.update({f"crev_{s}": -1, f"vita_{s}": vita[s], f"braq_{s}": -1})
+    return pd.DataFrame([row])
+
+
+def test_joker_rates_count_only_the_seats_that_hold_the_joker():
+    # withhold_seat=1, withhold_jokers=vitamine: seats 0 and 2 hold it, and both used it,
+    # so every player who held it used it: use rate 2 / 2, not 2 / 3.
+    df = _stages([2, -1, 0])
+    df.attrs = {"players": 3, "policies": ["x"] * 3,
+                "options": {"jokers": "crevaison,vitamine,braquet", "withhold_seat": 1, "withhold_jokers": "vitamine"}}
+    usage = E.joker_usage(df).set_index("joker")
+    assert usage.loc["vitamine", "uses"] == 2 and usage.loc["vitamine", "use_rate"] == pytest.approx(1.0)
+    assert usage.loc["crevaison", "use_rate"] == 0.0  # all three held it, none used it
+
+
+def test_jokers_not_in_the_game_have_no_rows_and_the_report_says_so():
+    # jokers=vitamine: nobody holds a Crevaison or a Braquet, so "used by 0 %, interval 0-2 %"
+    # was a statement about jokers that were never dealt.
+    df = _stages([1, -1, -1])
+    df.attrs = {"players": 3, "policies": ["x"] * 3, "options": {"jokers": "vitamine"}}
+    assert list(E.joker_usage(df)["joker"]) == ["vitamine"]
+    assert list(E.joker_stage_effect(df)["joker"]) == ["vitamine"]
+    races, stages = E.simulate(4, 4, ["heuristic"], 1, {"jokers": "vitamine"})
+    jokers = build_etape_report(races, stages).to_markdown().split("## Jokers", 1)[1].split("## ", 1)[0]
+    assert "Not in this game (rule option jokers): crevaison, braquet" in jokers
+    assert "| crevaison |" not in jokers and "| braquet |" not in jokers and "| vitamine |" in jokers
