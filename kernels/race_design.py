@@ -715,6 +715,11 @@ def _check_removals_keep_answers(v: "_Validator", d: Design, n: int) -> None:
     """The checks of _check_cards on a go card or remedy of count 0, for the
     deck of n players after its `remove`."""
     counts = d.counts(n)
+    deck, removed = sum(counts.values()), sum(d.per_players.get(n, {}).get("remove", {}).values())
+    if removed and d.hand_size * n >= deck:
+        # _check_cards checked the whole deck; a player count's `remove` can leave too few to deal
+        v.fail(f"players.{n}.remove", f"leaves {deck} cards for {n} players, but {d.hand_size} cards to each "
+               f"of them take {d.hand_size * n}: none would be left to draw")
     for c in d.cards:
         if c.role == "go" and c.count > 0 and counts[c.key] == 0:
             v.fail(f"players.{n}.remove.{c.key}", f"removes every {c.key!r} for {n} players: no side could ever "
