@@ -28,6 +28,8 @@ from .runio import file_hash, package_version
 __all__ = ["load_design", "simulate", "iter_chunks", "RaceRun", "DesignError"]
 
 DEFAULT_CHUNK = 50_000
+# `capped` in the records: 1 the hand hit the turn cap, CAPPED_HANDS the game hit the hand cap (its last hand)
+CAPPED_TURNS, CAPPED_HANDS = 1, 2
 
 
 class RaceRun:
@@ -194,9 +196,9 @@ class RaceRun:
         hand_out, sides_out, cards_out, progress, totals, seat_policy = (rows(k) for k in range(2, 8))
         for j, name in enumerate(K.HAND_COLUMNS):
             cols[name] = hand_out[:, j]
-        if hand_cap_hit is not None:  # games still going at the hand cap
+        if hand_cap_hit is not None:  # games still going at the hand cap: 2, not the turn cap's 1
             last = np.isin(idx, hand_cap_hit) & (cols["hand"] == HAND_CAP - 1)
-            cols["capped"] = np.where(last, 1, cols["capped"]).astype(np.int32)
+            cols["capped"] = np.where(last, CAPPED_HANDS, cols["capped"]).astype(np.int32)
         for p in range(self.players):
             cols[f"seat{p}_policy"] = seat_policy[:, p].astype(np.int8)
         for s in range(self.sides):
@@ -233,7 +235,7 @@ def _add_game_columns(frame: pd.DataFrame, run: RaceRun) -> pd.DataFrame:
         best = dist.max(axis=1)
         unique = (dist == best[:, None]).sum(axis=1) == 1
         winner = np.where(lasts["trip_side"] >= 0, lasts["trip_side"], np.where(unique, dist.argmax(axis=1), -1))
-    winner = np.where(lasts["capped"] == 1, -1, winner)
+    winner = np.where(lasts["capped"] > 0, -1, winner)
     per_game = pd.Series(winner.astype(np.int8), index=lasts["game"].to_numpy())
     frame["winner_side"] = frame["game"].map(per_game).astype(np.int8)
     return frame

@@ -156,7 +156,8 @@ class RaceSummary:
     ``examples`` the smallest game indices showing each anomaly.
 
     Keys of ``c`` (G = games, H = hands, S = sides, C = cards, R = rounds):
-      games, hands, no_winner, capped_games, tie_games, capped_hands,
+      games, hands, no_winner, capped_games, tie_games, capped_hands (the turn
+      cap), hand_capped_games (the hand cap),
       stock_exhausted, reshuffles, extension_called, trip_completed  (scalars)
       side_wins[S], position_wins[S], first_seat_games[P], disqualified[S], safeties[S],
       coups_side[S], hazards_played[S], hazards_received[S]
@@ -388,7 +389,9 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     c["no_winner"] = np.int64((~has_w).sum())
     c["capped_games"] = np.int64(capped.sum())
     c["tie_games"] = np.int64((~has_w & ~capped).sum())
-    c["capped_hands"] = np.int64((_col(f, "capped") > 0).sum())
+    # `capped` is 1 on a hand cut off by the turn cap, 2 on the last hand of a game cut off by the hand cap
+    c["capped_hands"] = np.int64((_col(f, "capped") == 1).sum())
+    c["hand_capped_games"] = np.int64((_col(f, "capped") == 2).sum())
     c["stock_exhausted"] = np.int64((_col(f, "stock_exhausted") > 0).sum())
     c["reshuffles"] = np.int64(_col(f, "reshuffles").sum())
     c["extension_called"] = np.int64((_col(f, "extension_side", -1) >= 0).sum())
@@ -877,6 +880,8 @@ def anomalies(s: RaceSummary) -> pd.DataFrame:
     add("games with no winner and no cap (tie)", c["tie_games"], s.games,
         "games " + ", ".join(map(str, s.examples.get("tie", []))) if c["tie_games"] else "")
     add("hands that hit the turn cap", c["capped_hands"], c["hands"])
+    if L.multi_hand:
+        add("games that hit the hand cap (no side reached the game target)", c.get("hand_capped_games", 0), s.games)
     never = [k for k, d, p in zip(L.cards, c["card_drawn"], c["card_played"]) if d > 0 and p == 0]
     add("card types drawn but never played", len(never), len(L.cards), ", ".join(never))
     undrawn = [k for k, d in zip(L.cards, c["card_drawn"]) if d == 0]
