@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .race_summary import RaceSummary, outcomes_by_position
-from .stats import holm, paired_difference, rate, two_run_ratio_difference
+from .stats import holm, p_text, paired_difference, rate, two_run_ratio_difference
 
 # (column of game_table, label, unit); won_s{s} rows are added per side.
 PAIRED_METRICS = (
@@ -375,9 +375,46 @@ def _role_sums(s: RaceSummary, roles: list[str]) -> tuple:
 
 
 def seat_bias_strength(s: RaceSummary) -> float:
-    """Largest distance of a turn-order position's win rate from the fair share 1/sides."""
+    """Largest distance of a turn-order position's win rate from the fair share 1/sides
+    (NaN where no game had a winner)."""
     pos = outcomes_by_position(s)
-    return float(np.nanmax(np.abs(pos["rate"] - pos["fair_share"]))) if len(pos) else float("nan")
+    gaps = np.abs(pos["rate"] - pos["fair_share"]).to_numpy(float) if len(pos) else np.zeros(0)
+    return float(np.nanmax(gaps)) if np.isfinite(gaps).any() else float("nan")
+
+
+def _no_winner_text(s: RaceSummary, name: str) -> str:
+    capped, ties = int(s.c["capped_games"]), int(s.c["tie_games"])
+    how = ", ".join(part for part in (f"{capped} hit the turn or hand cap" if capped else "",
+                                      f"{ties} ended in a tie" if ties else "") if part)
+    return f"no game of {name} had a winner ({how})" if how else f"no game of {name} had a winner"
+
+
+def lacks(key: str, s: RaceSummary, name: str, multi_hand: bool | None = None) -> str:
+    """What run `s` (called `name`) lacks to measure headline metric `key`
+    ("" if nothing: it has games to pair). `multi_hand`: whether the
+    comparison asks the first-player question within the hand (default: s's)."""
+    games = int(s.c["games"])
+    multi = s.layout.multi_hand if multi_hand is None else multi_hand
+    if key in ("first_hand_gap", "first_player_gap"):
+        if int(s.c["no_winner"]) == games:
+            return _no_winner_text(s, name)
+        if multi and int(s.c.get("trip_completed", 0)) == 0:
+            return f"no hand of {name} completed the trip"
+    elif key == "hazard_decided":
+        if not s.layout.hazard_mask.any():
+            return f"{name} has no hazards, limits or setbacks"
+        if int(s.c["no_winner"]) == games:
+            return _no_winner_text(s, name)
+        if int(s.c.get("hazard_games", 0)) == 0:
+            return f"no game of {name} with a winner lost a turn to hazards"
+    return ""
+
+
+def not_measured(key: str, a: RaceSummary, b: RaceSummary, name_a: str, name_b: str) -> str:
+    """Why a headline metric has no pair of games to compare: what each run lacks."""
+    multi = a.layout.multi_hand or b.layout.multi_hand
+    reasons = [r for r in (lacks(key, a, name_a, multi), lacks(key, b, name_b, multi)) if r]
+    return "not measured in both runs" + (f": {'; '.join(reasons)}" if reasons else "")
 
 
 # question, the paired_table rows that answer it in order of preference (the first one shown)
@@ -420,13 +457,13 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
     def evidence(r) -> str:
         return (f"{name_a} {r['mean_a']:.4g} vs {name_b} {r['mean_b']:.4g}; paired difference {r['diff']:+.4g} "
                 f"(95 % interval of this metric alone [{r['ci_low']:.4g}, {r['ci_high']:.4g}]), "
-                f"Holm p = {r['p_holm']:.3g}, n = {int(r['n'])}")
+                f"Holm {p_text(r['p_holm'])}, n = {int(r['n'])}")
 
     for question, keys in HEADLINE:
         q = f"Which has {question}?"
         key = next((k for k in keys if k in p.index), None)
         if key is None:
-            rows.append({"question": q, "answer": "n/a", "evidence": "not measured in both runs"})
+            rows.append({"question": q, "answer": "n/a", "evidence": not_measured(keys[0], a, b, name_a, name_b)})
             continue
         r = p.loc[key]
         ev = evidence(r)

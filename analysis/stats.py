@@ -324,6 +324,12 @@ def paired_from_values(a, b, z: float = Z95):
     return paired_difference(d.size, d.sum(), (d * d).sum(), z)
 
 
+def p_text(p: float) -> str:
+    """A p-value for a sentence, "p = 0.0123", or "p < 1e-300" where it
+    underflowed to 0 (a p is never exactly 0)."""
+    return "p < 1e-300" if p == 0 else f"p = {p:.3g}"
+
+
 def holm(p_values, alpha: float = 0.05):
     """Holm's step-down adjustment.
 

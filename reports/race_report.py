@@ -36,7 +36,7 @@ def _ci(lo, hi) -> str:
 
 def _chi_square_table_note(sec: Section, tests: pd.DataFrame) -> None:
     """Under a table of seat_uniformity tests: the note when some test's p is only approximate."""
-    note = small_expected_note(tests["expected"])
+    note = small_expected_note(tests.loc[tests["n"] > 0, "expected"])  # a test of no games has no p to caution
     if note:
         sec.text(f"{note[0].upper()}{note[1:]} (column expected: each cell's expected count under a uniform spread).")
 
@@ -451,6 +451,9 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                   .rename(columns={"wins": "trips", "rate": "share", "ci_low": "95 % low", "ci_high": "95 % high"}),
                   TRIPS_CAPTION)
     sec.table(bias, "Seat bias")
+    for s, name in ((summary_a, name_a), (summary_b, name_b)):
+        if s.games == int(s.c["no_winner"]):
+            sec.text(f"{name}: {NO_WINNER}")
     tests = pd.concat([rs.seat_uniformity(summary_a).assign(design=name_a),
                        rs.seat_uniformity(summary_b).assign(design=name_b)], ignore_index=True)
     sec.table(tests, "Seat uniformity (chi-square)")

@@ -14,11 +14,14 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..analysis.compare import FAIR_GAPS, PAIRED_METRICS, lacks
 from ..analysis.sweep import Sweep, shown_metrics, sweep_table
+from ..analysis.stats import p_text
 from ..kernels.options import option_text
 from .document import Report
 from .race_report import design_name
 
+METRIC_LABELS = {**{key: label for key, label, _ in PAIRED_METRICS}, **dict(FAIR_GAPS.values())}
 HEADLINE_METRICS = ("game_turns", "first_hand_gap", "first_player_gap", "hazard_decided", "dead_share")
 
 
@@ -74,7 +77,16 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
              "named only where Holm's correction over every value and metric of the sweep still finds it.")
     for key in [k for k in HEADLINE_METRICS if k in keys]:
         rows = table[table["key"] == key]
+        measured = {repr(v) for v in rows["value"]}
+        # a value with no pair of games to compare on this metric (no winner, no hazards): say why
+        base_lacks = lacks(key, sweep.base, "the design as written")
+        if rows.empty and base_lacks:
+            sec.text(f"{METRIC_LABELS.get(key, key)}: not measured: {base_lacks}.")
+            continue
+        missing = [f"{v}: not measured: {lacks(key, summary, f'{sweep.path} = {v}', sweep.base.layout.multi_hand) or base_lacks or 'no pair of games'}"
+                   for v, summary in zip(sweep.values, sweep.summaries) if repr(v) not in measured]
         if rows.empty:
+            sec.text(f"{METRIC_LABELS.get(key, key)}: " + "; ".join(missing) + ".")
             continue
         parts = []
         for _, r in rows.iterrows():
@@ -83,8 +95,9 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
                 continue
             verdict = "" if r["reject"] else ", no clear change"
             parts.append(f"{r['value']}: {_g(r['variant'])} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
-                         f"{_g(r['ci_high'])}], Holm p = {_g(r['p_holm'])}{verdict})")
-        sec.text(f"{rows['metric'].iloc[0]}: as written {_g(rows['as_written'].iloc[0])}; " + "; ".join(parts) + ".")
+                         f"{_g(r['ci_high'])}], Holm {p_text(r['p_holm'])}{verdict})")
+        sec.text(f"{rows['metric'].iloc[0]}: as written {_g(rows['as_written'].iloc[0])}; "
+                 + "; ".join(parts + missing) + ".")
     shown = [k for k in HEADLINE_METRICS if k in keys and (table["key"] == k).any()]
     sec.figure(effect_chart(table, shown, sweep.path), "Paired differences from the design as written",
                name="sweep_effects")
