@@ -13,6 +13,7 @@ import pandas as pd
 from ..analysis import bremen as B
 from ..analysis import etape as E
 from ..analysis.variants import UNIT, VariantComparison, variant_table, what_differs
+from ..analysis.stats import p_text
 from ..kernels.options import option_text
 from . import bremen as bremen_report
 from . import etape as etape_report
@@ -89,7 +90,7 @@ def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str
     else:
         answer = f"No clear difference (leaning {name_a if row['diff'] > 0 else name_b})"
     return (f"{question} {answer}. {numbers}; A - B = {row['diff']:+.4g} [{_g(row['ci_low'])}, "
-            f"{_g(row['ci_high'])}], Holm p = {_g(row['p_holm'])}, n = {int(row['n'])}.")
+            f"{_g(row['ci_high'])}], Holm {p_text(row['p_holm'])}, n = {int(row['n'])}.")
 
 
 def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
