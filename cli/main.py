@@ -42,6 +42,13 @@ def check_game_or_design(deck: str) -> None:
          "and no such design file" + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
+def race_designs_only(deck: str, command: str) -> None:
+    """Fail naming the command's games if `deck` is Bremen or Tape l'étape,
+    which have no positions or play-by-play (it would read as a missing design file)."""
+    if deck in OTHER_GAMES:
+        fail(f"{command} is for the race designs ({', '.join(builtin_names())} or a design file); not {deck}")
+
+
 POLICIES_BY_SEAT = "Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B)."
 # Help texts are Rich markup: the backslash keeps "[etape|bremen]" from being read as a tag and dropped.
 PolicyOpt = Annotated[Optional[str], typer.Option(
@@ -65,7 +72,7 @@ MAX_TOURNAMENT_GAMES = 10**8
 @app.command()
 def simulate(
     deck: Annotated[str, typer.Argument(help="stapop, millebornes, touring, a design TOML file; or etape, bremen.")],
-    players: PlayersOpt = 4,
+    players: Annotated[Optional[int], typer.Option("--players", "-p", help="Number of players (default 4).")] = None,
     games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_SEED, help="Games (races) to play.")] = 10_000,
     policy: PolicyOpt = None,
     seed: SeedOpt = 0,
@@ -91,6 +98,8 @@ def simulate(
     if out is not None:
         writable_run_file(out)
     chunk = {} if chunk_size is None else {"chunk_size": chunk_size}  # each game's own default otherwise
+    if deck in OTHER_GAMES and players is None:
+        players = 4  # the race designs' default is checked against the design (race_cmds.make_run)
     if deck == "etape":
         from .etape import print_summary, simulate_command
 
@@ -347,6 +356,7 @@ def moves(
     as_json: Annotated[bool, typer.Option("--json", help="Print the moves as a JSON list.")] = False,
 ) -> None:
     """List the legal moves of the player on turn in a position."""
+    race_designs_only(deck, "moves")
     race_cmds.moves_command(deck, position, option, as_json)
 
 
@@ -360,6 +370,7 @@ def analyze(
     option: OptionOpt = None,
 ) -> None:
     """Each legal move's chance to win the hand, with its 95 % interval, for the player on turn."""
+    race_designs_only(deck, "analyze")
     race_cmds.analyze_command(deck, position, playouts, policy, seed, option)
 
 
@@ -374,6 +385,7 @@ def replay(
     seating: Annotated[Optional[str], typer.Option("--seating", help="fixed (default): policies keep their seats; rotate: they move one seat on each game.")] = None,
 ) -> None:
     """Print a readable play-by-play of one game of a run."""
+    race_designs_only(deck, "replay")
     if deck.endswith(".parquet"):
         given = [name for name, value in (("--players", players), ("--policy", policy), ("--seed", seed),
                                           ("--option", option), ("--seating", seating)) if value is not None]
@@ -381,7 +393,7 @@ def replay(
             fail(f"{', '.join(given)}: the run file {deck} says how its games were played; give --game only")
         race_cmds.replay_run_command(Path(deck), game)
         return
-    race_cmds.replay_command(deck, 4 if players is None else players, policy or "greedy", seed or 0, game, option, seating or "fixed")
+    race_cmds.replay_command(deck, players, policy or "greedy", seed or 0, game, option, seating or "fixed")
 
 
 @app.command()

@@ -39,14 +39,27 @@ def design_or_fail(deck: str):
         fail(str(exc))
 
 
+def target_text(d) -> str:
+    """The target, by player count where it differs, e.g. Mille Bornes'
+    "exact sum: 2,3,6 players 700 (extension 1000); 4 players 1000"."""
+    by_trip: dict[tuple[int, int], list[int]] = {}
+    for n in d.players:
+        by_trip.setdefault(d.trip_for(n), []).append(n)
+    kind = "exact set" if d.target_kind == "set" else "exact sum"
+    parts = [("" if len(by_trip) == 1 else f"{','.join(map(str, ns))} players ") + str(trip)
+             + (f" (extension {extension})" if extension else "") for (trip, extension), ns in by_trip.items()]
+    if len(by_trip) == 1:
+        return f"{kind}{' of' if d.target_kind == 'set' else ''} {parts[0]}"
+    return f"{kind}: {'; '.join(parts)}"
+
+
 @decks_app.command("list")
 def decks_list() -> None:
     """List the built-in deck designs."""
     table = Table("name", "title", "players", "target", "stock", "cards")
     for name in builtin_names():
         d = load_design(name)
-        target = "exact set" if d.target_kind == "set" else f"exact sum {d.trip}"
-        table.add_row(name, d.title, ",".join(map(str, d.players)), target,
+        table.add_row(name, d.title, ",".join(map(str, d.players)), target_text(d),
                       "reshuffle" if d.reshuffle else "play out", str(sum(c.count for c in d.cards)))
     console.print(table)
 
@@ -117,14 +130,26 @@ def decks_validate(path: Annotated[Path, typer.Argument(help="Design file to che
                   f"(hash {file_hash(d.text)})")
 
 
-def make_run(deck: str, players: int, policy: str, seed: int, option: list[str] | None, seating: str) -> RaceRun:
+DEFAULT_PLAYERS = 4  # simulate's and replay's; compare, sweep and tournament pair two-player games
+
+
+def make_run(deck: str, players: int | None, policy: str, seed: int, option: list[str] | None,
+             seating: str) -> RaceRun:
+    """The run of these settings; `players` None: the default, which a design
+    without a four-player game refuses saying that --players was not given."""
+    if players is None:
+        design = design_or_fail(deck)
+        if DEFAULT_PLAYERS not in design.players:
+            fail(f"{design.source}: {design.title} is played by {', '.join(map(str, design.players))} players; "
+                 f"give --players (without it, {DEFAULT_PLAYERS})")
+        players = DEFAULT_PLAYERS
     try:
         return RaceRun(deck, players, split_policies(policy), seed, parse_options(option), seating)
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
 
 
-def simulate_race(deck: str, players: int, games: int, policy: str, seed: int, out: Path | None,
+def simulate_race(deck: str, players: int | None, games: int, policy: str, seed: int, out: Path | None,
                   option: list[str] | None, seating: str, chunk_size: int,
                   share: tuple[int, int] | None = None) -> None:
     """Play the run chunk by chunk, printing a running summary; with `out`,
@@ -194,6 +219,7 @@ class _RunningSummary:
         self.wins = np.zeros(run.players, np.int64)
         self.no_winner = 0
         self.capped = 0
+        self.hand_capped = 0
         self.turns = 0
         self.hands = 0
         self.policy_wins = np.zeros(len(run.distinct), np.int64)
@@ -204,7 +230,9 @@ class _RunningSummary:
         self.games += len(last)
         self.hands += len(frame)
         self.turns += int(last["game_turns"].sum())
-        self.capped += int((last["capped"] > 0).sum())  # a capped hand ends its game
+        # a capped hand ends its game: capped 1, the turn cap; 2, the hand cap (the game's last hand)
+        self.capped += int((last["capped"] == 1).sum())
+        self.hand_capped += int((last["capped"] == 2).sum())
         winner = last["winner_side"].to_numpy()
         self.no_winner += int((winner < 0).sum())
         for p in range(self.run.players):
@@ -235,7 +263,9 @@ class _RunningSummary:
             console.print(by_policy)
         rate = self.games / max(meta["wall_seconds"], 1e-9)
         console.print(f"{self.games} games, {self.hands} hands, {self.turns / self.games:.1f} turns per game, "
-                      f"no winner {self.no_winner}, turn cap hit {self.capped}; "
+                      f"no winner {self.no_winner}, turn cap hit {self.capped}"
+                      + (f", hand cap ({meta.get('hand_cap')} hands) hit {self.hand_capped}" if self.run.multi_hand else "")
+                      + "; "
                       f"{meta['wall_seconds']:.1f} s of play ({rate:,.0f} games/s)"
                       + ("" if startup is None else f", after {startup:.1f} s to compile or load the kernels"))
 
@@ -294,7 +324,7 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
                       "there, --policy bold going on.", highlight=False)
 
 
-def replay_command(deck: str, players: int, policy: str, seed: int, game: int, option: list[str] | None,
+def replay_command(deck: str, players: int | None, policy: str, seed: int, game: int, option: list[str] | None,
                    seating: str) -> None:
     run = make_run(deck, players, policy, seed, option, seating)
     if game < 0:
