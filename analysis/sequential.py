@@ -186,7 +186,7 @@ class SequentialResult:
     games_played: int             # games actually simulated (whole chunks)
     plus: int                     # +1 signs (A ahead) among the games used
     minus: int                    # -1 signs (B ahead)
-    zeros: int                    # even: ties, no winner, undefined
+    zeros: int                    # even: ties, no winner (a defined difference of 0)
     llr_a: float                  # final LLR of test A (H1: q = 1/2 + delta)
     llr_b: float                  # final LLR of test B (H1: q = 1/2 - delta)
     upper: float                  # accept-H1 bound of each test
@@ -203,6 +203,7 @@ class SequentialResult:
     labels: tuple[str, str] = ("A", "B")
     what: str = "wins more often"  # what a +1 says of A, for the reader: "A <what>"
     meta: dict = field(default_factory=dict)
+    undefined: int = 0            # games whose difference is undefined (NaN: the metric missing in either)
 
     @property
     def decided(self) -> bool:
@@ -215,6 +216,8 @@ class SequentialResult:
             ("games used", f"{self.games_used}"),
             ("games played", f"{self.games_played} (games after the decision are not used)"),
             (f"{a} ahead / {b} ahead / even", f"{self.plus} / {self.minus} / {self.zeros}"),
+            *([("not measured", f"{self.undefined} (the metric is undefined in the game of either)")]
+              if self.undefined else []),
             (f"share of uneven games to {a} (q)", f"{self.q:.4f} [{self.q_low:.4f}, {self.q_high:.4f}]"),
             (f"mean difference {a} - {b} per game", f"{self.mean_diff:.4g} [{self.diff_low:.4g}, {self.diff_high:.4g}]"),
             ("LLR of tests A / B", f"{self.llr_a:.3f} / {self.llr_b:.3f}; bounds {self.lower:.3f}, {self.upper:.3f}"),
@@ -254,7 +257,7 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
     a, b = (list(labels) + ["A", "B"])[:2]
     state = {"llr_a": 0.0, "llr_b": 0.0, "done_a": False, "done_b": False}
     played = 0
-    plus = minus = zeros = 0
+    plus = minus = zeros = undefined = 0
     n_d, s_d, ss_d = 0, 0.0, 0.0
     decision, used = "undecided", 0
     while played < max_games:
@@ -271,8 +274,10 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
         used_signs, used_diffs = signs[:stop], diffs[:stop]
         plus += int((used_signs > 0).sum())
         minus += int((used_signs < 0).sum())
-        zeros += int((used_signs == 0).sum())
-        ok = used_diffs[~np.isnan(used_diffs)]
+        missing = np.isnan(used_diffs)
+        undefined += int(missing.sum())
+        zeros += int(((used_signs == 0) & ~missing).sum())
+        ok = used_diffs[~missing]
         n_d += ok.size
         s_d += float(ok.sum())
         ss_d += float((ok * ok).sum())
@@ -290,7 +295,8 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
         "A": f"{a} {what}: decided after {used} games",
         "B": f"{b} {what}: decided after {used} games",
         "same": f"neither {what} (no difference of {delta:g} or more in q): decided after {used} games",
-        "undecided": f"undecided after {used} games (cap reached)",
+        "undecided": f"undecided after {used} games (cap reached)"
+                     + (": the metric is undefined in every game" if undefined == used else ""),
     }[decision]
     t = test.test_a
     return SequentialResult(
@@ -298,7 +304,7 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
         zeros=zeros, llr_a=state["llr_a"], llr_b=state["llr_b"], upper=t.upper, lower=t.lower,
         alpha=alpha, beta=beta, delta=delta, q=q, q_low=float(q_low), q_high=float(q_high),
         mean_diff=float(d["mean"]), diff_low=float(d["ci_low"]), diff_high=float(d["ci_high"]),
-        labels=(a, b), what=what,
+        labels=(a, b), what=what, undefined=undefined,
     )
 
 
