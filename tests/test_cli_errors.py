@@ -283,3 +283,25 @@ def test_a_policy_of_your_own_is_refused_by_the_games_without_one(tmp_path):
     result = run("simulate", "etape", "--games", 5, "--policy", f"{policy}:mine")
     message = " ".join(result.stderr.split())
     assert result.exit_code == 2 and "plays the race games and Bremen only" in message and "heuristic" in message
+
+
+@pytest.mark.parametrize("command", [["replay", "bremen", "--game", 3], ["moves", "etape", "position.toml"],
+                                     ["analyze", "bremen", "position.toml"]])
+def test_the_race_commands_name_the_race_designs_when_given_another_game(command):
+    # not "bremen: no such design file": these games have no positions or play-by-play
+    result = run(*command)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{command[0]} is for the race designs" in result.output and f"not {command[1]}" in result.output
+
+
+@pytest.mark.parametrize("command", ["simulate", "replay"])
+def test_a_design_without_four_players_asks_for_players_instead_of_refusing_an_unasked_4(command, tmp_path):
+    # simulate and replay play 4 players unless told: a two- and three-player design says that
+    # --players was not given, rather than that the user asked for 4
+    text = run("decks", "show", "stapop", "--toml").stdout.replace("players = [2, 3, 4, 5, 6]", "players = [2, 3]")
+    assert "players = [2, 3]\n" in text
+    path = tmp_path / "two_three.toml"
+    path.write_text(text, "utf-8")
+    result = run(command, path)
+    assert result.exit_code == 2 and "played by 2, 3 players; give --players (without it, 4)" in result.output
+    assert run(command, path, "--players", 3, *(["--games", 5] if command == "simulate" else [])).exit_code == 0

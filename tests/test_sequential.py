@@ -86,6 +86,21 @@ def test_zeros_are_skipped_but_counted_as_games():
     assert r.decision == "A" and r.plus == 39 and r.zeros == 19 and r.games_used == 58
 
 
+def test_games_where_the_metric_is_undefined_are_not_called_even():
+    # games 0, 3, 6, ...: the metric missing in one design (NaN); 1, 4, ...: equal (0); 2, 5, ...: A ahead
+    def stream(s, c):
+        g = np.arange(s, s + c) % 3
+        diffs = np.where(g == 0, np.nan, np.where(g == 1, 0.0, 1.0))
+        return paired_signs(diffs, np.zeros(c))
+    r = sequential_compare(stream, chunk=10)
+    # the 39th A-ahead game decides (as in the test above): game 116, so 117 games used, 39 of each kind
+    assert (r.decision, r.games_used, r.plus, r.zeros, r.undefined) == ("A", 117, 39, 39, 39)
+    assert ("not measured", "39 (the metric is undefined in the game of either)") in r.summary_rows()
+    nothing = sequential_compare(lambda s, c: paired_signs(np.full(c, np.nan), np.zeros(c)), chunk=10, max_games=30)
+    assert (nothing.zeros, nothing.undefined) == (0, 30)
+    assert nothing.verdict == "undecided after 30 games (cap reached): the metric is undefined in every game"
+
+
 @pytest.mark.parametrize("q,seed", [(0.5, 1), (0.54, 2), (0.47, 3), (0.6, 4)])
 def test_chunked_scan_equals_the_plain_reference(q, seed):
     rng = np.random.default_rng(seed)

@@ -11,6 +11,7 @@ from etappe.analysis.stats import (
     hist_ecdf,
     hist_quantile,
     holm,
+    p_text,
     mean_curves,
     mean_interval,
     paired_difference,
@@ -324,3 +325,9 @@ def test_equal_differences_that_are_not_binary_fractions_get_the_sign_test(value
     out = paired_from_values([value] * 5, [0.0] * 5)
     assert out["sd"] == 0 and out["p_value"] == pytest.approx(2 / 2 ** 5)
     assert out["ci_low"] == out["ci_high"] == pytest.approx(value)
+
+
+def test_a_p_value_that_underflowed_is_not_written_as_zero():
+    # a normal tail at z = 40 is about 1e-350, below the smallest double: the p computes as 0
+    assert p_text(0.0) == "p < 1e-300"
+    assert p_text(0.012345) == "p = 0.0123" and p_text(1.0) == "p = 1"
