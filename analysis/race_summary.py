@@ -685,6 +685,31 @@ def sides_differ_in_policy(L: Layout) -> bool:
     return len(held) > 1
 
 
+def side_policies(L: Layout, shift: int = 0) -> list[tuple[str, ...]]:
+    """The policies each side holds (sorted) when the seat policies are
+    moved `shift` seats on (rotated seating moves them one seat a game:
+    seat p plays the policy of seat (p + shift) mod players)."""
+    P = L.players
+    return [tuple(sorted(L.policies[(p + shift) % P] for p in range(P) if L.seat_side[p] == s))
+            for s in range(L.sides)]
+
+
+def mirrored_policies(L: Layout) -> bool:
+    """Whether, in every seating the run plays, every side holds the same
+    policies, and there are at least two of them: partners of different
+    policies, e.g. Mille Bornes at 6 players (3 teams of 2) with
+    --policy random,greedy puts one random and one greedy in every team.
+    Then every policy sits on every side, so it wins exactly 1/sides of the
+    games with a winner, and each policy finishes ahead of each other
+    exactly as often as behind, whatever their skill: the run cannot
+    measure skill, and win rates or a skill matrix of its policies would
+    show the seating, not the policies."""
+    if len(set(L.policies)) < 2 or L.sides < 2:
+        return False
+    shifts = range(L.players) if L.seating != "fixed" else (0,)
+    return all(len(set(side_policies(L, k))) == 1 for k in shifts)
+
+
 def seat_uniformity(s: RaceSummary) -> pd.DataFrame:
     """Chi-square tests of uniform wins over turn-order positions and over fixed sides.
 

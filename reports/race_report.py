@@ -211,8 +211,11 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
         sec.table(_rate_display(rs.trips_by_position(s), ["position", "fair_share"])
                   .rename(columns={"wins": "trips", "win rate": "share"}), TRIPS_CAPTION)
     sec.table(_rate_display(seats, ["seat", "side", "policy"]), "Win rate per seat (a seat wins when its side wins)")
-    sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]),
-              "Win rate per policy" + (" (policies rotate over the seats game by game)" if L.seating != "fixed" else ""))
+    if rs.mirrored_policies(L):
+        sec.text(MIRRORED_OUTCOMES.format(teams=_side_policy_text(L)))
+    else:
+        sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]),
+                  "Win rate per policy" + (" (policies rotate over the seats game by game)" if L.seating != "fixed" else ""))
     if L.players > 1:
         sec.figure(plots.win_bars(seats.assign(label=[f"seat {i}: {p}" for i, p in zip(seats["seat"], seats["policy"])]),
                                   "label", fair_share=1.0 / L.sides).figure, "Win rate per seat", name=f"win_bars{tag}")
@@ -227,7 +230,27 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
               "How games and hands end (draw, stall / turn cap), with 95 % intervals")
 
 
+MIRRORED_OUTCOMES = ("No win rate per policy: every side holds the same policies ({teams}), so every policy "
+                     "sits on every side and wins exactly 1/sides of the games with a winner, whatever its skill. "
+                     "Give each side a policy of its own to compare them (see the skill matrix).")
+
+
+def _side_policy_text(L) -> str:
+    return "; ".join(f"{L.side_label(side)}: {' + '.join(pols)}" for side, pols in enumerate(rs.side_policies(L)))
+
+
 def _skill(sec: Section, s: RaceSummary) -> None:
+    L = s.layout
+    if rs.mirrored_policies(L):
+        # partners of different policies on every side: each policy finishes ahead of each other exactly as
+        # often as behind, by the seating alone; a matrix of 50 % with tight intervals would say "no skill"
+        sec.text(f"No skill matrix: every side holds the same policies ({_side_policy_text(L)}"
+                 f"{', in every seating the rotation plays' if L.seating != 'fixed' else ''}), so in every game "
+                 "each policy finishes ahead of each other policy exactly as often as behind, whatever their "
+                 "skill. Give each side a policy of its own (one policy per side, repeated round the table: "
+                 "--policy A,B for two sides, A,B,C for three) or play `etappe tournament`, which seats each "
+                 "pair of policies on the same deals.")
+        return
     skill_section(sec, rs.head_to_head(s), "game",
                   "the winner's side ahead of everyone, then the higher total score, or distance in designs of one "
                   "hand; equal counts 1/2; partners are not opponents", "e.g. random, greedy, lookahead",
@@ -251,7 +274,8 @@ def _length(sec: Section, s: RaceSummary, tag: str = "") -> None:
 def _tension(sec: Section, s: RaceSummary, tag: str = "") -> None:
     sec.text("Lead changes: times the strict distance leader changed, summed over the hands of a game. "
              "Deficit: the largest gap between the leader and the eventual winner during the game "
-             "(0: the winner was never behind). Final gap: the winner's total minus the best other total.")
+             "(0: the winner was never behind). Final gap: the winner's total minus the best other total "
+             + ("(cumulative score, points)." if s.layout.multi_hand else f"(distance, {s.layout.unit})."))
     sec.table(rs.tension_table(s), "Tension")
     tension_figures(sec, rs.hist_frame(s, "lead_changes"), rs.hist_frame(s, "winner_deficit"), "lead changes per game",
                     f"winner's largest deficit ({s.layout.unit})", f"lead_changes{tag}", f"winner_deficit{tag}")
@@ -264,14 +288,22 @@ def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
     unit = s.layout.unit
     by_pos = rs.progress_table(s, "position")
     by_side = rs.progress_table(s, "side")
-    sec.text("Mean distance laid at the end of each round of a hand (a round is one turn per player), "
-             "per turn-order position of the hand and per seat. Dark band: 95 % interval of the mean; "
-             "light band: mean +- 1 sd (the spread of hands).")
+    R = s.layout.rounds
+    longest = s.h["hand_turns"].nonzero()[0].max() if s.h["hand_turns"].n else 0
+    past = int(np.sum(s.h["hand_turns"].frame().query("value > @R * @s.layout.players")["count"])) \
+        if s.h["hand_turns"].n else 0
+    sec.text(f"Mean distance laid at the end of each of the first {R} rounds of a hand (a round is one turn per "
+             "player; the records keep these rounds), per turn-order position of the hand and per seat. A hand "
+             "that has ended keeps its final distance in the later rounds, so every round counts every hand "
+             f"(n = {int(s.c['hands'])} hands)"
+             + (f"; {past} of them ({_pct(past / int(s.c['hands']))}) were still being played after round {R} "
+                "and are not followed further" if past else
+                f"; no hand lasted beyond round {R} (the longest took {int(longest)} turns)")
+             + ". Dark band: 95 % interval of the mean; light band: mean +- 1 sd (the spread of hands).")
     sec.figure(plots.progress_curves(by_pos, ylabel=f"distance ({unit})").figure,
                "Progress by turn-order position", name=f"progress_position{tag}")
     sec.figure(plots.progress_curves(by_side, ylabel=f"distance ({unit})").figure,
                "Progress by seat / side", name=f"progress_side{tag}")
-    R = s.layout.rounds
     picks = sorted({max(1, round(R * q)) for q in (0.1, 0.25, 0.5, 0.75, 1.0)})
     show = by_pos[by_pos["round"].isin(picks)][["group", "round", "n", "mean", "ci_low", "ci_high", "sd"]]
     sec.table(show, f"Mean distance ({unit}) at selected rounds, by turn-order position")
@@ -292,7 +324,8 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
              "when one side wins, the others lose. Shares get Wilson's interval at their effective sample size, "
              "the lift the MOVER interval for two correlated shares (analysis/stats.py).")
     main = cb[["name", "role", "drawn", "played", "discarded", "in_hand", "played_per_game", "played_share",
-               "played_share_low", "played_share_high", "dead_share", "winner_share"]]
+               "played_share_low", "played_share_high", "dead_share", "winner_share", "winner_share_low",
+               "winner_share_high"]]
     sec.table(main, "Card balance: drawn, played, discarded, in hand")
     sec.figure(plots.card_balance_chart(cb).figure, "What happens to each card drawn", name=f"card_balance{tag}")
     sec.table(cb[["name", "n_played", "win_when_played", "n_not", "win_when_not", "win_lift", "win_lift_low",
@@ -303,10 +336,11 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
         setback = hz["role"].astype(str).str.lower().eq("setback").to_numpy()
         hz["victim_turns"] = hz["victim_turns"].astype(object).where(~setback, "")
         hz.loc[setback, "turns_lost_per_hazard"] = np.nan
-        sec.table(hz[["name", "played", "received", "victim_turns", "turns_lost_per_hazard", "victim_win_rate",
-                      "victim_win_low", "victim_win_high"]],
+        hz["n_victims"] = s.c["card_units_received"][hz.index.to_numpy()]
+        sec.table(hz[["name", "played", "received", "victim_turns", "turns_lost_per_hazard", "n_victims",
+                      "victim_win_rate", "victim_win_low", "victim_win_high"]],
                   "Attacks (hazards, limits, setbacks): turns the victim lost, and the victim's win rate when hit "
-                  "at least once (games with a winner)")
+                  "at least once (n_victims: game x side units hit at least once, in the games with a winner)")
         if setback.any():
             sec.text("A setback stops nobody: it takes one laid card of the distance it names from its victim "
                      "(received: the cards taken), so it costs distance, not turns, and its turns lost are left "
