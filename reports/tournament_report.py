@@ -119,6 +119,10 @@ def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
     lines = [f"Strongest: {best['policy']} (Elo {best['elo']:+.0f} [{best['elo_low']:+.0f}, {best['elo_high']:+.0f}]); "
              f"weakest: {worst['policy']} (Elo {worst['elo']:+.0f} [{worst['elo_low']:+.0f}, {worst['elo_high']:+.0f}]). "
              f"Spread {best['elo'] - worst['elo']:.0f} Elo."]
+    open_pairs = _undecided_against(best["policy"], pairs)
+    if open_pairs:
+        lines.append(f"{best['policy']} is rated highest, but its own pairing is not decided at 95 % against "
+                     + ", ".join(open_pairs) + ": its score interval there includes 50 %.")
     clear = pairs[(pairs["ci_low"] > 0.5) | (pairs["ci_high"] < 0.5)]
     lines.append(f"{len(clear)} of {len(pairs)} pairings are decided at 95 % (the score interval excludes 50 %; "
                  "each pairing on its own, not corrected for their number).")
@@ -129,6 +133,19 @@ def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
                      "draw and the number of games, not measured: the data only say it is at least that far "
                      "from the rest (its interval's far side comes from the virtual draw).")
     return lines
+
+
+def _undecided_against(policy: str, pairs: pd.DataFrame) -> list[str]:
+    """Each opponent whose pairing with `policy` has a score interval
+    including 50 %, as "opponent (score s [low, high])" from `policy`'s side."""
+    out = []
+    for r in pairs.itertuples():
+        if policy not in (r.policy_a, r.policy_b) or not r.ci_low <= 0.5 <= r.ci_high:
+            continue
+        as_a = r.policy_a == policy
+        score, low, high = (r.score_a, r.ci_low, r.ci_high) if as_a else (1 - r.score_a, 1 - r.ci_high, 1 - r.ci_low)
+        out.append(f"{r.policy_b if as_a else r.policy_a} (score {score:.1%} [{low:.1%}, {high:.1%}])")
+    return out
 
 
 def _se_label(ratings: pd.DataFrame) -> str:

@@ -2,7 +2,6 @@
 the report prints are recomputed here from the records with plain pandas
 (or follow from the rules: who partners whom), never taken from the
 report's own code."""
-import re
 
 import matplotlib
 
@@ -120,7 +119,7 @@ def test_progress_says_what_its_rounds_hold(stapop4):
     past = int((f["turns"] > R * 4).sum())
     assert 0 < past < len(f)
     md = _markdown(f)
-    assert f"A hand that has ended keeps its final distance" in md
+    assert "A hand that has ended keeps its final distance" in md
     assert f"(n = {len(f)} hands); {past} of them" in md
     assert f"still being played after round {R}" in md
 

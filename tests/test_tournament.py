@@ -16,7 +16,7 @@ from etappe.analysis.tournament import (
     pair_outcomes, pair_table, play_tournament, score_matrix, seat_schedule, side_schedule,
 )
 from etappe.cli.tournament_cmds import tournament_command
-from etappe.reports.tournament_report import build_tournament_report
+from etappe.reports.tournament_report import _undecided_against, build_tournament_report
 
 ELO_75 = 400 * math.log10(3)  # 190.85: a 75 % score
 
@@ -68,6 +68,15 @@ def _result(outcomes, policies=("x", "y", "z"), players=2, sides=2):
             "games": o.shape[1], "games_total": o.size, "policies": list(policies), "options": {},
             "seating": "paired", "version": "test", "wall_seconds": 1.0}
     return TournamentResult(list(policies), pairs, o, meta)
+
+
+def test_the_strongest_is_qualified_by_its_undecided_pairings():
+    # the round robin below: z beats y in 4 of 4, whose Wilson interval for y, [0, 3.8415 / 7.8415 = .4899],
+    # excludes 50 %; against x, z scores 1.5 of 4, [1 - .90811, 1 - .21943] (worked in the next test)
+    r = _result([[1, 1, 1, -1], [1, 0, -1, 1], [-1, -1, -1, -1]])
+    pairs = pair_table(r)
+    assert _undecided_against("z", pairs) == ["x (score 37.5% [9.2%, 78.1%])"]
+    assert _undecided_against("x", pairs) == ["y (score 75.0% [30.1%, 95.4%])", "z (score 62.5% [21.9%, 90.8%])"]
 
 
 def test_tables_of_a_known_round_robin():
