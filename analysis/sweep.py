@@ -9,6 +9,8 @@ Holm's correction across the whole sweep (values x metrics).
 """
 from __future__ import annotations
 
+import time
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -39,6 +41,7 @@ class Sweep:
     summaries: list[RaceSummary] = field(default_factory=list)   # one per value
     metas: list[dict] = field(default_factory=list)
     comparisons: list[PairedComparison] = field(default_factory=list)
+    wall_seconds: float = 0.0              # playing time of every design's games (resumed sessions included)
 
 
 def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, games: int,
@@ -78,7 +81,8 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
         saved = Checkpoint(Path(checkpoint), identity)
         state = saved.load()
     if state is None:
-        state = {"games_done": 0, "summaries": [None] * len(runs), "comparisons": [PairedComparison() for _ in variants]}
+        state = {"games_done": 0, "summaries": [None] * len(runs), "comparisons": [PairedComparison() for _ in variants],
+                 "seconds": 0.0}
     elif on_resume:
         on_resume(state["games_done"])
     comparisons = state["comparisons"]
@@ -99,7 +103,10 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
     for first in range(state["games_done"], games, chunk_size):
         count = min(chunk_size, games - first)
         for run, acc in zip(runs, summarizers):
-            acc.add(run.play(first, count))
+            started = time.perf_counter()
+            frame = run.play(first, count)
+            state["seconds"] += time.perf_counter() - started
+            acc.add(frame)
             if progress:
                 progress(count)
         state["games_done"] = first + count
@@ -108,7 +115,7 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
             saved.save(state)
     results = [acc.result() for acc in summarizers]
     return Sweep(path, list(values), base_value, results[0], metas[0], dict(options or {}), results[1:], metas[1:],
-                 comparisons)
+                 comparisons, round(state["seconds"], 3))
 
 
 def sweep_table(sweep: Sweep) -> pd.DataFrame:

@@ -57,13 +57,16 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
     rep = Report(f"Sweep: {name}, {sweep.path}, {meta['players']} players", on_section=on_section)
 
     sec = rep.section("Run")
+    games_played = meta["games"] * (len(sweep.values) + 1)  # the design as written and each value
     rows = [("design", name), ("design file", meta.get("design_file", "")), ("design hash", meta.get("design_hash")),
             ("setting swept", sweep.path), ("value in the file", as_written),
             ("values played", ", ".join(map(str, sweep.values))), ("players", meta["players"]),
             ("policies by seat", ", ".join(p["name"] for p in meta["policies"])), ("seating", meta["seating"]),
             ("seed", meta["seed"]), ("games per value", meta["games"]),
             ("rule options", json.dumps(meta["options"], sort_keys=True)),
-            ("etappe version", meta.get("version"))]
+            ("etappe version", meta.get("version")),
+            ("wall time", f"{sweep.wall_seconds:.2f} s of play, every design's games"),
+            ("games per second", f"{games_played / sweep.wall_seconds:,.0f}" if sweep.wall_seconds > 0 else "")]
     sec.table(pd.DataFrame(rows, columns=["item", "value"]).astype(str), "Everything needed to reproduce the sweep")
     sec.text("Reproduce: etappe sweep " + " ".join([
         meta.get("design_file", "").removeprefix("builtin:"), "--set", f"{sweep.path}=" + ",".join(map(str, sweep.values)),

@@ -1,6 +1,8 @@
 """Design sweeps (`etappe sweep`): a setting of a design file at several
 values, each variant checked as a file of its own and played on the same
 seeds as the design as written."""
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -104,10 +106,17 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
     assert "value in the file | 5" in md and "turns per game: as written" in md
     assert "Reproduce: etappe sweep millebornes --set cards.stop.count=3,8 --players 2 --games 60 --seed 2" in md
     assert not (out / ".sweep-checkpoint.pkl").exists()
-    # the same sweep played in one go gives the same numbers
+    # the header's speed: 60 games of each of three designs in the wall time it gives
+    wall = float(re.search(r"\| wall time \| ([0-9.]+) s of play", md).group(1))  # to 0.01 s
+    speed = float(re.search(r"\| games per second \| ([0-9,]+) \|", md).group(1).replace(",", ""))
+    assert 180 / (wall + 0.005) - 1 <= speed <= 180 / max(wall - 0.005, 1e-9) + 1
+    # the same sweep played in one go gives the same numbers (its time aside)
     monkeypatch.setattr(RaceRun, "play", real_play)
     assert run(*args[:-1], tmp_path / "fresh").exit_code == 0
-    assert md == (tmp_path / "fresh" / "report.md").read_text()
+
+    def untimed(text):
+        return [line for line in text.splitlines() if "| wall time |" not in line and "| games per second |" not in line]
+    assert untimed(md) == untimed((tmp_path / "fresh" / "report.md").read_text())
 
 
 def test_sweep_refusals_name_the_problem(tmp_path):
