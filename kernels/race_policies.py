@@ -29,7 +29,8 @@ GREEDY_PARAMETERS = {
                                "else is useful"),
     "target_leader": (P_TARGET_LEADER, 1.0, "1: attack the side with the most distance; 0: the next side in turn order"),
     "hold_safeties": (P_HOLD_SAFETIES, 1.0, "1: keep safeties for a coup fourré (lay one only when it clears "
-                                            "a hazard on us or instead of a discard); 0: lay at once for the extra turn"),
+                                            "a hazard or limit on us, or when every other move is a discard of a "
+                                            "card still of use); 0: lay at once for the extra turn"),
     "extension_margin": (P_EXTENSION_MARGIN, 100.0, "call the extension only when ahead of every opponent by at least this many km"),
     "coup_fourre": (P_COUP_FOURRE, 1.0, "probability of calling a coup fourré when offered"),
 }
@@ -102,6 +103,14 @@ class PolicyError(ValueError):
     pass
 
 
+def _greedy_defaults() -> tuple[float, ...]:
+    """The parameter row of `greedy` (zeros beyond its parameters)."""
+    row = [0.0] * N_PARAMS
+    for i, default, _ in GREEDY_PARAMETERS.values():
+        row[i] = default
+    return tuple(row)
+
+
 def parse_policy(spec: str) -> PolicySpec:
     """A policy spec: `random`, a greedy preset, `lookahead[:k=v,...]` or a
     user policy `path/to/file.py:function`."""
@@ -114,7 +123,9 @@ def parse_policy(spec: str) -> PolicySpec:
             function = compile_user_policy(spec.strip())
         except UserPolicyError as exc:
             raise PolicyError(str(exc)) from None
-        return PolicySpec(spec.strip(), POLICY_USER, (0.0,) * N_PARAMS, function)
+        # greedy's default row: the kernel answers the seat's coup fourré and
+        # extension questions from it (docs/policies.md), and passes it to the function
+        return PolicySpec(spec.strip(), POLICY_USER, _greedy_defaults(), function)
     if name == "random":
         if overrides:
             raise PolicyError(f"policy 'random' takes no parameters (got {overrides!r})")
