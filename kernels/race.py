@@ -28,8 +28,8 @@ import numpy as np
 from numba import njit, prange
 
 from .race_design import (
-    EMPTY, NEEDS_GO, R_FITS_AT, R_MOVING_AT, VIRTUAL_GO,
-    C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_PROTECTED_BY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
+    CLEARS_SEVERAL, EMPTY, NEEDS_GO, R_FITS_AT, R_MOVING_AT, VIRTUAL_GO,
+    C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_REMEDY, C_PROTECTED_BY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
     MAX_DECK, MAX_HAND_SIZE, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
     R_COUP_TURN_EMPTY, R_EXTENSION, R_EXTENSION_POINTS, R_FAILED_EXTENSION_TRIP, R_GO_WITH_PERMANENT_GO, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
     R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
@@ -614,9 +614,17 @@ def keep_value(state, ct, rules, seat, t):
             return -5.0
         return 0.5 if extra else 2.5
     if role == ROLE_REMEDY:
+        # Useless once our safeties protect from every hazard it clears.
         h = ct[t, C_CLEARS]
-        if h >= 0 and protected(state, ct, side, h):
-            return -5.0  # our safety makes it useless
+        if h >= 0:
+            if protected(state, ct, side, h):
+                return -5.0
+        elif h == CLEARS_SEVERAL:  # a user design may give several hazards one remedy
+            for hazard in range(rules[R_NTYPES]):
+                if (ct[hazard, C_ROLE] == ROLE_HAZARD and ct[hazard, C_REMEDY] == t
+                        and not protected(state, ct, side, hazard)):
+                    return 0.3 if extra else 2.0
+            return -5.0
         return 0.3 if extra else 2.0
     if role == ROLE_END_LIMIT:
         if state[b + SD_LIMIT_IMMUNE] == 1:

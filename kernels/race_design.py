@@ -53,8 +53,9 @@ C_REMEDY = 6      # hazard: card type that clears it (the go card for Stop-like 
 C_PROTECTED_BY = 7  # hazard, limit, setback: safety type protecting from it, -1 none
 C_ACTS_AS_GO = 8  # safety: 1 if it is a permanent go (Right of Way)
 C_REMOVES = 9     # setback: distance type it removes
-C_CLEARS = 10     # remedy: the hazard type it clears, -1
+C_CLEARS = 10     # remedy: the hazard type it clears, -1 none, CLEARS_SEVERAL if more than one
 C_NCOLS = 11
+CLEARS_SEVERAL = -2  # C_CLEARS of a remedy that several hazards name (a user design may)
 
 # Rules vector offsets.
 R_NTYPES = 0
@@ -275,7 +276,8 @@ class Design:
             if c.remedy is not None:
                 table[i, C_REMEDY] = index[c.remedy]
                 if c.role == "hazard" and self.cards[index[c.remedy]].role == "remedy":
-                    table[index[c.remedy], C_CLEARS] = i
+                    cleared = table[index[c.remedy], C_CLEARS]
+                    table[index[c.remedy], C_CLEARS] = i if cleared == -1 else CLEARS_SEVERAL
             if c.removes is not None:
                 table[i, C_REMOVES] = index[c.removes]
             table[i, C_ACTS_AS_GO] = int(c.acts_as_go)
