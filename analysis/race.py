@@ -2,15 +2,16 @@
 
     from etappe.analysis.race import load_design, simulate
     df = simulate("stapop", players=4, games=10_000, policies=["greedy"], seed=1)
+    print(replay(df.attrs, game=17))   # play-by-play of game 17 of that run
 
 One row per hand (see docs/records.md); the run's identity is in `df.attrs`.
-The CLI uses exactly these functions.
+The CLI uses exactly these functions (docs/python.md: the whole Python API).
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numba
 import numpy as np
@@ -25,7 +26,7 @@ from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, 
 
 from .runio import file_hash, package_version
 
-__all__ = ["load_design", "simulate", "iter_chunks", "RaceRun", "DesignError"]
+__all__ = ["load_design", "simulate", "replay", "iter_chunks", "RaceRun", "DesignError", "PolicyError"]
 
 DEFAULT_CHUNK = 50_000
 # `capped` in the records: 1 the hand hit the turn cap, CAPPED_HANDS the game hit the hand cap (its last hand)
@@ -33,10 +34,21 @@ CAPPED_TURNS, CAPPED_HANDS = 1, 2
 
 
 class RaceRun:
-    """Everything that determines a run's results, checked once up front."""
+    """Everything that determines a run's results, checked once up front.
 
-    def __init__(self, design: str | Path | Design, players: int, policies: Sequence[str],
+    Arguments as `simulate`'s; raises DesignError, PolicyError or
+    ValueError (all ValueErrors) naming what is wrong."""
+
+    def __init__(self, design: str | Path | Design, players: int, policies: Sequence[str] | str,
                  seed: int, options: dict | None = None, seating: str = "fixed"):
+        if isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
+            policies = [policies]
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict of rule option name: value, e.g. {{'overshoot': 'disqualify'}}, "
+                            f"not {type(options).__name__}")
+        if isinstance(design, str) and design in ("bremen", "etape") and not Path(design).exists():
+            raise DesignError(f"{design} is not a race design: its Python API is etappe.analysis.{design} "
+                              f"(`from etappe.analysis import {design}; {design}.simulate(...)`; docs/python.md)")
         self.design = design if isinstance(design, Design) else load_design(design)
         self.players = players
         self.options = self.design.resolved_options(options)
@@ -128,6 +140,15 @@ class RaceRun:
                      *self.policy_functions)
         return time.perf_counter() - started
 
+    def replay(self, game: int) -> str:
+        """Play-by-play of game `game` of this run, as `etappe replay` prints it."""
+        from etappe.kernels.race_replay import format_replay
+
+        if game < 0:
+            raise ValueError(f"game must be >= 0, not {game}")
+        specs = [self.distinct[i] for i in self.seat_policies(np.array([game]))[0]]
+        return format_replay(self.design, self.card_table, self.rules, specs, self.seed, game)
+
     def play(self, start: int, count: int) -> pd.DataFrame:
         """Play games start .. start+count-1; one row per hand."""
         games = np.arange(start, start + count, dtype=np.int64)
@@ -211,8 +232,8 @@ class RaceRun:
                       for stat in CARD_COLUMNS]
         progress_names = [f"s{s}_r{r + 1}" for s in range(self.sides) for r in range(K.PROGRESS_ROUNDS)]
         frame = pd.concat([pd.DataFrame(cols),
-                           pd.DataFrame(cards_out.reshape(n, -1), columns=card_names, copy=False),
-                           pd.DataFrame(progress.reshape(n, -1), columns=progress_names, copy=False)], axis=1)
+                           pd.DataFrame(cards_out.reshape(n, len(card_names)), columns=card_names, copy=False),
+                           pd.DataFrame(progress.reshape(n, len(progress_names)), columns=progress_names, copy=False)], axis=1)
         return _add_game_columns(frame, self)
 
 
@@ -248,28 +269,92 @@ def iter_chunks(run: RaceRun, games: int, chunk_size: int = DEFAULT_CHUNK, start
 
 
 def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
-             policies: Sequence[str] = ("greedy",), seed: int = 0, options: dict | None = None,
+             policies: Sequence[str] | str = ("greedy",), seed: int = 0, options: dict | None = None,
              seating: str = "fixed", threads: int | None = None, chunk_size: int = DEFAULT_CHUNK,
              progress: Callable[[int], None] | None = None) -> pd.DataFrame:
-    """Play `games` games and return their records (one row per hand).
+    """Play games 0 .. games-1 of a race design and return their records.
 
-    design: built-in name (stapop, millebornes, touring) or a TOML path.
-    policies: one spec for every seat or one per seat (see `etappe policies`).
+    design: built-in name (stapop, millebornes, touring), a TOML path, or a
+        loaded Design (`load_design`).
+    players: seats at the table (the design says which counts it plays).
+    games: games to play (0: an empty table with every column).
+    policies: one spec for every seat (a string or a list of one), one per
+        seat, or a list that repeats around the table (A, B at 4 seats:
+        A, B, A, B); "random", "greedy", "greedy:attack=3", "lookahead",
+        "path/to/file.py:function" (`etappe policies`, docs/policies.md).
+    seed: root seed (>= 0); game i depends only on the seed and i.
+    options: rule options, {name: value} (docs/designs.md), e.g.
+        {"overshoot": "disqualify"}.
     seating: "fixed", or "rotate" to move every policy one seat on each game.
-    threads: Numba threads (default: all cores); results do not depend on it.
-    progress: called with the number of games finished after each chunk.
+    threads: Numba threads for this call (default: all cores); results do
+        not depend on it.
+    chunk_size: games played per kernel call.
+    progress: called after each chunk with the number of games that chunk
+        finished (an increment, not a running total).
+
+    Returns a DataFrame, one row per hand (columns: docs/records.md), with
+    the run's identity in `df.attrs`: game ("race"), design, design_file,
+    design_hash, players, policies, seating, seed, games, options, version,
+    wall_seconds and the design's cards and targets: everything to replay a
+    game (`replay(df.attrs, game=i)`) or to write a run file
+    (`etappe.analysis.runio.write_parquet(df, path, df.attrs)`).
+
+    Raises DesignError (an unknown design, a bad design file, a player count
+    the design does not play, an unknown rule option or value), PolicyError
+    (an unknown policy or parameter, a user policy that does not compile or
+    plays an illegal move), ValueError (games or seed < 0, a policy list
+    that does not fit the table, an unknown seating); DesignError and
+    PolicyError are ValueErrors. The messages are those the CLI prints.
     """
+    if games < 0:
+        raise ValueError(f"games must be >= 0, not {games}")
+    run = RaceRun(design, players, policies, seed, options, seating)
+    previous = numba.get_num_threads()
     if threads:
         numba.set_num_threads(threads)
-    run = RaceRun(design, players, list(policies), seed, options, seating)
-    run.load_kernels()  # the compile is not playing time
-    started = time.perf_counter()
-    frames = []
-    for _, frame in iter_chunks(run, games, chunk_size):
-        frames.append(frame)
-        if progress:
-            progress(len(frame[frame["last_hand"] == 1]))
+    try:
+        run.load_kernels()  # the compile is not playing time
+        started = time.perf_counter()
+        frames = []
+        for _, frame in iter_chunks(run, games, chunk_size):
+            frames.append(frame)
+            if progress:
+                progress(len(frame[frame["last_hand"] == 1]))
+        if not frames:
+            frames.append(run.play(0, 0))
+    finally:
+        numba.set_num_threads(previous)
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     out.attrs.update(run.metadata(games))
     out.attrs["wall_seconds"] = round(time.perf_counter() - started, 3)
     return out
+
+
+def replay(design: str | Path | Design | Mapping, game: int, players: int = 4,
+           policies: Sequence[str] | str = ("greedy",), seed: int = 0, options: dict | None = None,
+           seating: str = "fixed") -> str:
+    """Play-by-play of game `game` (from 0), as `etappe replay` prints it.
+
+    Either the run's settings as `simulate` takes them, or a run's metadata
+    in place of the design, e.g. `replay(df.attrs, game=17)` for a frame
+    `simulate` returned (or `read_parquet(path)[1]` for a run file): its
+    design, players, policies, seed, options and seating are then the run's
+    and the other arguments are ignored. Raises as `simulate` does, and
+    ValueError for metadata of another game, a game the run does not hold,
+    or a design file edited since the run.
+    """
+    meta = design if isinstance(design, Mapping) else None
+    if meta is not None:
+        if meta.get("game") != "race":
+            raise ValueError(f"replay is for the race designs; this metadata is of game {meta.get('game')!r}")
+        if "games" in meta and not 0 <= game < meta["games"]:
+            raise ValueError(f"game {game}: the run has {meta['games']} games (0 to {meta['games'] - 1})")
+        design = meta["design_file"].removeprefix("builtin:")
+        players, seed, options = meta["players"], meta["seed"], meta["options"]
+        policies = [p["name"] if isinstance(p, Mapping) else p for p in meta["policies"]]
+        seating = meta.get("seating", "fixed")
+    run = RaceRun(design, players, policies, seed, options, seating)
+    if meta is not None and meta.get("design_hash") not in (None, run.metadata(0)["design_hash"]):
+        raise ValueError(f"{meta['design_file']}: the design file changed since the run (hash {meta['design_hash']}, "
+                         f"now {run.metadata(0)['design_hash']}); the replay would not be the run's game")
+    return run.replay(game)
