@@ -22,9 +22,16 @@ from etappe.analysis.runio import package_version
 from etappe.analysis.stats import (chisquare_uniform, distribution_row, mean_curves, ratio_interval, skill_table,
                                    wilson_interval)
 from etappe.kernels import bremen as K
-from etappe.kernels.bremen_board import Board, load_board
+from etappe.kernels.bremen_board import Board, BoardError, load_board
 from etappe.kernels.options import option_value, policy_parameters
 from etappe.kernels.user_policy import compile_user_policy, source_hash
+
+__all__ = [
+    "simulate", "from_run_file", "load_board", "Board", "BoardError", "Game", "options_row", "parse_policy",
+    "win_rates", "first_seat_advantage", "seat_uniformity", "points_by_source", "length_stats", "has_tension",
+    "game_tension", "tension_table", "paired_metrics", "progress_table", "head_to_head", "capped_rate",
+    "conclusions", "sweep_summary", "OPTIONS", "GREEDY_DEFAULTS", "LOOKAHEAD_DEFAULTS", "PAIRED_METRICS",
+]
 
 SIZES = {"rooster": 1, "cat": 2, "dog": 3, "donkey": 4}
 SIZE_NAMES = {v: k for k, v in SIZES.items()}
@@ -217,6 +224,12 @@ def policy_error(policy: str, seat: int, game: int) -> ValueError:
                       f"0 .. n_moves-1 in game {game}; a policy returns the index of one of the n_moves legal moves")
 
 
+def _check_options_type(options) -> None:
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"options must be a dict of rule option name: value, e.g. {{'harder': True}}, "
+                        f"not {type(options).__name__}")
+
+
 def _board(board: Board | str | None) -> Board:
     return board if isinstance(board, Board) else load_board(board)
 
@@ -225,18 +238,51 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
              board: Board | str | None = None, options: dict | None = None, threads: int | None = None,
              progress: Callable[[int, int], None] | None = None, first_game: int = 0,
              chunk: int = 5000) -> pd.DataFrame:
-    """Play `games` games; one row per game, run identity in df.attrs.
+    """Play games first_game .. first_game + games - 1; one row per game.
 
-    Game i uses keys derived from (seed, first_game + i): any game can be
-    replayed alone, and chunking or threads never change a result.
-    policies: one spec per seat (default all 'random'). progress(done, total)
-    is called after each chunk.
+    players: 2 to 4.
+    games: games to play (0: an empty table with every column).
+    policies: one spec for every seat (a string or a list of one), one per
+        seat, or a list that repeats around the table (A, B at 4 seats:
+        A, B, A, B); "random", "greedy", "greedy:climb=0,knock=3",
+        "lookahead:playouts=100", "path/to/file.py:function" (docs/bremen.md).
+        Default: "random" on every seat (the CLI's default is greedy).
+    seed: root seed (>= 0). Game i uses keys derived from (seed,
+        first_game + i): any game can be replayed alone, and chunking or
+        threads never change a result.
+    board: a Board, a board file path, or None for the default board.
+    options: rule options, {name: value} (OPTIONS; docs/bremen.md).
+    threads: Numba threads for this call (default: all cores).
+    progress: progress(done, total) is called after each chunk.
+
+    Returns a DataFrame, one row per game (columns: docs/bremen.md), with
+    the run's identity in `df.attrs`: game ("bremen"), board, board_path,
+    board_hash, board_reconstruction, players, policies (canonical specs
+    by seat), seed, games, first_game, options (every option, defaults
+    filled in), version, wall_s, games_per_s, progress_rounds, and
+    policy_sources for policies of your own. Write it as a run file with
+    `etappe.analysis.runio.write_parquet(df, path, df.attrs)`; read one
+    back with `from_run_file`.
+
+    Raises ValueError naming the problem: players, games or seed out of
+    range, a policy list that does not fit the table, an unknown policy,
+    parameter or rule option, a bad value (BoardError, a ValueError, for a
+    bad board file; UserPolicyError, a ValueError, for a policy of your own
+    that does not compile or plays an illegal move).
     """
     if players not in (2, 3, 4):
         raise ValueError(f"Bremer Stadtmusikanten takes 2 to 4 players, got {players}")
-    policies = list(policies or ["random"] * players)
-    if len(policies) != players:
-        raise ValueError(f"{players} players need {players} policies, got {len(policies)}")
+    if games < 0 or seed < 0 or first_game < 0:
+        raise ValueError(f"games, seed and first_game must be >= 0, not games={games}, seed={seed}, "
+                         f"first_game={first_game}")
+    if isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
+        policies = [policies]
+    policies = list(policies or ["random"])
+    if not policies or players % len(policies):
+        raise ValueError(f"{players} players need one policy per seat, or a list that repeats around the table "
+                         f"(1 or a divisor of {players} policies), not {len(policies)}")
+    policies = policies * (players // len(policies))
+    _check_options_type(options)
     b = _board(board)
     opts, full_options = options_row(options, players)
     parsed, pols, params, parts = seat_policies(policies, players)
@@ -267,7 +313,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     df = records_frame(out, players)
     df.attrs.update(
         game="bremen", board=b.name, board_path=b.path, board_hash=b.hash,
-        board_reconstruction=b.reconstruction, seed=int(seed), first_game=int(first_game),
+        board_reconstruction=b.reconstruction, seed=int(seed), games=int(games), first_game=int(first_game),
         players=players, policies=[p[2] for p in parsed], options=full_options,
         version=package_version(), wall_s=wall, games_per_s=games / wall if wall > 0 else float("nan"),
         progress_rounds=list(K.PROGRESS_ROUNDS),

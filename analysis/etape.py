@@ -21,6 +21,14 @@ from etappe.analysis.stats import (ChiSquare, chisquare_uniform, distribution_ro
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value, policy_parameters
 
+__all__ = [
+    "simulate", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names", "check_players",
+    "win_shares", "win_rates", "seat_uniformity", "stage_long", "profile_stats", "profile_by_policy",
+    "joker_holders", "joker_usage", "joker_stage_effect", "side_classifications", "anomalies", "race_turns",
+    "length_table", "race_tension", "paired_metrics", "tension_table", "leader_holds", "progress_table",
+    "head_to_head", "card_values", "OPTIONS", "POLICIES", "PLAYERS", "PAIRED_METRICS",
+]
+
 GAME = "etape"
 PLAYERS = (3, 4, 5, 6)
 
@@ -231,18 +239,42 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
              chunk: int = 20_000) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Play races first_race .. first_race + races - 1 of the run `seed`.
 
-    policies: one spec per seat slot (or one for all), e.g. ["heuristic",
-    "random", "blocker:block=5"]; with rotate_seats (default) slot k plays
-    seat (k - race) mod players. progress(done, total) is called per chunk.
+    players: 3 to 6.
+    races: races to play (0: empty tables with every column; the CLI's
+        --games of Tape l'étape counts races).
+    policies: one spec for every seat slot (a string or a list of one), one
+        per slot, or a list that repeats around the table (A, B at 4 seats:
+        A, B, A, B), e.g. ["heuristic", "random", "blocker:block=5"]
+        (`etappe policies etape`); default "heuristic". With rotate_seats
+        (default) slot k plays seat (k - race) mod players.
+    seed: root seed (>= 0).
+    options: rule options, {name: value} (OPTIONS; docs/etape.md).
+    threads: Numba threads for this call (default: all cores).
+    progress: progress(done, total) is called per chunk.
+
+    Returns (races_df, stages_df): one row per race and one per stage
+    (columns: docs/etape.md), both with the run's identity in `.attrs`:
+    game ("etape"), players, policies (canonical specs by slot), seed,
+    races, first_race, stages_per_race, options (every option, defaults
+    filled in), version, wall_seconds.
+
+    Raises ValueError naming the problem: players, races or seed out of
+    range, a policy list that does not fit the table, an unknown policy,
+    parameter or rule option, a bad value.
     """
     n = check_players(players)
+    if isinstance(policies, str):  # one spec for every slot, not a sequence of one-letter names
+        policies = [policies]
     policies = list(policies or ["heuristic"])
-    if len(policies) == 1:
-        policies = policies * n
-    if len(policies) != n:
-        raise ValueError(f"{len(policies)} policies for {n} players")
+    if n % len(policies):
+        raise ValueError(f"{len(policies)} policies for {n} players: give one per seat slot, or a list that "
+                         f"repeats around the table (1 or a divisor of {n})")
+    policies = policies * (n // len(policies))
     if races < 0 or seed < 0:
-        raise ValueError("races and seed must be >= 0")
+        raise ValueError(f"races and seed must be >= 0, not races={races}, seed={seed}")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"options must be a dict of rule option name: value, e.g. {{'mode': 'endurance'}}, "
+                        f"not {type(options).__name__}")
     parsed = [parse_policy(p) for p in policies]
     pids = np.array([p[0] for p in parsed], np.int64)
     prm = np.stack([p[1] for p in parsed])

@@ -26,6 +26,8 @@ from . import etape as E
 from .compare import PairedComparison, option_differences, paired_table
 from .runio import Checkpoint
 
+__all__ = ["VariantComparison", "compare_variants", "variant_table", "what_differs", "metric_labels", "GAMES"]
+
 GAMES = ("bremen", "etape")
 UNIT = {"bremen": "game", "etape": "race"}
 # What two variants of one comparison must share: they differ in rule options
@@ -93,18 +95,24 @@ def _play(game: str, players: int, first: int, count: int, policies: list[str], 
 
 
 def compare_variants(game: str, players: int, games: int, policies: Sequence[str], seed: int, options_a: dict,
-                     options_b: dict, checkpoint: Path, chunk_size: int = 20_000, board_a=None, board_b=None,
+                     options_b: dict, checkpoint: str | Path | None = None, chunk_size: int = 20_000, board_a=None, board_b=None,
                      progress: Callable[[int], None] | None = None,
                      on_resume: Callable[[int], None] | None = None) -> VariantComparison:
     """Play games 0 .. games-1 of `seed` under both variants, chunk by chunk,
     and pair them. `progress(games)` is called with the games played per
-    variant after each chunk. The comparison is saved atomically in
-    `checkpoint` after every chunk; started again with the same arguments,
-    it resumes there (calling `on_resume` with the games per variant already
-    played). The caller removes the checkpoint once the results are safe."""
+    variant after each chunk. With `checkpoint` (a file path), the
+    comparison is saved atomically there after every chunk; started again
+    with the same arguments, it resumes there (calling `on_resume` with the
+    games per variant already played). The caller removes the checkpoint
+    once the results are safe. None (the default): nothing is saved.
+
+    Returns a VariantComparison: `variant_table(vc)` gives the paired
+    differences, `reports.variant_report.build_variant_report(vc)` the
+    report. Raises ValueError for an unknown game, bad options, boards or
+    policies (the messages of `simulate`), or two variants that are the same."""
     if game not in GAMES:
         raise ValueError(f"{game}: a variant comparison is for {' and '.join(GAMES)}")
-    policies = list(policies)
+    policies = [policies] if isinstance(policies, str) else list(policies)
     boards = {"a": B.load_board(board_a), "b": B.load_board(board_b)} if game == "bremen" else {"a": None, "b": None}
     options = {"a": options_a, "b": options_b}
     # The zero-game runs check the options and policies and give each variant's metadata before any game is played.
@@ -116,8 +124,8 @@ def compare_variants(game: str, players: int, games: int, policies: Sequence[str
     identity = {"game": game, "players": players, "policies": metas["a"]["policies"], "seed": seed, "games": games,
                 "chunk_size": chunk_size, "version": metas["a"]["version"],
                 "variants": {key: {"options": m["options"], "board_hash": m.get("board_hash")} for key, m in metas.items()}}
-    saved = Checkpoint(checkpoint, identity)
-    state = saved.load() or {"chunks_done": 0, "comparison": PairedComparison(), "seconds": {"a": 0.0, "b": 0.0}}
+    saved = Checkpoint(Path(checkpoint), identity) if checkpoint is not None else None
+    state = (saved.load() if saved else None) or {"chunks_done": 0, "comparison": PairedComparison(), "seconds": {"a": 0.0, "b": 0.0}}
     if on_resume and state["chunks_done"]:
         on_resume(min(state["chunks_done"] * chunk_size, games))
     for index, first in enumerate(range(0, games, chunk_size)):
@@ -130,7 +138,8 @@ def compare_variants(game: str, players: int, games: int, policies: Sequence[str
                 state["seconds"][key] += seconds
             state["comparison"].add_pairs(played["a"], played["b"])
             state["chunks_done"] = index + 1
-            saved.save(state)
+            if saved:
+                saved.save(state)
         if progress:
             progress(first + count)
     for key, meta in metas.items():
