@@ -27,6 +27,11 @@ import pandas as pd
 from .race_summary import RaceSummary, outcomes_by_position
 from .stats import holm, p_text, paired_difference, rate, two_run_ratio_difference
 
+__all__ = [
+    "PairedComparison", "game_metrics", "compare_tables", "paired_table", "design_differences", "option_differences",
+    "card_comparison", "headline", "PAIRED_METRICS",
+]
+
 # (column of game_table, label, unit); won_s{s} rows are added per side.
 PAIRED_METRICS = (
     ("game_turns", "turns per game", "turns"),

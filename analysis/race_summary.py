@@ -43,6 +43,13 @@ from .stats import (
     wilson_interval,
 )
 
+__all__ = [
+    "RaceSummary", "RaceSummarizer", "summarize", "summarize_chunks", "game_table", "layout_from", "Layout",
+    "head_to_head", "outcomes_by_seat", "outcomes_by_policy", "outcomes_by_position", "trips_by_position",
+    "seat_uniformity", "game_end_rates", "length_table", "hist_frame", "tension_table", "progress_table",
+    "card_balance", "worth_playing", "anomalies",
+]
+
 CARD_STATS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
 HAZARD_ROLES = {"hazard", "limit", "setback", "delay", "attack", "speed_limit"}
 RESPONSIVE_ROLES = {"remedy", "end_limit", "end_of_limit", "go"}

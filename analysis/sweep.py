@@ -25,6 +25,8 @@ from .race_summary import RaceSummarizer, RaceSummary
 from .runio import Checkpoint
 from .stats import holm
 
+__all__ = ["Sweep", "sweep_design", "sweep_table", "shown_metrics", "SWEEP_METRICS"]
+
 # The metrics a sweep shows, in order: the compare report's headline ones first.
 SWEEP_METRICS = ("game_turns", "first_hand_gap", "first_player_gap", "hazard_decided", "dead_share",
                  "lead_changes", "capped", "no_winner", "hands")

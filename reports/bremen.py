@@ -20,6 +20,8 @@ from etappe.reports import plots
 from etappe.reports.document import Report
 from etappe.reports.sections import skill_section, tension_figures
 
+__all__ = ["build_report", "build_sweep_report"]
+
 CAVEAT = (
     "The board is a reconstruction: no source documents the real field counts, links or "
     "bridges, so every number here holds for the board file named above; check a conclusion "

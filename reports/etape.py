@@ -20,6 +20,8 @@ from etappe.reports import plots
 from etappe.reports.document import Report, Section
 from etappe.reports.sections import skill_section, tension_figures
 
+__all__ = ["build_report"]
+
 RULES = "../shared/rules/tape_l_etape.md"
 
 

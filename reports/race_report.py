@@ -23,6 +23,8 @@ from . import plots
 from .document import Report, Section
 from .sections import skill_section, tension_figures
 
+__all__ = ["build_report", "build_comparison_report", "reproduce_command"]
+
 
 # ------------------------------------------------------------------ helpers
 def _pct(x) -> str:

@@ -21,6 +21,8 @@ from ..kernels.options import option_text
 from .document import Report
 from .race_report import design_name
 
+__all__ = ["build_sweep_report"]
+
 METRIC_LABELS = {**{key: label for key, label, _ in PAIRED_METRICS}, **dict(FAIR_GAPS.values())}
 HEADLINE_METRICS = ("game_turns", "first_hand_gap", "first_player_gap", "hazard_decided", "dead_share")
 

@@ -20,6 +20,8 @@ from . import etape as etape_report
 from . import plots
 from .document import Report
 
+__all__ = ["build_variant_report"]
+
 GAME_NAMES = {"bremen": "Bremer Stadtmusikanten", "etape": "Tape l'étape"}
 # The headline questions, in order: (metric key, question).
 HEADLINES = {
