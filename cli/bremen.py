@@ -14,9 +14,10 @@ from etappe.analysis import bremen as A
 from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package_version, read_parquet, write_atomic
 from etappe.kernels.bremen_board import load_board, ring_board
 
-from .common import (SeedOpt, around_the_table, check_share, console, err_console, fail, in_share, parse_options,
-                     check_policy_list, print_policy_listing, progress_bar, resume_in_chunks_of, say_nothing_to_play, say_share_written,
-                     share_games, split_policies, writable_folder)
+from .common import (SeedOpt, around_the_table, check_share, console, err_console, fail, in_share, joining_kept,
+                     kept_in, parse_options, check_policy_list, print_policy_listing, progress_bar, report_kept,
+                     resume_in_chunks_of, say_nothing_to_play, say_share_written, share_games, split_policies,
+                     writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -40,7 +41,8 @@ def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for a bremen run file: writes report.html/.md; returns the HTML path."""
     from etappe.reports.bremen import build_report
 
-    with progress_bar(None, "report", resumable=False) as bar:
+    with progress_bar(None, "report", report_kept(out_dir)) as bar:
+        bar.stage(f"reading {run}")
         return build_report(A.from_run_file(run), on_section=bar.stage).write(out_dir)
 
 
@@ -109,7 +111,8 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     chunks = range((games + chunk_size - 1) // chunk_size)
     check_share(share, len(chunks), chunk_size, "games")
     kept, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
-    with progress_bar(share_games(share, games, chunk_size), f"bremen x{players}", compiles=True) as advance:
+    on_stop = "Nothing is kept: without --out no records are saved." if run is None else kept_in(run.parts)
+    with progress_bar(share_games(share, games, chunk_size), f"bremen x{players}", on_stop, compiles=True) as advance:
         shown = 0
 
         def progress(done: int) -> None:
@@ -142,7 +145,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     if share is not None:
         say_share_written(share, [run], len(chunks))
     elif run is not None:
-        with progress_bar(len(chunks), f"joining the chunks into {out}") as joined:
+        with progress_bar(len(chunks), f"joining the chunks into {out}", joining_kept([run])) as joined:
             run.join(len(chunks), dict(df.attrs), joined)  # streamed chunk by chunk into the file
         console.print(f"wrote {out} ({games} games)", highlight=False, soft_wrap=True)
     warn_capped(df)
@@ -249,5 +252,6 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
     if others:
         typer.echo(f"{out} also holds {len(others)} board(s) of earlier sweeps, not in this report (kept): "
                    + ", ".join(others))
-    report_path = build_sweep_report(results).write(out)
+    with progress_bar(None, "report", report_kept(out)):
+        report_path = build_sweep_report(results).write(out)
     typer.echo(f"sweep report written to {report_path}")

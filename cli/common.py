@@ -5,7 +5,7 @@ import contextlib
 import os
 import threading
 from pathlib import Path
-from typing import Annotated, Iterator
+from typing import Annotated, Callable, Iterator
 
 import typer
 from rich.console import Console
@@ -180,6 +180,11 @@ class Bar:
             self._progress.update(self._task, description=self._what)
         self._progress.advance(self._task, n)
 
+    def done_quietly(self, n: int = 1) -> None:
+        """n more done, without making the bar appear: a step over within
+        SHOW_BAR_AFTER shows no bar; a longer one, shown by then, ends full."""
+        self._progress.advance(self._task, n)
+
     def stage(self, step: str) -> None:
         self.show()
         text = f"{STAGED_WORK}: {step}"
@@ -202,18 +207,70 @@ SHOW_BAR_AFTER = 0.5  # seconds: a command refused at once (bad policy, option) 
 COMPILING = "compiling the kernels"
 
 
+RESUMES = "A run with --out keeps every finished chunk: the same command resumes it."
+NOTHING_KEPT = "Nothing is kept: the same command starts afresh."
+# What Ctrl-C outside any bar says (the start, checking the arguments, the last printing): every file is
+# written whole (a temporary name, then a rename), so whatever the command wrote before is complete.
+INTERRUPTED_ELSEWHERE = "Every file it wrote is complete: the same command goes on from them."
+_told = threading.Event()  # set once a bar has said what an interruption kept
+
+
+def say_interrupted(kept: str) -> None:
+    """The one line Ctrl-C prints (on stderr): "interrupted." and what is kept, how to go on."""
+    _told.set()
+    err_console.print(f"interrupted. {kept}", highlight=False, soft_wrap=True, markup=False)
+
+
+def interruption_told(forget: bool = False) -> bool:
+    """Whether a bar has printed what an interruption kept (main() prints a
+    line otherwise); `forget`: start afresh (a new command)."""
+    if forget:
+        _told.clear()
+    return _told.is_set()
+
+
+def kept_in(*where: Path, what: str = "The finished chunks are"):
+    """The interruption line of work saved as it goes (in a checkpoint file,
+    or chunk files in a folder): where it is and that the same command
+    resumes; that nothing is kept where nothing was saved yet (stopped while
+    the kernels compiled, or in the first chunk). A callable: progress_bar
+    asks it when interrupted."""
+    def text() -> str:
+        first = Path(where[0])
+        if first.is_file() or (first.is_dir() and any(first.glob("chunk-*.parquet"))):
+            return f"{what} kept in {' and '.join(map(str, where))}: the same command resumes from there."
+        return "Nothing is kept: no chunk was finished yet; the same command starts afresh."
+    return text
+
+
+def report_kept(out) -> str:
+    """The interruption line of writing a report: its files are written whole, the HTML last."""
+    return f"The report in {out} is not (completely) written: the same command writes it anew."
+
+
+def joining_kept(runs) -> str:
+    """The interruption line of joining chunks into a run file: the chunks are all still there."""
+    folders = " and ".join(str(r.parts) for r in runs)
+    return (f"The run's chunks are all still in {folders}: the same command joins them into "
+            f"{runs[0].out}, playing nothing again.")
+
+
 @contextlib.contextmanager
-def progress_bar(total: int | None, what: str, resumable: bool = True, compiles: bool = False) -> Iterator[Bar]:
+def progress_bar(total: int | None, what: str, resumable: bool | str | Callable[[], str] = True,
+                 compiles: bool = False) -> Iterator[Bar]:
     """A progress bar on stderr (total None: of unknown length); yields a
     Bar. It appears at the first progress or after SHOW_BAR_AFTER seconds
     (a cold compile shows it, with its elapsed time; with `compiles` it
     says so until the first progress, which the commands report, as 0,
     once the kernels are loaded: half a minute on a first run, a blink
     once they are cached, when the bar is not yet shown). Ctrl-C ends the
-    command, with a line on how to resume it if the work is `resumable`."""
+    command with one line: "interrupted." and what was kept, how to go on:
+    `resumable` as that text (or what it returns, if callable), or True for the resuming of a run with --out
+    (RESUMES), False for nothing kept (NOTHING_KEPT)."""
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), _Count(), TimeElapsedColumn(), _Left(),
                         console=err_console, transient=False)
     task = progress.add_task(what, total=total, stage=total is None)
+    _told.clear()
     bar = Bar(progress, task, what, total, compiles=compiles)
     timer = threading.Timer(SHOW_BAR_AFTER, bar.show)
     timer.daemon = True
@@ -223,8 +280,9 @@ def progress_bar(total: int | None, what: str, resumable: bool = True, compiles:
         bar.finish()
     except KeyboardInterrupt:
         bar.close()
-        resume = " A run with --out keeps every finished chunk: the same command resumes it." if resumable else ""
-        err_console.print(f"interrupted.{resume}", highlight=False, soft_wrap=True)
+        if not _told.is_set():  # a bar within this one has said it already
+            say_interrupted(resumable() if callable(resumable) else resumable if isinstance(resumable, str)
+                            else RESUMES if resumable else NOTHING_KEPT)
         raise
     finally:
         timer.cancel()

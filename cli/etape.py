@@ -19,8 +19,8 @@ from etappe.analysis.runio import (ChunkedRun, differences, holds_this_run, iter
                                    read_metadata, read_parquet)
 from etappe.analysis.stats import wilson_interval
 
-from .common import (check_share, console, in_share, print_policy_listing, progress_bar, resume_in_chunks_of,
-                     say_nothing_to_play, say_share_written, share_games)
+from .common import (check_share, console, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
+                     resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
 # Within a chunk the races are played in kernel calls of `batch` races (the
@@ -115,7 +115,9 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     n_chunks = max(1, -(-races // chunk_size))
     check_share(share, n_chunks, chunk_size, "races")
     batch = first_batch
-    with progress_bar(share_games(share, races, chunk_size), f"etape x{players}", compiles=True) as advance:
+    on_stop = ("Nothing is kept: without --out no records are saved." if not runs
+            else kept_in(runs[0].parts, runs[1].parts))
+    with progress_bar(share_games(share, races, chunk_size), f"etape x{players}", on_stop, compiles=True) as advance:
         shown = 0  # races on the progress bar
 
         def show(played: int) -> None:
@@ -150,7 +152,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     if share is not None:
         say_share_written(share, runs, n_chunks)
     elif runs:
-        with progress_bar(2 * n_chunks, f"joining the chunks into {out}") as joined:
+        with progress_bar(2 * n_chunks, f"joining the chunks into {out}", joining_kept(runs)) as joined:
             # streamed chunk by chunk into the files; the parts are kept until both are joined: a run stopped
             # between the two joins (the stages file is the large one) finds all its chunks, not half of them
             runs[0].join(n_chunks, metadata, joined, drop=False)
@@ -198,7 +200,8 @@ def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for an etape run file: writes report.html/.md; returns the HTML path."""
     from etappe.reports.etape import build_report
 
-    with progress_bar(None, "report", resumable=False) as bar:
+    with progress_bar(None, "report", report_kept(out_dir)) as bar:
+        bar.stage(f"reading {run} and its stages")
         return build_report(*load_run(run), on_section=bar.stage).write(out_dir)
 
 

@@ -15,7 +15,10 @@ from .bremen import app as bremen_app
 from .common import (MAX_SEED, SeedOpt, ShareOpt, around_the_table, console, fail, parse_options, parse_share,
                      check_policy_list, print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
                      writable_folder)
+from .common import INTERRUPTED_ELSEWHERE, interruption_told, kept_in, say_interrupted
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
+
+INTERRUPTED_CODE = 130  # typer's exit status on Ctrl-C (128 + SIGINT)
 
 app = typer.Typer(
     help="Monte Carlo strategy analysis for tabletop race games: Stap op, Mille Bornes, Touring "
@@ -235,7 +238,8 @@ def compare(
 
     totals = {"a": 0, "b": 0}
     try:
-        with progress_bar(2 * games, f"{deck_a} vs {deck_b or deck_a}", compiles=True) as bar:
+        on_stop = kept_in(out / ".compare-checkpoint.pkl", what="The summaries of the finished chunks are")
+        with progress_bar(2 * games, f"{deck_a} vs {deck_b or deck_a}", on_stop, compiles=True) as bar:
             def progress(side, done):
                 bar(done - totals[side])
                 totals[side] = done
@@ -420,8 +424,20 @@ def bench(
 def main() -> None:
     """The `etappe` command. A file the system will not let us read or write
     is the user's to fix: it is reported in one line, not as a traceback."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C while starting: see cli/__init__.py
+    interruption_told(forget=True)
     try:
         app(prog_name="etappe")
     except OSError as exc:
         print_error(str(exc))
         raise SystemExit(2) from None
+    except SystemExit as exc:
+        # Ctrl-C (typer exits 130) outside a progress bar, which would have said what was kept: a line all
+        # the same, not a silent stop
+        if exc.code == INTERRUPTED_CODE and not interruption_told():
+            say_interrupted(INTERRUPTED_ELSEWHERE)
+        raise

@@ -21,8 +21,9 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESC
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 from etappe.kernels.race_replay import format_replay
 
-from .common import (check_share, console, err_console, fail, in_share, parse_options, progress_bar, resume_in_chunks_of, run_file_game, say_nothing_to_play,
-                     say_share_written, share_games, split_policies)
+from .common import (check_share, console, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
+                     resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, share_games,
+                     split_policies)
 
 decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
 
@@ -168,8 +169,7 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
         try:
             if holds_this_run(out, identity):
                 say_nothing_to_play(out)
-                for frame in iter_parquet(out):
-                    summary.add(frame)
+                read_summary(out, summary)
                 summary.print(read_metadata(out), None)
                 return
             parts = ChunkedRun(out, identity, chunk_size)
@@ -178,7 +178,9 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
         chunk_size = resume_in_chunks_of(parts, chunk_size, games, "games")
     n_chunks = -(-games // chunk_size)
     check_share(share, n_chunks, chunk_size, "games")
-    with progress_bar(share_games(share, games, chunk_size), f"{run.design.name} x{players}", compiles=True) as advance:
+    on_stop = "Nothing is kept: without --out no records are saved." if parts is None else kept_in(parts.parts)
+    with progress_bar(share_games(share, games, chunk_size), f"{run.design.name} x{run.players}", on_stop,
+                      compiles=True) as advance:
         # Compile or load the kernels first: the run's time is that of its games.
         startup = run.load_kernels() if parts is None or not all(parts.done(i) for i in range(n_chunks) if in_share(share, i)) else None
         advance(0)  # the kernels are ready: the bar stops saying it compiles them
@@ -204,10 +206,22 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
     if share is not None:
         say_share_written(share, [parts], n_chunks)
     elif parts is not None:
-        with progress_bar(n_chunks, f"joining the chunks into {out}") as joined:
+        with progress_bar(n_chunks, f"joining the chunks into {out}", joining_kept([parts])) as joined:
             parts.join(n_chunks, meta, joined)
         console.print(f"wrote {out} ({games} games)")
     summary.print(meta, startup)
+
+
+def read_summary(out: Path, summary: "_RunningSummary") -> None:
+    """Add the records of a finished run file to `summary`, with a bar (a run
+    of millions of games takes seconds to read)."""
+    import pyarrow.parquet as pq
+
+    with progress_bar(pq.ParquetFile(out).metadata.num_rows, f"reading {out}",
+                      f"{out} is complete: nothing is lost.") as bar:
+        for frame in iter_parquet(out):
+            summary.add(frame)
+            bar(len(frame))
 
 
 class _RunningSummary:

@@ -36,8 +36,10 @@ def report_command(run: Path, out: Path, batch_rows: int = 200_000) -> Path:
 
     from .common import progress_bar
 
+    from .common import report_kept
+
     rows = pq.ParquetFile(run).metadata.num_rows
-    with progress_bar(rows, "reading records", resumable=False) as bar:
+    with progress_bar(rows, "reading records", report_kept(out)) as bar:
         summary, meta = summarize_run(Path(run), batch_rows, bar)
         return build_report(summary, meta, on_section=bar.stage).write(out)
 
@@ -106,7 +108,7 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 200_000)
     import pyarrow.parquet as pq
 
     from ..analysis.runio import brief
-    from .common import progress_bar
+    from .common import progress_bar, report_kept
 
     meta_a, meta_b = read_metadata(run_a), read_metadata(run_b)
     differ = [f"{f} {brief(meta_a.get(f))} against {brief(meta_b.get(f))}"
@@ -119,7 +121,7 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 200_000)
         raise ValueError(f"{run_a} and {run_b} are runs of the same design under the same rule options and seed: "
                          "every paired difference would be 0")
     rows = pq.ParquetFile(run_a).metadata.num_rows + pq.ParquetFile(run_b).metadata.num_rows
-    with progress_bar(rows, "reading records", resumable=False) as bar:
+    with progress_bar(rows, "reading records", report_kept(out)) as bar:
         summaries = compare_summaries(iter_parquet(run_a, batch_rows), meta_a, iter_parquet(run_b, batch_rows), meta_b,
                                       progress=bar)
         return build_comparison_report(*summaries, on_section=bar.stage).write(out)
@@ -213,12 +215,13 @@ def sweep_command(deck: str, setting: str, players: int, games: int, policies, s
     checkpoint in `out`, and write its report there; return report.html's path."""
     from ..analysis.sweep import sweep_design
     from ..reports.sweep_report import build_sweep_report
-    from .common import progress_bar, resumed_text
+    from .common import kept_in, progress_bar, resumed_text
 
     path, values = sweep_values(setting)
     checkpoint = Path(out) / ".sweep-checkpoint.pkl"
     runs = len(values) + 1
-    with progress_bar(games * runs, f"{deck} {path} x{len(values)}", compiles=True) as bar:
+    with progress_bar(games * runs, f"{deck} {path} x{len(values)}",
+                      kept_in(checkpoint, what="The summaries of the finished chunks are"), compiles=True) as bar:
         sweep = sweep_design(deck, path, values, players, games, policies, seed, options, seating, chunk_size,
                              progress=bar, checkpoint=checkpoint,
                              on_resume=lambda done: bar.say(resumed_text(out, done, games, "games per value")))
@@ -232,12 +235,15 @@ def compare_game_variants(game: str, players: int, games: int, policies: list[st
                           board_b: Path | None = None) -> Path:
     """`etappe compare bremen|etape`: play both variants with a progress bar,
     resuming from the checkpoint in `out`, and write the report there; return report.html's path."""
+    from ..analysis import bremen as B
+    from ..analysis import etape as E
     from ..analysis.variants import UNIT, compare_variants
     from ..reports.variant_report import build_variant_report
-    from .common import progress_bar, resumed_text
+    from .common import kept_in, progress_bar, resumed_text
 
     checkpoint = Path(out) / ".compare-checkpoint.pkl"
-    with progress_bar(games, f"{game} A and B", compiles=True) as bar:
+    with progress_bar(games, f"{game} A and B", kept_in(checkpoint, what="The comparison of the finished chunks is"),
+                      compiles=True) as bar:
         shown = 0
 
         def progress(done: int) -> None:
@@ -245,6 +251,13 @@ def compare_game_variants(game: str, players: int, games: int, policies: list[st
             bar(done - shown)
             shown = done
 
+        # Compile or load the kernels on one game, so that the bar stops saying it compiles them: a
+        # chunk pair of Bremen plays for tens of seconds before the bar's first step.
+        if game == "bremen":
+            B.simulate(players, 1, policies, seed, board, options_a, first_game=0)
+        else:
+            E.simulate(players, 1, policies, seed, options_a, first_race=0)
+        bar(0)
         comparison = compare_variants(game, players, games, policies, seed, options_a, options_b, checkpoint,
                                       chunk_size, board, board_b if board_b is not None else board, progress=progress,
                                       on_resume=lambda done: bar.say(resumed_text(out, done, games,
@@ -264,7 +277,7 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
     from ..analysis.runio import brief
     from ..analysis.variants import SHARED_FIELDS, VariantComparison, what_differs
     from ..reports.variant_report import build_variant_report
-    from .common import progress_bar
+    from .common import progress_bar, report_kept
     from .etape import load_run
 
     meta_a, meta_b = read_metadata(run_a), read_metadata(run_b)
@@ -279,7 +292,7 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
         raise ValueError(f"{run_a} and {run_b} are runs of the same variant (every rule option"
                          f"{' and the board' if count == 'games' else ''} equal): every paired difference would be 0")
     comparison = PairedComparison()
-    with progress_bar(pq.ParquetFile(run_a).metadata.num_rows, "reading records", resumable=False) as bar:
+    with progress_bar(pq.ParquetFile(run_a).metadata.num_rows, "reading records", report_kept(out)) as bar:
         if count == "games":
             # paired by game number: the two files' batches need not line up (runs saved in other chunk sizes)
             for a, b in itertools.zip_longest(iter_parquet(run_a, batch_rows), iter_parquet(run_b, batch_rows)):

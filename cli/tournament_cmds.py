@@ -33,7 +33,7 @@ from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
 
-from .common import console, fail, parse_options, progress_bar, resumed_text, split_policies
+from .common import console, fail, kept_in, parse_options, progress_bar, resumed_text, split_policies
 
 __all__ = ["tournament_command", "sequential_command", "print_tournament", "print_sequential"]
 
@@ -98,12 +98,20 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
     # With a report folder, finished chunks are saved there: an interrupted
     # tournament run again with the same arguments resumes.
     checkpoint = Path(out) / ".tournament-checkpoint.pkl" if out is not None else None
+    on_stop = (kept_in(checkpoint, what="The outcomes of the finished chunks are") if checkpoint is not None else
+            "Nothing is kept: without --out a tournament saves nothing (with --out it resumes).")
     try:
-        with progress_bar(games * n_pairs, f"tournament {design.name} x{players}, {n_pairs} pairings", compiles=True) as advance:
+        with progress_bar(games * n_pairs, f"tournament {design.name} x{players}, {n_pairs} pairings", on_stop,
+                          compiles=True) as advance:
             result = play_tournament(design, players, names, games, seed, options, progress=advance, threads=threads,
                                      checkpoint=checkpoint, on_resume=lambda done: advance.say(
                                          resumed_text(out, done, games * n_pairs, "games (all pairings)")))
-        ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=seed)
+        if checkpoint is not None:
+            on_stop = kept_in(checkpoint, what="The outcomes of every game are")
+        # one step, shown with its time only when the resamples take a while
+        with progress_bar(1, f"ratings ({bootstrap} bootstrap resamples)" if bootstrap else "ratings", on_stop) as rated:
+            ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=seed)
+            rated.done_quietly()
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
     print_tournament(result, ratings)
@@ -114,7 +122,7 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
         from etappe.reports.tournament_report import build_tournament_report
         from etappe.analysis.tournament import pair_table
 
-        with progress_bar(None, "report") as bar:
+        with progress_bar(None, "report", on_stop) as bar:
             path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor, on_section=bar.stage).write(out)
         write_atomic(Path(out) / "ratings.csv", ratings.to_csv(index=False))
         write_atomic(Path(out) / "pairings.csv", pair_table(result).to_csv(index=False))

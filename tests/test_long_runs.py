@@ -1,0 +1,208 @@
+"""Long work: bounded memory when reading run files, and what Ctrl-C says and leaves.
+
+Interruptions are faked (KeyboardInterrupt from a monkeypatched step), as in
+test_cli_errors.py and test_sweep.py; every run here is tiny.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from etappe.analysis import runio
+from etappe.analysis.race import RaceRun
+from etappe.cli import race_cmds, tournament_cmds
+from etappe.cli.main import app
+
+runner = CliRunner()
+PLAY = RaceRun.play
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def said(result) -> str:
+    return " ".join(result.stderr.split())
+
+
+def interrupt_play_after(monkeypatch, calls: int):
+    """RaceRun.play raises KeyboardInterrupt on its call number `calls` + 1."""
+    real, seen = PLAY, {"n": 0}
+
+    def play(self, first, count):
+        seen["n"] += 1
+        if seen["n"] > calls:
+            raise KeyboardInterrupt
+        return real(self, first, count)
+
+    monkeypatch.setattr(RaceRun, "play", play)
+
+
+def test_run_files_are_read_one_row_group_at_a_time(tmp_path):
+    # iter_batches over the whole file read ahead: 2.8 GB of memory for a 2-million-game run of 530 MB
+    path = tmp_path / "run.parquet"
+    frames = [pd.DataFrame({"game": range(start, start + 7), "x": range(7)}) for start in (0, 7, 14)]
+    with pq.ParquetWriter(path, pa.Table.from_pandas(frames[0], preserve_index=False).schema) as writer:
+        for frame in frames:
+            writer.write_table(pa.Table.from_pandas(frame, preserve_index=False))
+    chunks = list(runio.iter_parquet(path, batch_rows=3))
+    assert [len(c) for c in chunks] == [3, 3, 1] * 3  # no chunk spans two row groups
+    assert pd.concat(chunks, ignore_index=True).equals(pd.concat(frames, ignore_index=True))
+
+
+def test_an_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    target = tmp_path / "report.html"
+    real = type(target).write_bytes
+
+    def half_then_interrupted(self, data):
+        real(self, data[:3])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(type(target), "write_bytes", half_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runio.write_atomic(target, "<html>a whole page</html>")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_simulate_without_out_says_nothing_is_kept(monkeypatch):
+    interrupt_play_after(monkeypatch, 1)
+    result = run("simulate", "stapop", "--games", 40, "--chunk-size", 20)
+    assert result.exit_code == 130
+    assert "interrupted. Nothing is kept: without --out no records are saved." in said(result)
+    assert "resumes" not in result.stderr and "Traceback" not in result.output
+
+
+def test_simulate_with_out_names_the_kept_chunks_and_resumes(tmp_path, monkeypatch):
+    out = tmp_path / "run.parquet"
+    args = ("simulate", "stapop", "--games", 40, "--chunk-size", 20, "--seed", 5, "--out", out)
+    interrupt_play_after(monkeypatch, 0)  # in the first chunk: nothing saved yet
+    result = run(*args)
+    assert result.exit_code == 130 and "interrupted. Nothing is kept: no chunk was finished yet" in said(result)
+    interrupt_play_after(monkeypatch, 1)  # in the second chunk: the first is saved
+    result = run(*args)
+    assert result.exit_code == 130
+    assert f"interrupted. The finished chunks are kept in {out}.parts: the same command resumes" in said(result)
+    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+    monkeypatch.undo()
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert "20 of 40 games already played" in " ".join(result.stdout.split())
+
+
+def test_a_report_interrupted_while_reading_writes_nothing_and_says_so(tmp_path, monkeypatch):
+    out = tmp_path / "run.parquet"
+    assert run("simulate", "stapop", "--games", 30, "--out", out).exit_code == 0
+    from etappe.cli import report_cmds
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+        yield  # a generator, as iter_parquet
+
+    monkeypatch.setattr(report_cmds, "iter_parquet", interrupted)
+    result = run("report", out, "--out", tmp_path / "rep")
+    assert result.exit_code == 130
+    assert f"interrupted. The report in {tmp_path / 'rep'} is not (completely) written" in said(result)
+    assert not (tmp_path / "rep").exists()
+
+
+def test_a_tournament_without_out_says_nothing_is_kept(monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tournament_cmds, "play_tournament", interrupted)
+    result = run("tournament", "stapop", "--policies", "greedy,random", "--games", 10)
+    assert result.exit_code == 130
+    assert "Nothing is kept: without --out a tournament saves nothing (with --out it resumes)." in said(result)
+
+
+def test_ctrl_c_outside_a_bar_still_says_one_line(monkeypatch, capsys):
+    # typer turns Ctrl-C into exit 130 without a word; where no bar said what was kept, main() does
+    from etappe.cli import main as cli_main
+
+    def interrupted(deck):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(race_cmds, "policies_command", interrupted)
+    monkeypatch.setattr(sys, "argv", ["etappe", "policies"])
+    with pytest.raises(SystemExit) as exit_:
+        cli_main.main()
+    assert exit_.value.code == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert err == "interrupted. Every file it wrote is complete: the same command goes on from them."
+
+
+def test_ctrl_c_while_the_command_starts_is_one_line_not_a_traceback(capsys):
+    from etappe import cli
+
+    with pytest.raises(SystemExit) as exit_:
+        cli._interrupted_while_starting(2, None)
+    assert exit_.value.code == 130
+    assert capsys.readouterr().err == "interrupted. Nothing was done: the command was still starting.\n"
+
+
+def test_bars_name_the_default_player_count_and_the_reading_of_a_finished_run(tmp_path, monkeypatch):
+    bars = []
+    real = race_cmds.progress_bar
+
+    @contextlib.contextmanager
+    def recording(total, what, resumable=True, compiles=False):
+        bars.append(what)
+        with real(total, what, resumable, compiles) as bar:
+            yield bar
+
+    monkeypatch.setattr(race_cmds, "progress_bar", recording)
+    out = tmp_path / "run.parquet"
+    assert run("simulate", "stapop", "--games", 20, "--out", out).exit_code == 0
+    assert bars[0] == "stapop x4"  # was "stapop xNone" without --players
+    bars.clear()
+    result = run("simulate", "stapop", "--games", 20, "--out", out)
+    assert result.exit_code == 0 and "already holds this run" in result.stdout
+    assert bars == [f"reading {out}"]  # a run of millions of games takes seconds to read back
+
+
+def test_a_quick_step_shows_no_bar_and_a_slow_one_ends_full(monkeypatch):
+    from etappe.cli import common
+
+    with common.progress_bar(1, "ratings") as quick:
+        quick.done_quietly()
+    assert not quick._shown
+    monkeypatch.setattr(common, "SHOW_BAR_AFTER", 0.0)
+    with common.progress_bar(1, "ratings") as slow:
+        import time
+
+        time.sleep(0.05)  # the timer shows the bar
+        slow.done_quietly()
+        assert slow._shown and slow._progress.tasks[0].completed == 1
+
+
+@pytest.mark.parametrize("game, module, name", [("bremen", "etappe.cli.bremen", "A"),
+                                                ("etape", "etappe.cli.etape", "E")])
+def test_bremen_and_etape_name_the_kept_chunks(game, module, name, tmp_path, monkeypatch):
+    import importlib
+
+    analysis = getattr(importlib.import_module(module), name)
+    real, seen = analysis.simulate, {"n": 0}
+
+    def simulate(*args, **kwargs):
+        seen["n"] += 1
+        if seen["n"] > 1:  # in the second chunk
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(analysis, "simulate", simulate)
+    out = tmp_path / "run.parquet"
+    args = ("simulate", game, "--games", 8, "--chunk-size", 4, "--seed", 1, "--out", out)
+    result = run(*args)
+    assert result.exit_code == 130 and "Traceback" not in result.output
+    parts = f"{out}.parts and {tmp_path / 'run.stages.parquet'}.parts" if game == "etape" else f"{out}.parts"
+    assert f"interrupted. The finished chunks are kept in {parts}: the same command resumes" in said(result)
+    monkeypatch.undo()
+    result = run(*args)
+    assert result.exit_code == 0, result.stderr
+    assert "4 of 8" in " ".join(result.stdout.split()) and out.exists()
