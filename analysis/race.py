@@ -24,9 +24,9 @@ from etappe.kernels.race_design import (
 )
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
 
-from .runio import file_hash, package_version
+from .runio import differences, file_hash, package_version
 
-__all__ = ["load_design", "simulate", "replay", "iter_chunks", "RaceRun", "DesignError", "PolicyError"]
+__all__ = ["load_design", "simulate", "replay", "run_of", "iter_chunks", "RaceRun", "DesignError", "PolicyError"]
 
 DEFAULT_CHUNK = 50_000
 # `capped` in the records: 1 the hand hit the turn cap, CAPPED_HANDS the game hit the hand cap (its last hand)
@@ -339,22 +339,34 @@ def replay(design: str | Path | Design | Mapping, game: int, players: int = 4,
     in place of the design, e.g. `replay(df.attrs, game=17)` for a frame
     `simulate` returned (or `read_parquet(path)[1]` for a run file): its
     design, players, policies, seed, options and seating are then the run's
-    and the other arguments are ignored. Raises as `simulate` does, and
-    ValueError for metadata of another game, a game the run does not hold,
-    or a design file edited since the run.
+    and the other arguments are ignored (`run_of`). Raises as `simulate`
+    does, and as `run_of` for metadata.
     """
-    meta = design if isinstance(design, Mapping) else None
-    if meta is not None:
-        if meta.get("game") != "race":
-            raise ValueError(f"replay is for the race designs; this metadata is of game {meta.get('game')!r}")
-        if "games" in meta and not 0 <= game < meta["games"]:
-            raise ValueError(f"game {game}: the run has {meta['games']} games (0 to {meta['games'] - 1})")
-        design = meta["design_file"].removeprefix("builtin:")
-        players, seed, options = meta["players"], meta["seed"], meta["options"]
-        policies = [p["name"] if isinstance(p, Mapping) else p for p in meta["policies"]]
-        seating = meta.get("seating", "fixed")
-    run = RaceRun(design, players, policies, seed, options, seating)
-    if meta is not None and meta.get("design_hash") not in (None, run.metadata(0)["design_hash"]):
-        raise ValueError(f"{meta['design_file']}: the design file changed since the run (hash {meta['design_hash']}, "
-                         f"now {run.metadata(0)['design_hash']}); the replay would not be the run's game")
-    return run.replay(game)
+    if isinstance(design, Mapping):
+        return run_of(design, game).replay(game)
+    return RaceRun(design, players, policies, seed, options, seating).replay(game)
+
+
+def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
+    """The run a run's metadata describes (a run file's, or a `simulate`
+    frame's attrs), once it is sure that its design file and policy files
+    are those the run was played with. Raises ValueError for metadata of
+    another game, a `game` the run does not hold, a design or policy that
+    cannot be loaded now, or one that changed since the run."""
+    if meta.get("game") != "race":
+        raise ValueError(f"a run of {meta.get('game')}; replay is for the race designs")
+    if game is not None and "games" in meta and not 0 <= game < meta["games"]:
+        raise ValueError(f"game {game}: the run has {meta['games']} games (0 to {meta['games'] - 1})")
+    try:
+        run = RaceRun(meta["design_file"].removeprefix("builtin:"), meta["players"],
+                      [p["name"] if isinstance(p, Mapping) else p for p in meta["policies"]], meta["seed"],
+                      meta["options"], meta.get("seating", "fixed"))
+    except ValueError as exc:
+        raise ValueError(f"the run's design or policies cannot be loaded now: {exc}") from None
+    fields = ("design_hash", "players", "policies", "seating", "seed", "options")
+    changed = differences({f: meta[f] for f in fields if f in meta},
+                          {f: v for f, v in run.metadata(0).items() if f in fields and f in meta})
+    if changed:
+        raise ValueError(f"the design file or a policy file changed since the run ({'; '.join(changed)}); "
+                         "the replay would not be the run's game")
+    return run

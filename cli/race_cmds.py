@@ -11,15 +11,14 @@ import pandas as pd
 import typer
 from rich.table import Column, Table
 
-from etappe.analysis.race import RaceRun
+from etappe.analysis.race import RaceRun, replay
 from etappe.analysis.race_summary import policy_side_games
-from etappe.analysis.runio import (ChunkedRun, differences, file_hash, holds_this_run, iter_parquet, package_version,
+from etappe.analysis.runio import (ChunkedRun, file_hash, holds_this_run, iter_parquet, package_version,
                                    read_metadata)
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
-from etappe.kernels.race_replay import format_replay
 
 from .common import (check_share, console, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
                      resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, share_games,
@@ -343,38 +342,25 @@ def replay_command(deck: str, players: int | None, policy: str, seed: int, game:
     run = make_run(deck, players, policy, seed, option, seating)
     if game < 0:
         fail("--game must be >= 0")
-    specs = [run.distinct[i] for i in run.seat_policies(np.array([game]))[0]]
-    typer.echo(format_replay(run.design, run.card_table, run.rules, specs, seed, game))
+    typer.echo(run.replay(game))
 
 
 def replay_run_command(path: Path, game: int) -> None:
     """`etappe replay RUN.parquet --game I`: game I of that run, played again
-    from what its metadata says, once it is sure the design file and the
-    policies are those the run was played with."""
+    from what its metadata says (`analysis.race.run_of`)."""
     game_of_run = run_file_game(path)
     if game_of_run != "race":
         fail(f"{path}: a run of {game_of_run}; replay is for the race designs")
     meta = read_metadata(path)
-    if game >= meta["games"]:
-        fail(f"{path}: --game {game}: the run has {meta['games']} games (0 to {meta['games'] - 1})")
-    design = meta["design_file"].removeprefix("builtin:")
-    policies = ",".join(p["name"] for p in meta["policies"])
     try:
-        run = RaceRun(design, meta["players"], split_policies(policies), meta["seed"], meta["options"],
-                      meta.get("seating", "fixed"))
-    except (DesignError, PolicyError, ValueError) as exc:
-        fail(f"{path}: the run's design or policies cannot be loaded now: {exc}")
-    fields = ("design_hash", "players", "policies", "seating", "seed", "options")
-    changed = differences({f: meta[f] for f in fields}, {f: v for f, v in run.metadata(0).items() if f in fields})
-    if changed:
-        fail(f"{path}: the design file or a policy file changed since the run ({'; '.join(changed)}); "
-             "the replay would not be the run's game")
+        text = replay(meta, game)
+    except ValueError as exc:
+        fail(f"{path}: {exc}")
     if meta.get("version") != package_version():
         err_console.print(f"note: the run was played by etappe {meta.get('version')}, this is {package_version()}; "
                           "where the code that plays games changed between them, the replay may differ from the run's game",
                           highlight=False)
-    specs = [run.distinct[i] for i in run.seat_policies(np.array([game]))[0]]
-    typer.echo(format_replay(run.design, run.card_table, run.rules, specs, run.seed, game))
+    typer.echo(text)
 
 
 def policies_command(deck: str | None) -> None:
