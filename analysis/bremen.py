@@ -10,6 +10,7 @@ your own "path/to/file.py:function") are named, never numbered, here.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import time
 from typing import Callable
@@ -19,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import (chisquare_uniform, distribution_row, mean_curves, ratio_interval, skill_table,
-                                   wilson_interval)
+from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, _ratio_variance, chisquare_uniform, distribution_row,
+                                   mean_curves, mean_interval, ratio_interval, skill_moments, skill_table,
+                                   skill_table_from_moments, t_point, wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
 from etappe.kernels.options import option_value, policy_parameters
@@ -30,7 +32,8 @@ __all__ = [
     "simulate", "from_run_file", "load_board", "Board", "BoardError", "Game", "options_row", "parse_policy",
     "win_rates", "first_seat_advantage", "seat_uniformity", "points_by_source", "length_stats", "has_tension",
     "game_tension", "tension_table", "paired_metrics", "progress_table", "head_to_head", "capped_rate",
-    "conclusions", "sweep_summary", "OPTIONS", "GREEDY_DEFAULTS", "LOOKAHEAD_DEFAULTS", "PAIRED_METRICS",
+    "conclusions", "sweep_summary", "RunSummary", "summarize", "summarize_run_file", "OPTIONS", "GREEDY_DEFAULTS",
+    "LOOKAHEAD_DEFAULTS", "PAIRED_METRICS",
 ]
 
 SIZES = {"rooster": 1, "cat": 2, "dog": 3, "donkey": 4}
@@ -606,6 +609,240 @@ def sweep_summary(runs: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]
         row["storm_share"] = points_by_source(df).set_index("source").loc["storm", "share"]
         numbers.append(row)
     return verdicts.reset_index(), pd.DataFrame(numbers)
+
+
+# --- a run as a mergeable summary: the report of millions of games ------------
+
+LENGTH_COLUMNS = ("turns", "rolls", "robber_moves", "animals_sent_home", "sent_home_by_robber", "sent_home_by_knock",
+                  "extra_rolls", "extra_roll_chain_max", "storms", "chases")
+TENSION_LABELS = {"lead_changes": "lead changes per game", "winner_deficit": "winner's largest deficit (points)",
+                  "final_gap": "final gap: winner minus the best other (points)"}
+PROGRESS_SUMS = ("games", "n", "s", "ss", "tt", "kk", "kt")  # per (group, round): see RunSummary.add
+
+
+class RunSummary:
+    """What the report of a run needs, as additive counts, sums and exact
+    integer histograms (stats.IntHistogram): `add` a chunk of records (any
+    rows of the run, in any order), `merge` two summaries of the same run,
+    and the table methods give what the functions of the same name give
+    over the whole record table (win_rates, first_seat_advantage,
+    seat_uniformity, points_by_source, length_stats, tension_table,
+    progress_table, head_to_head, capped_rate). A run file is read a row
+    group at a time (summarize_run_file), so the memory of its report does
+    not grow with its games.
+
+        s = summarize_run_file("run.parquet")      # or summarize(df)
+        s.win_rates("policy"); s.progress_table("position")
+    """
+
+    def __init__(self, attrs: dict):
+        self.attrs = dict(attrs)
+        self.players = int(self.attrs["players"])
+        self.policies = list(self.attrs["policies"])
+        self.rounds = list(self.attrs.get("progress_rounds") or K.PROGRESS_ROUNDS)
+        self.names = list(dict.fromkeys(self.policies))  # policies in order of first seat
+        self.games = 0
+        self.index_min, self.index_max = None, None
+        self.decided = 0
+        self.capped = 0
+        self.wins_seat = np.zeros(self.players, np.int64)
+        self.wins_position = np.zeros(self.players, np.int64)
+        self.source_points = np.zeros(len(SOURCES), np.int64)
+        self.lengths = {c: IntHistogram() for c in LENGTH_COLUMNS}
+        self.tension = None  # None: no chunk yet; then has_tension of every chunk
+        self.tension_hists = {k: IntHistogram() for k in TENSION_LABELS}
+        self.skill = np.zeros((len(self.names), len(self.names), len(SKILL_MOMENTS)), np.int64)
+        self.progress = {by: np.zeros((len(self.groups(by)), len(self.rounds), len(PROGRESS_SUMS)), np.int64)
+                         for by in ("seat", "policy", "position")}
+
+    def groups(self, by: str) -> list[str]:
+        """The groups of progress_table(by), in its order."""
+        if by == "seat":
+            return [f"seat {s}: {p}" for s, p in enumerate(self.policies)]
+        if by == "policy":
+            return list(self.names)
+        return [f"position {p}" for p in range(self.players)]
+
+    def add(self, df: pd.DataFrame) -> "RunSummary":
+        """Count in a chunk of the run's records; returns self."""
+        if len(df) == 0:
+            return self
+        players = self.players
+        winner = df["winner_seat"].to_numpy().astype(np.int64)
+        first = df["first_seat"].to_numpy().astype(np.int64)
+        index = df["seed_index"].to_numpy()
+        self.games += len(df)
+        low, high = int(index.min()), int(index.max())
+        self.index_min = low if self.index_min is None else min(self.index_min, low)
+        self.index_max = high if self.index_max is None else max(self.index_max, high)
+        has = winner >= 0
+        self.decided += int(has.sum())
+        self.capped += int(df["capped"].to_numpy().sum())
+        self.wins_seat += np.bincount(winner[has], minlength=players)[:players]
+        self.wins_position += np.bincount((winner[has] - first[has]) % players, minlength=players)[:players]
+        for j, src in enumerate(SOURCES):
+            self.source_points[j] += sum(int(df[f"points_{src}_s{s}"].to_numpy().sum(dtype=np.int64))
+                                         for s in range(players))
+        for c in LENGTH_COLUMNS:
+            self.lengths[c] = self.lengths[c].merge(IntHistogram.of(df[c].to_numpy()))
+        points = np.stack([df[f"points_s{s}"].to_numpy() for s in range(players)]).astype(np.int64)
+        codes = np.array([self.names.index(p) for p in self.policies], np.int64)
+        keys = [points[s] + 1000 * (winner == s) for s in range(players)]  # head_to_head's finish
+        self.skill += skill_moments(np.repeat(codes[:, None], len(df), axis=1), keys, len(self.names))
+        tension = has_tension(df)
+        self.tension = tension if self.tension is None else self.tension and tension
+        if not self.tension:
+            return self
+        rows = np.arange(len(df))
+        w = np.where(has, winner, 0)
+        deficit = np.stack([df[f"max_deficit_s{s}"].to_numpy() for s in range(players)], axis=1)[rows, w]
+        others = np.where(np.eye(players, dtype=bool)[w], np.iinfo(np.int64).min, points.T).max(axis=1)
+        for key, values in (("lead_changes", df["lead_changes"].to_numpy()), ("winner_deficit", deficit[has]),
+                            ("final_gap", (points.T[rows, w] - others)[has])):
+            self.tension_hists[key] = self.tension_hists[key].merge(IntHistogram.of(values))
+        # y[s, r, g]: seat s's points after round r of game g
+        y = np.stack([np.stack([df[f"points_r{r}_s{s}"].to_numpy() for r in self.rounds]) for s in range(players)])
+        y = y.astype(np.int64)
+        position = (np.arange(players)[:, None] - first[None, :]) % players  # [seat, game]
+        for by in self.progress:
+            if by == "seat":
+                member = np.eye(players, dtype=np.int64)[:, :, None]  # [group, seat, 1]
+            elif by == "policy":
+                member = (np.arange(len(self.names))[:, None] == codes[None, :]).astype(np.int64)[:, :, None]
+            else:
+                member = (np.arange(players)[:, None, None] == position[None, :, :]).astype(np.int64)
+            member = np.broadcast_to(member, (member.shape[0], players, len(df)))
+            k = member.sum(axis=1)                              # [group, game]: the group's seats in a game
+            t = np.einsum("pgn,grn->prn", member, y)            # [group, round, game]: their points summed
+            yy = np.einsum("pgn,grn->pr", member, y * y)
+            present = (k > 0)[:, None, :]
+            sums = self.progress[by]
+            sums[:, :, 0] += present.sum(axis=2)
+            sums[:, :, 1] += k.sum(axis=1)[:, None]
+            sums[:, :, 2] += t.sum(axis=2)
+            sums[:, :, 3] += yy
+            sums[:, :, 4] += (t * t).sum(axis=2)
+            sums[:, :, 5] += (k * k).sum(axis=1)[:, None]
+            sums[:, :, 6] += (k[:, None, :] * t).sum(axis=2)
+        return self
+
+    def merge(self, other: "RunSummary") -> "RunSummary":
+        """A new summary of both (two parts of one run)."""
+        out = copy.deepcopy(self)
+        out.games += other.games
+        for name in ("index_min", "index_max"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            pick = min if name == "index_min" else max
+            setattr(out, name, theirs if mine is None else mine if theirs is None else pick(mine, theirs))
+        for name in ("decided", "capped", "wins_seat", "wins_position", "source_points", "skill"):
+            setattr(out, name, getattr(self, name) + getattr(other, name))
+        out.lengths = {c: self.lengths[c].merge(other.lengths[c]) for c in LENGTH_COLUMNS}
+        out.tension = other.tension if self.tension is None else self.tension if other.tension is None \
+            else self.tension and other.tension
+        out.tension_hists = {k: self.tension_hists[k].merge(other.tension_hists[k]) for k in TENSION_LABELS}
+        out.progress = {by: self.progress[by] + other.progress[by] for by in self.progress}
+        return out
+
+    # the tables, as the functions of the same name give them over the whole record table
+    def has_tension(self) -> bool:
+        return bool(self.tension)
+
+    def win_rates(self, by: str = "seat") -> pd.DataFrame:
+        rows = []
+        if by == "seat":
+            for s in range(self.players):
+                rows.append(_rate_row({"seat": s, "policy": self.policies[s]}, int(self.wins_seat[s]), self.decided))
+        elif by == "policy":
+            for pol in self.names:
+                seats = [s for s, p in enumerate(self.policies) if p == pol]
+                rows.append(_rate_row({"policy": pol, "seats": ",".join(map(str, seats))},
+                                      int(self.wins_seat[seats].sum()), self.decided * len(seats)))
+        else:
+            raise ValueError("by must be 'seat' or 'policy'")
+        return pd.DataFrame(rows)
+
+    def first_seat_advantage(self) -> pd.DataFrame:
+        return pd.DataFrame([_rate_row({"turn_position": p}, int(self.wins_position[p]), self.decided)
+                             for p in range(self.players)])
+
+    def seat_uniformity(self, by: str = "position") -> dict:
+        table = self.first_seat_advantage() if by == "position" else self.win_rates(by="seat")
+        test = chisquare_uniform(table["wins"].to_numpy())
+        return {"chi2": test.statistic, "p_value": test.p_value, "games": test.n, "expected": test.expected}
+
+    def points_by_source(self) -> pd.DataFrame:
+        total_all = int(self.source_points.sum())
+        return pd.DataFrame([{"source": src, "points_per_game": int(total) / self.games,
+                              "points_per_seat_game": int(total) / self.games / self.players,
+                              "share": int(total) / total_all if total_all else float("nan")}
+                             for src, total in zip(SOURCES, self.source_points)])
+
+    def length_stats(self) -> pd.DataFrame:
+        return pd.DataFrame([_hist_row(c, self.lengths[c]) for c in LENGTH_COLUMNS])
+
+    def column_total(self, column: str) -> int:
+        """The sum over the games of a column of length_stats."""
+        values, counts = self.lengths[column].nonzero()
+        return int((values * counts).sum())
+
+    def tension_table(self) -> pd.DataFrame:
+        return pd.DataFrame([_hist_row(label, self.tension_hists[key]) for key, label in TENSION_LABELS.items()])
+
+    def capped_rate(self) -> dict:
+        k, n = self.capped, self.games
+        lo, hi = wilson_interval(k, n)
+        return {"capped": k, "n": n, "rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
+
+    def head_to_head(self) -> pd.DataFrame:
+        return skill_table_from_moments(self.names, self.skill, self.games)
+
+    def progress_table(self, by: str = "policy") -> pd.DataFrame:
+        """progress_table(df, by): the mean_curves of stats, clustered by game, from the sums."""
+        if by not in self.progress:
+            raise ValueError("by must be 'seat', 'policy' or 'position'")
+        sums = self.progress[by].reshape(-1, len(PROGRESS_SUMS))
+        games, n, s, ss, tt, kk, kt = (sums[:, j] for j in range(len(PROGRESS_SUMS)))
+        keep = games > 0  # a group in no game has no row (as in a groupby)
+        groups = np.repeat(np.array(self.groups(by), dtype=object), len(self.rounds))[keep]
+        out = pd.DataFrame({"group": groups, "round": np.tile(np.array(self.rounds, np.int64), len(self.groups(by)))[keep],
+                            "n": n[keep]})
+        m = mean_interval(n[keep], s[keep], ss[keep])
+        for key in ("mean", "sd", "ci_low", "ci_high"):
+            out[key] = m[key]
+        _, var = _ratio_variance(games[keep], s[keep], n[keep], tt[keep], kk[keep], kt[keep])
+        half = t_point(games[keep].astype(float)) * np.sqrt(var)
+        out["ci_low"] = out["mean"].to_numpy() - half
+        out["ci_high"] = out["mean"].to_numpy() + half
+        out["band_low"] = out["mean"] - out["sd"]
+        out["band_high"] = out["mean"] + out["sd"]
+        return out
+
+
+def _hist_row(label: str, hist: IntHistogram) -> dict:
+    """stats.distribution_row of the values a histogram counts."""
+    vals, _ = hist.nonzero()
+    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
+    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
+            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
+            "max": float(vals.max()) if vals.size else np.nan}
+
+
+def summarize(df: pd.DataFrame) -> RunSummary:
+    """The RunSummary of a record table (its run identity in df.attrs)."""
+    return RunSummary(df.attrs).add(df)
+
+
+def summarize_run_file(path, batch_rows: int = 200_000, progress: Callable[[int], None] | None = None) -> RunSummary:
+    """The RunSummary of a run file, read a row group (at most `batch_rows`
+    games) at a time; `progress(games)` is called after each."""
+    from etappe.analysis.runio import iter_parquet, read_metadata
+
+    summary = RunSummary(read_metadata(path))
+    for chunk in iter_parquet(path, batch_rows):
+        summary.add(chunk)
+        if progress:
+            progress(len(chunk))
+    return summary
 
 
 # --- scenario API: one position, for tests, replays and examples ----------------

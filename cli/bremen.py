@@ -37,13 +37,17 @@ def _checked(items: list[str] | None, players: int) -> dict:
     return options
 
 
-def report_command(run: Path, out_dir: Path) -> Path:
-    """`etappe report` for a bremen run file: writes report.html/.md; returns the HTML path."""
+def report_command(run: Path, out_dir: Path, batch_rows: int = 200_000) -> Path:
+    """`etappe report` for a bremen run file: writes report.html/.md; returns
+    the HTML path. The run is read a row group (at most `batch_rows` games) at
+    a time into a RunSummary: memory does not grow with the games."""
+    import pyarrow.parquet as pq
+
     from etappe.reports.bremen import build_report
 
-    with progress_bar(None, "report", report_kept(out_dir)) as bar:
-        bar.stage(f"reading {run}")
-        return build_report(A.from_run_file(run), on_section=bar.stage).write(out_dir)
+    with progress_bar(pq.ParquetFile(run).metadata.num_rows, "reading records", report_kept(out_dir)) as bar:
+        summary = A.summarize_run_file(run, batch_rows, progress=bar)
+        return build_report(summary, on_section=bar.stage).write(out_dir)
 
 
 def run_identity(players: int, games: int, policies: list[str], seed: int, board_hash: str,

@@ -1,8 +1,11 @@
 """Bremer Stadtmusikanten balance report: build_report(df) -> Report.
 
 df is a record table from analysis.bremen.simulate (or read back with
-analysis.bremen.from_run_file), its run identity in df.attrs. Statistics come
-from analysis.bremen; this module only lays them out and draws. Sections in
+analysis.bremen.from_run_file), its run identity in df.attrs, or the
+analysis.bremen.RunSummary of one (summarize_run_file reads a run file a
+row group at a time: `etappe report` of a million games holds no record
+table). Statistics come from analysis.bremen; this module only lays them out
+and draws. Sections in
 the order of design/reports.md (run, outcomes, skill matrix, length,
 tension, progress, points, robber, card balance, variant comparison,
 anomalies, caveat); one that cannot apply says so in one line.
@@ -14,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import bremen as A
-from etappe.analysis.stats import chi_square_caution, histogram_frame
+from etappe.analysis.stats import chi_square_caution
 from etappe.kernels.options import option_text
 from etappe.reports import plots
 from etappe.reports.document import Report
@@ -57,10 +60,12 @@ def caveat_text(policies, reconstruction: bool = True) -> str:
             + "; not for human play.")
 
 
-def build_report(df: pd.DataFrame, title: str | None = None, on_section=None) -> Report:
-    """The balance report of a run; `on_section(title)` is told each section as it is begun."""
+def build_report(df: pd.DataFrame | A.RunSummary, title: str | None = None, on_section=None) -> Report:
+    """The balance report of a run, from its record table or its
+    RunSummary; `on_section(title)` is told each section as it is begun."""
+    df = df if isinstance(df, A.RunSummary) else A.summarize(df)
     a = df.attrs
-    report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {len(df)} games", on_section=on_section)
+    report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {df.games} games", on_section=on_section)
     _header(report, df)
     _outcomes(report, df)
     _skill(report, df)
@@ -80,31 +85,31 @@ def build_report(df: pd.DataFrame, title: str | None = None, on_section=None) ->
     return report
 
 
-def _skill(report: Report, df: pd.DataFrame) -> None:
-    skill_section(report.section("Skill matrix"), A.head_to_head(df), "game",
+def _skill(report: Report, df: A.RunSummary) -> None:
+    skill_section(report.section("Skill matrix"), df.head_to_head(), "game",
                   "the winner ahead of everyone, then more points; equal points count 1/2",
                   "e.g. random, greedy, lookahead",
                   "Seats are fixed: a policy's seats also carry their turn order.", "skill_matrix")
 
 
-def _tension(report: Report, df: pd.DataFrame) -> None:
+def _tension(report: Report, df: A.RunSummary) -> None:
     section = report.section("Tension")
-    if not A.has_tension(df):
+    if not df.has_tension():
         section.text("This run file has no tension columns (recorded before they were added): simulate it again.")
         return
     section.text("Measured after every turn. Lead changes: times the sole points leader changed (a tie keeps the "
                  "last leader; the first leader is no change). Deficit: the eventual winner's largest gap in "
                  "points behind the leader (0: never behind). Final gap: the winner's points minus the best "
                  "other seat's (0: decided by the tie rule). Capped games have no deficit or gap.")
-    section.table(A.tension_table(df), "Tension (per game)")
-    t = A.game_tension(df)
-    tension_figures(section, histogram_frame(t["lead_changes"]), histogram_frame(t["winner_deficit"]),
+    section.table(df.tension_table(), "Tension (per game)")
+    hists = df.tension_hists
+    tension_figures(section, hists["lead_changes"].frame(), hists["winner_deficit"].frame(),
                     "lead changes per game", "winner's largest deficit (points)", "lead_changes", "winner_deficit")
 
 
-def _progress(report: Report, df: pd.DataFrame) -> None:
+def _progress(report: Report, df: A.RunSummary) -> None:
     section = report.section("Progress")
-    if not A.has_tension(df):
+    if not df.has_tension():
         section.text("This run file has no progress columns (recorded before they were added): simulate it again.")
         return
     rounds = df.attrs.get("progress_rounds") or list(A.K.PROGRESS_ROUNDS)
@@ -112,16 +117,16 @@ def _progress(report: Report, df: pd.DataFrame) -> None:
                  "the starting player; a finished game keeps its final points), per policy and per position in "
                  "the turn order (0 = the drawn starting player). Dark band: 95 % interval of the mean; light "
                  "band: mean +- 1 sd (the spread of games). n counts seat-games.")
-    by_policy = A.progress_table(df, "policy")
+    by_policy = df.progress_table("policy")
     for by, caption in (("policy", "policy"), ("position", "position in the turn order"), ("seat", "seat")):
-        frame = by_policy if by == "policy" else A.progress_table(df, by)
+        frame = by_policy if by == "policy" else df.progress_table(by)
         ax = plots.progress_curves(frame, ylabel="points")
         section.figure(ax.figure, f"Mean points by round, per {caption}", f"progress_{by}")
     section.table(by_policy[["group", "round", "n", "mean", "ci_low", "ci_high", "sd"]],
                   "Mean points after each checkpoint round, per policy")
 
 
-def _header(report: Report, df: pd.DataFrame) -> None:
+def _header(report: Report, df: A.RunSummary) -> None:
     a = df.attrs
     label = "RECONSTRUCTION (not the published board)" if a.get("board_reconstruction") else "board file"
     rows = [
@@ -132,7 +137,7 @@ def _header(report: Report, df: pd.DataFrame) -> None:
         ("policies by seat", ", ".join(f"{s}: {p}" for s, p in enumerate(a["policies"]))),
         ("seat design", "fixed seats, first player drawn each game"),
         ("rule options", option_text(a["options"])),
-        ("games", f"{len(df)} (game indices {int(df['seed_index'].min())}..{int(df['seed_index'].max())})"),
+        ("games", f"{df.games} (game indices {df.index_min}..{df.index_max})"),
         ("root seed", a["seed"]),
         ("package version", a["version"]),
         ("wall time", f"{a.get('wall_s', float('nan')):.1f} s ({a.get('games_per_s', float('nan')):.0f} games/s)"),
@@ -143,24 +148,24 @@ def _header(report: Report, df: pd.DataFrame) -> None:
     section.table(pd.DataFrame(rows, columns=["item", "value"]))
 
 
-def _outcomes(report: Report, df: pd.DataFrame) -> None:
+def _outcomes(report: Report, df: A.RunSummary) -> None:
     section = report.section("Outcomes")
-    if not (df["winner_seat"] >= 0).any():  # say so, as the simulate summary does, rather than rates of nothing
-        section.text(f"No game was decided: all {len(df)} games hit the turn cap of "
+    if not df.decided:  # say so, as the simulate summary does, rather than rates of nothing
+        section.text(f"No game was decided: all {df.games} games hit the turn cap of "
                      f"{df.attrs['options']['max_turns']} turns, so there are no win rates and no test of "
                      "the turn order or the seats.")
         return
-    seats = A.win_rates(df, by="seat")
+    seats = df.win_rates(by="seat")
     section.table(seats, "Win rate per seat among the decided games (95 % Wilson interval; capped games are "
                   "counted under Anomalies)")
-    section.table(A.win_rates(df, by="policy"), "Win rate per policy")
-    position = A.first_seat_advantage(df)
-    test = A.seat_uniformity(df)
+    section.table(df.win_rates(by="policy"), "Win rate per policy")
+    position = df.first_seat_advantage()
+    test = df.seat_uniformity()
     section.table(position, "Win rate by position in the turn order (0 = the drawn starting player)")
     section.text(f"Turn-order uniformity among decided games: chi-square {test['chi2']:.2f}, "
                  f"p = {test['p_value']:.3g} over {test['games']} games{chi_square_caution(test['expected'])}.")
     if len(set(df.attrs["policies"])) == 1:  # with one policy on every seat, seats differ only by corner and colour
-        test = A.seat_uniformity(df, by="seat")
+        test = df.seat_uniformity(by="seat")
         section.text(f"Seat uniformity (one policy on every seat, so only the corner and colour differ): "
                      f"chi-square {test['chi2']:.2f}, p = {test['p_value']:.3g} over {test['games']} games"
                      f"{chi_square_caution(test['expected'])}.")
@@ -179,27 +184,27 @@ def _rate_bars(ax, table: pd.DataFrame, label: str):
     return ax
 
 
-def _length(report: Report, df: pd.DataFrame) -> None:
+def _length(report: Report, df: A.RunSummary) -> None:
     section = report.section("Length")
-    section.table(A.length_stats(df), "Per game: mean, sd, median, 95th percentile, minimum, maximum")
+    section.table(df.length_stats(), "Per game: mean, sd, median, 95th percentile, minimum, maximum")
     fig = Figure(figsize=(8, 3))
     ax1, ax2 = fig.subplots(1, 2)
-    turns = df["turns"].to_numpy()
-    ax1.hist(turns, bins=40, color="#4c72b0")
+    values, counts = df.lengths["turns"].nonzero()
+    ax1.hist(values, bins=40, weights=counts, color="#4c72b0")  # the bins of the games' turns
     ax1.set_xlabel("turns")
     ax1.set_ylabel("games")
-    ordered = np.sort(turns)
-    ax2.step(ordered, np.arange(1, len(ordered) + 1) / len(ordered), where="post")
+    # the ECDF of every game sorted, drawn from the histogram: its first step from 1 / games, then one per value
+    ax2.step(np.r_[values[:1], values], np.r_[1 / df.games, np.cumsum(counts) / df.games], where="post")
     ax2.set_xlabel("turns")
     ax2.set_ylabel("ECDF")
     section.figure(fig, "Game length in turns: histogram and ECDF", "length")
 
 
-def _points(report: Report, df: pd.DataFrame) -> None:
+def _points(report: Report, df: A.RunSummary) -> None:
     section = report.section("Points by source")
     section.text("Storms give a point per animal to its owner; the robber bonus is the extra point for "
                  "storming while the robber is at home; a chase is a pyramid landing on the robber.")
-    table = A.points_by_source(df)
+    table = df.points_by_source()
     section.table(table)
     fig = Figure(figsize=(5, 3))
     ax = fig.add_subplot()
@@ -208,9 +213,9 @@ def _points(report: Report, df: pd.DataFrame) -> None:
     section.figure(fig, "Mean points per game by source", "points_by_source")
 
 
-def _robber(report: Report, df: pd.DataFrame) -> None:
+def _robber(report: Report, df: A.RunSummary) -> None:
     section = report.section("Robber and knocking")
-    stats = A.length_stats(df).set_index("metric")
+    stats = df.length_stats().set_index("metric")
     section.text(
         f"The robber moved {stats.loc['robber_moves', 'mean']:.1f} times per game and sent "
         f"{stats.loc['sent_home_by_robber', 'mean']:.1f} animals home; landings knocked "
@@ -219,16 +224,16 @@ def _robber(report: Report, df: pd.DataFrame) -> None:
     )
 
 
-def _anomalies(report: Report, df: pd.DataFrame) -> None:
+def _anomalies(report: Report, df: A.RunSummary) -> None:
     section = report.section("Anomalies")
-    cap = A.capped_rate(df)
+    cap = df.capped_rate()
     section.text(
         f"{cap['capped']} of {cap['n']} games hit the turn cap of {df.attrs['options']['max_turns']} turns "
         f"(rate {cap['rate']:.3f}, 95 % interval {cap['ci_low']:.3f}-{cap['ci_high']:.3f}); the win rates "
         "are among the decided games, and the other tables keep every game."
     )
     never = [name for name, col in (("storm", "storms"), ("chase", "chases"), ("robber move", "robber_moves"),
-                                    ("extra roll", "extra_rolls")) if df[col].sum() == 0]
+                                    ("extra roll", "extra_rolls")) if df.column_total(col) == 0]
     if never:
         section.text("Rules that never fired in these games: " + ", ".join(never) + ".")
 
