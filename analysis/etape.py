@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import (ChiSquare, chisquare_uniform, distribution_row, holm, mean_curves, paired_from_values,
-                                   ratio_interval, skill_table, wilson_interval)
+from etappe.analysis.stats import (ChiSquare, _ratio_variance, chisquare_uniform, distribution_row, holm, mean_curves,
+                                   mean_interval, paired_from_values, ratio_interval, skill_table, t_point,
+                                   wilson_interval)
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value, policy_parameters
 
@@ -365,33 +366,69 @@ def seat_uniformity(races_df: pd.DataFrame) -> ChiSquare:
     return chisquare_uniform(win_rates(races_df, "seat")["wins"].to_numpy())
 
 
-def stage_long(stages_df: pd.DataFrame) -> pd.DataFrame:
-    """Long table stage x seat with the per-seat fields and the policy."""
+# The per-seat stage fields the report reads (cli.etape.load_run(..., fields=...)
+# reads only these of a run file): the others (secs, passes, skipped, laid,
+# finish, side) and the columns' state (start, coln, lo, hi) it never uses.
+REPORT_STAGE_FIELDS = ("slot", "time", "cum", "cards", "crev", "vita", "braq", "hand", "dealt", "place")
+# The per-seat stage fields paired_metrics reads (race_tension's GC: cum, and place under gc_tie=stage_places).
+PAIRED_STAGE_FIELDS = ("cum", "place")
+# The per-seat fields stage_long needs for the report's long table (profile_stats,
+# profile_by_policy, joker_usage, joker_stage_effect, the stage-time figure).
+LONG_REPORT_FIELDS = ("slot", "time", "cards", "crev", "vita", "braq")
+
+
+def stage_long(stages_df: pd.DataFrame, fields=None) -> pd.DataFrame:
+    """Long table stage x seat with the per-seat fields and the policy.
+
+    fields: the per-seat fields to include (default: every field of
+    K.STAGE_SEAT_FIELDS the table holds). With `fields` the table is
+    compact, for the report: `slot` is always included, as the policy needs
+    it; `seat` is int8 and `policy` a categorical of the policies' names in
+    sorted order (not a string per row: canonical specs are long); the other
+    columns keep their dtypes, so a table read compactly
+    (cli.etape.load_run(..., compact=True)) gives a compact long table. Build
+    it once and pass it as `long=` to profile_stats, profile_by_policy,
+    joker_usage, joker_stage_effect and anomalies: a report of a million races
+    then holds one long table, not one per summary."""
     n = _players(stages_df)
     policies = np.asarray(stages_df.attrs.get("policies", [str(k) for k in range(n)]), dtype=object)
-    base = stages_df[["race", "stage", "picker", "profile", "winner", "blocked"]]
-    parts = []
-    for s in range(n):
-        part = base.copy()
-        part["seat"] = s
-        for field in K.STAGE_SEAT_FIELDS:
-            part[field] = stages_df[f"{field}_{s}"].to_numpy()
-        part["policy"] = policies[part["slot"].to_numpy()]
-        parts.append(part)
-    long = pd.concat(parts, ignore_index=True)
+    compact = fields is not None
+    if fields is None:
+        fields = [f for f in K.STAGE_SEAT_FIELDS if f"{f}_0" in stages_df.columns]
+    fields = ["slot"] + [f for f in fields if f != "slot"]
+    rows = len(stages_df)
+    cols = {}
+    for name in ("race", "stage", "picker", "profile", "winner", "blocked"):
+        values = stages_df[name]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            cols[name] = pd.Categorical.from_codes(np.tile(values.cat.codes.to_numpy(), n), values.cat.categories,
+                                                   ordered=values.cat.ordered)
+        else:
+            cols[name] = np.tile(values.to_numpy(), n)
+    cols["seat"] = np.repeat(np.arange(n, dtype=np.int8 if compact else np.int64), rows)
+    for field in fields:
+        cols[field] = np.concatenate([stages_df[f"{field}_{s}"].to_numpy() for s in range(n)]) if n else np.zeros(0)
+    if compact:
+        names = sorted(set(policies))
+        cols["policy"] = pd.Categorical.from_codes(
+            np.array([names.index(p) for p in policies], np.int8)[cols["slot"]], names)
+    else:
+        cols["policy"] = policies[cols["slot"]]
+    long = pd.DataFrame(cols, copy=False)
     long["is_picker"] = long["seat"] == long["picker"]
     long["won"] = long["seat"] == long["winner"]
     return long
 
 
-def profile_stats(stages_df: pd.DataFrame) -> pd.DataFrame:
+def profile_stats(stages_df: pd.DataFrame, long: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per profile: how often picked, blocked and without a winner (with
     95 % Wilson intervals), the picker's stage-win rate (with interval) and
-    advantage in seconds over the others."""
+    advantage in seconds over the others. long: stage_long(stages_df), if
+    already built."""
     n = _players(stages_df)
-    long = stage_long(stages_df)
+    long = stage_long(stages_df, LONG_REPORT_FIELDS) if long is None else long
     rows = []
-    for profile, grp in long.groupby("profile", observed=True):
+    for profile, grp in long[["profile", "is_picker", "won", "time", "cards"]].groupby("profile", observed=True):
         stages = stages_df[stages_df["profile"] == profile]
         k = len(stages)
         picker = grp[grp["is_picker"]]
@@ -414,12 +451,14 @@ def profile_stats(stages_df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def profile_by_policy(stages_df: pd.DataFrame) -> pd.DataFrame:
+def profile_by_policy(stages_df: pd.DataFrame, long: pd.DataFrame | None = None) -> pd.DataFrame:
     """Mean stage time and stage-win rate per profile and policy: who each
-    profile favours."""
-    long = stage_long(stages_df)
+    profile favours. long: stage_long(stages_df), if already built."""
+    long = stage_long(stages_df, LONG_REPORT_FIELDS) if long is None else long
     out = long.groupby(["profile", "policy"], observed=True).agg(
         n=("time", "size"), mean_time=("time", "mean"), wins=("won", "sum")).reset_index()
+    if isinstance(out["policy"].dtype, pd.CategoricalDtype):  # a compact long table's: the names, as from strings
+        out["policy"] = pd.Series(np.asarray(out["policy"], dtype=object), index=out.index)
     out["win_rate"] = out["wins"] / out["n"]
     out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
     return out
@@ -445,7 +484,7 @@ def joker_holders(stages_df: pd.DataFrame) -> dict[str, list[int]]:
 JOKER_COLUMNS = (("crevaison", "crev"), ("vitamine", "vita"), ("braquet", "braq"))
 
 
-def joker_usage(stages_df: pd.DataFrame) -> pd.DataFrame:
+def joker_usage(stages_df: pd.DataFrame, long: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per joker of the game (`joker_holders`: a joker that no seat holds
     has no row): uses per race and player, share used in the last stage, and
     the immediate effect (turns skipped by Crevaison targets, cards laid in a
@@ -453,28 +492,36 @@ def joker_usage(stages_df: pd.DataFrame) -> pd.DataFrame:
     player-races in which the player held the joker: a player holds each
     joker once a race, unless `withhold_seat` denies it; in_last_stage and,
     for Crevaison, on_self of the uses) come with 95 % intervals clustered
-    by race (`_low`, `_high`)."""
-    long = stage_long(stages_df)
-    last = long["stage"] == long["stage"].max()
+    by race (`_low`, `_high`). long: stage_long(stages_df), if already built."""
+    long = stage_long(stages_df, LONG_REPORT_FIELDS) if long is None else long
+    last = (long["stage"] == long["stage"].max()).to_numpy()
     holders = joker_holders(stages_df)
+    # Per-race sums by one factorization of the race ids (races in order), not a groupby per sum.
+    race_codes, race_ids = pd.factorize(long["race"].to_numpy(), sort=True)
+    seats = long["seat"].to_numpy()
 
-    def per_race(flags: pd.Series) -> pd.Series:
-        return flags.groupby(long["race"]).sum()
+    def per_race(flags: np.ndarray) -> pd.Series:
+        return pd.Series(np.bincount(race_codes, weights=flags, minlength=len(race_ids)).astype(np.int64),
+                         index=race_ids)
 
     rows = []
     for joker, col in JOKER_COLUMNS:
         if joker not in holders:
             continue
-        held = long["seat"].isin(holders[joker])
-        seat_races = long[held].groupby(["race", "seat"]).ngroups
-        players = long[held].groupby("race")["seat"].nunique().reindex(per_race(held).index, fill_value=0)
-        used = (long[col] >= 0) & held
+        held = np.isin(seats, holders[joker])
+        # the (race, seat) pairs that held the joker, and per race the seats that did
+        pairs = np.zeros((len(race_ids), int(seats.max(initial=0)) + 1), bool)
+        pairs[race_codes[held], seats[held]] = True
+        seat_races = int(pairs.sum())
+        players = pd.Series(pairs.sum(axis=1), index=race_ids)
+        used = (long[col].to_numpy() >= 0) & held
         row = {"joker": joker, "uses": int(used.sum()), "use_rate": used.sum() / seat_races,
                "in_last_stage": float((used & last).sum() / max(used.sum(), 1))}
         shares = {"use_rate": (per_race(used), players), "in_last_stage": (per_race(used & last), per_race(used))}
         if joker == "crevaison":
-            row["on_self"] = float((long.loc[used, "crev"] == long.loc[used, "seat"]).mean())
-            shares["on_self"] = (per_race(used & (long["crev"] == long["seat"])), per_race(used))
+            on_self = long["crev"].to_numpy() == seats
+            row["on_self"] = float(on_self[used].sum() / used.sum()) if used.any() else float("nan")
+            shares["on_self"] = (per_race(used & on_self), per_race(used))
         if joker == "braquet":
             row["cards_per_use"] = float(long.loc[used, "braq"].mean())
         for key, (x, y) in shares.items():
@@ -494,13 +541,13 @@ def _share_by_race(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return low, high
 
 
-def joker_stage_effect(stages_df: pd.DataFrame) -> pd.DataFrame:
+def joker_stage_effect(stages_df: pd.DataFrame, long: pd.DataFrame | None = None) -> pd.DataFrame:
     """Observational: mean stage time of a player in stages where they used a
     joker minus in their other stages, over the seats dealt it (same policy
     and profile mix); one row per joker of the game (`joker_holders`).
     Confounded by when policies choose to play it; see joker_value for the
-    paired causal estimate."""
-    long = stage_long(stages_df)
+    paired causal estimate. long: stage_long(stages_df), if already built."""
+    long = stage_long(stages_df, LONG_REPORT_FIELDS) if long is None else long
     holders = joker_holders(stages_df)
     rows = []
     for joker, col in JOKER_COLUMNS:
@@ -559,12 +606,14 @@ def side_classifications(races_df: pd.DataFrame) -> pd.DataFrame:
         sprint_points=("sprint", "mean"), sprint_top=("sprint_top", "mean")).reset_index()
 
 
-def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
+def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame, long: pd.DataFrame | None = None,
+              usage: pd.DataFrame | None = None) -> pd.DataFrame:
     """Counts of stages cut off by the turn cap, blocked stages, stages with
     no winner, shared race wins (each rate with its 95 % Wilson interval),
     and the jokers in the game (rule option `jokers`) that nobody used,
-    named in `detail`."""
-    usage = joker_usage(stages_df)  # the jokers of the game only
+    named in `detail`. long, usage: stage_long(stages_df) and
+    joker_usage(stages_df), if already built."""
+    usage = joker_usage(stages_df, long) if usage is None else usage  # the jokers of the game only
     dealt = _jokers_mask(stages_df.attrs.get("options", {}).get("jokers", OPTIONS["jokers"][1]))
     in_game = [r for r in usage.itertuples() if dealt >> K.JOKER_NAMES.index(r.joker) & 1]
     unused = [r.joker for r in in_game if r.uses == 0]
@@ -607,14 +656,30 @@ def length_table(stages_df: pd.DataFrame) -> pd.DataFrame:
 def _per_stage(stages_df: pd.DataFrame, field: str = "cum") -> tuple[np.ndarray, np.ndarray]:
     """(race ids (R,), the per-seat `field` (R, stages, n)) with the stages in order."""
     n = _players(stages_df)
-    ordered = stages_df.sort_values(["race", "stage"], kind="stable")
-    races = ordered["race"].to_numpy()
+    order = _stage_order(stages_df)
+    races = stages_df["race"].to_numpy()
+    if order is not None:
+        races = races[order]
     ids, counts = np.unique(races, return_counts=True)
     if len(ids) and (counts != counts[0]).any():
         raise ValueError("every race must have all its stages in the table")
     per = int(counts[0]) if len(ids) else 0
-    values = ordered[[f"{field}_{s}" for s in range(n)]].to_numpy(np.int64).reshape(len(ids), per, n)
-    return ids, values
+    values = stages_df[[f"{field}_{s}" for s in range(n)]].to_numpy(np.int64)
+    if order is not None:
+        values = values[order]
+    return ids, values.reshape(len(ids), per, n)
+
+
+def _stage_order(stages_df: pd.DataFrame) -> np.ndarray | None:
+    """The row order that sorts the stages by race, then stage (stable), or
+    None when they are in that order already (as simulate and a run file
+    hold them): no sorted copy of a table of millions of stages."""
+    race = stages_df["race"].to_numpy()
+    stage = stages_df["stage"].to_numpy()
+    step = np.diff(race)
+    if ((step > 0) | ((step == 0) & (np.diff(stage) >= 0))).all():
+        return None
+    return np.lexsort((stage, race))
 
 
 def race_tension(stages_df: pd.DataFrame) -> pd.DataFrame:
@@ -709,19 +774,21 @@ def paired_metrics(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFr
     return out
 
 
-def tension_table(stages_df: pd.DataFrame) -> pd.DataFrame:
+def tension_table(stages_df: pd.DataFrame, tension: pd.DataFrame | None = None) -> pd.DataFrame:
     """Lead changes per race, the winner's largest deficit and the final gap
-    (race_tension), as distributions: n, mean, sd, median, p95, min, max."""
-    t = race_tension(stages_df)
+    (race_tension), as distributions: n, mean, sd, median, p95, min, max.
+    tension: race_tension(stages_df), if already computed."""
+    t = race_tension(stages_df) if tension is None else tension
     return pd.DataFrame([distribution_row("GC lead changes per race", t["lead_changes"]),
                          distribution_row("winner's largest deficit after a stage (s)", t["winner_deficit"]),
                          distribution_row("final gap: runner-up's time minus the winner's (s)", t["final_gap"])])
 
 
-def leader_holds(stages_df: pd.DataFrame) -> dict:
+def leader_holds(stages_df: pd.DataFrame, tension: pd.DataFrame | None = None) -> dict:
     """How often the GC leader before the last stage went on to win: wins, n
-    (races with such a leader and a sole winner), rate and 95 % Wilson interval."""
-    won = race_tension(stages_df)["leader_before_last_won"].dropna()
+    (races with such a leader and a sole winner), rate and 95 % Wilson interval.
+    tension: race_tension(stages_df), if already computed."""
+    won = (race_tension(stages_df) if tension is None else tension)["leader_before_last_won"].dropna()
     k, n = int(won.sum()), len(won)
     lo, hi = wilson_interval(k, n)
     return {"wins": k, "n": n, "rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
@@ -743,13 +810,78 @@ def progress_table(stages_df: pd.DataFrame, by: str = "policy", value: str = "ga
     policies = np.asarray(stages_df.attrs.get("policies", [str(k) for k in range(n)]), dtype=object)
     cum = stages_df[[f"cum_{s}" for s in range(n)]].to_numpy(np.int64)
     y = cum - cum.min(axis=1, keepdims=True) if value == "gap" else cum
-    stage = stages_df["stage"].to_numpy() + 1
+    stage = stages_df["stage"].to_numpy().astype(np.int64) + 1
+    if _one_row_per_stage(stages_df):
+        if by == "policy":  # the policies' codes in the order of their names, as mean_curves sorts the groups
+            names = sorted(set(policies))
+            codes = np.array([names.index(p) for p in policies], np.int8)[
+                stages_df[[f"slot_{s}" for s in range(n)]].to_numpy()]
+        else:
+            names = [f"seat {s}" for s in range(n)]
+            order = sorted(range(n), key=names.__getitem__)
+            names = [names[s] for s in order]
+            codes = np.broadcast_to(np.argsort(order), cum.shape)
+        return _stage_curves(codes, names, stage, y)
     parts = []
     for s in range(n):
         group = policies[stages_df[f"slot_{s}"].to_numpy()] if by == "policy" else np.full(len(cum), f"seat {s}", object)
         parts.append(pd.DataFrame({"group": group, "after_stage": stage, "race": stages_df["race"].to_numpy(),
                                    "y": y[:, s].astype(float)}))
     return mean_curves(pd.concat(parts, ignore_index=True), "after_stage", cluster="race")
+
+
+def _one_row_per_stage(stages_df: pd.DataFrame) -> bool:
+    """Whether no (race, stage) pair has two rows (a stage table's rows are its stages)."""
+    order = _stage_order(stages_df)
+    race, stage = stages_df["race"].to_numpy(), stages_df["stage"].to_numpy()
+    if order is not None:
+        race, stage = race[order], stage[order]
+    return not ((np.diff(race) == 0) & (np.diff(stage) == 0)).any()
+
+
+def _stage_curves(codes: np.ndarray, names: list, stage: np.ndarray, y: np.ndarray) -> pd.DataFrame:
+    """stats.mean_curves(long, "after_stage", cluster="race") of the long
+    table (group, after_stage, race, y) that the rows x seats of a stage
+    table make (names[codes[i, s]], stage[i], the race of row i, y[i, s]; names
+    sorted), with
+    one row per (race, stage): the per-race cluster of a (group, stage) is
+    then the seats of that group in one row, so every sum is taken over the
+    rows with numpy, without the long table of rows x seats or its groupby
+    by race. The sums are of whole numbers, so they are exact and the
+    table equals mean_curves' (tests/test_etape_report.py checks it)."""
+    y = y.astype(float)
+    xs = np.unique(stage)
+    x_index = np.searchsorted(xs, stage)
+    size = len(xs)
+    frames = []
+    for g in range(len(names)):
+        member = codes == g
+        k = member.sum(axis=1)                   # seats of the group in the row (its race's cluster at that stage)
+        t = np.where(member, y, 0.0).sum(axis=1)  # their summed y
+        t2 = np.where(member, y * y, 0.0).sum(axis=1)
+        sums = {key: np.bincount(x_index, weights=w, minlength=size)
+                for key, w in (("n", k), ("s", t), ("ss", t2), ("g", k > 0), ("kk", k * k), ("tt", t * t),
+                               ("kt", k * t))}
+        keep = sums["n"] > 0
+        frames.append(pd.DataFrame({"group": np.full(int(keep.sum()), names[g], dtype=object), "after_stage": xs[keep],
+                                    **{key: value[keep] for key, value in sums.items()}}))
+    agg = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["group", "after_stage", "n", "s", "ss", "g", "kk", "tt", "kt"])
+    for key in ("n", "g", "kk"):
+        agg[key] = agg[key].astype(np.int64)
+    agg["after_stage"] = agg["after_stage"].astype(np.int64)
+    # as mean_curves computes them from its sums
+    m = mean_interval(agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy())
+    out = agg[["group", "after_stage", "n"]].copy()
+    for key in ("mean", "sd", "ci_low", "ci_high"):
+        out[key] = m[key]
+    _, var = _ratio_variance(agg["g"], agg["s"], agg["n"], agg["tt"], agg["kk"], agg["kt"])
+    half = t_point(agg["g"].to_numpy(float)) * np.sqrt(var)
+    out["ci_low"] = out["mean"].to_numpy() - half
+    out["ci_high"] = out["mean"].to_numpy() + half
+    out["band_low"] = out["mean"] - out["sd"]
+    out["band_high"] = out["mean"] + out["sd"]
+    return out
 
 
 def head_to_head(races_df: pd.DataFrame) -> pd.DataFrame:

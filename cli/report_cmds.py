@@ -307,7 +307,9 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
             for meta in (meta_a, meta_b):
                 meta["wall_seconds"] = meta.get("wall_s")
         else:
-            comparison.add_pairs(E.paired_metrics(*load_run(run_a)), E.paired_metrics(*load_run(run_b)))
+            # only the stage fields paired_metrics reads, in compact dtypes (cli/etape.py load_run)
+            comparison.add_pairs(E.paired_metrics(*load_run(run_a, E.PAIRED_STAGE_FIELDS, compact=True)),
+                                 E.paired_metrics(*load_run(run_b, E.PAIRED_STAGE_FIELDS, compact=True)))
             bar(meta_a[count])
         variants = VariantComparison(meta_a["game"], meta_a, meta_b, comparison, meta_a[count])
         return build_variant_report(variants, on_section=bar.stage).write(out)

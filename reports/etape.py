@@ -140,12 +140,12 @@ def _tension(sec: Section, stages_df: pd.DataFrame) -> None:
              "Deficit: the eventual winner's largest gap behind the GC leader after any stage (0: never "
              "behind). Final gap: the runner-up's time minus the winner's. Races with a shared first place "
              "have no deficit or gap.")
-    sec.table(E.tension_table(stages_df), "Tension (per race)")
-    hold = E.leader_holds(stages_df)
+    t = E.race_tension(stages_df)  # once: the table, the leader's hold and the figures share it
+    sec.table(E.tension_table(stages_df, t), "Tension (per race)")
+    hold = E.leader_holds(stages_df, t)
     if hold["n"]:
         sec.text(f"The GC leader before the last stage won {hold['rate']:.1%} [{hold['ci_low']:.1%}, "
                  f"{hold['ci_high']:.1%}] of the {hold['n']} races with a sole leader then and a sole winner.")
-    t = E.race_tension(stages_df)
     tension_figures(sec, histogram_frame(t["lead_changes"]), histogram_frame(t["winner_deficit"]),
                     "GC lead changes per race", "winner's largest deficit (s)", "etape_lead_changes",
                     "etape_winner_deficit")
@@ -228,9 +228,10 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     _tension(rep.section("Tension"), stages_df)
     _progress(rep.section("Progress"), stages_df)
 
-    prof = E.profile_stats(stages_df)
-    long = E.stage_long(stages_df)
-    by_prof_pol = E.profile_by_policy(stages_df)
+    # One long table (stage x seat) for the profiles, the jokers and the anomalies, of the fields they read.
+    long = E.stage_long(stages_df, E.LONG_REPORT_FIELDS)
+    prof = E.profile_stats(stages_df, long)
+    by_prof_pol = E.profile_by_policy(stages_df, long)
     overview = rep.section("Stage profiles")
     overview.text("Which profile favours whom: the picker's stage-win rate against the fair "
                   f"1/{n}, the picker's mean stage time against the others', and each policy's "
@@ -267,10 +268,11 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
         missing = sorted(set(range(n)) - set(seats))
         jok.text(f"{joker} is withheld from seat {', '.join(map(str, missing))} (rule options withhold_seat, "
                  "withhold_jokers): its rates count the seats that hold it.")
+    usage = E.joker_usage(stages_df, long)
     if holders:
-        jok.table(E.joker_usage(stages_df), "Use and immediate effect (use_rate: per player and race; 95 % "
+        jok.table(usage, "Use and immediate effect (use_rate: per player and race; 95 % "
                                           "intervals clustered by race, as the players of a race share its deals)")
-        jok.table(E.joker_stage_effect(stages_df),
+        jok.table(E.joker_stage_effect(stages_df, long),
                   "Stage time with the joker used minus without (observational: confounded by when "
                   "the policies choose to play it)")
     if joker_values is not None:
@@ -292,7 +294,7 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
         "the same seeds and compares them race by race, and `etappe report a.parquet b.parquet` does the same "
         "for two runs of the same players, policies, seed and races (docs/etape.md); "
         "analysis.etape.joker_value pairs races for the jokers (Jokers above).")
-    rep.section("Anomalies").table(E.anomalies(races_df, stages_df), "Anomalies (rates of stages or races with 95 % "
+    rep.section("Anomalies").table(E.anomalies(races_df, stages_df, usage=usage), "Anomalies (rates of stages or races with 95 % "
                                                                        "Wilson intervals)")
     rep.section("Caveat").text(caveat_text(meta))
     return rep

@@ -711,3 +711,44 @@ def test_simulate_out_says_what_it_wrote(tmp_path):
     assert f"wrote {out} (12 races) and its stages {tmp_path / 'run.stages.parquet'}" in " ".join(result.stdout.split())
     result = CliRunner().invoke(app, ["simulate", "etape", "--games", "12"])
     assert "wrote" not in result.stdout
+
+
+def test_compact_load_gives_the_whole_runs_report(run):
+    # `etappe report` reads only the stage fields the report uses, in the smallest integer types
+    # (load_run(..., compact=True)), and builds the long stage table once: the same report as the whole run's.
+    out, races, stages = run
+    small_races, small_stages = C.load_run(out, E.REPORT_STAGE_FIELDS, compact=True)
+    assert small_races.attrs == races.attrs and small_stages.attrs == stages.attrs
+    assert len(small_stages) == len(stages) and "coln_0" not in small_stages and "secs_0" not in small_stages
+    assert small_stages["time_0"].dtype.itemsize < 8 and small_stages["race"].dtype == np.int64
+    assert (small_stages["profile"] == stages["profile"]).all()
+    assert build_report(small_races, small_stages).to_markdown() == build_report(races, stages).to_markdown()
+    long = E.stage_long(small_stages, E.LONG_REPORT_FIELDS)
+    for f in (E.profile_stats, E.profile_by_policy, E.joker_usage, E.joker_stage_effect):
+        pd.testing.assert_frame_equal(f(small_stages, long), f(stages), check_exact=True)
+    pd.testing.assert_frame_equal(E.anomalies(small_races, small_stages, long), E.anomalies(races, stages))
+    paired = C.load_run(out, E.PAIRED_STAGE_FIELDS, compact=True)
+    pd.testing.assert_frame_equal(E.paired_metrics(*paired), E.paired_metrics(races, stages), check_exact=True)
+
+
+def test_progress_table_equals_mean_curves_of_the_long_table(run):
+    # progress_table sums the stage rows with numpy (one row per race and stage); the table is
+    # stats.mean_curves' of the long table stage x seat, clustered by race, in any row order.
+    from etappe.analysis.stats import mean_curves
+
+    _, _, stages = run
+    policies = np.asarray(stages.attrs["policies"], dtype=object)
+    shuffled = stages.sample(frac=1, random_state=3)
+    doubled = pd.concat([stages, stages.head(7)])  # two rows of one stage: the long table's way
+    doubled.attrs = stages.attrs
+    for by in ("policy", "seat"):
+        for value in ("gap", "cum"):
+            for table in (stages, shuffled, doubled):
+                cum = table[[f"cum_{s}" for s in range(4)]].to_numpy(np.int64)
+                y = cum - cum.min(axis=1, keepdims=True) if value == "gap" else cum
+                long = pd.concat([pd.DataFrame({
+                    "group": policies[table[f"slot_{s}"].to_numpy()] if by == "policy" else np.full(len(y), f"seat {s}", object),
+                    "after_stage": table["stage"].to_numpy() + 1, "race": table["race"].to_numpy(), "y": y[:, s].astype(float)})
+                    for s in range(4)], ignore_index=True)
+                pd.testing.assert_frame_equal(E.progress_table(table, by, value),
+                                              mean_curves(long, "after_stage", cluster="race"), check_exact=True)
