@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, _ratio_variance, chisquare_uniform, distribution_row,
-                                   mean_curves, mean_interval, ratio_interval, skill_moments, skill_table,
-                                   skill_table_from_moments, t_point, wilson_interval)
+from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_uniform, curves_from_sums, distribution_row,
+                                   mean_curves, ratio_interval, skill_moments, skill_table,
+                                   skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
 from etappe.kernels.options import option_value, policy_parameters
@@ -804,18 +804,10 @@ class RunSummary:
         games, n, s, ss, tt, kk, kt = (sums[:, j] for j in range(len(PROGRESS_SUMS)))
         keep = games > 0  # a group in no game has no row (as in a groupby)
         groups = np.repeat(np.array(self.groups(by), dtype=object), len(self.rounds))[keep]
-        out = pd.DataFrame({"group": groups, "round": np.tile(np.array(self.rounds, np.int64), len(self.groups(by)))[keep],
-                            "n": n[keep]})
-        m = mean_interval(n[keep], s[keep], ss[keep])
-        for key in ("mean", "sd", "ci_low", "ci_high"):
-            out[key] = m[key]
-        _, var = _ratio_variance(games[keep], s[keep], n[keep], tt[keep], kk[keep], kt[keep])
-        half = t_point(games[keep].astype(float)) * np.sqrt(var)
-        out["ci_low"] = out["mean"].to_numpy() - half
-        out["ci_high"] = out["mean"].to_numpy() + half
-        out["band_low"] = out["mean"] - out["sd"]
-        out["band_high"] = out["mean"] + out["sd"]
-        return out
+        keys = pd.DataFrame({"group": groups,
+                             "round": np.tile(np.array(self.rounds, np.int64), len(self.groups(by)))[keep]})
+        clusters = {"g": games[keep], "t": s[keep], "k": n[keep], "tt": tt[keep], "kk": kk[keep], "kt": kt[keep]}
+        return curves_from_sums(keys, n[keep], s[keep], ss[keep], clusters)
 
 
 def _hist_row(label: str, hist: IntHistogram) -> dict:

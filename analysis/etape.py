@@ -16,9 +16,8 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import (ChiSquare, _ratio_variance, chisquare_uniform, distribution_row, holm, mean_curves,
-                                   mean_interval, paired_from_values, ratio_interval, skill_table, t_point,
-                                   wilson_interval)
+from etappe.analysis.stats import (ChiSquare, chisquare_uniform, curves_from_sums, distribution_row, holm, mean_curves,
+                                   paired_from_values, ratio_interval, skill_table, wilson_interval)
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value, policy_parameters
 
@@ -870,18 +869,10 @@ def _stage_curves(codes: np.ndarray, names: list, stage: np.ndarray, y: np.ndarr
     for key in ("n", "g", "kk"):
         agg[key] = agg[key].astype(np.int64)
     agg["after_stage"] = agg["after_stage"].astype(np.int64)
-    # as mean_curves computes them from its sums
-    m = mean_interval(agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy())
-    out = agg[["group", "after_stage", "n"]].copy()
-    for key in ("mean", "sd", "ci_low", "ci_high"):
-        out[key] = m[key]
-    _, var = _ratio_variance(agg["g"], agg["s"], agg["n"], agg["tt"], agg["kk"], agg["kt"])
-    half = t_point(agg["g"].to_numpy(float)) * np.sqrt(var)
-    out["ci_low"] = out["mean"].to_numpy() - half
-    out["ci_high"] = out["mean"].to_numpy() + half
-    out["band_low"] = out["mean"] - out["sd"]
-    out["band_high"] = out["mean"] + out["sd"]
-    return out
+    clusters = {"g": agg["g"].to_numpy(), "t": agg["s"].to_numpy(), "k": agg["n"].to_numpy(),
+                **{key: agg[key].to_numpy() for key in ("tt", "kk", "kt")}}
+    return curves_from_sums(agg[["group", "after_stage"]], agg["n"].to_numpy(), agg["s"].to_numpy(),
+                            agg["ss"].to_numpy(), clusters)
 
 
 def head_to_head(races_df: pd.DataFrame) -> pd.DataFrame:

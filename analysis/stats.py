@@ -569,17 +569,33 @@ def mean_curves(long: pd.DataFrame, x: str, cluster: str | None = None) -> pd.Da
     rows, the spread of single results."""
     long = long.assign(y2=long["y"] ** 2)
     agg = long.groupby(["group", x], sort=True).agg(n=("y", "size"), s=("y", "sum"), ss=("y2", "sum")).reset_index()
-    m = mean_interval(agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy())
-    out = agg[["group", x, "n"]].copy()
-    for key in ("mean", "sd", "ci_low", "ci_high"):
-        out[key] = m[key]
+    clusters = None
     if cluster is not None:
         per = long.groupby(["group", x, cluster], sort=True).agg(k=("y", "size"), t=("y", "sum")).reset_index()
         per = per.assign(kk=per["k"] ** 2, tt=per["t"] ** 2, kt=per["k"] * per["t"])
         c = per.groupby(["group", x], sort=True).agg(
             g=("k", "size"), k=("k", "sum"), t=("t", "sum"), kk=("kk", "sum"), tt=("tt", "sum"), kt=("kt", "sum"))
+        clusters = {key: c[key].to_numpy() for key in ("g", "t", "k", "tt", "kk", "kt")}
+    return curves_from_sums(agg[["group", x]], agg["n"].to_numpy(), agg["s"].to_numpy(), agg["ss"].to_numpy(),
+                            clusters)
+
+
+def curves_from_sums(keys: pd.DataFrame, n, s, ss, clusters: dict | None = None) -> pd.DataFrame:
+    """mean_curves' table from the sums of each of its rows (`keys`: group
+    and x): n rows, s their sum of y, ss of y squared; `clusters`, for the
+    interval over clusters, the sums over the row's clusters (games) of g
+    (1 each), t and k (each cluster's sum of y and its rows), tt, kk and kt
+    (their squares and product). So a summary kept as running sums (a run
+    read chunk by chunk) gives the very table of its long records."""
+    m = mean_interval(n, s, ss)
+    out = keys.reset_index(drop=True).copy()
+    out["n"] = n
+    for key in ("mean", "sd", "ci_low", "ci_high"):
+        out[key] = m[key]
+    if clusters is not None:
+        c = clusters
         _, var = _ratio_variance(c["g"], c["t"], c["k"], c["tt"], c["kk"], c["kt"])
-        half = t_point(c["g"].to_numpy(float)) * np.sqrt(var)
+        half = t_point(np.asarray(c["g"], float)) * np.sqrt(var)
         out["ci_low"] = out["mean"].to_numpy() - half
         out["ci_high"] = out["mean"].to_numpy() + half
     out["band_low"] = out["mean"] - out["sd"]
