@@ -171,7 +171,8 @@ def glance(summary: RaceSummary) -> list[str]:
             f"{_ci(trips['ci_low'], trips['ci_high'])} of the {int(trips['n'])} completed trips (fair share "
             f"{_pct(trips['fair_share'])}); chi-square test of uniform trips over turn order in the hand: "
             f"chi2 = {t['chi2']:.3g}, df = {int(t['df'])}, p = {t['p_value']:.3g}{chi_square_caution(t['expected'])}.")
-    lines.append(f"A game lasts {length['median']:g} turns (median; 95th percentile {length['p95']:g}).")
+    turns = "turn" if length["median"] == 1 else "turns"
+    lines.append(f"A game lasts {length['median']:g} {turns} (median; 95th percentile {length['p95']:g}).")
     lines.append(f"{int(cap['count'])} of {summary.games} games ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
                  "hit the cap.")
     lines += flagged_card_lines(rs.worth_playing(summary))
