@@ -166,28 +166,6 @@ def test_a_remedy_for_two_hazards_is_kept_while_one_can_still_hit():
     assert discard(["puncture_proof", "nail_guard"]) == {"discard spare_tire"}
 
 
-def test_lookahead_confidence_keeps_greedys_move_unless_clearly_beaten():
-    # Stap op: one 10 km stage wins at once; greedy attacks instead (an attack scores above a stage).
-    # With an unreachable confidence the look-ahead must play greedy's move whatever its playouts say.
-    design = load_design("stapop")
-    position = {
-        "players": 2, "on_turn": 0, "stock": 30,
-        "hands": {"0": ["km10", "km5", "go", "crossing", "tailwind", "km6"]},
-        "sides": [{"battle": "go", "limit": "tailwind", "distance": {"km5": 8, "km6": 4, "km8": 2, "km10": 1}},
-                  {"battle": "go", "limit": "tailwind", "distance": {"km5": 3}}],
-    }
-    state, ct, rules, seat = position_state(design, position, seed=1)
-    moves = np.empty(K.MAX_MOVES, np.int32)
-    functions = RaceRun("stapop", 2, ["lookahead"], 0).policy_functions
-    greedy = np.array(parse_policy("greedy").params)
-    stubborn = np.array(parse_policy("lookahead:playouts=60,confidence=1000000").params)
-    for key in range(1, 4):
-        expected, _ = K.greedy_move_call(state, ct, rules, seat, greedy, np.uint64(key))
-        assert int(expected) == design.card_index("crossing") * 8 + 1  # the attack
-        m, _ = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, stubborn, np.uint64(key), *functions)
-        assert m == expected
-
-
 def test_random_is_uniform_over_the_legal_moves_discards_included():
     position = race_position(["km25", "km50", "stop", "gasoline", "driving_ace", "repairs", "km75"],
                              [{"battle": "roll", "distance": {"km100": 1}}, {"battle": "roll", "distance": {"km100": 2}}])

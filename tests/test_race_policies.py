@@ -202,6 +202,15 @@ def test_lookahead_decisions_do_depend_on_its_key():
     assert len(choices) > 1
 
 
+# Stap op: one 10 km stage left, Stap op on the pile, tailwind shown, a crossing to attack with.
+ONE_STAGE_LEFT = {
+    "players": 2, "on_turn": 0, "stock": 30,
+    "hands": {"0": ["km10", "km5", "go", "crossing", "tailwind", "km6"]},
+    "sides": [{"battle": "go", "limit": "tailwind", "distance": {"km5": 8, "km6": 4, "km8": 2, "km10": 1}},
+              {"battle": "go", "limit": "tailwind", "distance": {"km5": 3}}],
+}
+
+
 def test_lookahead_takes_the_winning_card():
     # Stap op: one 10 km stage left, Stap op on the pile, tailwind shown:
     # laying it wins at once, every other move can only lose time. Greedy
@@ -210,13 +219,7 @@ def test_lookahead_takes_the_winning_card():
     # only in the deals where it can: enough playouts that every key sees
     # some of them (with 60, some keys saw none and kept greedy's attack).
     design = load_design("stapop")
-    position = {
-        "players": 2, "on_turn": 0, "stock": 30,
-        "hands": {"0": ["km10", "km5", "go", "crossing", "tailwind", "km6"]},
-        "sides": [{"battle": "go", "limit": "tailwind", "distance": {"km5": 8, "km6": 4, "km8": 2, "km10": 1}},
-                  {"battle": "go", "limit": "tailwind", "distance": {"km5": 3}}],
-    }
-    state, ct, rules, seat = position_state(design, position, seed=1)
+    state, ct, rules, seat = position_state(design, ONE_STAGE_LEFT, seed=1)
     moves = np.empty(K.MAX_MOVES, np.int32)
     params = np.array(parse_policy("lookahead:playouts=1000,confidence=0").params)
     policy_functions = RaceRun("stapop", 2, ["lookahead"], 0).policy_functions
@@ -402,3 +405,19 @@ def test_every_default_and_preset_is_in_range():
             if name != "lookahead" and key in LOOKAHEAD_PARAMETERS:
                 continue
             assert PARAMETER_RANGES[key][1](row[i]), (name, key, row[i])
+
+
+def test_lookahead_confidence_keeps_greedys_move_unless_clearly_beaten():
+    # One 10 km stage wins at once; greedy attacks instead (an attack scores above a stage). With an
+    # unreachable confidence the look-ahead must play greedy's move whatever its playouts say.
+    design = load_design("stapop")
+    state, ct, rules, seat = position_state(design, ONE_STAGE_LEFT, seed=1)
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    functions = RaceRun("stapop", 2, ["lookahead"], 0).policy_functions
+    greedy = np.array(parse_policy("greedy").params)
+    stubborn = np.array(parse_policy("lookahead:playouts=60,confidence=1000000").params)
+    for key in range(1, 4):
+        expected, _ = K.greedy_move_call(state, ct, rules, seat, greedy, np.uint64(key))
+        assert int(expected) == design.card_index("crossing") * 8 + 1  # the attack
+        m, _ = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, stubborn, np.uint64(key), *functions)
+        assert m == expected
