@@ -302,7 +302,7 @@ def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
              + (f"; {past} of them ({_pct(past / int(s.c['hands']))}) were still being played after round {R} "
                 "and are not followed further" if past else
                 f"; no hand lasted beyond round {R} (the longest took {int(longest)} turns)")
-             + ". Dark band: 95 % interval of the mean; light band: mean +- 1 sd (the spread of hands).")
+             + ". Dark band: 95 % interval of the mean; light band: mean +- 1 sd (the spread of hands), cut at 0.")
     sec.figure(plots.progress_curves(by_pos, ylabel=f"distance ({unit})").figure,
                "Progress by turn-order position", name=f"progress_position{tag}")
     sec.figure(plots.progress_curves(by_side, ylabel=f"distance ({unit})").figure,

@@ -207,6 +207,17 @@ def test_plots_take_an_axes(toy):
     assert new.figure is not ax.figure and plt.get_fignums() == before
 
 
+def test_progress_band_is_cut_at_zero():
+    # a distance is never negative: a mean of 2 with sd 5 draws its spread band from 0 to 7
+    import pandas as pd
+
+    curve = pd.DataFrame({"group": ["a", "a"], "round": [1, 2], "mean": [2.0, 4.0], "ci_low": [1.0, 3.0],
+                          "ci_high": [3.0, 5.0], "band_low": [-3.0, -1.0], "band_high": [7.0, 9.0]})
+    ax = plots.progress_curves(curve)
+    spread = ax.collections[0].get_paths()[0].vertices
+    assert spread[:, 1].min() == 0.0 and spread[:, 1].max() == 9.0
+
+
 def test_cli_report(tmp_path):
     from typer.testing import CliRunner
 
