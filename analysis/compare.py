@@ -4,7 +4,7 @@ Game i of run A and game i of run B start from the same random keys (common
 random numbers), so per-game metrics are differenced game by game:
 d_i = metric_A(i) - metric_B(i). A `PairedComparison` keeps, per metric, the
 number of pairs n and the sums of d and d^2 (and of each side's values), so
-it aggregates chunk by chunk and two of them `merge`. `paired_table` turns it
+it aggregates chunk by chunk. `paired_table` turns it
 into the mean difference with a 95 % Student t interval (clipped to [-1, 1]
 for rates and shares), a two-sided t-test p-value and Holm's correction
 across the metrics shown.
@@ -81,6 +81,8 @@ class PairedComparison:
     sums: dict[str, np.ndarray] = field(default_factory=dict)  # SUMS -> array over metrics
     pending_a: pd.DataFrame | None = None
     pending_b: pd.DataFrame | None = None
+    closed: frozenset = frozenset()  # runs that have given all their games
+    one_sided: int = 0  # games of one run that the other, closed, run does not hold
 
     def _ensure(self, columns) -> None:
         for col in columns:
@@ -128,31 +130,36 @@ class PairedComparison:
 
     def _pair(self) -> None:
         if self.pending_a is None or self.pending_b is None:
+            self._drop_one_sided()
             return
         common = self.pending_a.index.intersection(self.pending_b.index)
-        if len(common) == 0:
-            return
-        self.add_pairs(self.pending_a.loc[common], self.pending_b.loc[common])
-        self.pending_a = self.pending_a.drop(common)
-        self.pending_b = self.pending_b.drop(common)
+        if len(common):
+            self.add_pairs(self.pending_a.loc[common], self.pending_b.loc[common])
+            self.pending_a = self.pending_a.drop(common)
+            self.pending_b = self.pending_b.drop(common)
+        self._drop_one_sided()
+
+    def close(self, run: str) -> None:
+        """Run "a" or "b" has given all its games: from now on the other
+        run's games it lacks are only counted, not held (a run of 2 million
+        games against one of 200,000 would otherwise keep 1.8 million rows)."""
+        self.closed = self.closed | {run}
+        self._drop_one_sided()
+
+    def _drop_one_sided(self) -> None:
+        for run, other in (("a", "b"), ("b", "a")):
+            pending = self.pending_a if run == "a" else self.pending_b
+            if other in self.closed and pending is not None and len(pending):
+                self.one_sided += len(pending)
+                if run == "a":
+                    self.pending_a = pending.iloc[:0]
+                else:
+                    self.pending_b = pending.iloc[:0]
 
     @property
     def unpaired(self) -> int:
         """Games seen in one run only (should be 0 when both runs are complete)."""
-        return sum(len(p) for p in (self.pending_a, self.pending_b) if p is not None)
-
-    def merge(self, other: "PairedComparison") -> "PairedComparison":
-        out = PairedComparison()
-        for src in (self, other):
-            out._ensure(src.metrics)
-            for col in src.metrics:
-                i, j = out.metrics.index(col), src.metrics.index(col)
-                for key in SUMS:
-                    out.sums[key][i] += src.sums[key][j]
-        out.pending_a = _stack(self.pending_a, other.pending_a)
-        out.pending_b = _stack(self.pending_b, other.pending_b)
-        out._pair()
-        return out
+        return self.one_sided + sum(len(p) for p in (self.pending_a, self.pending_b) if p is not None)
 
 
 def _stack(a, b):

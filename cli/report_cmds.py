@@ -85,6 +85,7 @@ def compare_summaries(frames_or_chunks_a, meta_a: dict | None, frames_or_chunks_
         chunk = next(chunks, None)
         if chunk is None:
             del reading[side]
+            comp.close(side)
             continue
         acc.add(chunk)
         if len(chunk):

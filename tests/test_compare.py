@@ -154,10 +154,24 @@ def test_pairing_across_uneven_chunks(runs):
     comp.add_a(game_table(a.iloc[3:], a.attrs))
     assert comp.unpaired == 0
     pd.testing.assert_frame_equal(paired_table(comp), whole)
-    # merge of two partial comparisons
-    c1 = compare_tables(game_table(a.iloc[:2], a.attrs), game_table(b.iloc[:2], b.attrs))
-    c2 = compare_tables(game_table(a.iloc[2:], a.attrs), game_table(b.iloc[2:], b.attrs))
-    pd.testing.assert_frame_equal(paired_table(c1.merge(c2)), whole)
+
+
+def test_games_the_other_run_lacks_are_counted_not_held(runs):
+    # B ends after games 0 and 1; A goes on to 2 and 3, which can never pair
+    a, b = runs
+    short_b = b[b["game"] < 2]
+    chunks_a = [a[a["game"] == g] for g in sorted(a["game"].unique())]
+    comp = compare_summaries(chunks_a, a.attrs, [short_b], b.attrs)[4]
+    assert comp.unpaired == 2 and len(comp.pending_a) == 0
+    first_two = compare_tables(game_table(a[a["game"] < 2], a.attrs), game_table(short_b, b.attrs))
+    pd.testing.assert_frame_equal(paired_table(comp), paired_table(first_two))
+    # games of B still waiting when A ends are dropped too, and a later game of B is only counted
+    comp = PairedComparison()
+    comp.add_b(game_table(b[b["game"] == 1], b.attrs))
+    comp.close("a")
+    assert comp.unpaired == 1 and len(comp.pending_b) == 0
+    comp.add_b(game_table(b[b["game"] == 2], b.attrs))
+    assert comp.unpaired == 2 and len(comp.pending_b) == 0
 
 
 def test_compare_summaries_lockstep(runs):
