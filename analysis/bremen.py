@@ -20,9 +20,8 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_uniform, curves_from_sums, distribution_row,
-                                   mean_curves, ratio_interval, skill_moments, skill_table,
-                                   skill_table_from_moments, wilson_interval)
+from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_uniform, curves_from_sums, ratio_interval,
+                                   skill_moments, skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
 from etappe.kernels.options import option_value, policy_parameters
@@ -357,77 +356,10 @@ def from_run_file(path) -> pd.DataFrame:
     return df
 
 
-# --- summaries (pure: record table in, tidy table out) -------------------------
-
-def _rate_row(label: dict, wins: int, n: int) -> dict:
-    lo, hi = wilson_interval(wins, n)
-    return {**label, "n": n, "wins": wins, "win_rate": wins / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
-
-
-def win_rates(df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
-    """Win rate per seat or per policy among the decided games (capped games
-    have no winner and are counted by capped_rate), with n and a 95 % Wilson
-    interval, so that a fair share is 1 / players. Per policy, n counts seats
-    played (a policy on two seats of a game counts twice, winning at most once).
-    """
-    players = df.attrs["players"]
-    decided = df["winner_seat"] >= 0
-    games = int(decided.sum())
-    rows = []
-    if by == "seat":
-        for s in range(players):
-            rows.append(_rate_row({"seat": s, "policy": df.attrs["policies"][s]},
-                                  int((df["winner_seat"] == s).sum()), games))
-    elif by == "policy":
-        for pol in dict.fromkeys(df.attrs["policies"]):
-            seats = [s for s, p in enumerate(df.attrs["policies"]) if p == pol]
-            wins = int(df["winner_seat"].isin(seats).sum())
-            rows.append(_rate_row({"policy": pol, "seats": ",".join(map(str, seats))}, wins, games * len(seats)))
-    else:
-        raise ValueError("by must be 'seat' or 'policy'")
-    return pd.DataFrame(rows)
-
-
-def first_seat_advantage(df: pd.DataFrame) -> pd.DataFrame:
-    """Win rate by position in the turn order (0 = the drawn first player)
-    among the decided games."""
-    players = df.attrs["players"]
-    done = df[df["winner_seat"] >= 0]
-    position = (done["winner_seat"] - done["first_seat"]) % players
-    return pd.DataFrame([_rate_row({"turn_position": p}, int((position == p).sum()), len(done))
-                         for p in range(players)])
-
-
-def seat_uniformity(df: pd.DataFrame, by: str = "position") -> dict:
-    """Chi-square test that decided games are won equally often by each turn
-    position, or (by="seat") by each seat: its corner and colour, a fair
-    test of the board when every seat plays the same policy. `expected`:
-    each position's (seat's) expected wins, for stats.small_expected_note."""
-    table = first_seat_advantage(df) if by == "position" else win_rates(df, by="seat")
-    test = chisquare_uniform(table["wins"].to_numpy())
-    return {"chi2": test.statistic, "p_value": test.p_value, "games": test.n, "expected": test.expected}
-
-
-def points_by_source(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean points per game and per seat from each source, and its share."""
-    players = df.attrs["players"]
-    rows = []
-    total_all = sum(df[f"points_{src}_s{s}"].sum() for src in SOURCES for s in range(players))
-    for src in SOURCES:
-        total = sum(df[f"points_{src}_s{s}"].sum() for s in range(players))
-        rows.append({"source": src, "points_per_game": total / len(df),
-                     "points_per_seat_game": total / len(df) / players,
-                     "share": total / total_all if total_all else float("nan")})
-    return pd.DataFrame(rows)
-
-
-def length_stats(df: pd.DataFrame) -> pd.DataFrame:
-    """Turns, rolls and robber statistics per game: n, mean, sd, median, 95th
-    percentile, min, max (quantiles as in every other report: distribution_row)."""
-    cols = ["turns", "rolls", "robber_moves", "animals_sent_home", "sent_home_by_robber",
-            "sent_home_by_knock", "extra_rolls", "extra_roll_chain_max", "storms", "chases"]
-    return pd.DataFrame([distribution_row(c, df[c]) for c in cols])
-
+# --- summaries: record table in, tidy table out ---------------------------------
+# Every table of a run is a RunSummary method, so that a report of millions of
+# games adds the run up chunk by chunk; the functions of the same name give it
+# for a whole record table. Only what is per game lives outside it.
 
 def has_tension(df: pd.DataFrame) -> bool:
     """Does the record table hold the tension and progress columns (runs
@@ -453,15 +385,6 @@ def game_tension(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"game": df["game"].to_numpy(), "lead_changes": df["lead_changes"].to_numpy(),
                          "winner_seat": winner, "winner_deficit": np.where(has, deficit, np.nan),
                          "final_gap": np.where(has, points[rows, w] - others, np.nan)})
-
-
-def tension_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Lead changes per game, the winner's largest deficit and the final gap
-    (game_tension) as distributions: n, mean, sd, median, p95, min, max."""
-    t = game_tension(df)
-    return pd.DataFrame([distribution_row("lead changes per game", t["lead_changes"]),
-                         distribution_row("winner's largest deficit (points)", t["winner_deficit"]),
-                         distribution_row("final gap: winner minus the best other (points)", t["final_gap"])])
 
 
 # The per-game metrics that a comparison of two variants (analysis/variants.py)
@@ -504,115 +427,6 @@ def paired_metrics(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def progress_table(df: pd.DataFrame, by: str = "policy") -> pd.DataFrame:
-    """Mean points after each checkpoint round (df.attrs["progress_rounds"];
-    a round is one turn per player from the starting player; a finished
-    game's final points carry on), per seat, policy or turn position (0 =
-    the starting player).
-
-    Columns: group, round, n (seat-games), mean, sd, ci_low, ci_high (95 %
-    interval of the mean), band_low/band_high (mean +- 1 sd, the spread of
-    games). A policy on several seats pools them, its interval clustered by
-    game (stats.mean_curves)."""
-    if by not in ("seat", "policy", "position"):
-        raise ValueError("by must be 'seat', 'policy' or 'position'")
-    players = df.attrs["players"]
-    rounds = list(df.attrs.get("progress_rounds") or K.PROGRESS_ROUNDS)
-    policies = list(df.attrs["policies"])
-    first = df["first_seat"].to_numpy()
-    parts = []
-    for s in range(players):
-        if by == "seat":
-            group = np.full(len(df), f"seat {s}: {policies[s]}", dtype=object)
-        elif by == "policy":
-            group = np.full(len(df), policies[s], dtype=object)
-        else:
-            group = np.array([f"position {p}" for p in range(players)], dtype=object)[(s - first) % players]
-        for r in rounds:
-            parts.append(pd.DataFrame({"group": group, "round": r, "game": np.arange(len(df)),
-                                       "y": df[f"points_r{r}_s{s}"].to_numpy(float)}))
-    long = pd.concat(parts, ignore_index=True)
-    order = [f"position {p}" for p in range(players)] if by == "position" else list(dict.fromkeys(long["group"]))
-    out = mean_curves(long, "round", cluster="game")
-    rank = out["group"].map({g: i for i, g in enumerate(order)})
-    return out.iloc[np.lexsort((out["round"].to_numpy(), rank.to_numpy()))].reset_index(drop=True)
-
-
-def head_to_head(df: pd.DataFrame) -> pd.DataFrame:
-    """Skill matrix from one run (stats.skill_table): for every ordered pair
-    of different policies seated in the same game, how often the first
-    finished ahead of the second (the winner is ahead of everyone; otherwise
-    more points; equal points are level), with its interval clustered by
-    game. Empty when every seat plays the same policy."""
-    players = df.attrs["players"]
-    winner = df["winner_seat"].to_numpy()
-    keys = [df[f"points_s{s}"].to_numpy(float) + 1000.0 * (winner == s) for s in range(players)]
-    return skill_table(list(df.attrs["policies"]), keys)
-
-
-def capped_rate(df: pd.DataFrame) -> dict:
-    k, n = int(df["capped"].sum()), len(df)
-    lo, hi = wilson_interval(k, n)
-    return {"capped": k, "n": n, "rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
-
-
-def conclusions(df: pd.DataFrame) -> pd.DataFrame:
-    """The yes/no findings of one run that a board sweep checks on every board."""
-    players = df.attrs["players"]
-    fair = 1 / players
-
-    def side(lo, hi):
-        if np.isnan(lo):  # no decided game
-            return "n/a"
-        return "above" if lo > fair else "below" if hi < fair else "undecided"
-
-    rows = [{"finding": f"win rate of {r['policy']} vs 1/{players}", "verdict": side(r["ci_low"], r["ci_high"])}
-            for _, r in win_rates(df, by="policy").iterrows()]
-    first = first_seat_advantage(df).iloc[0]
-    rows.append({"finding": f"win rate of the starting player vs 1/{players}",
-                 "verdict": side(first["ci_low"], first["ci_high"])})
-    # shares with their 95 % intervals: "yes" or "no" only when the interval says so
-    storm = sum(df[f"points_storm_s{s}"].to_numpy(float) for s in range(players))
-    points = sum(df[f"points_{src}_s{s}"].to_numpy(float) for src in SOURCES for s in range(players))
-    _, lo, hi = ratio_interval(len(df), storm.sum(), points.sum(), (storm * storm).sum(), (points * points).sum(),
-                               (storm * points).sum())  # the points of one game counted together
-    rows.append({"finding": "storms give more than half the points", "verdict": yes_no(lo, hi, 0.5)})
-    capped = capped_rate(df)
-    above = yes_no(capped["ci_low"], capped["ci_high"], 0.01)
-    rows.append({"finding": "under 1 % of games capped", "verdict": {"yes": "no", "no": "yes"}.get(above, above)})
-    return pd.DataFrame(rows)
-
-
-def yes_no(low: float, high: float, threshold: float) -> str:
-    """'yes' if the interval [low, high] lies above the threshold, 'no' if
-    below, 'undecided' if it holds it, 'n/a' without an interval."""
-    if np.isnan(low) or np.isnan(high) or np.isnan(threshold):
-        return "n/a"
-    return "yes" if low > threshold else "no" if high < threshold else "undecided"
-
-
-def sweep_summary(runs: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(finding x board verdict table with how many boards agree, per-board key numbers)."""
-    verdicts = pd.concat([conclusions(df).set_index("finding")["verdict"].rename(df.attrs["board"])
-                          for df in runs], axis=1)
-    modal = verdicts.mode(axis=1)[0]
-    verdicts.insert(0, "boards_agreeing", (verdicts.eq(modal, axis=0)).sum(axis=1).astype(str)
-                    + f" of {len(runs)}")
-    verdicts.insert(0, "most_common", modal)
-    verdicts.insert(0, "holds_everywhere", verdicts.iloc[:, 2:].nunique(axis=1) == 1)
-    numbers = []
-    for df in runs:
-        row = {"board": df.attrs["board"], "board_hash": df.attrs["board_hash"], "games": len(df),
-               "mean_turns": df["turns"].mean(), "capped_rate": df["capped"].mean()}
-        for _, r in win_rates(df, by="policy").iterrows():
-            row[f"win_{r['policy']}"] = r["win_rate"]
-        row["storm_share"] = points_by_source(df).set_index("source").loc["storm", "share"]
-        numbers.append(row)
-    return verdicts.reset_index(), pd.DataFrame(numbers)
-
-
-# --- a run as a mergeable summary: the report of millions of games ------------
-
 LENGTH_COLUMNS = ("turns", "rolls", "robber_moves", "animals_sent_home", "sent_home_by_robber", "sent_home_by_knock",
                   "extra_rolls", "extra_roll_chain_max", "storms", "chases")
 TENSION_LABELS = {"lead_changes": "lead changes per game", "winner_deficit": "winner's largest deficit (points)",
@@ -621,15 +435,12 @@ PROGRESS_SUMS = ("games", "n", "s", "ss", "tt", "kk", "kt")  # per (group, round
 
 
 class RunSummary:
-    """What the report of a run needs, as additive counts, sums and exact
-    integer histograms (stats.IntHistogram): `add` a chunk of records (any
-    rows of the run, in any order), `merge` two summaries of the same run,
-    and the table methods give what the functions of the same name give
-    over the whole record table (win_rates, first_seat_advantage,
-    seat_uniformity, points_by_source, length_stats, tension_table,
-    progress_table, head_to_head, capped_rate). A run file is read a row
-    group at a time (summarize_run_file), so the memory of its report does
-    not grow with its games.
+    """Every table of a run, from additive counts, sums and exact integer
+    histograms (stats.IntHistogram): `add` a chunk of records (any rows of
+    the run, in any order), `merge` two summaries of the same run. A run
+    file is read a row group at a time (summarize_run_file), so the memory
+    of its report does not grow with its games; the module functions of the
+    same names (win_rates(df), ...) are these tables of a whole record table.
 
         s = summarize_run_file("run.parquet")      # or summarize(df)
         s.win_rates("policy"); s.progress_table("position")
@@ -648,6 +459,8 @@ class RunSummary:
         self.wins_seat = np.zeros(self.players, np.int64)
         self.wins_position = np.zeros(self.players, np.int64)
         self.source_points = np.zeros(len(SOURCES), np.int64)
+        # over games of a game's storm points x and all its points y: sum x^2, y^2, x y (conclusions)
+        self.storm_moments = np.zeros(3, np.int64)
         self.lengths = {c: IntHistogram() for c in LENGTH_COLUMNS}
         self.tension = None  # None: no chunk yet; then has_tension of every chunk
         self.tension_hists = {k: IntHistogram() for k in TENSION_LABELS}
@@ -680,26 +493,26 @@ class RunSummary:
         self.capped += int(df["capped"].to_numpy().sum())
         self.wins_seat += np.bincount(winner[has], minlength=players)[:players]
         self.wins_position += np.bincount((winner[has] - first[has]) % players, minlength=players)[:players]
-        for j, src in enumerate(SOURCES):
-            self.source_points[j] += sum(int(df[f"points_{src}_s{s}"].to_numpy().sum(dtype=np.int64))
-                                         for s in range(players))
+        # by_source[j, g]: the points of source j in game g, every seat's together
+        by_source = np.stack([sum(df[f"points_{src}_s{s}"].to_numpy().astype(np.int64) for s in range(players))
+                              for src in SOURCES])
+        self.source_points += by_source.sum(axis=1)
+        storm, total = by_source[SOURCES.index("storm")], by_source.sum(axis=0)
+        self.storm_moments += [storm @ storm, total @ total, storm @ total]
         for c in LENGTH_COLUMNS:
             self.lengths[c] = self.lengths[c].merge(IntHistogram.of(df[c].to_numpy()))
         points = np.stack([df[f"points_s{s}"].to_numpy() for s in range(players)]).astype(np.int64)
         codes = np.array([self.names.index(p) for p in self.policies], np.int64)
-        keys = [points[s] + 1000 * (winner == s) for s in range(players)]  # head_to_head's finish
+        # a seat's finish: the winner ahead of everyone, then more points
+        keys = [points[s] + 1000 * (winner == s) for s in range(players)]
         self.skill += skill_moments(np.repeat(codes[:, None], len(df), axis=1), keys, len(self.names))
         tension = has_tension(df)
         self.tension = tension if self.tension is None else self.tension and tension
         if not self.tension:
             return self
-        rows = np.arange(len(df))
-        w = np.where(has, winner, 0)
-        deficit = np.stack([df[f"max_deficit_s{s}"].to_numpy() for s in range(players)], axis=1)[rows, w]
-        others = np.where(np.eye(players, dtype=bool)[w], np.iinfo(np.int64).min, points.T).max(axis=1)
-        for key, values in (("lead_changes", df["lead_changes"].to_numpy()), ("winner_deficit", deficit[has]),
-                            ("final_gap", (points.T[rows, w] - others)[has])):
-            self.tension_hists[key] = self.tension_hists[key].merge(IntHistogram.of(values))
+        per_game = game_tension(df)
+        for key in TENSION_LABELS:
+            self.tension_hists[key] = self.tension_hists[key].merge(IntHistogram.of(per_game[key].to_numpy()))
         # y[s, r, g]: seat s's points after round r of game g
         y = np.stack([np.stack([df[f"points_r{r}_s{s}"].to_numpy() for r in self.rounds]) for s in range(players)])
         y = y.astype(np.int64)
@@ -734,7 +547,7 @@ class RunSummary:
             mine, theirs = getattr(self, name), getattr(other, name)
             pick = min if name == "index_min" else max
             setattr(out, name, theirs if mine is None else mine if theirs is None else pick(mine, theirs))
-        for name in ("decided", "capped", "wins_seat", "wins_position", "source_points", "skill"):
+        for name in ("decided", "capped", "wins_seat", "wins_position", "source_points", "storm_moments", "skill"):
             setattr(out, name, getattr(self, name) + getattr(other, name))
         out.lengths = {c: self.lengths[c].merge(other.lengths[c]) for c in LENGTH_COLUMNS}
         out.tension = other.tension if self.tension is None else self.tension if other.tension is None \
@@ -743,11 +556,16 @@ class RunSummary:
         out.progress = {by: self.progress[by] + other.progress[by] for by in self.progress}
         return out
 
-    # the tables, as the functions of the same name give them over the whole record table
     def has_tension(self) -> bool:
+        """Did every chunk hold the tension and progress columns (has_tension)?"""
         return bool(self.tension)
 
     def win_rates(self, by: str = "seat") -> pd.DataFrame:
+        """Win rate per seat or per policy among the decided games (capped games
+        have no winner and are counted by capped_rate), with n and a 95 % Wilson
+        interval, so that a fair share is 1 / players. Per policy, n counts seats
+        played (a policy on two seats of a game counts twice, winning at most once).
+        """
         rows = []
         if by == "seat":
             for s in range(self.players):
@@ -762,22 +580,32 @@ class RunSummary:
         return pd.DataFrame(rows)
 
     def first_seat_advantage(self) -> pd.DataFrame:
+        """Win rate by position in the turn order (0 = the drawn first player)
+        among the decided games."""
         return pd.DataFrame([_rate_row({"turn_position": p}, int(self.wins_position[p]), self.decided)
                              for p in range(self.players)])
 
     def seat_uniformity(self, by: str = "position") -> dict:
+        """Chi-square test that decided games are won equally often by each turn
+        position, or (by="seat") by each seat: its corner and colour, a fair
+        test of the board when every seat plays the same policy. `expected`:
+        each position's (seat's) expected wins, for stats.small_expected_note."""
         table = self.first_seat_advantage() if by == "position" else self.win_rates(by="seat")
         test = chisquare_uniform(table["wins"].to_numpy())
         return {"chi2": test.statistic, "p_value": test.p_value, "games": test.n, "expected": test.expected}
 
     def points_by_source(self) -> pd.DataFrame:
+        """Mean points per game and per seat from each source, and its share."""
         total_all = int(self.source_points.sum())
-        return pd.DataFrame([{"source": src, "points_per_game": int(total) / self.games,
-                              "points_per_seat_game": int(total) / self.games / self.players,
+        games = self.games or float("nan")  # no game: no mean
+        return pd.DataFrame([{"source": src, "points_per_game": int(total) / games,
+                              "points_per_seat_game": int(total) / games / self.players,
                               "share": int(total) / total_all if total_all else float("nan")}
                              for src, total in zip(SOURCES, self.source_points)])
 
     def length_stats(self) -> pd.DataFrame:
+        """Turns, rolls and robber statistics per game: n, mean, sd, median, 95th
+        percentile, min, max (quantiles as in every other report: distribution_row)."""
         return pd.DataFrame([_hist_row(c, self.lengths[c]) for c in LENGTH_COLUMNS])
 
     def column_total(self, column: str) -> int:
@@ -786,18 +614,34 @@ class RunSummary:
         return int((values * counts).sum())
 
     def tension_table(self) -> pd.DataFrame:
+        """Lead changes per game, the winner's largest deficit and the final gap
+        (game_tension) as distributions: n, mean, sd, median, p95, min, max."""
         return pd.DataFrame([_hist_row(label, self.tension_hists[key]) for key, label in TENSION_LABELS.items()])
 
     def capped_rate(self) -> dict:
+        """Games that hit the turn cap: count, n, rate and its 95 % Wilson interval."""
         k, n = self.capped, self.games
         lo, hi = wilson_interval(k, n)
         return {"capped": k, "n": n, "rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
 
     def head_to_head(self) -> pd.DataFrame:
+        """Skill matrix from one run (stats.skill_table_from_moments): for every
+        ordered pair of different policies seated in the same game, how often
+        the first finished ahead of the second (the winner is ahead of
+        everyone; otherwise more points; equal points are level), with its
+        interval clustered by game. Empty when every seat plays the same policy."""
         return skill_table_from_moments(self.names, self.skill, self.games)
 
     def progress_table(self, by: str = "policy") -> pd.DataFrame:
-        """progress_table(df, by): the mean_curves of stats, clustered by game, from the sums."""
+        """Mean points after each checkpoint round (attrs["progress_rounds"];
+        a round is one turn per player from the starting player; a finished
+        game's final points carry on), per seat, policy or turn position (0 =
+        the starting player).
+
+        Columns: group, round, n (seat-games), mean, sd, ci_low, ci_high (95 %
+        interval of the mean), band_low/band_high (mean +- 1 sd, the spread of
+        games). A policy on several seats pools them, its interval clustered by
+        game (stats.curves_from_sums)."""
         if by not in self.progress:
             raise ValueError("by must be 'seat', 'policy' or 'position'")
         sums = self.progress[by].reshape(-1, len(PROGRESS_SUMS))
@@ -808,6 +652,34 @@ class RunSummary:
                              "round": np.tile(np.array(self.rounds, np.int64), len(self.groups(by)))[keep]})
         clusters = {"g": games[keep], "t": s[keep], "k": n[keep], "tt": tt[keep], "kk": kk[keep], "kt": kt[keep]}
         return curves_from_sums(keys, n[keep], s[keep], ss[keep], clusters)
+
+    def conclusions(self) -> pd.DataFrame:
+        """The yes/no findings of one run that a board sweep checks on every board."""
+        fair = 1 / self.players
+
+        def side(lo, hi):
+            if np.isnan(lo):  # no decided game
+                return "n/a"
+            return "above" if lo > fair else "below" if hi < fair else "undecided"
+
+        rows = [{"finding": f"win rate of {r['policy']} vs 1/{self.players}", "verdict": side(r["ci_low"], r["ci_high"])}
+                for _, r in self.win_rates(by="policy").iterrows()]
+        first = self.first_seat_advantage().iloc[0]
+        rows.append({"finding": f"win rate of the starting player vs 1/{self.players}",
+                     "verdict": side(first["ci_low"], first["ci_high"])})
+        # shares with their 95 % intervals: "yes" or "no" only when the interval says so
+        storm, total = self.source_points[SOURCES.index("storm")], self.source_points.sum()
+        _, lo, hi = ratio_interval(self.games, storm, total, *self.storm_moments)  # a game's points counted together
+        rows.append({"finding": "storms give more than half the points", "verdict": yes_no(lo, hi, 0.5)})
+        capped = self.capped_rate()
+        above = yes_no(capped["ci_low"], capped["ci_high"], 0.01)
+        rows.append({"finding": "under 1 % of games capped", "verdict": {"yes": "no", "no": "yes"}.get(above, above)})
+        return pd.DataFrame(rows)
+
+
+def _rate_row(label: dict, wins: int, n: int) -> dict:
+    lo, hi = wilson_interval(wins, n)
+    return {**label, "n": n, "wins": wins, "win_rate": wins / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
 
 
 def _hist_row(label: str, hist: IntHistogram) -> dict:
@@ -835,6 +707,88 @@ def summarize_run_file(path, batch_rows: int = 200_000, progress: Callable[[int]
         if progress:
             progress(len(chunk))
     return summary
+
+
+# The tables of a whole record table: RunSummary's, which says what each holds.
+
+def win_rates(df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
+    """RunSummary.win_rates: per seat or policy, among the decided games."""
+    return summarize(df).win_rates(by)
+
+
+def first_seat_advantage(df: pd.DataFrame) -> pd.DataFrame:
+    """RunSummary.first_seat_advantage: win rate by position in the turn order."""
+    return summarize(df).first_seat_advantage()
+
+
+def seat_uniformity(df: pd.DataFrame, by: str = "position") -> dict:
+    """RunSummary.seat_uniformity: chi-square of the wins by turn position or seat."""
+    return summarize(df).seat_uniformity(by)
+
+
+def points_by_source(df: pd.DataFrame) -> pd.DataFrame:
+    """RunSummary.points_by_source: mean points per game and seat from each source."""
+    return summarize(df).points_by_source()
+
+
+def length_stats(df: pd.DataFrame) -> pd.DataFrame:
+    """RunSummary.length_stats: turns, rolls and robber statistics per game."""
+    return summarize(df).length_stats()
+
+
+def tension_table(df: pd.DataFrame) -> pd.DataFrame:
+    """RunSummary.tension_table: the distributions of game_tension."""
+    return summarize(df).tension_table()
+
+
+def progress_table(df: pd.DataFrame, by: str = "policy") -> pd.DataFrame:
+    """RunSummary.progress_table: mean points after each checkpoint round."""
+    return summarize(df).progress_table(by)
+
+
+def head_to_head(df: pd.DataFrame) -> pd.DataFrame:
+    """RunSummary.head_to_head: the skill matrix of the policies at the table."""
+    return summarize(df).head_to_head()
+
+
+def capped_rate(df: pd.DataFrame) -> dict:
+    """RunSummary.capped_rate: games that hit the turn cap."""
+    return summarize(df).capped_rate()
+
+
+def conclusions(df: pd.DataFrame) -> pd.DataFrame:
+    """RunSummary.conclusions: the yes/no findings that a board sweep checks."""
+    return summarize(df).conclusions()
+
+
+def yes_no(low: float, high: float, threshold: float) -> str:
+    """'yes' if the interval [low, high] lies above the threshold, 'no' if
+    below, 'undecided' if it holds it, 'n/a' without an interval."""
+    if np.isnan(low) or np.isnan(high) or np.isnan(threshold):
+        return "n/a"
+    return "yes" if low > threshold else "no" if high < threshold else "undecided"
+
+
+def sweep_summary(runs: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(finding x board verdict table with how many boards agree, per-board key numbers)."""
+    summaries = [summarize(df) for df in runs]
+    verdicts = pd.concat([s.conclusions().set_index("finding")["verdict"].rename(s.attrs["board"])
+                          for s in summaries], axis=1)
+    modal = verdicts.mode(axis=1)[0]
+    verdicts.insert(0, "boards_agreeing", (verdicts.eq(modal, axis=0)).sum(axis=1).astype(str)
+                    + f" of {len(runs)}")
+    verdicts.insert(0, "most_common", modal)
+    verdicts.insert(0, "holds_everywhere", verdicts.iloc[:, 2:].nunique(axis=1) == 1)
+    numbers = []
+    for s in summaries:
+        row = {"board": s.attrs["board"], "board_hash": s.attrs["board_hash"], "games": s.games,
+               "mean_turns": s.length_stats().set_index("metric").loc["turns", "mean"],
+               "capped_rate": s.capped_rate()["rate"]}
+        for _, r in s.win_rates(by="policy").iterrows():
+            row[f"win_{r['policy']}"] = r["win_rate"]
+        row["storm_share"] = s.points_by_source().set_index("source").loc["storm", "share"]
+        numbers.append(row)
+    return verdicts.reset_index(), pd.DataFrame(numbers)
 
 
 # --- scenario API: one position, for tests, replays and examples ----------------

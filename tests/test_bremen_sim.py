@@ -110,13 +110,17 @@ def test_tension_and_progress_records_are_consistent(mixed):
 
 
 def _hand_records():
-    """Three games of three players (policies g r g), two progress rounds."""
-    df = pd.DataFrame({
-        "game": [0, 1, 2], "winner_seat": [0, 2, -1], "first_seat": [0, 1, 2], "lead_changes": [1, 2, 0],
+    """Three games of three players (policies g r g), two progress rounds;
+    the record columns not set here are 0."""
+    df = A.records_frame(np.zeros((3, K.N_REC), np.int32), 3)
+    for column, values in {
+        "game": [0, 1, 2], "seed_index": [0, 1, 2], "winner_seat": [0, 2, -1], "capped": [False, False, True],
+        "first_seat": [0, 1, 2], "lead_changes": [1, 2, 0],
         "points_s0": [7, 6, 2], "points_s1": [3, 6, 3], "points_s2": [5, 8, 3],
         "max_deficit_s0": [2, 0, 1], "max_deficit_s1": [4, 3, 0], "max_deficit_s2": [1, 3, 0],
         "points_r1_s0": [1, 0, 0], "points_r1_s1": [0, 1, 0], "points_r1_s2": [0, 0, 0],
-        "points_r2_s0": [3, 2, 1], "points_r2_s1": [1, 2, 1], "points_r2_s2": [5, 2, 1]})
+        "points_r2_s0": [3, 2, 1], "points_r2_s1": [1, 2, 1], "points_r2_s2": [5, 2, 1]}.items():
+        df[column] = values
     df.attrs = {"players": 3, "policies": ["g", "r", "g"], "progress_rounds": [1, 2]}
     return df
 

@@ -1,6 +1,8 @@
-"""Bremer Stadtmusikanten: a run summarized in chunks (RunSummary, what
-`etappe report` reads a run file into) gives the tables of the whole record
-table, and the same report."""
+"""Bremer Stadtmusikanten: the tables of a run (RunSummary, what `etappe
+report` reads a run file into and what win_rates(df) and the other table
+functions give) against values worked out by hand, and the same tables
+whichever chunks the run is summarized in. More hand-made records:
+tests/test_bremen_sim.py (outcomes, tension, progress, skill matrix)."""
 import re
 
 import matplotlib
@@ -13,6 +15,7 @@ matplotlib.use("Agg")
 from etappe.analysis import bremen as A  # noqa: E402
 from etappe.analysis.runio import write_parquet  # noqa: E402
 from etappe.analysis.stats import IntHistogram  # noqa: E402
+from etappe.kernels import bremen as K  # noqa: E402
 from etappe.reports.bremen import build_report  # noqa: E402
 
 
@@ -21,6 +24,47 @@ def run():
     # a policy on two seats (clustered intervals), some capped games (no winner: NaN deficits and gaps)
     return A.simulate(players=4, games=240, policies=["greedy", "random", "greedy", "random"], seed=5,
                       options={"max_turns": 120})
+
+
+def _four_games() -> pd.DataFrame:
+    """Four games of two players (policies a, b); the last hit the turn cap.
+    The record columns not set here are 0."""
+    df = A.records_frame(np.zeros((4, K.N_REC), np.int32), 2)
+    for column, values in {
+        "game": [0, 1, 2, 3], "seed_index": [0, 1, 2, 3], "winner_seat": [0, 1, 0, -1],
+        "capped": [False, False, False, True], "turns": [10, 20, 30, 40], "storms": [1, 0, 2, 0]}.items():
+        df[column] = values
+    df.attrs = {"players": 2, "policies": ["a", "b"]}
+    return df
+
+
+def test_length_and_cap_by_hand():
+    s = A.summarize(_four_games())
+    assert (s.games, s.index_min, s.index_max) == (4, 0, 3)
+    turns = s.length_stats().set_index("metric").loc["turns"]
+    # 10 20 30 40: mean 25, squared deviations 225 + 25 + 25 + 225 over 3; the median is the
+    # smallest value with half the games at or below it (inverse ECDF)
+    assert tuple(turns[["n", "mean", "median", "p95", "min", "max"]]) == (4, 25, 20, 40, 10, 40)
+    assert turns["sd"] == pytest.approx(np.sqrt(500 / 3))
+    assert s.length_stats().set_index("metric").loc["storms", "mean"] == 0.75
+    assert (s.column_total("storms"), s.column_total("chases")) == (3, 0)
+    cap = s.capped_rate()
+    assert (cap["capped"], cap["n"], cap["rate"]) == (1, 4, 0.25)
+    # Wilson, k = 1, n = 4: (1/4 + z^2 / 8) / (1 + z^2 / 4) -+ z sqrt(3/64 + z^2 / 64) / (1 + z^2 / 4)
+    z = 1.959964
+    centre, half = (0.25 + z * z / 8) / (1 + z * z / 4), z * np.sqrt(3 / 64 + z * z / 64) / (1 + z * z / 4)
+    assert (cap["ci_low"], cap["ci_high"]) == pytest.approx((centre - half, centre + half), abs=1e-6)
+    # three decided games: seat 0 won two, seat 1 one; the capped game counts for neither
+    assert s.win_rates("seat")[["wins", "n"]].values.tolist() == [[2, 3], [1, 3]]
+
+
+def test_a_summary_of_no_games_has_no_rates():
+    s = A.RunSummary({"players": 2, "policies": ["a", "b"]})
+    assert s.games == 0 and not s.has_tension()
+    assert s.win_rates("policy")["n"].tolist() == [0, 0] and s.win_rates("policy")["win_rate"].isna().all()
+    assert s.points_by_source()[["points_per_game", "share"]].isna().all().all()
+    assert np.isnan(s.capped_rate()["rate"]) and s.head_to_head().empty
+    assert (s.conclusions()["verdict"] == "n/a").all()
 
 
 def _in_chunks(df: pd.DataFrame, sizes) -> A.RunSummary:
@@ -37,30 +81,36 @@ def _in_chunks(df: pd.DataFrame, sizes) -> A.RunSummary:
 
 
 def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_dtype=False,
-                                  check_exact=True)
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_exact=True)
 
 
-def test_chunked_summary_gives_the_whole_tables(run):
+def test_chunked_summary_gives_the_tables_of_the_whole_run(run):
     assert 0 < int(run["capped"].sum()) < len(run)
-    s = _in_chunks(run, [1, 60, 17, 100, 62])
-    assert s.games == len(run) and (s.index_min, s.index_max) == (0, len(run) - 1)
+    s, whole = _in_chunks(run, [1, 60, 17, 100, 62]), A.summarize(run)
+    assert (s.games, s.index_min, s.index_max) == (len(run), 0, len(run) - 1)
     for by in ("seat", "policy"):
-        _same(s.win_rates(by), A.win_rates(run, by))
-    _same(s.first_seat_advantage(), A.first_seat_advantage(run))
+        _same(s.win_rates(by), whole.win_rates(by))
+    _same(s.first_seat_advantage(), whole.first_seat_advantage())
     for by in ("position", "seat"):
-        assert s.seat_uniformity(by) == pytest.approx(A.seat_uniformity(run, by), rel=0, abs=0)
-    _same(s.points_by_source(), A.points_by_source(run))
-    _same(s.length_stats(), A.length_stats(run))
-    _same(s.tension_table(), A.tension_table(run))
-    assert s.capped_rate() == A.capped_rate(run)
-    _same(s.head_to_head(), A.head_to_head(run))
+        assert s.seat_uniformity(by) == whole.seat_uniformity(by)
+    _same(s.points_by_source(), whole.points_by_source())
+    _same(s.length_stats(), whole.length_stats())
+    _same(s.tension_table(), whole.tension_table())
+    assert s.capped_rate() == whole.capped_rate()
+    _same(s.head_to_head(), whole.head_to_head())
     for by in ("policy", "position", "seat"):
-        _same(s.progress_table(by), A.progress_table(run, by))
+        _same(s.progress_table(by), whole.progress_table(by))
+    _same(s.conclusions(), whole.conclusions())
+    # the histograms hold every game's value, from outside the summary too
     t = A.game_tension(run)
-    for key in ("lead_changes", "winner_deficit"):
+    for key in ("lead_changes", "winner_deficit", "final_gap"):
         assert s.tension_hists[key] == IntHistogram.of(t[key].to_numpy(float))
+    assert s.lengths["turns"] == IntHistogram.of(run["turns"].to_numpy())
     assert s.column_total("storms") == int(run["storms"].sum())
+    # a conclusion's verdict hides small errors: the sums behind the storms' share, per game
+    storm = sum(run[f"points_storm_s{p}"].astype(np.int64) for p in range(4))
+    points = sum(run[f"points_s{p}"].astype(np.int64) for p in range(4))
+    assert s.storm_moments.tolist() == [(storm * storm).sum(), (points * points).sum(), (storm * points).sum()]
 
 
 def test_report_of_a_run_file_read_in_chunks_is_the_report_of_the_records(run, tmp_path):
@@ -77,6 +127,6 @@ def test_a_run_without_tension_columns_is_summarized_without_them(run):
     old.attrs = dict(run.attrs)
     s = _in_chunks(old, [100, 140])
     assert not s.has_tension()
-    _same(s.win_rates("policy"), A.win_rates(old, "policy"))
+    _same(s.win_rates("policy"), A.win_rates(run, "policy"))  # the columns it lacks do not count in them
     md = build_report(s).to_markdown()
     assert "no tension columns" in md and "no progress columns" in md
