@@ -769,9 +769,11 @@ def yes_no(low: float, high: float, threshold: float) -> str:
     return "yes" if low > threshold else "no" if high < threshold else "undecided"
 
 
-def sweep_summary(runs: list[pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(finding x board verdict table with how many boards agree, per-board key numbers)."""
-    summaries = [summarize(df) for df in runs]
+def sweep_summary(runs: list[RunSummary | pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(finding x board verdict table with how many boards agree, per-board
+    key numbers) of the runs of a board sweep: summaries (summarize_run_file)
+    or record tables."""
+    summaries = [run if isinstance(run, RunSummary) else summarize(run) for run in runs]
     verdicts = pd.concat([s.conclusions().set_index("finding")["verdict"].rename(s.attrs["board"])
                           for s in summaries], axis=1)
     modal = verdicts.mode(axis=1)[0]

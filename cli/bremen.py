@@ -242,14 +242,14 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
         write_atomic(path, text)
         if done:  # played by an earlier sweep into this folder, stopped or not, with the same identity
             typer.echo(f"{name}: {games} games, finished earlier (kept)")
-            results.append((spec, A.from_run_file(run)))
+            results.append((spec, A.summarize_run_file(run)))
             continue
         typer.echo(f"{name}: {games} games")
         try:
             simulate_command(players, games, policies, seed, run, path, options)
         except ValueError as exc:
             fail(f"board {name}: {exc}")
-        results.append((spec, A.from_run_file(run)))
+        results.append((spec, A.summarize_run_file(run)))
     names = {name for _, name, *_ in boards}
     others = sorted({p.stem for folder, ext in (("boards", "toml"), ("runs", "parquet"))
                      for p in (out / folder).glob(f"*.{ext}") if p.stem not in names})

@@ -238,11 +238,11 @@ def _anomalies(report: Report, df: A.RunSummary) -> None:
         section.text("Rules that never fired in these games: " + ", ".join(never) + ".")
 
 
-def build_sweep_report(results: list[tuple[dict, pd.DataFrame]]) -> Report:
-    """Report of a board sweep: results = [(generator parameters, records), ...]."""
-    runs = [df for _, df in results]
+def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
+    """Report of a board sweep: results = [(generator parameters, the run's summary), ...]."""
+    runs = [summary for _, summary in results]
     first = runs[0].attrs
-    report = Report(f"Bremer Stadtmusikanten board sweep: {len(runs)} boards, {len(runs[0])} games each")
+    report = Report(f"Bremer Stadtmusikanten board sweep: {len(runs)} boards, {runs[0].games} games each")
     section = report.section("Run")
     section.text(f"Players {first['players']}; policies by seat {first['policies']}; root seed {first['seed']} "
                  f"(the same game indices on every board); rule options {first['options']}; "
@@ -250,8 +250,8 @@ def build_sweep_report(results: list[tuple[dict, pd.DataFrame]]) -> Report:
                  "(kernels.bremen_board.ring_board), varied one factor at a time around the default "
                  "reconstruction; the files of the boards below are in boards/ beside this report (boards "
                  "of earlier sweeps into the same folder may be there too: they are not part of this report).")
-    boards = pd.DataFrame([{"board": df.attrs["board"], **spec, "file": df.attrs["board_path"],
-                            "sha256": df.attrs["board_hash"]} for spec, df in results])
+    boards = pd.DataFrame([{"board": run.attrs["board"], **spec, "file": run.attrs["board_path"],
+                            "sha256": run.attrs["board_hash"]} for spec, run in results])
     section.table(boards, "Boards")
     verdicts, numbers = A.sweep_summary(runs)
     section = report.section("Which conclusions hold across boards")
