@@ -248,7 +248,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
         seat, or a list that repeats around the table (A, B at 4 seats:
         A, B, A, B); "random", "greedy", "greedy:climb=0,knock=3",
         "lookahead:playouts=100", "path/to/file.py:function" (docs/bremen.md).
-        Default: "random" on every seat (the CLI's default is greedy).
+        Default: "greedy" on every seat, as on the command line.
     seed: root seed (>= 0). Game i uses keys derived from (seed,
         first_game + i): any game can be replayed alone, and chunking or
         threads never change a result.
@@ -279,7 +279,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
                          f"first_game={first_game}")
     if isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
         policies = [policies]
-    policies = list(policies or ["random"])
+    policies = list(policies or ["greedy"])
     if not policies or players % len(policies):
         raise ValueError(f"{players} players need one policy per seat, or a list that repeats around the table "
                          f"(1 or a divisor of {players} policies), not {len(policies)}")

@@ -29,6 +29,13 @@ def test_race_zero_games_is_an_empty_table_with_every_column():
     assert none.attrs["games"] == 0
 
 
+def test_every_game_defaults_to_the_policy_its_command_line_defaults_to():
+    # docs/python.md: greedy for the race designs and Bremen, heuristic for Tape l'étape
+    assert [p["name"] for p in R.simulate("stapop", players=2, games=1).attrs["policies"]] == ["greedy"] * 2
+    assert B.simulate(players=2, games=1).attrs["policies"] == ["greedy"] * 2
+    assert [p.split(":")[0] for p in E.simulate(players=3, races=1)[0].attrs["policies"]] == ["heuristic"] * 3
+
+
 def test_race_negative_games_is_a_value_error():
     with pytest.raises(ValueError, match="games must be >= 0, not -1"):
         R.simulate("stapop", players=2, games=-1)
