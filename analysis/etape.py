@@ -3,10 +3,14 @@
 `simulate` returns (races_df, stages_df): one row per race, one row per
 stage, per-seat values in columns `<field>_<seat>`. Everything needed to
 replay a race (seed, policies, options, version) is in `df.attrs`.
-The summary functions are pure: record tables in, tidy tables out.
+The summary functions are pure: record tables in, tidy tables out; every
+table is a RunSummary's (`summarize(races_df, stages_df)`), whose counts,
+sums and integer histograms add up chunk by chunk, so a run file of any
+length is summarised a batch at a time (cli.etape.summarize_run).
 """
 from __future__ import annotations
 
+import copy
 import math
 import time
 from typing import Callable
@@ -16,16 +20,17 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import package_version
-from etappe.analysis.stats import (ChiSquare, chisquare_uniform, curves_from_sums, distribution_row, holm, mean_curves,
-                                   paired_from_values, ratio_interval, skill_table, wilson_interval)
+from etappe.analysis.stats import (SKILL_MOMENTS, ChiSquare, IntHistogram, chisquare_uniform, curves_from_sums, holm,
+                                   paired_from_values, ratio_interval, skill_moments, skill_table_from_moments,
+                                   wilson_interval)
 from etappe.kernels import etape as K
 from etappe.kernels.options import option_value, policy_parameters
 
 __all__ = [
     "simulate", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names", "check_players",
-    "win_shares", "win_rates", "seat_uniformity", "stage_long", "profile_stats", "profile_by_policy",
-    "joker_holders", "joker_usage", "joker_stage_effect", "side_classifications", "anomalies", "race_turns",
-    "length_table", "race_tension", "paired_metrics", "tension_table", "leader_holds", "progress_table",
+    "win_shares", "win_rates", "seat_uniformity", "RunSummary", "summarize", "PARTS", "profile_stats",
+    "profile_by_policy", "joker_holders", "joker_usage", "joker_stage_effect", "side_classifications", "anomalies",
+    "race_turns", "length_table", "race_tension", "paired_metrics", "tension_table", "leader_holds", "progress_table",
     "head_to_head", "card_values", "OPTIONS", "POLICIES", "PLAYERS", "PAIRED_METRICS",
 ]
 
@@ -313,9 +318,30 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
     return races_df, stages_df
 
 
-# ---------------------------------------------------------------- summaries
+
+
+# ---------------------------------------------------------------- records per race
 def _players(df: pd.DataFrame) -> int:
     return int(df.attrs.get("players") or sum(c.startswith("time_") for c in df.columns))
+
+
+def _seats(df: pd.DataFrame, field: str, n: int) -> np.ndarray:
+    """The per-seat columns `<field>_<seat>` as an int64 array (rows x seats)."""
+    return np.stack([df[f"{field}_{s}"].to_numpy(np.int64) for s in range(n)], axis=1)
+
+
+def _first_places(races_df: pd.DataFrame, n: int) -> np.ndarray:
+    """k[r, s]: the seats ranked first in race r if seat s is one of them (it
+    has 1/k of the win: level on time, and under gc_tie=stage_places on the
+    tie-break too), else 0."""
+    lead = _seats(races_df, "rank", n) == 1
+    return np.where(lead, lead.sum(axis=1, keepdims=True), 0)
+
+
+def _win_share(races_df: pd.DataFrame, n: int) -> np.ndarray:
+    """share[r, s]: seat s's share of the win of race r (1/k, _first_places)."""
+    k = _first_places(races_df, n)
+    return np.where(k > 0, 1 / np.maximum(k, 1), 0.0)
 
 
 def win_shares(races_df: pd.DataFrame) -> pd.DataFrame:
@@ -325,8 +351,7 @@ def win_shares(races_df: pd.DataFrame) -> pd.DataFrame:
     n = _players(races_df)
     policies = races_df.attrs.get("policies", [str(k) for k in range(n)])
     times = races_df[[f"time_{s}" for s in range(n)]].to_numpy()
-    lead = races_df[[f"rank_{s}" for s in range(n)]].to_numpy() == 1
-    share = lead / lead.sum(axis=1, keepdims=True)
+    share = _win_share(races_df, n)
     rows = []
     for s in range(n):
         slot = races_df[f"slot_{s}"].to_numpy()
@@ -339,17 +364,6 @@ def win_shares(races_df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def win_rates(races_df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
-    """Win rate per seat, slot or policy with n and a 95 % Wilson interval.
-    A shared first place counts 1/k to each of the k leaders."""
-    long = win_shares(races_df)
-    out = long.groupby(by, sort=True).agg(n=("win", "size"), wins=("win", "sum"),
-                                          mean_time=("time", "mean")).reset_index()
-    out["win_rate"] = out["wins"] / out["n"]
-    out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
-    return out
-
-
 def wins_text(wins: float) -> str:
     """Wins for print: shared first places make them sums of 1/k, so a whole
     number when whole ("10000", not "1e+04"), else one decimal ("2438.2")."""
@@ -357,109 +371,23 @@ def wins_text(wins: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def seat_uniformity(races_df: pd.DataFrame) -> ChiSquare:
-    """Chi-square test that wins are spread evenly over seats.
-    Shared first places count 1/k to each leader (about 5 % of four-player
-    races), which spreads wins more evenly than whole wins would: the test
-    is then slightly conservative, never too eager."""
-    return chisquare_uniform(win_rates(races_df, "seat")["wins"].to_numpy())
-
-
-# The per-seat stage fields the report reads (cli.etape.load_run(..., fields=...)
-# reads only these of a run file): the others (secs, passes, skipped, laid,
-# finish, side) and the columns' state (start, coln, lo, hi) it never uses.
+# The per-seat stage fields the report reads (cli.etape.summarize_run reads only
+# these of a run file): the others (secs, passes, skipped, laid, finish, side) and
+# the columns' state (start, coln, lo, hi) it never uses.
 REPORT_STAGE_FIELDS = ("slot", "time", "cum", "cards", "crev", "vita", "braq", "hand", "dealt", "place")
 # The per-seat stage fields paired_metrics reads (race_tension's GC: cum, and place under gc_tie=stage_places).
 PAIRED_STAGE_FIELDS = ("cum", "place")
-# The per-seat fields stage_long needs for the report's long table (profile_stats,
-# profile_by_policy, joker_usage, joker_stage_effect, the stage-time figure).
-LONG_REPORT_FIELDS = ("slot", "time", "cards", "crev", "vita", "braq")
 
 
-def stage_long(stages_df: pd.DataFrame, fields=None) -> pd.DataFrame:
-    """Long table stage x seat with the per-seat fields and the policy.
-
-    fields: the per-seat fields to include (default: every field of
-    K.STAGE_SEAT_FIELDS the table holds). With `fields` the table is
-    compact, for the report: `slot` is always included, as the policy needs
-    it; `seat` is int8 and `policy` a categorical of the policies' names in
-    sorted order (not a string per row: canonical specs are long); the other
-    columns keep their dtypes, so a table read compactly
-    (cli.etape.load_run(..., compact=True)) gives a compact long table. Build
-    it once and pass it as `long=` to profile_stats, profile_by_policy,
-    joker_usage, joker_stage_effect and anomalies: a report of a million races
-    then holds one long table, not one per summary."""
-    n = _players(stages_df)
-    policies = np.asarray(stages_df.attrs.get("policies", [str(k) for k in range(n)]), dtype=object)
-    compact = fields is not None
-    if fields is None:
-        fields = [f for f in K.STAGE_SEAT_FIELDS if f"{f}_0" in stages_df.columns]
-    fields = ["slot"] + [f for f in fields if f != "slot"]
-    rows = len(stages_df)
-    cols = {}
-    for name in ("race", "stage", "picker", "profile", "winner", "blocked"):
-        values = stages_df[name]
-        if isinstance(values.dtype, pd.CategoricalDtype):
-            cols[name] = pd.Categorical.from_codes(np.tile(values.cat.codes.to_numpy(), n), values.cat.categories,
-                                                   ordered=values.cat.ordered)
-        else:
-            cols[name] = np.tile(values.to_numpy(), n)
-    cols["seat"] = np.repeat(np.arange(n, dtype=np.int8 if compact else np.int64), rows)
-    for field in fields:
-        cols[field] = np.concatenate([stages_df[f"{field}_{s}"].to_numpy() for s in range(n)]) if n else np.zeros(0)
-    if compact:
-        names = sorted(set(policies))
-        cols["policy"] = pd.Categorical.from_codes(
-            np.array([names.index(p) for p in policies], np.int8)[cols["slot"]], names)
-    else:
-        cols["policy"] = policies[cols["slot"]]
-    long = pd.DataFrame(cols, copy=False)
-    long["is_picker"] = long["seat"] == long["picker"]
-    long["won"] = long["seat"] == long["winner"]
-    return long
-
-
-def profile_stats(stages_df: pd.DataFrame, long: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per profile: how often picked, blocked and without a winner (with
-    95 % Wilson intervals), the picker's stage-win rate (with interval) and
-    advantage in seconds over the others. long: stage_long(stages_df), if
-    already built."""
-    n = _players(stages_df)
-    long = stage_long(stages_df, LONG_REPORT_FIELDS) if long is None else long
-    rows = []
-    for profile, grp in long[["profile", "is_picker", "won", "time", "cards"]].groupby("profile", observed=True):
-        stages = stages_df[stages_df["profile"] == profile]
-        k = len(stages)
-        picker = grp[grp["is_picker"]]
-        others = grp[~grp["is_picker"]]
-        blocked = int(stages["blocked"].sum())
-        pw = int(picker["won"].sum())
-        no_winner = int((stages["winner"] < 0).sum())
-        b_lo, b_hi = wilson_interval(blocked, k)
-        n_lo, n_hi = wilson_interval(no_winner, k)
-        w_lo, w_hi = wilson_interval(pw, k)
-        rows.append({"profile": profile, "stages": k, "share": k / len(stages_df),
-                     "blocked_rate": blocked / k, "blocked_lo": b_lo, "blocked_hi": b_hi,
-                     "no_winner_rate": no_winner / k, "no_winner_lo": n_lo, "no_winner_hi": n_hi,
-                     "picker_win_rate": pw / k, "picker_win_lo": w_lo, "picker_win_hi": w_hi,
-                     "fair_win_rate": 1 / n,
-                     "picker_time": picker["time"].mean(), "others_time": others["time"].mean(),
-                     "picker_advantage_s": others["time"].mean() - picker["time"].mean(),
-                     "mean_turns": stages["turns"].mean(),
-                     "mean_cards_left": grp["cards"].mean()})
-    return pd.DataFrame(rows)
-
-
-def profile_by_policy(stages_df: pd.DataFrame, long: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Mean stage time and stage-win rate per profile and policy: who each
-    profile favours. long: stage_long(stages_df), if already built."""
-    long = stage_long(stages_df, LONG_REPORT_FIELDS) if long is None else long
-    out = long.groupby(["profile", "policy"], observed=True).agg(
-        n=("time", "size"), mean_time=("time", "mean"), wins=("won", "sum")).reset_index()
-    if isinstance(out["policy"].dtype, pd.CategoricalDtype):  # a compact long table's: the names, as from strings
-        out["policy"] = pd.Series(np.asarray(out["policy"], dtype=object), index=out.index)
-    out["win_rate"] = out["wins"] / out["n"]
-    out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
+def _joker_holders(options: dict, n: int) -> dict[str, list[int]]:
+    dealt = _jokers_mask(options.get("jokers", OPTIONS["jokers"][1]))
+    withheld = _jokers_mask(options.get("withhold_jokers", ""))
+    seat = int(options.get("withhold_seat", -1))
+    out = {}
+    for k, joker in enumerate(K.JOKER_NAMES):
+        seats = [s for s in range(n) if dealt >> k & 1 and not (s == seat and withheld >> k & 1)]
+        if seats:
+            out[joker] = seats
     return out
 
 
@@ -467,101 +395,10 @@ def joker_holders(stages_df: pd.DataFrame) -> dict[str, list[int]]:
     """The seats that hold each joker in this run: every seat for a joker of
     the game (rule option `jokers`), less `withhold_seat` for the jokers in
     `withhold_jokers`. A joker of no seat is left out."""
-    options = stages_df.attrs.get("options", {})
-    dealt = _jokers_mask(options.get("jokers", OPTIONS["jokers"][1]))
-    withheld = _jokers_mask(options.get("withhold_jokers", ""))
-    seat = int(options.get("withhold_seat", -1))
-    out = {}
-    for k, joker in enumerate(K.JOKER_NAMES):
-        seats = [s for s in range(_players(stages_df))
-                 if dealt >> k & 1 and not (s == seat and withheld >> k & 1)]
-        if seats:
-            out[joker] = seats
-    return out
+    return _joker_holders(stages_df.attrs.get("options", {}), _players(stages_df))
 
 
 JOKER_COLUMNS = (("crevaison", "crev"), ("vitamine", "vita"), ("braquet", "braq"))
-
-
-def joker_usage(stages_df: pd.DataFrame, long: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per joker of the game (`joker_holders`: a joker that no seat holds
-    has no row): uses per race and player, share used in the last stage, and
-    the immediate effect (turns skipped by Crevaison targets, cards laid in a
-    Braquet turn, self-targeted Crevaisons). The shares (use_rate of the
-    player-races in which the player held the joker: a player holds each
-    joker once a race, unless `withhold_seat` denies it; in_last_stage and,
-    for Crevaison, on_self of the uses) come with 95 % intervals clustered
-    by race (`_low`, `_high`). long: stage_long(stages_df), if already built."""
-    long = stage_long(stages_df, LONG_REPORT_FIELDS) if long is None else long
-    last = (long["stage"] == long["stage"].max()).to_numpy()
-    holders = joker_holders(stages_df)
-    # Per-race sums by one factorization of the race ids (races in order), not a groupby per sum.
-    race_codes, race_ids = pd.factorize(long["race"].to_numpy(), sort=True)
-    seats = long["seat"].to_numpy()
-
-    def per_race(flags: np.ndarray) -> pd.Series:
-        return pd.Series(np.bincount(race_codes, weights=flags, minlength=len(race_ids)).astype(np.int64),
-                         index=race_ids)
-
-    rows = []
-    for joker, col in JOKER_COLUMNS:
-        if joker not in holders:
-            continue
-        held = np.isin(seats, holders[joker])
-        # the (race, seat) pairs that held the joker, and per race the seats that did
-        pairs = np.zeros((len(race_ids), int(seats.max(initial=0)) + 1), bool)
-        pairs[race_codes[held], seats[held]] = True
-        seat_races = int(pairs.sum())
-        players = pd.Series(pairs.sum(axis=1), index=race_ids)
-        used = (long[col].to_numpy() >= 0) & held
-        row = {"joker": joker, "uses": int(used.sum()), "use_rate": used.sum() / seat_races,
-               "in_last_stage": float((used & last).sum() / max(used.sum(), 1))}
-        shares = {"use_rate": (per_race(used), players), "in_last_stage": (per_race(used & last), per_race(used))}
-        if joker == "crevaison":
-            on_self = long["crev"].to_numpy() == seats
-            row["on_self"] = float(on_self[used].sum() / used.sum()) if used.any() else float("nan")
-            shares["on_self"] = (per_race(used & on_self), per_race(used))
-        if joker == "braquet":
-            row["cards_per_use"] = float(long.loc[used, "braq"].mean())
-        for key, (x, y) in shares.items():
-            row[f"{key}_low"], row[f"{key}_high"] = _share_by_race(x.to_numpy(float), y.to_numpy(float))
-        rows.append(row)
-    order = ["joker", "uses"]
-    for key in ("use_rate", "in_last_stage", "on_self"):
-        order += [key, f"{key}_low", f"{key}_high"]
-    return pd.DataFrame(rows).reindex(columns=order + ["cards_per_use"])
-
-
-def _share_by_race(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """95 % interval of the share sum(x) / sum(y), clustered by race (x, y:
-    per race): the players of a race share its deals, so what they do is
-    not a set of independent trials."""
-    _, low, high = ratio_interval(len(x), x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
-    return low, high
-
-
-def joker_stage_effect(stages_df: pd.DataFrame, long: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Observational: mean stage time of a player in stages where they used a
-    joker minus in their other stages, over the seats dealt it (same policy
-    and profile mix); one row per joker of the game (`joker_holders`).
-    Confounded by when policies choose to play it; see joker_value for the
-    paired causal estimate. long: stage_long(stages_df), if already built."""
-    long = stage_long(stages_df, LONG_REPORT_FIELDS) if long is None else long
-    holders = joker_holders(stages_df)
-    rows = []
-    for joker, col in JOKER_COLUMNS:
-        if joker not in holders:  # not in the game: no stage "without" it to compare with
-            continue
-        held = long[long["seat"].isin(holders[joker])]  # a seat denied the joker could not use it
-        used = held[col] >= 0
-        a, b = held.loc[used, "time"], held.loc[~used, "time"]
-        diff = a.mean() - b.mean() if len(a) and len(b) else float("nan")
-        se = math.sqrt(a.var() / len(a) + b.var() / len(b)) if len(a) > 1 and len(b) > 1 else float("nan")
-        rows.append({"joker": joker, "stages_used": len(a), "time_used": a.mean(),
-                     "time_not_used": b.mean(), "difference_s": diff,
-                     "ci_low": diff - 1.96 * se, "ci_high": diff + 1.96 * se})
-    return pd.DataFrame(rows).reindex(columns=["joker", "stages_used", "time_used", "time_not_used",
-                                               "difference_s", "ci_low", "ci_high"])
 
 
 def joker_value(players: int = 4, races: int = 2000, policies: list[str] | None = None,
@@ -590,66 +427,9 @@ def joker_value(players: int = 4, races: int = 2000, policies: list[str] | None 
     return out
 
 
-def side_classifications(races_df: pd.DataFrame) -> pd.DataFrame:
-    """Per policy: mean mountain and sprint points and the share of races in
-    which it tops each side classification (shared tops count 1/k)."""
-    n = _players(races_df)
-    long = win_shares(races_df)
-    for side in ("mountain", "sprint"):
-        pts = races_df[[f"{side}_{s}" for s in range(n)]].to_numpy()
-        top = pts == pts.max(axis=1, keepdims=True)
-        top = top / top.sum(axis=1, keepdims=True)
-        long[f"{side}_top"] = top.T.reshape(-1)
-    return long.groupby("policy").agg(
-        n=("race", "size"), mountain_points=("mountain", "mean"), mountain_top=("mountain_top", "mean"),
-        sprint_points=("sprint", "mean"), sprint_top=("sprint_top", "mean")).reset_index()
-
-
-def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame, long: pd.DataFrame | None = None,
-              usage: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Counts of stages cut off by the turn cap, blocked stages, stages with
-    no winner, shared race wins (each rate with its 95 % Wilson interval),
-    and the jokers in the game (rule option `jokers`) that nobody used,
-    named in `detail`. long, usage: stage_long(stages_df) and
-    joker_usage(stages_df), if already built."""
-    usage = joker_usage(stages_df, long) if usage is None else usage  # the jokers of the game only
-    dealt = _jokers_mask(stages_df.attrs.get("options", {}).get("jokers", OPTIONS["jokers"][1]))
-    in_game = [r for r in usage.itertuples() if dealt >> K.JOKER_NAMES.index(r.joker) & 1]
-    unused = [r.joker for r in in_game if r.uses == 0]
-    rows = [
-        ("stages cut off by the turn cap", int(stages_df["capped"].sum()), len(stages_df), ""),
-        ("stages blocked (nobody can lay)", int(stages_df["blocked"].sum()), len(stages_df), ""),
-        ("stages without a winner", int((stages_df["winner"] < 0).sum()), len(stages_df), ""),
-        ("races with a shared first place", int((races_df["winner"] < 0).sum()), len(races_df), ""),
-        ("jokers in the game never used", len(unused), len(in_game), ", ".join(unused)),
-    ]
-    out = pd.DataFrame(rows, columns=["what", "count", "out_of", "detail"])
-    out.insert(3, "rate", out["count"] / out["out_of"])
-    # the jokers never used are a count of the game's few jokers, not a rate of events: no interval
-    events = np.arange(len(out)) < len(out) - 1
-    low, high = wilson_interval(out["count"], out["out_of"])
-    out.insert(4, "ci_low", np.where(events, low, np.nan))
-    out.insert(5, "ci_high", np.where(events, high, np.nan))
-    return out
-
-
-# ------------------------------------------- length, tension, progress, cards
 def race_turns(stages_df: pd.DataFrame) -> pd.Series:
     """Turns per race (the stages' turns summed; skips and passes included)."""
     return stages_df.groupby("race", sort=True)["turns"].sum()
-
-
-def length_table(stages_df: pd.DataFrame) -> pd.DataFrame:
-    """Turns per stage (all stages, then per profile) and turns per race:
-    n, mean, sd, median, 95th percentile, min, max. A turn is one player's
-    turn, skipped (Crevaison) and passing turns included."""
-    rows = [distribution_row("turns per stage", stages_df["turns"]),
-            distribution_row("turns per race", race_turns(stages_df))]
-    profiles = stages_df["profile"].astype(str)
-    for name in K.PROFILE_NAMES:
-        if (profiles == name).any():
-            rows.append(distribution_row(f"turns per stage: {name}", stages_df.loc[profiles == name, "turns"]))
-    return pd.DataFrame(rows)
 
 
 def _per_stage(stages_df: pd.DataFrame, field: str = "cum") -> tuple[np.ndarray, np.ndarray]:
@@ -761,8 +541,7 @@ def paired_metrics(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFr
     tension = race_tension(stages_df).set_index("race").reindex(out.index)
     for key in ("lead_changes", "winner_deficit", "final_gap", "leader_before_last_won"):
         out[key] = tension[key].to_numpy(float)
-    lead = races_df[[f"rank_{s}" for s in range(n)]].to_numpy() == 1
-    share = lead / lead.sum(axis=1, keepdims=True)
+    share = _win_share(races_df, n)
     for s in range(n):
         out[f"won_seat{s}"] = share[:, s]
     policies = races_df.attrs.get("policies", [])
@@ -773,24 +552,607 @@ def paired_metrics(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFr
     return out
 
 
-def tension_table(stages_df: pd.DataFrame, tension: pd.DataFrame | None = None) -> pd.DataFrame:
+# ---------------------------------------------------------------- run summary
+# The parts of a RunSummary, each the tables of one kind and read from its own columns.
+PARTS = ("outcomes", "skill", "side", "anomalies", "profiles", "jokers", "length", "tension", "progress", "cards")
+TENSION_LABELS = {"lead_changes": "GC lead changes per race",
+                  "winner_deficit": "winner's largest deficit after a stage (s)",
+                  "final_gap": "final gap: runner-up's time minus the winner's (s)"}
+# progress_table's sums per group and stage (stats.curves_from_sums): n seat-rows, their sum s and sum of
+# squares ss of y; over the clusters (one race's rows of that stage) g (1 each), kk, tt, kt (rows k and
+# sum t of each, squared and multiplied)
+_CURVE_SUMS = ("n", "s", "ss", "g", "kk", "tt", "kt")
+_PROFILE_SUMS = ("stages", "blocked", "no_winner", "picker_wins", "turns", "picker_n", "picker_time",
+                 "others_n", "others_time", "seat_stages", "cards")
+_JOKER_SUMS = ("uses", "uses_sq", "on_self", "on_self_sq", "on_self_uses", "cards")
+
+
+class RunSummary:
+    """What the report of a run needs, as additive counts, sums and exact
+    integer histograms (stats.IntHistogram): `add` chunks of the records,
+    `merge` the summaries of two parts of one run; the table methods give
+    what the functions of the same name give over the whole record tables
+    (win_rates, seat_uniformity, head_to_head, side_classifications,
+    profile_stats, profile_by_policy, joker_usage, joker_stage_effect,
+    anomalies, length_table, tension_table, leader_holds, progress_table,
+    card_values: each of those is `summarize(...).<table>()`). `etappe
+    report` reads a run a saved chunk at a time into one
+    (cli.etape.summarize_run): its memory does not grow with the races.
+
+    The races and the stages may come in separate chunks, but a chunk of
+    stages must hold every stage of each race it holds (lengths, tension and
+    the jokers' intervals are per race). `parts` (PARTS, default all): the
+    tables to keep; each reads only its own columns.
+
+        s = summarize(races_df, stages_df)     # or cli.etape.summarize_run("run.parquet")
+        s.win_rates("policy"); s.profile_stats()
+    """
+
+    def __init__(self, attrs: dict, parts=PARTS):
+        unknown = set(parts) - set(PARTS)
+        if unknown:
+            raise ValueError(f"unknown summary part(s) {sorted(unknown)}; known: {', '.join(PARTS)}")
+        self.attrs = dict(attrs)
+        self.parts = tuple(parts)
+        n = self.players = int(self.attrs["players"])
+        self.policies = list(self.attrs.get("policies") or [str(k) for k in range(n)])
+        self.names = sorted(set(self.policies))  # the policy groups, in a groupby's order
+        self.policy_of_slot = np.array([self.names.index(p) for p in self.policies], np.int64)
+        self.holders = _joker_holders(self.attrs.get("options", {}), n)
+        p, profiles = len(self.names), len(K.PROFILE_NAMES)
+        self.races = self.stages = 0     # rows added
+        self.stage_races = 0             # races of the stage rows added
+        # outcomes, per seat and per slot: [group, k] seat-races with 1/k of the win (k = 0: none); race times
+        self.shares = {by: np.zeros((n, n + 1), np.int64) for by in ("seat", "slot")}
+        self.times = {by: np.zeros(n, np.int64) for by in ("seat", "slot")}
+        # skill: stats.skill_moments by policy, and where each policy is first seen (seat, race row): the
+        # order of skill_table's policies
+        self.skill = np.zeros((p, p, len(SKILL_MOMENTS)), np.int64)
+        self.first_seen: dict[int, tuple[int, int]] = {}
+        # side classifications, mountain then sprint, per slot: points and [slot, k] shares of the top
+        self.side_points = np.zeros((2, n), np.int64)
+        self.side_tops = np.zeros((2, n, n + 1), np.int64)
+        # anomalies
+        self.shared = self.capped = self.blocked = self.no_winner = 0
+        # profiles: per profile (K.PROFILE_NAMES), per profile and policy, stage times per profile
+        self.profile = {key: np.zeros(profiles, np.int64) for key in _PROFILE_SUMS}
+        self.profile_policy = {key: np.zeros((profiles, p), np.int64) for key in ("n", "time", "wins")}
+        self.stage_times = [IntHistogram() for _ in K.PROFILE_NAMES]
+        # jokers of the game: counts, per-race sums for the intervals clustered by race, and per stage
+        # (the last stage is known at the end) the uses x, x^2 and x times the race's uses, summed over races;
+        # the stage times of the seats that hold it, with it used and not: n, sum, sum of squares
+        self.max_stage = -1
+        self.jokers = {joker: {**{key: 0 for key in _JOKER_SUMS},
+                               **{key: np.zeros(0, np.int64) for key in ("by_stage", "by_stage_sq", "by_stage_uses")},
+                               "used": np.zeros(3, np.int64), "not_used": np.zeros(3, np.int64)}
+                       for joker in self.holders}
+        # length
+        self.turns_stage, self.turns_race, self.stages_per_race = IntHistogram(), IntHistogram(), IntHistogram()
+        self.turns_profile = [IntHistogram() for _ in K.PROFILE_NAMES]
+        # tension
+        self.tension = {key: IntHistogram() for key in TENSION_LABELS}
+        self.leader_wins = self.leader_n = 0
+        # progress: per (by, value), [sum, group, stage]
+        self.progress = {(by, value): np.zeros((len(_CURVE_SUMS), len(self._groups(by)), 0), np.int64)
+                         for by in ("policy", "seat") for value in ("gap", "cum")}
+        # numbered cards: per card (colour * 12 + value - 1), dealt and left in hand
+        self.dealt = np.zeros(64, np.int64)
+        self.left = np.zeros(64, np.int64)
+
+    def _groups(self, by: str) -> list[str]:
+        # seat names sort as the seats do: at most 6 players
+        return list(self.names) if by == "policy" else [f"seat {s}" for s in range(self.players)]
+
+    # ------------------------------------------------------------ filling
+    def add(self, races_df: pd.DataFrame | None = None, stages_df: pd.DataFrame | None = None) -> "RunSummary":
+        """Count in a chunk of races and/or of stages; returns self."""
+        for df, add in ((races_df, self._add_races), (stages_df, self._add_stages)):
+            if df is not None and len(df):
+                df = df.copy(deep=False)
+                df.attrs = {}  # the run's are self.attrs; pandas copies a frame's into every column read from it
+                add(df)
+        return self
+
+    def _add_races(self, df: pd.DataFrame) -> None:
+        n, parts = self.players, self.parts
+        if "anomalies" in parts:
+            self.shared += int((df["winner"].to_numpy() < 0).sum())
+        if {"outcomes", "skill", "side"} & set(parts):
+            slots = _seats(df, "slot", n)
+        if "outcomes" in parts:
+            k = _first_places(df, n)
+            times = _seats(df, "time", n)
+            for by, group in (("seat", np.broadcast_to(np.arange(n), slots.shape)), ("slot", slots)):
+                self.shares[by] += _counts(group * (n + 1) + k, n * (n + 1)).reshape(n, n + 1)
+                self.times[by] += _counts(group, n, times)
+        if "skill" in parts:
+            codes = self.policy_of_slot[slots]
+            ranks = _seats(df, "rank", n)
+            self.skill += skill_moments(codes.T, [-ranks[:, s] for s in range(n)], len(self.names))
+            for s in range(n):
+                found, rows = np.unique(codes[:, s], return_index=True)
+                for code, row in zip(found.tolist(), rows.tolist()):
+                    self._seen(code, (s, self.races + row))
+        if "side" in parts:
+            for j, side in enumerate(("mountain", "sprint")):
+                points = _seats(df, side, n)
+                top = points == points.max(axis=1, keepdims=True)
+                k = np.where(top, top.sum(axis=1, keepdims=True), 0)
+                self.side_tops[j] += _counts(slots * (n + 1) + k, n * (n + 1)).reshape(n, n + 1)
+                self.side_points[j] += _counts(slots, n, points)
+        self.races += len(df)
+
+    def _seen(self, code: int, where: tuple[int, int]) -> None:
+        if code not in self.first_seen or where < self.first_seen[code]:
+            self.first_seen[code] = where
+
+    def _add_stages(self, df: pd.DataFrame) -> None:
+        stage = df["stage"].to_numpy(np.int64)
+        race, ids = pd.factorize(df["race"].to_numpy())
+        races = len(ids)
+        parts = self.parts
+        if "anomalies" in parts:
+            self.capped += int(df["capped"].sum())
+            self.blocked += int(df["blocked"].sum())
+            self.no_winner += int((df["winner"].to_numpy() < 0).sum())
+        if {"profiles", "length"} & set(parts):
+            profile = _profile_codes(df["profile"])
+        if "profiles" in parts:
+            self._add_profiles(df, profile)
+        if "jokers" in parts:
+            self._add_jokers(df, stage, race, races)
+        if "length" in parts:
+            turns = df["turns"].to_numpy(np.int64)
+            self.turns_stage = self.turns_stage.merge(IntHistogram.of(turns))
+            for c in np.unique(profile):
+                self.turns_profile[c] = self.turns_profile[c].merge(IntHistogram.of(turns[profile == c]))
+            self.turns_race = self.turns_race.merge(IntHistogram.of(race_turns(df).to_numpy()))
+            self.stages_per_race = self.stages_per_race.merge(IntHistogram.of(np.bincount(race)))
+        if "tension" in parts:
+            with_attrs = df.copy(deep=False)
+            with_attrs.attrs = self.attrs  # race_tension reads the players and options from them
+            t = race_tension(with_attrs)
+            for key in TENSION_LABELS:
+                self.tension[key] = self.tension[key].merge(IntHistogram.of(t[key].to_numpy(float)))
+            won = t["leader_before_last_won"].dropna()
+            self.leader_wins += int(won.sum())
+            self.leader_n += len(won)
+        if "progress" in parts:
+            self._add_progress(df, stage, race)
+        if "cards" in parts:
+            self.dealt += _bit_counts(_seats(df, "dealt", self.players))
+            self.left += _bit_counts(_seats(df, "hand", self.players))
+        self.stages += len(df)
+        self.stage_races += races
+
+    def _add_profiles(self, df: pd.DataFrame, profile: np.ndarray) -> None:
+        n, size, p = self.players, len(K.PROFILE_NAMES), len(self.names)
+        picker = df["picker"].to_numpy(np.int64)
+        winner = df["winner"].to_numpy(np.int64)
+        time, cards = _seats(df, "time", n), _seats(df, "cards", n)
+        is_picker = np.arange(n) == picker[:, None]
+        won = np.arange(n) == winner[:, None]
+        rows = np.broadcast_to(profile[:, None], time.shape)  # each seat-stage's profile
+        sums = self.profile
+        sums["stages"] += _counts(profile, size)
+        sums["blocked"] += _counts(profile, size, df["blocked"].to_numpy())
+        sums["no_winner"] += _counts(profile, size, winner < 0)
+        sums["picker_wins"] += _counts(profile, size, (is_picker & won).sum(axis=1))
+        sums["turns"] += _counts(profile, size, df["turns"].to_numpy())
+        for key, seats in (("picker", is_picker), ("others", ~is_picker)):
+            sums[f"{key}_n"] += _counts(rows[seats], size)
+            sums[f"{key}_time"] += _counts(rows[seats], size, time[seats])
+        sums["seat_stages"] += _counts(rows, size)
+        sums["cards"] += _counts(rows, size, cards)
+        cell = rows * p + self.policy_of_slot[_seats(df, "slot", n)]
+        for key, weights in (("n", None), ("time", time), ("wins", won)):
+            self.profile_policy[key] += _counts(cell, size * p, weights).reshape(size, p)
+        for c in np.unique(profile):
+            self.stage_times[c] = self.stage_times[c].merge(IntHistogram.of(time[profile == c].ravel()))
+
+    def _add_jokers(self, df: pd.DataFrame, stage: np.ndarray, race: np.ndarray, races: int) -> None:
+        n = self.players
+        width = int(stage.max()) + 1
+        self.max_stage = max(self.max_stage, width - 1)
+        time = _seats(df, "time", n)
+        cell = np.broadcast_to((race * width + stage)[:, None], time.shape)  # each seat-stage's (race, stage)
+        for joker, column in JOKER_COLUMNS:
+            if joker not in self.jokers:
+                continue
+            sums = self.jokers[joker]
+            held = np.isin(np.arange(n), self.holders[joker])
+            target = _seats(df, column, n)
+            used = (target >= 0) & held
+            x = _counts(cell[used], races * width).reshape(races, width)  # uses per race and stage
+            uses = x.sum(axis=1)
+            sums["uses"] += int(uses.sum())
+            sums["uses_sq"] += int((uses * uses).sum())
+            for key, value in (("by_stage", x), ("by_stage_sq", x * x), ("by_stage_uses", x * uses[:, None])):
+                sums[key] = _plus(sums[key], value.sum(axis=0))
+            if joker == "crevaison":
+                mine = _counts(cell[used & (target == np.arange(n))] // width, races)  # on oneself, per race
+                sums["on_self"] += int(mine.sum())
+                sums["on_self_sq"] += int((mine * mine).sum())
+                sums["on_self_uses"] += int((mine * uses).sum())
+            if joker == "braquet":
+                sums["cards"] += int(target[used].sum())
+            for key, seats in (("used", used), ("not_used", held & ~used)):
+                values = time[seats]
+                sums[key] += np.array([len(values), values.sum(), (values * values).sum()], np.int64)
+
+    def _add_progress(self, df: pd.DataFrame, stage: np.ndarray, race: np.ndarray) -> None:
+        n = self.players
+        width = int(stage.max()) + 1
+        # the clusters: one race's rows of one stage (one row in a stage table; a table may pool several)
+        cells, cluster = np.unique(race * width + stage, return_inverse=True)
+        cluster_stage = cells % width
+        cum = _seats(df, "cum", n)
+        for by in ("policy", "seat"):
+            codes = self.policy_of_slot[_seats(df, "slot", n)] if by == "policy" else np.arange(n)
+            for value in ("gap", "cum"):
+                y = cum - cum.min(axis=1, keepdims=True) if value == "gap" else cum
+                sums = np.zeros((len(_CURVE_SUMS), len(self._groups(by)), width), np.int64)
+                for g in range(sums.shape[1]):
+                    member = codes == g
+                    k = np.broadcast_to(member, y.shape).sum(axis=1)  # the group's seats in the row
+                    t = np.where(member, y, 0).sum(axis=1)            # their y summed
+                    kc, tc = _counts(cluster, len(cells), k), _counts(cluster, len(cells), t)
+                    sums[:, g] = [_counts(stage, width, k), _counts(stage, width, t),
+                                  _counts(stage, width, np.where(member, y * y, 0).sum(axis=1)),
+                                  _counts(cluster_stage, width, kc > 0), _counts(cluster_stage, width, kc * kc),
+                                  _counts(cluster_stage, width, tc * tc), _counts(cluster_stage, width, kc * tc)]
+                self.progress[(by, value)] = _plus(self.progress[(by, value)], sums)
+
+    def merge(self, other: "RunSummary") -> "RunSummary":
+        """A new summary of both (two parts of one run, `other`'s races after this one's)."""
+        if (self.attrs.get("players"), self.policies, self.holders, self.parts) != \
+                (other.attrs.get("players"), other.policies, other.holders, other.parts):
+            raise ValueError("only summaries of one run (players, policies, jokers) with the same parts merge")
+        out = copy.copy(self)
+        for name, mine in vars(self).items():
+            if name not in ("attrs", "parts", "players", "policies", "names", "policy_of_slot", "holders",
+                            "first_seen", "max_stage"):
+                setattr(out, name, _merged(mine, getattr(other, name)))
+        out.max_stage = max(self.max_stage, other.max_stage)
+        out.first_seen = dict(self.first_seen)
+        for code, (seat, row) in other.first_seen.items():
+            out._seen(code, (seat, self.races + row))
+        return out
+
+    # ------------------------------------------------------------ tables
+    def win_rates(self, by: str = "seat") -> pd.DataFrame:
+        """win_rates(races_df, by): by, n, wins, mean_time, win_rate, ci_low, ci_high."""
+        if by == "policy":
+            groups = np.array(self.names, dtype=object)
+            shares = np.zeros((len(groups), self.players + 1), np.int64)
+            times = np.zeros(len(groups), np.int64)
+            np.add.at(shares, self.policy_of_slot, self.shares["slot"])
+            np.add.at(times, self.policy_of_slot, self.times["slot"])
+        elif by in ("seat", "slot"):
+            groups, shares, times = np.arange(self.players), self.shares[by], self.times[by]
+        else:
+            raise ValueError("by must be 'seat', 'slot' or 'policy'")
+        n = shares.sum(axis=1)
+        keep = n > 0  # a group of no seat-race has no row, as in a groupby
+        wins = (shares[:, 1:] / np.arange(1, self.players + 1)).sum(axis=1)
+        out = pd.DataFrame({by: groups[keep], "n": n[keep], "wins": wins[keep], "mean_time": times[keep] / n[keep]})
+        out["win_rate"] = out["wins"] / out["n"]
+        out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
+        return out
+
+    def seat_uniformity(self) -> ChiSquare:
+        return chisquare_uniform(self.win_rates("seat")["wins"].to_numpy())
+
+    def head_to_head(self) -> pd.DataFrame:
+        order = sorted(self.first_seen, key=self.first_seen.get)  # skill_table's: policies in order of first seat
+        return skill_table_from_moments([self.names[c] for c in order], self.skill[np.ix_(order, order)], self.races)
+
+    def side_classifications(self) -> pd.DataFrame:
+        policy = np.zeros((len(self.names), self.players), np.int64)  # [policy, slot]: 1 where the slot plays it
+        policy[self.policy_of_slot, np.arange(self.players)] = 1
+        n = policy @ self.side_tops[0].sum(axis=1)
+        share = 1 / np.arange(1, self.players + 1)
+        out = {"policy": np.array(self.names, dtype=object), "n": n}
+        for j, side in enumerate(("mountain", "sprint")):
+            out[f"{side}_points"] = policy @ self.side_points[j] / n
+            out[f"{side}_top"] = policy @ (self.side_tops[j][:, 1:] * share).sum(axis=1) / n
+        return pd.DataFrame(out)[n > 0].reset_index(drop=True)
+
+    def profile_stats(self) -> pd.DataFrame:
+        s, rows = self.profile, []
+        for c, profile in enumerate(K.PROFILE_NAMES):
+            k = int(s["stages"][c])
+            if not k:
+                continue
+            blocked, no_winner, pw = int(s["blocked"][c]), int(s["no_winner"][c]), int(s["picker_wins"][c])
+            b_lo, b_hi = wilson_interval(blocked, k)
+            n_lo, n_hi = wilson_interval(no_winner, k)
+            w_lo, w_hi = wilson_interval(pw, k)
+            picker = _mean(s["picker_time"][c], s["picker_n"][c])
+            others = _mean(s["others_time"][c], s["others_n"][c])
+            rows.append({"profile": profile, "stages": k, "share": k / self.stages,
+                         "blocked_rate": blocked / k, "blocked_lo": b_lo, "blocked_hi": b_hi,
+                         "no_winner_rate": no_winner / k, "no_winner_lo": n_lo, "no_winner_hi": n_hi,
+                         "picker_win_rate": pw / k, "picker_win_lo": w_lo, "picker_win_hi": w_hi,
+                         "fair_win_rate": 1 / self.players, "picker_time": picker, "others_time": others,
+                         "picker_advantage_s": others - picker, "mean_turns": _mean(s["turns"][c], k),
+                         "mean_cards_left": _mean(s["cards"][c], s["seat_stages"][c])})
+        return pd.DataFrame(rows)
+
+    def profile_by_policy(self) -> pd.DataFrame:
+        s = self.profile_policy
+        profile, policy = np.nonzero(s["n"])  # profiles in their order, policies by name
+        out = pd.DataFrame({
+            "profile": pd.Categorical.from_codes(profile, K.PROFILE_NAMES),
+            "policy": np.array(self.names, dtype=object)[policy], "n": s["n"][profile, policy],
+            "mean_time": s["time"][profile, policy] / s["n"][profile, policy], "wins": s["wins"][profile, policy]})
+        out["win_rate"] = out["wins"] / out["n"]
+        out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
+        return out
+
+    def joker_usage(self) -> pd.DataFrame:
+        rows = []
+        for joker, _ in JOKER_COLUMNS:
+            if joker not in self.jokers:
+                continue
+            s = self.jokers[joker]
+            holders = len(self.holders[joker])  # a race's holders: every stage row holds every seat
+            seat_races = self.stage_races * holders
+            uses = s["uses"]
+            last = [int(s[key][self.max_stage]) if self.max_stage < len(s[key]) else 0
+                    for key in ("by_stage", "by_stage_sq", "by_stage_uses")]
+            row = {"joker": joker, "uses": uses, "use_rate": uses / seat_races if seat_races else np.nan,
+                   "in_last_stage": last[0] / max(uses, 1)}
+            # per race: x and y of each share, as the sums (x, y, x^2, y^2, xy) over the races
+            shares = {"use_rate": (uses, seat_races, s["uses_sq"], self.stage_races * holders ** 2, holders * uses),
+                      "in_last_stage": (last[0], uses, last[1], s["uses_sq"], last[2])}
+            if joker == "crevaison":
+                row["on_self"] = s["on_self"] / uses if uses else np.nan
+                shares["on_self"] = (s["on_self"], uses, s["on_self_sq"], s["uses_sq"], s["on_self_uses"])
+            if joker == "braquet":
+                row["cards_per_use"] = s["cards"] / uses if uses else np.nan
+            for key, sums in shares.items():
+                _, row[f"{key}_low"], row[f"{key}_high"] = ratio_interval(self.stage_races, *map(float, sums))
+            rows.append(row)
+        order = ["joker", "uses"]
+        for key in ("use_rate", "in_last_stage", "on_self"):
+            order += [key, f"{key}_low", f"{key}_high"]
+        return pd.DataFrame(rows).reindex(columns=order + ["cards_per_use"])
+
+    def joker_stage_effect(self) -> pd.DataFrame:
+        rows = []
+        for joker, _ in JOKER_COLUMNS:
+            if joker not in self.jokers:  # not in the game: no stage "without" it to compare with
+                continue
+            (a_n, a_s, a_ss), (b_n, b_s, b_ss) = (map(int, self.jokers[joker][key]) for key in ("used", "not_used"))
+            a, b = _mean(a_s, a_n), _mean(b_s, b_n)
+            diff = a - b if a_n and b_n else np.nan
+            se = math.sqrt(_variance(a_n, a_s, a_ss) / a_n + _variance(b_n, b_s, b_ss) / b_n) \
+                if a_n > 1 and b_n > 1 else np.nan
+            rows.append({"joker": joker, "stages_used": a_n, "time_used": a, "time_not_used": b,
+                         "difference_s": diff, "ci_low": diff - 1.96 * se, "ci_high": diff + 1.96 * se})
+        return pd.DataFrame(rows).reindex(columns=["joker", "stages_used", "time_used", "time_not_used",
+                                                   "difference_s", "ci_low", "ci_high"])
+
+    def anomalies(self) -> pd.DataFrame:
+        usage = self.joker_usage()  # the jokers of the game only
+        unused = list(usage.loc[usage["uses"] == 0, "joker"])
+        rows = [
+            ("stages cut off by the turn cap", self.capped, self.stages, ""),
+            ("stages blocked (nobody can lay)", self.blocked, self.stages, ""),
+            ("stages without a winner", self.no_winner, self.stages, ""),
+            ("races with a shared first place", self.shared, self.races, ""),
+            ("jokers in the game never used", len(unused), len(usage), ", ".join(unused)),
+        ]
+        out = pd.DataFrame(rows, columns=["what", "count", "out_of", "detail"])
+        out.insert(3, "rate", out["count"] / out["out_of"])
+        # the jokers never used are a count of the game's few jokers, not a rate of events: no interval
+        events = np.arange(len(out)) < len(out) - 1
+        low, high = wilson_interval(out["count"], out["out_of"])
+        out.insert(4, "ci_low", np.where(events, low, np.nan))
+        out.insert(5, "ci_high", np.where(events, high, np.nan))
+        return out
+
+    def length_table(self) -> pd.DataFrame:
+        rows = [_hist_row("turns per stage", self.turns_stage), _hist_row("turns per race", self.turns_race)]
+        rows += [_hist_row(f"turns per stage: {name}", hist)
+                 for name, hist in zip(K.PROFILE_NAMES, self.turns_profile) if hist.n]
+        return pd.DataFrame(rows)
+
+    def tension_table(self) -> pd.DataFrame:
+        return pd.DataFrame([_hist_row(label, self.tension[key]) for key, label in TENSION_LABELS.items()])
+
+    def leader_holds(self) -> dict:
+        k, n = self.leader_wins, self.leader_n
+        lo, hi = wilson_interval(k, n)
+        return {"wins": k, "n": n, "rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
+
+    def progress_table(self, by: str = "policy", value: str = "gap") -> pd.DataFrame:
+        if by not in ("policy", "seat"):
+            raise ValueError("by must be 'policy' or 'seat'")
+        if value not in ("gap", "cum"):
+            raise ValueError("value must be 'gap' or 'cum'")
+        sums = self.progress[(by, value)]
+        groups, width = len(self._groups(by)), sums.shape[2]
+        keep = (sums[0] > 0).ravel()  # the (group, stage) pairs with rows, groups in order, stages ascending
+        n, s, ss, g, kk, tt, kt = (part.ravel()[keep] for part in sums)
+        keys = pd.DataFrame({"group": np.repeat(np.array(self._groups(by), dtype=object), width)[keep],
+                             "after_stage": np.tile(np.arange(1, width + 1, dtype=np.int64), groups)[keep]})
+        clusters = {"g": g, "t": s.astype(float), "k": n, "tt": tt.astype(float), "kk": kk, "kt": kt.astype(float)}
+        return curves_from_sums(keys, n, s.astype(float), ss.astype(float), clusters)
+
+    def card_values(self) -> pd.DataFrame:
+        opts = option_vector(self.attrs.get("options", {}))
+        vmin, vmax = K.value_range(self.players)
+        rows = []
+        for v in range(vmin, vmax + 1):
+            cards = [colour * 12 + v - 1 for colour in range(4)]
+            got, left = int(self.dealt[cards].sum()), int(self.left[cards].sum())
+            lo, hi = wilson_interval(left, got)
+            seconds = opts[K.O_LOW_SECS] if v <= 6 else opts[K.O_HIGH_SECS]
+            rows.append({"value": v, "seconds_if_left": int(seconds), "dealt": got,
+                         "laid": got - left, "left": left, "left_share": left / got if got else float("nan"),
+                         "left_low": lo, "left_high": hi})
+        return pd.DataFrame(rows)
+
+
+def summarize(races_df: pd.DataFrame | None = None, stages_df: pd.DataFrame | None = None,
+              parts=PARTS) -> RunSummary:
+    """The RunSummary of record tables (the races, the stages or both; the
+    run's identity in their attrs), of `parts` (default all)."""
+    frames = [df for df in (stages_df, races_df) if df is not None]
+    attrs = {key: value for df in frames for key, value in df.attrs.items()}  # the races' last: the report's header
+    attrs["players"] = int(attrs.get("players") or max(_players(df) for df in frames))
+    return RunSummary(attrs, parts).add(races_df, stages_df)
+
+
+def _counts(index, size: int, weights=None) -> np.ndarray:
+    """Per index 0 .. size-1: how many (or the sum of `weights`), as int64;
+    exact, as a chunk's sums of whole numbers stay far below 2^53."""
+    return np.rint(np.bincount(np.ravel(index), None if weights is None else np.ravel(weights),
+                               minlength=size)).astype(np.int64)
+
+
+def _plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b, the one with fewer stages (last axis) padded with zeros."""
+    if a.shape[-1] < b.shape[-1]:
+        a, b = b, a
+    out = a.copy()
+    out[..., :b.shape[-1]] += b
+    return out
+
+
+def _merged(a, b):
+    """Two summaries' values of one kind, added up."""
+    if isinstance(a, dict):
+        return {key: _merged(a[key], b[key]) for key in a}
+    if isinstance(a, list):
+        return [_merged(x, y) for x, y in zip(a, b)]
+    if isinstance(a, IntHistogram):
+        return a.merge(b)
+    return _plus(a, b) if isinstance(a, np.ndarray) else a + b
+
+
+def _profile_codes(profile: pd.Series) -> np.ndarray:
+    """Each stage's profile as its index in K.PROFILE_NAMES (from a categorical or the names)."""
+    return pd.Categorical(profile, categories=K.PROFILE_NAMES).codes.astype(np.int64)
+
+
+def _bit_counts(masks: np.ndarray) -> np.ndarray:
+    """How many of the 64-bit masks have each bit set (bit 0 first)."""
+    octets = np.ascontiguousarray(masks, dtype="<i8").reshape(-1).view(np.uint8).reshape(-1, 8)
+    return np.unpackbits(octets, axis=1, bitorder="little").sum(axis=0, dtype=np.int64)
+
+
+def _mean(total, n) -> float:
+    return total / n if n else float("nan")
+
+
+def _variance(n: int, s: int, ss: int) -> float:
+    """Sample variance of n whole numbers from their sum and sum of squares, exact until the one division."""
+    return (n * ss - s * s) / (n * (n - 1))
+
+
+def _hist_row(label: str, hist: IntHistogram) -> dict:
+    """stats.distribution_row of the values a histogram counts (that function
+    takes the values themselves; a run's may not fit in memory)."""
+    vals, _ = hist.nonzero()
+    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
+    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
+            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
+            "max": float(vals.max()) if vals.size else np.nan}
+
+
+# ------------------------------------------- the tables of record tables (summarize(...).<table>())
+def win_rates(races_df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
+    """Win rate per seat, slot or policy with n, the mean race time and a 95 %
+    Wilson interval. A shared first place counts 1/k to each of the k leaders."""
+    return summarize(races_df, parts=("outcomes",)).win_rates(by)
+
+
+def seat_uniformity(races_df: pd.DataFrame) -> ChiSquare:
+    """Chi-square test that wins are spread evenly over seats.
+    Shared first places count 1/k to each leader (about 5 % of four-player
+    races), which spreads wins more evenly than whole wins would: the test
+    is then slightly conservative, never too eager."""
+    return summarize(races_df, parts=("outcomes",)).seat_uniformity()
+
+
+def head_to_head(races_df: pd.DataFrame) -> pd.DataFrame:
+    """Skill matrix from one run with mixed seats (stats.skill_table): for
+    every ordered pair of different policies met in the same race, how often
+    the first finished the race ahead of the second in the general
+    classification (`rank`; equal ranks are level), with its interval
+    clustered by race. Empty when every seat plays the same policy."""
+    return summarize(races_df, parts=("skill",)).head_to_head()
+
+
+def side_classifications(races_df: pd.DataFrame) -> pd.DataFrame:
+    """Per policy: mean mountain and sprint points and the share of races in
+    which it tops each side classification (shared tops count 1/k)."""
+    return summarize(races_df, parts=("side",)).side_classifications()
+
+
+def profile_stats(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Per profile: how often picked, blocked and without a winner (with
+    95 % Wilson intervals), the picker's stage-win rate (with interval) and
+    advantage in seconds over the others."""
+    return summarize(stages_df=stages_df, parts=("profiles",)).profile_stats()
+
+
+def profile_by_policy(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Mean stage time and stage-win rate per profile and policy: who each
+    profile favours."""
+    return summarize(stages_df=stages_df, parts=("profiles",)).profile_by_policy()
+
+
+def joker_usage(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Per joker of the game (`joker_holders`: a joker that no seat holds
+    has no row): uses per race and player, share used in the last stage, and
+    the immediate effect (cards laid in a Braquet turn, self-targeted
+    Crevaisons). The shares (use_rate of the player-races in which the
+    player held the joker: a player holds each joker once a race, unless
+    `withhold_seat` denies it; in_last_stage and, for Crevaison, on_self of
+    the uses) come with 95 % intervals clustered by race (`_low`, `_high`):
+    the players of a race share its deals, so what they do is not a set of
+    independent trials."""
+    return summarize(stages_df=stages_df, parts=("jokers",)).joker_usage()
+
+
+def joker_stage_effect(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Observational: mean stage time of a player in stages where they used a
+    joker minus in their other stages, over the seats dealt it (same policy
+    and profile mix); one row per joker of the game (`joker_holders`).
+    Confounded by when policies choose to play it; see joker_value for the
+    paired causal estimate."""
+    return summarize(stages_df=stages_df, parts=("jokers",)).joker_stage_effect()
+
+
+def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Counts of stages cut off by the turn cap, blocked stages, stages with
+    no winner, shared race wins (each rate with its 95 % Wilson interval),
+    and the jokers in the game (rule option `jokers`) that nobody used,
+    named in `detail`."""
+    return summarize(races_df, stages_df, parts=("anomalies", "jokers")).anomalies()
+
+
+def length_table(stages_df: pd.DataFrame) -> pd.DataFrame:
+    """Turns per stage (all stages, then per profile) and turns per race:
+    n, mean, sd, median, 95th percentile, min, max. A turn is one player's
+    turn, skipped (Crevaison) and passing turns included."""
+    return summarize(stages_df=stages_df, parts=("length",)).length_table()
+
+
+def tension_table(stages_df: pd.DataFrame) -> pd.DataFrame:
     """Lead changes per race, the winner's largest deficit and the final gap
-    (race_tension), as distributions: n, mean, sd, median, p95, min, max.
-    tension: race_tension(stages_df), if already computed."""
-    t = race_tension(stages_df) if tension is None else tension
-    return pd.DataFrame([distribution_row("GC lead changes per race", t["lead_changes"]),
-                         distribution_row("winner's largest deficit after a stage (s)", t["winner_deficit"]),
-                         distribution_row("final gap: runner-up's time minus the winner's (s)", t["final_gap"])])
+    (race_tension), as distributions: n, mean, sd, median, p95, min, max."""
+    return summarize(stages_df=stages_df, parts=("tension",)).tension_table()
 
 
-def leader_holds(stages_df: pd.DataFrame, tension: pd.DataFrame | None = None) -> dict:
+def leader_holds(stages_df: pd.DataFrame) -> dict:
     """How often the GC leader before the last stage went on to win: wins, n
-    (races with such a leader and a sole winner), rate and 95 % Wilson interval.
-    tension: race_tension(stages_df), if already computed."""
-    won = (race_tension(stages_df) if tension is None else tension)["leader_before_last_won"].dropna()
-    k, n = int(won.sum()), len(won)
-    lo, hi = wilson_interval(k, n)
-    return {"wins": k, "n": n, "rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
+    (races with such a leader and a sole winner), rate and 95 % Wilson interval."""
+    return summarize(stages_df=stages_df, parts=("tension",)).leader_holds()
 
 
 def progress_table(stages_df: pd.DataFrame, by: str = "policy", value: str = "gap") -> pd.DataFrame:
@@ -800,91 +1162,9 @@ def progress_table(stages_df: pd.DataFrame, by: str = "policy", value: str = "ga
     Columns: group, after_stage (1 = after the first stage), n (seat-races),
     mean, sd, ci_low, ci_high (95 % interval of the mean), band_low/band_high
     (mean +- 1 sd, the spread of races). A policy on several seats pools
-    them, its interval clustered by race (stats.mean_curves)."""
-    if by not in ("policy", "seat"):
-        raise ValueError("by must be 'policy' or 'seat'")
-    if value not in ("gap", "cum"):
-        raise ValueError("value must be 'gap' or 'cum'")
-    n = _players(stages_df)
-    policies = np.asarray(stages_df.attrs.get("policies", [str(k) for k in range(n)]), dtype=object)
-    cum = stages_df[[f"cum_{s}" for s in range(n)]].to_numpy(np.int64)
-    y = cum - cum.min(axis=1, keepdims=True) if value == "gap" else cum
-    stage = stages_df["stage"].to_numpy().astype(np.int64) + 1
-    if _one_row_per_stage(stages_df):
-        if by == "policy":  # the policies' codes in the order of their names, as mean_curves sorts the groups
-            names = sorted(set(policies))
-            codes = np.array([names.index(p) for p in policies], np.int8)[
-                stages_df[[f"slot_{s}" for s in range(n)]].to_numpy()]
-        else:
-            names = [f"seat {s}" for s in range(n)]
-            order = sorted(range(n), key=names.__getitem__)
-            names = [names[s] for s in order]
-            codes = np.broadcast_to(np.argsort(order), cum.shape)
-        return _stage_curves(codes, names, stage, y)
-    parts = []
-    for s in range(n):
-        group = policies[stages_df[f"slot_{s}"].to_numpy()] if by == "policy" else np.full(len(cum), f"seat {s}", object)
-        parts.append(pd.DataFrame({"group": group, "after_stage": stage, "race": stages_df["race"].to_numpy(),
-                                   "y": y[:, s].astype(float)}))
-    return mean_curves(pd.concat(parts, ignore_index=True), "after_stage", cluster="race")
-
-
-def _one_row_per_stage(stages_df: pd.DataFrame) -> bool:
-    """Whether no (race, stage) pair has two rows (a stage table's rows are its stages)."""
-    order = _stage_order(stages_df)
-    race, stage = stages_df["race"].to_numpy(), stages_df["stage"].to_numpy()
-    if order is not None:
-        race, stage = race[order], stage[order]
-    return not ((np.diff(race) == 0) & (np.diff(stage) == 0)).any()
-
-
-def _stage_curves(codes: np.ndarray, names: list, stage: np.ndarray, y: np.ndarray) -> pd.DataFrame:
-    """stats.mean_curves(long, "after_stage", cluster="race") of the long
-    table (group, after_stage, race, y) that the rows x seats of a stage
-    table make (names[codes[i, s]], stage[i], the race of row i, y[i, s]; names
-    sorted), with
-    one row per (race, stage): the per-race cluster of a (group, stage) is
-    then the seats of that group in one row, so every sum is taken over the
-    rows with numpy, without the long table of rows x seats or its groupby
-    by race. The sums are of whole numbers, so they are exact and the
-    table equals mean_curves' (tests/test_etape_report.py checks it)."""
-    y = y.astype(float)
-    xs = np.unique(stage)
-    x_index = np.searchsorted(xs, stage)
-    size = len(xs)
-    frames = []
-    for g in range(len(names)):
-        member = codes == g
-        k = member.sum(axis=1)                   # seats of the group in the row (its race's cluster at that stage)
-        t = np.where(member, y, 0.0).sum(axis=1)  # their summed y
-        t2 = np.where(member, y * y, 0.0).sum(axis=1)
-        sums = {key: np.bincount(x_index, weights=w, minlength=size)
-                for key, w in (("n", k), ("s", t), ("ss", t2), ("g", k > 0), ("kk", k * k), ("tt", t * t),
-                               ("kt", k * t))}
-        keep = sums["n"] > 0
-        frames.append(pd.DataFrame({"group": np.full(int(keep.sum()), names[g], dtype=object), "after_stage": xs[keep],
-                                    **{key: value[keep] for key, value in sums.items()}}))
-    agg = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["group", "after_stage", "n", "s", "ss", "g", "kk", "tt", "kt"])
-    for key in ("n", "g", "kk"):
-        agg[key] = agg[key].astype(np.int64)
-    agg["after_stage"] = agg["after_stage"].astype(np.int64)
-    clusters = {"g": agg["g"].to_numpy(), "t": agg["s"].to_numpy(), "k": agg["n"].to_numpy(),
-                **{key: agg[key].to_numpy() for key in ("tt", "kk", "kt")}}
-    return curves_from_sums(agg[["group", "after_stage"]], agg["n"].to_numpy(), agg["s"].to_numpy(),
-                            agg["ss"].to_numpy(), clusters)
-
-
-def head_to_head(races_df: pd.DataFrame) -> pd.DataFrame:
-    """Skill matrix from one run with mixed seats (stats.skill_table): for
-    every ordered pair of different policies met in the same race, how often
-    the first finished the race ahead of the second in the general
-    classification (`rank`; equal ranks are level), with its interval
-    clustered by race. Empty when every seat plays the same policy."""
-    n = _players(races_df)
-    policies = np.asarray(races_df.attrs.get("policies", [str(k) for k in range(n)]), dtype=object)
-    names = [policies[races_df[f"slot_{s}"].to_numpy()] for s in range(n)]
-    return skill_table(names, [-races_df[f"rank_{s}"].to_numpy() for s in range(n)])
+    them, its interval clustered by race: stats.mean_curves of the long
+    table stage x seat, from its sums (stats.curves_from_sums)."""
+    return summarize(stages_df=stages_df, parts=("progress",)).progress_table(by, value)
 
 
 def card_values(stages_df: pd.DataFrame) -> pd.DataFrame:
@@ -893,23 +1173,4 @@ def card_values(stages_df: pd.DataFrame) -> pd.DataFrame:
     out of them), left in hand at the stage end (dead: they cost seconds),
     the left share with its 95 % Wilson interval, and the seconds a card left
     costs. Values out of play (3-5 players) are not listed."""
-    n = _players(stages_df)
-    opts = option_vector(stages_df.attrs.get("options", {}))
-    vmin, vmax = K.value_range(n)
-    dealt = [stages_df[f"dealt_{s}"].to_numpy(np.int64) for s in range(n)]
-    hand = [stages_df[f"hand_{s}"].to_numpy(np.int64) for s in range(n)]
-    rows = []
-    for v in range(vmin, vmax + 1):
-        got = left = 0
-        for colour in range(4):
-            shift = np.int64(colour * 12 + v - 1)
-            for s in range(n):
-                got += int(((dealt[s] >> shift) & 1).sum())
-                left += int(((hand[s] >> shift) & 1).sum())
-        lo, hi = wilson_interval(left, got)
-        seconds = opts[K.O_LOW_SECS] if v <= 6 else opts[K.O_HIGH_SECS]
-        rows.append({"value": v, "seconds_if_left": int(seconds), "dealt": got,
-                     "laid": got - left, "left": left, "left_share": left / got if got else float("nan"),
-                     "left_low": lo, "left_high": hi})
-    return pd.DataFrame(rows)
-
+    return summarize(stages_df=stages_df, parts=("cards",)).card_values()

@@ -19,7 +19,6 @@ import pyarrow.parquet as pq
 from etappe.analysis import etape as E
 from etappe.analysis.runio import (ChunkedRun, differences, holds_this_run, iter_parquet, package_version,
                                    read_metadata, read_parquet)
-from etappe.analysis.stats import wilson_interval
 
 from .common import (check_share, console, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
@@ -30,6 +29,7 @@ CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an inter
 # moves while a slow chunk plays (a look-ahead seat takes tens of ms a race).
 # Each call costs a few ms more when other work shares the cores, so the
 # batch is sized to the speed seen in the previous chunk.
+BATCH_ROWS = 25_000     # records per batch read by summarize_run: larger batches save little time, cost memory
 FIRST_BATCH = 50       # races per call until the run's speed is known
 BATCH_SECONDS = 0.5    # then: about this much play per call (a fast run plays whole chunks)
 
@@ -43,35 +43,32 @@ def stages_path(out: Path) -> Path:
 class Summary:
     """What `etappe simulate etape` prints, summed chunk by chunk, so that a
     run of any length holds one chunk's records at a time: race wins per
-    seat and per policy (a shared first place counts 1/k to each of the k
-    leaders, as analysis.etape.win_rates counts them) and the counts of the
+    seat and per policy (the report's, analysis.etape.RunSummary's: a shared
+    first place counts 1/k to each of the k leaders) and the counts of the
     last line. `metadata` needs players and policies; print_summary reads
     wall_seconds from it too."""
 
     def __init__(self, metadata: dict):
         self.metadata = dict(metadata)
-        self.groups: dict[str, pd.DataFrame | None] = {"seat": None, "policy": None}  # n and wins per group
-        self.races = self.shared = self.blocked = self.capped = 0
+        self.outcomes = E.RunSummary(self.metadata, parts=("outcomes", "anomalies"))
+        self.blocked = self.capped = 0
+
+    @property
+    def races(self) -> int:
+        return self.outcomes.races
+
+    @property
+    def shared(self) -> int:
+        return self.outcomes.shared
 
     def add(self, races_df: pd.DataFrame) -> None:
-        races_df = races_df.copy(deep=False)
-        races_df.attrs = {"players": self.metadata["players"], "policies": self.metadata["policies"]}
-        long = E.win_shares(races_df)
-        for by, total in self.groups.items():
-            part = long.groupby(by).agg(n=("win", "size"), wins=("win", "sum"))
-            self.groups[by] = part if total is None else total.add(part, fill_value=0)
-        self.races += len(races_df)
-        self.shared += int((races_df["winner"] < 0).sum())
+        self.outcomes.add(races_df)
         self.blocked += int(races_df["blocked_stages"].sum())
         self.capped += int(races_df["capped_stages"].sum())
 
     def win_rates(self, by: str) -> pd.DataFrame:
-        """by, n, wins, win_rate, ci_low, ci_high (95 % Wilson), as E.win_rates."""
-        out = self.groups[by].reset_index()
-        out["n"] = out["n"].astype(int)
-        out["win_rate"] = out["wins"] / out["n"]
-        out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
-        return out
+        """by, n, wins, mean_time, win_rate, ci_low, ci_high (95 % Wilson), as E.win_rates."""
+        return self.outcomes.win_rates(by)
 
 
 def simulate_command(players: int, races: int, policies: list[str], seed: int, out: Path | None, options: dict,
@@ -175,18 +172,14 @@ def load_run(out: Path, fields=None, compact: bool = False) -> tuple[pd.DataFram
     smallest integer type that holds its values (the file's statistics say
     which; `race` stays int64), read a saved chunk at a time, so that a run
     of millions of races fits in memory: the stages of 600 000 four-player
-    races take 1.7 GB as read, 0.3 GB compact with the report's fields."""
+    races take 1.7 GB as read, 0.3 GB compact with the report's fields
+    (`etappe report` of two runs reads E.PAIRED_STAGE_FIELDS so; the report
+    of one reads its run a chunk at a time instead: summarize_run)."""
     races_df, meta = (_read_compact(out) if compact else read_parquet(out))
     if meta.get("game") != E.GAME:
         raise ValueError(f"{out} is a {meta.get('game')!r} run, not an etape run")
     check_stages_file(out, meta)
-    columns = None
-    if fields is not None:
-        kept = set(fields)
-        seat_fields = set(E.K.STAGE_SEAT_FIELDS)
-        columns = [name for name in pq.read_schema(stages_path(out)).names
-                   if (name.rpartition("_")[0] in kept if name.rpartition("_")[0] in seat_fields
-                       else name in _STAGE_COLUMNS)]
+    columns = None if fields is None else _stage_columns(out, fields)
     if compact:
         stages_df, _ = _read_compact(stages_path(out), columns)
     else:
@@ -277,14 +270,63 @@ def check_stages_file(out: Path, meta: dict) -> None:
                          f"{', '.join(missing)}; play the run again with this etappe ({package_version()})")
 
 
+def summarize_run(out: Path, progress=None, batch_rows: int = BATCH_ROWS) -> E.RunSummary:
+    """The analysis.etape.RunSummary of a run written by simulate_command
+    (every table of its report), read in batches of whole saved chunks (row
+    groups) of about `batch_rows` rows, the stages' columns that the report
+    uses only (E.REPORT_STAGE_FIELDS): memory does not grow with the races.
+    `progress(rows)` is told the rows of each batch read, of either file."""
+    meta = read_metadata(out)
+    if meta.get("game") != E.GAME:
+        raise ValueError(f"{out} is a {meta.get('game')!r} run, not an etape run")
+    check_stages_file(out, meta)
+    summary = E.RunSummary(meta)
+    for races_df in _row_groups(out, None, batch_rows):
+        summary.add(races_df)
+        if progress:
+            progress(len(races_df))
+    held = None  # the stages of a batch's last race, which may go on in the next: a race's are added together
+    for stages_df in _row_groups(stages_path(out), _stage_columns(out, E.REPORT_STAGE_FIELDS), batch_rows):
+        if progress:
+            progress(len(stages_df))
+        if held is not None:
+            stages_df = pd.concat([held, stages_df], ignore_index=True)
+        race = stages_df["race"].to_numpy()
+        cut = len(race) - int(np.argmax(race[::-1] != race[-1])) if (race != race[-1]).any() else 0
+        summary.add(stages_df=stages_df.iloc[:cut])
+        held = stages_df.iloc[cut:]
+    return summary.add(stages_df=held)
+
+
+def _row_groups(path: Path, columns: list[str] | None, rows: int):
+    """The records of a run file, `columns` only if given, in batches of
+    whole row groups (saved chunks) of about `rows` rows: fewer, larger
+    batches cost less time, and memory holds one batch."""
+    parquet = pq.ParquetFile(path)
+    groups = []
+    for group in range(parquet.metadata.num_row_groups):
+        groups.append(group)
+        if sum(parquet.metadata.row_group(g).num_rows for g in groups) >= rows:
+            yield parquet.read_row_groups(groups, columns=columns).to_pandas()
+            groups = []
+    if groups:
+        yield parquet.read_row_groups(groups, columns=columns).to_pandas()
+
+
+def _stage_columns(out: Path, fields) -> list[str]:
+    """The columns of the stages file that hold the per-seat `fields` and the per-stage _STAGE_COLUMNS."""
+    kept, seat_fields = set(fields), set(E.K.STAGE_SEAT_FIELDS)
+    return [name for name in pq.read_schema(stages_path(out)).names
+            if (name.rpartition("_")[0] in kept if name.rpartition("_")[0] in seat_fields else name in _STAGE_COLUMNS)]
+
+
 def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for an etape run file: writes report.html/.md; returns the HTML path."""
     from etappe.reports.etape import build_report
 
-    with progress_bar(None, "report", report_kept(out_dir)) as bar:
-        bar.stage(f"reading {run} and its stages")
-        # the stage fields the report reads, in compact dtypes: a tenth of the memory of the whole run
-        return build_report(*load_run(run, E.REPORT_STAGE_FIELDS, compact=True), on_section=bar.stage).write(out_dir)
+    rows = sum(pq.ParquetFile(path).metadata.num_rows for path in (run, stages_path(run)) if path.exists())
+    with progress_bar(rows, "reading records", report_kept(out_dir)) as bar:
+        return build_report(summarize_run(run, progress=bar), on_section=bar.stage).write(out_dir)
 
 
 def print_summary(summary: Summary) -> None:

@@ -1,4 +1,5 @@
-"""Tape l'étape balance report: tables from analysis/etape.py, figures drawn
+"""Tape l'étape balance report: tables from analysis/etape.py's RunSummary of
+the run (of its records, or of its files read a batch at a time), figures drawn
 with matplotlib.figure.Figure (never pyplot), assembled with reports/document.py.
 
 Sections in the order of design/reports.md: header, outcomes, skill matrix,
@@ -15,7 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import etape as E
-from etappe.analysis.stats import histogram_frame, small_expected_note, wilson_interval
+from etappe.analysis.stats import IntHistogram, small_expected_note, wilson_interval
 from etappe.reports import plots
 from etappe.reports.document import Report, Section
 from etappe.reports.sections import skill_section, tension_figures
@@ -57,15 +58,35 @@ def plot_profile_advantage(prof: pd.DataFrame, ax=None):
     return ax
 
 
-def plot_stage_times(long: pd.DataFrame, ax=None):
-    """Distribution of stage times per profile (box plot)."""
+def plot_stage_times(times: list[IntHistogram], ax=None):
+    """Distribution of stage times per profile (box plot), from their
+    histograms in the order of K.PROFILE_NAMES (RunSummary.stage_times)."""
     if ax is None:
         ax = Figure(figsize=(7, 3.2)).subplots()
-    names = [p for p in E.K.PROFILE_NAMES if (long["profile"] == p).any()]
-    ax.boxplot([long.loc[long["profile"] == p, "time"] for p in names], showfliers=False)
+    names = [p for p, hist in zip(E.K.PROFILE_NAMES, times) if hist.n]
+    ax.bxp([_box(hist) for hist in times if hist.n], showfliers=False)
     ax.set_xticks(range(1, len(names) + 1), names, rotation=20)
     ax.set_ylabel("stage time (s)")
     return ax
+
+
+def _box(hist: IntHistogram) -> dict:
+    """matplotlib.cbook.boxplot_stats of the values a histogram counts (the
+    parts a box plot without fliers draws): quartiles by linear
+    interpolation, as numpy's percentile, and whiskers at the furthest
+    values within 1.5 IQR of the box."""
+    values, counts = hist.nonzero()
+    ends = np.cumsum(counts)  # values[i] holds the sorted positions ends[i - 1] .. ends[i] - 1
+
+    def at(q: float) -> float:
+        h = (ends[-1] - 1) * q
+        low, high = (values[np.searchsorted(ends, i, side="right")] for i in (int(np.floor(h)), int(np.ceil(h))))
+        return low + (high - low) * (h - np.floor(h))
+
+    q1, med, q3 = at(0.25), at(0.5), at(0.75)
+    iqr = q3 - q1
+    inside = values[(values >= q1 - 1.5 * iqr) & (values <= q3 + 1.5 * iqr)]
+    return {"med": med, "q1": q1, "q3": q3, "whislo": min(inside.min(), q1), "whishi": max(inside.max(), q3)}
 
 
 def plot_left_share(values: pd.DataFrame, ax=None):
@@ -106,8 +127,8 @@ def caveat_text(meta: dict) -> str:
             "and the jokers' worth and the length of a stage.")
 
 
-def _skill(sec: Section, races_df: pd.DataFrame) -> None:
-    h2h = E.head_to_head(races_df)
+def _skill(sec: Section, s: E.RunSummary) -> None:
+    h2h = s.head_to_head()
     names = E.short_names(list(h2h["policy"]) + list(h2h["opponent"]))  # policies as in the header
     skill_section(sec, h2h.assign(policy=h2h["policy"].map(names), opponent=h2h["opponent"].map(names)), "race",
                   "in the general classification, when both were in the race; level finishes count 1/2",
@@ -116,44 +137,41 @@ def _skill(sec: Section, races_df: pd.DataFrame) -> None:
                   "etape_skill_matrix")
 
 
-def _length(sec: Section, stages_df: pd.DataFrame) -> None:
-    per_race = stages_df.groupby("race").size()
-    stages = sorted(set(per_race))
-    mode = stages_df.attrs.get("options", {}).get("mode", "sprint")
+def _length(sec: Section, s: E.RunSummary) -> None:
+    stages = s.stages_per_race.nonzero()[0].tolist()
+    mode = s.attrs.get("options", {}).get("mode", "sprint")
     sec.text(f"Every race has {', '.join(map(str, stages))} stages ({mode} mode: fixed by the rules and the "
              "player count), so stages per race has no spread. A turn is one player's turn, skipped "
              "(Crevaison) and passing turns included.")
-    table = E.length_table(stages_df)
+    table = s.length_table()
     sec.table(table, "Length: median and 95th percentile (inverse ECDF), per stage, per race and per profile")
     rows = table.set_index("metric")
-    for key, label, values in (("stage", "turns per stage", stages_df["turns"]),
-                               ("race", "turns per race", E.race_turns(stages_df))):
-        fig = plots.length_panel(histogram_frame(values), label, rows.loc[label, "median"], rows.loc[label, "p95"])
+    for key, label, hist in (("stage", "turns per stage", s.turns_stage), ("race", "turns per race", s.turns_race)):
+        fig = plots.length_panel(hist.frame(), label, rows.loc[label, "median"], rows.loc[label, "p95"])
         fig.axes[0].set_ylabel(f"{key}s")  # what the histogram counts: stages, races
         sec.figure(fig, f"Histogram and ECDF of {label}", f"etape_length_{key}")
 
 
-def _tension(sec: Section, stages_df: pd.DataFrame) -> None:
+def _tension(sec: Section, s: E.RunSummary) -> None:
     sec.text("From the general classification (GC: cumulative times; a tie broken on stage places where the rule "
              "option gc_tie is stage_places) after each stage. Lead changes: times the "
              "sole GC leader changed (a tie keeps the earlier leader; the first leader is no change). "
              "Deficit: the eventual winner's largest gap behind the GC leader after any stage (0: never "
              "behind). Final gap: the runner-up's time minus the winner's. Races with a shared first place "
              "have no deficit or gap.")
-    t = E.race_tension(stages_df)  # once: the table, the leader's hold and the figures share it
-    sec.table(E.tension_table(stages_df, t), "Tension (per race)")
-    hold = E.leader_holds(stages_df, t)
+    sec.table(s.tension_table(), "Tension (per race)")
+    hold = s.leader_holds()
     if hold["n"]:
         sec.text(f"The GC leader before the last stage won {hold['rate']:.1%} [{hold['ci_low']:.1%}, "
                  f"{hold['ci_high']:.1%}] of the {hold['n']} races with a sole leader then and a sole winner.")
-    tension_figures(sec, histogram_frame(t["lead_changes"]), histogram_frame(t["winner_deficit"]),
+    tension_figures(sec, s.tension["lead_changes"].frame(), s.tension["winner_deficit"].frame(),
                     "GC lead changes per race", "winner's largest deficit (s)", "etape_lead_changes",
                     "etape_winner_deficit")
 
 
-def _progress(sec: Section, stages_df: pd.DataFrame) -> None:
-    by_policy = E.progress_table(stages_df, "policy", "gap")
-    by_seat = E.progress_table(stages_df, "seat", "gap")
+def _progress(sec: Section, s: E.RunSummary) -> None:
+    by_policy = s.progress_table("policy", "gap")
+    by_seat = s.progress_table("seat", "gap")
     sec.text("Mean gap to the GC leader (own cumulative time minus the lowest, in seconds; lower is better) "
              "after each stage, per policy and per seat. Dark band: 95 % interval of the mean; light band: "
              "mean +- 1 sd (the spread of races). n counts seat-races.")
@@ -166,8 +184,8 @@ def _progress(sec: Section, stages_df: pd.DataFrame) -> None:
               "Mean gap to the GC leader (s) after each stage, per policy")
 
 
-def _cards(sec: Section, stages_df: pd.DataFrame) -> None:
-    values = E.card_values(stages_df)
+def _cards(sec: Section, s: E.RunSummary) -> None:
+    values = s.card_values()
     sec.text("Numbered cards by value (all colours): dealt, laid and left in hand at the stage end, where "
              "they cost seconds. Which values end up dead? The jokers, the game's special cards, follow in "
              "the next section. The share laid by the eventual winner is not given: a Vitamine swap moves "
@@ -182,20 +200,24 @@ def _printed_wins(rates: pd.DataFrame) -> pd.DataFrame:
     return rates.assign(wins=rates["wins"].map(E.wins_text))
 
 
-def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
+def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame | None = None,
                  joker_values: pd.DataFrame | None = None, on_section=None) -> Report:
-    """The Tape l'étape report; `joker_values` from analysis.etape.joker_value
-    (paired runs) adds the causal joker values when given. `on_section(title)`
-    is told each section as it is begun."""
-    meta = races_df.attrs
-    n = E._players(races_df)
+    """The Tape l'étape report of a run, from its records (races_df,
+    stages_df) or their analysis.etape.RunSummary (stages_df then None:
+    cli.etape.summarize_run reads a run file a chunk at a time into one);
+    `joker_values` from analysis.etape.joker_value (paired runs) adds the
+    causal joker values when given. `on_section(title)` is told each section
+    as it is begun."""
+    s = races_df if isinstance(races_df, E.RunSummary) else E.summarize(races_df, stages_df)
+    meta = s.attrs
+    n = s.players
     rep = Report("Tape l'étape: balance report", on_section=on_section)
     head = rep.section("Header")
     wall = meta.get("wall_seconds")
-    rate = f"{len(races_df) / wall:,.0f} races/s" if wall else "n/a"
+    rate = f"{s.races / wall:,.0f} races/s" if wall else "n/a"
     head.table(pd.DataFrame([
         ("game", "Tape l'étape (etape)"), ("rules", RULES),
-        ("players", n), ("races", len(races_df)), ("stages", len(stages_df)),
+        ("players", n), ("races", s.races), ("stages", s.stages),
         ("seat design", "policies rotate over seats race by race" if meta.get("options", {}).get("rotate_seats", True)
          else "fixed seats"),
         ("policies (slot: spec)", "; ".join(f"{k}: {p}" for k, p in enumerate(meta.get("policies", [])))),
@@ -209,29 +231,27 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
               "race replays alone with simulate(..., first_race=r, races=1).")
 
     out = rep.section("Outcomes")
-    by_policy = E.win_rates(races_df, "policy")
-    by_seat = E.win_rates(races_df, "seat")
+    by_policy = s.win_rates("policy")
+    by_seat = s.win_rates("seat")
     out.table(_printed_wins(by_policy), "Race win rate per policy (n: seat-races; shared first places count 1/k)")
     out.figure(plot_rates(by_policy, "policy", fair=1 / n).figure, "Win rate per policy", "etape_win_policy")
     out.table(_printed_wins(by_seat), "Race win rate per seat (seat 0 picks the first stage; shared first places "
                                       "count 1/k)")
-    test = E.seat_uniformity(races_df)
+    test = s.seat_uniformity()
     note = small_expected_note(test.expected)
-    shared = int((races_df["winner"] < 0).sum())
-    lo, hi = wilson_interval(shared, len(races_df))
+    shared = s.shared
+    lo, hi = wilson_interval(shared, s.races)
     out.text(f"Seat uniformity: chi-square {test.statistic:.2f}, p = {test.p_value:.3g} (H0: every seat wins 1/{n}"
-             + (f"; {note}" if note else "") + f"). Races with a shared first place: {shared / len(races_df):.1%} "
+             + (f"; {note}" if note else "") + f"). Races with a shared first place: {shared / s.races:.1%} "
              f"[{lo:.1%}, {hi:.1%}] (95 % Wilson interval).")
 
-    _skill(rep.section("Skill matrix"), races_df)
-    _length(rep.section("Length"), stages_df)
-    _tension(rep.section("Tension"), stages_df)
-    _progress(rep.section("Progress"), stages_df)
+    _skill(rep.section("Skill matrix"), s)
+    _length(rep.section("Length"), s)
+    _tension(rep.section("Tension"), s)
+    _progress(rep.section("Progress"), s)
 
-    # One long table (stage x seat) for the profiles, the jokers and the anomalies, of the fields they read.
-    long = E.stage_long(stages_df, E.LONG_REPORT_FIELDS)
-    prof = E.profile_stats(stages_df, long)
-    by_prof_pol = E.profile_by_policy(stages_df, long)
+    prof = s.profile_stats()
+    by_prof_pol = s.profile_by_policy()
     overview = rep.section("Stage profiles")
     overview.text("Which profile favours whom: the picker's stage-win rate against the fair "
                   f"1/{n}, the picker's mean stage time against the others', and each policy's "
@@ -243,7 +263,7 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     overview.table(prof, "Per profile")
     overview.figure(plot_profile_advantage(prof).figure, "Picker's advantage in seconds per profile",
                     "etape_picker_advantage")
-    overview.figure(plot_stage_times(long).figure, "Stage times per profile", "etape_stage_times")
+    overview.figure(plot_stage_times(s.stage_times).figure, "Stage times per profile", "etape_stage_times")
     for row in prof.itertuples():
         sec = rep.section(f"Profile: {row.profile}")
         sec.text(f"Picked in {row.stages} stages ({row.share:.1%}). Blocked {row.blocked_rate:.2%} "
@@ -255,10 +275,10 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
         sec.table(by_prof_pol[by_prof_pol["profile"] == row.profile].drop(columns="profile"),
                   "Per policy in this profile")
 
-    _cards(rep.section("Card balance"), stages_df)
+    _cards(rep.section("Card balance"), s)
 
     jok = rep.section("Jokers")
-    holders = E.joker_holders(stages_df)
+    holders = s.holders
     absent = [j for j in E.K.JOKER_NAMES if j not in holders]
     denied = {j: seats for j, seats in holders.items() if len(seats) < n}
     if absent:
@@ -268,11 +288,10 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
         missing = sorted(set(range(n)) - set(seats))
         jok.text(f"{joker} is withheld from seat {', '.join(map(str, missing))} (rule options withhold_seat, "
                  "withhold_jokers): its rates count the seats that hold it.")
-    usage = E.joker_usage(stages_df, long)
     if holders:
-        jok.table(usage, "Use and immediate effect (use_rate: per player and race; 95 % "
-                                          "intervals clustered by race, as the players of a race share its deals)")
-        jok.table(E.joker_stage_effect(stages_df, long),
+        jok.table(s.joker_usage(), "Use and immediate effect (use_rate: per player and race; 95 % "
+                                   "intervals clustered by race, as the players of a race share its deals)")
+        jok.table(s.joker_stage_effect(),
                   "Stage time with the joker used minus without (observational: confounded by when "
                   "the policies choose to play it)")
     if joker_values is not None:
@@ -287,14 +306,13 @@ def build_report(races_df: pd.DataFrame, stages_df: pd.DataFrame,
     side.text("Mountain points come from Montagne stages, sprint points from Plaine stages "
               "(5, 3, 1 for the first three). 'top' is the share of races a policy heads that "
               "classification (shared tops count 1/k).")
-    side.table(E.side_classifications(races_df))
+    side.table(s.side_classifications())
 
     rep.section("Variant comparison").text(
         "One run compares no variants. `etappe compare etape --option-b NAME=VALUE` plays two rule variants on "
         "the same seeds and compares them race by race, and `etappe report a.parquet b.parquet` does the same "
         "for two runs of the same players, policies, seed and races (docs/etape.md); "
         "analysis.etape.joker_value pairs races for the jokers (Jokers above).")
-    rep.section("Anomalies").table(E.anomalies(races_df, stages_df, usage=usage), "Anomalies (rates of stages or races with 95 % "
-                                                                       "Wilson intervals)")
+    rep.section("Anomalies").table(s.anomalies(), "Anomalies (rates of stages or races with 95 % Wilson intervals)")
     rep.section("Caveat").text(caveat_text(meta))
     return rep

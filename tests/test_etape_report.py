@@ -713,22 +713,31 @@ def test_simulate_out_says_what_it_wrote(tmp_path):
     assert "wrote" not in result.stdout
 
 
-def test_compact_load_gives_the_whole_runs_report(run):
-    # `etappe report` reads only the stage fields the report uses, in the smallest integer types
-    # (load_run(..., compact=True)), and builds the long stage table once: the same report as the whole run's.
+def test_the_report_of_a_run_file_is_that_of_its_records(run, tmp_path):
+    # `etappe report` reads the run a batch of chunks at a time into a RunSummary (summarize_run): the same
+    # tables and the same report as the whole run's records.
     out, races, stages = run
-    small_races, small_stages = C.load_run(out, E.REPORT_STAGE_FIELDS, compact=True)
+    whole, read = E.summarize(races, stages), C.summarize_run(out)
+    assert (read.races, read.stages) == (60, 240) and read.attrs == races.attrs
+    for table in ("profile_stats", "profile_by_policy", "joker_usage", "joker_stage_effect", "anomalies",
+                  "length_table", "tension_table", "card_values", "head_to_head", "side_classifications"):
+        pd.testing.assert_frame_equal(getattr(read, table)(), getattr(whole, table)(), check_exact=True, obj=table)
+    assert build_report(read).to_markdown() == build_report(races, stages).to_markdown()
+    C.report_command(out, tmp_path / "rep")
+    assert (tmp_path / "rep" / "report.md").read_text() == build_report(races, stages).to_markdown()
+
+
+def test_compact_load_gives_the_paired_metrics_of_the_whole_run(run):
+    # `etappe report A B` of two runs reads only the stage fields paired_metrics uses, in the smallest
+    # integer types (load_run(..., compact=True)): the same metrics as the whole run's.
+    out, races, stages = run
+    small_races, small_stages = C.load_run(out, E.PAIRED_STAGE_FIELDS, compact=True)
     assert small_races.attrs == races.attrs and small_stages.attrs == stages.attrs
     assert len(small_stages) == len(stages) and "coln_0" not in small_stages and "secs_0" not in small_stages
-    assert small_stages["time_0"].dtype.itemsize < 8 and small_stages["race"].dtype == np.int64
+    assert small_stages["cum_0"].dtype.itemsize < 8 and small_stages["race"].dtype == np.int64
     assert (small_stages["profile"] == stages["profile"]).all()
-    assert build_report(small_races, small_stages).to_markdown() == build_report(races, stages).to_markdown()
-    long = E.stage_long(small_stages, E.LONG_REPORT_FIELDS)
-    for f in (E.profile_stats, E.profile_by_policy, E.joker_usage, E.joker_stage_effect):
-        pd.testing.assert_frame_equal(f(small_stages, long), f(stages), check_exact=True)
-    pd.testing.assert_frame_equal(E.anomalies(small_races, small_stages, long), E.anomalies(races, stages))
-    paired = C.load_run(out, E.PAIRED_STAGE_FIELDS, compact=True)
-    pd.testing.assert_frame_equal(E.paired_metrics(*paired), E.paired_metrics(races, stages), check_exact=True)
+    pd.testing.assert_frame_equal(E.paired_metrics(small_races, small_stages), E.paired_metrics(races, stages),
+                                  check_exact=True)
 
 
 def test_progress_table_equals_mean_curves_of_the_long_table(run):
