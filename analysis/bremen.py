@@ -605,8 +605,8 @@ class RunSummary:
 
     def length_stats(self) -> pd.DataFrame:
         """Turns, rolls and robber statistics per game: n, mean, sd, median, 95th
-        percentile, min, max (quantiles as in every other report: distribution_row)."""
-        return pd.DataFrame([_hist_row(c, self.lengths[c]) for c in LENGTH_COLUMNS])
+        percentile, min, max (IntHistogram.describe, as in every other report)."""
+        return pd.DataFrame([self.lengths[c].describe(c) for c in LENGTH_COLUMNS])
 
     def column_total(self, column: str) -> int:
         """The sum over the games of a column of length_stats."""
@@ -616,7 +616,7 @@ class RunSummary:
     def tension_table(self) -> pd.DataFrame:
         """Lead changes per game, the winner's largest deficit and the final gap
         (game_tension) as distributions: n, mean, sd, median, p95, min, max."""
-        return pd.DataFrame([_hist_row(label, self.tension_hists[key]) for key, label in TENSION_LABELS.items()])
+        return pd.DataFrame([self.tension_hists[key].describe(label) for key, label in TENSION_LABELS.items()])
 
     def capped_rate(self) -> dict:
         """Games that hit the turn cap: count, n, rate and its 95 % Wilson interval."""
@@ -680,15 +680,6 @@ class RunSummary:
 def _rate_row(label: dict, wins: int, n: int) -> dict:
     lo, hi = wilson_interval(wins, n)
     return {**label, "n": n, "wins": wins, "win_rate": wins / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
-
-
-def _hist_row(label: str, hist: IntHistogram) -> dict:
-    """stats.distribution_row of the values a histogram counts."""
-    vals, _ = hist.nonzero()
-    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
-    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
-            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
-            "max": float(vals.max()) if vals.size else np.nan}
 
 
 def summarize(df: pd.DataFrame) -> RunSummary:

@@ -954,13 +954,13 @@ class RunSummary:
         return out
 
     def length_table(self) -> pd.DataFrame:
-        rows = [_hist_row("turns per stage", self.turns_stage), _hist_row("turns per race", self.turns_race)]
-        rows += [_hist_row(f"turns per stage: {name}", hist)
+        rows = [self.turns_stage.describe("turns per stage"), self.turns_race.describe("turns per race")]
+        rows += [hist.describe(f"turns per stage: {name}")
                  for name, hist in zip(K.PROFILE_NAMES, self.turns_profile) if hist.n]
         return pd.DataFrame(rows)
 
     def tension_table(self) -> pd.DataFrame:
-        return pd.DataFrame([_hist_row(label, self.tension[key]) for key, label in TENSION_LABELS.items()])
+        return pd.DataFrame([self.tension[key].describe(label) for key, label in TENSION_LABELS.items()])
 
     def leader_holds(self) -> dict:
         k, n = self.leader_wins, self.leader_n
@@ -1051,16 +1051,6 @@ def _mean(total, n) -> float:
 def _variance(n: int, s: int, ss: int) -> float:
     """Sample variance of n whole numbers from their sum and sum of squares, exact until the one division."""
     return (n * ss - s * s) / (n * (n - 1))
-
-
-def _hist_row(label: str, hist: IntHistogram) -> dict:
-    """stats.distribution_row of the values a histogram counts (that function
-    takes the values themselves; a run's may not fit in memory)."""
-    vals, _ = hist.nonzero()
-    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
-    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
-            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
-            "max": float(vals.max()) if vals.size else np.nan}
 
 
 # ------------------------------------------- the tables of record tables (summarize(...).<table>())

@@ -760,19 +760,11 @@ def game_end_rates(s: RaceSummary) -> pd.DataFrame:
     return pd.DataFrame({"event": [r[0] for r in rows], "count": k, "n": n, "rate": rate(k, n), "ci_low": lo, "ci_high": hi})
 
 
-def _hist_row(label: str, hist: IntHistogram) -> dict:
-    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
-    vals, _ = hist.nonzero()
-    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
-            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
-            "max": float(vals.max()) if vals.size else np.nan}
-
-
 def length_table(s: RaceSummary) -> pd.DataFrame:
     """Turns per game (and hands per game, turns per hand for multi-hand games)."""
-    rows = [_hist_row("turns per game", s.h["game_turns"])]
+    rows = [s.h["game_turns"].describe("turns per game")]
     if s.layout.multi_hand:
-        rows += [_hist_row("hands per game", s.h["hands_per_game"]), _hist_row("turns per hand", s.h["hand_turns"])]
+        rows += [s.h["hands_per_game"].describe("hands per game"), s.h["hand_turns"].describe("turns per hand")]
     return pd.DataFrame(rows)
 
 
@@ -784,11 +776,11 @@ def hist_frame(s: RaceSummary, metric: str) -> pd.DataFrame:
 def tension_table(s: RaceSummary) -> pd.DataFrame:
     """Lead changes per game, the winner's largest deficit, the final gap."""
     u = s.layout.unit
-    rows = [_hist_row("lead changes per game", s.h["lead_changes"]),
-            _hist_row(f"winner's largest deficit ({u})", s.h["winner_deficit"]),
-            _hist_row("final gap (winner minus runner-up, total)", s.h["final_gap"])]
+    rows = [s.h["lead_changes"].describe("lead changes per game"),
+            s.h["winner_deficit"].describe(f"winner's largest deficit ({u})"),
+            s.h["final_gap"].describe("final gap (winner minus runner-up, total)")]
     if "winner_score_deficit" in s.h:
-        rows.append(_hist_row("winner's largest deficit in score after a hand", s.h["winner_score_deficit"]))
+        rows.append(s.h["winner_score_deficit"].describe("winner's largest deficit in score after a hand"))
     return pd.DataFrame(rows)
 
 

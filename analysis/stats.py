@@ -423,6 +423,16 @@ class IntHistogram:
     def quantile(self, q: float) -> float:
         return hist_quantile(self.values, self.counts, q)
 
+    def describe(self, label: str) -> dict:
+        """One row of a report's length or tension table: n, mean, sd,
+        median, 95th percentile, min and max of the values counted. Quantiles
+        are the inverse ECDF, as everywhere: the median of 1, 2, 3, 4 is 2."""
+        vals, _ = self.nonzero()
+        mean, sd = self.mean_sd() if self.n else (np.nan, np.nan)
+        return {"metric": label, "n": self.n, "mean": mean, "sd": sd, "median": self.quantile(0.5),
+                "p95": self.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
+                "max": float(vals.max()) if vals.size else np.nan}
+
     def mean_sd(self):
         return hist_mean_sd(self.values, self.counts)
 
@@ -537,23 +547,6 @@ def skill_table(names: list, keys: list, seat_side=None) -> pd.DataFrame:
     codes, uniques = pd.factorize(flat)
     moments = skill_moments(codes.reshape(seats, games), keys, len(uniques), seat_side)
     return skill_table_from_moments(list(uniques), moments, games)
-
-
-def distribution_row(label: str, values) -> dict:
-    """n, mean, sd, median, 95th percentile, min, max of integer values (NaN
-    left out): one row of a report's length or tension table. Quantiles are
-    the inverse ECDF, as in the race reports: the median of 1, 2, 3, 4 is 2."""
-    hist = IntHistogram.of(np.asarray(values, dtype=float))
-    vals, _ = hist.nonzero()
-    mean, sd = hist.mean_sd() if hist.n else (np.nan, np.nan)
-    return {"metric": label, "n": hist.n, "mean": mean, "sd": sd, "median": hist.quantile(0.5),
-            "p95": hist.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
-            "max": float(vals.max()) if vals.size else np.nan}
-
-
-def histogram_frame(values) -> pd.DataFrame:
-    """Histogram and ECDF of integer values (NaN left out): value, count, ecdf."""
-    return IntHistogram.of(np.asarray(values, dtype=float)).frame()
 
 
 def mean_curves(long: pd.DataFrame, x: str, cluster: str | None = None) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 
 from etappe.analysis import etape as E  # noqa: E402
 from etappe.analysis.runio import read_metadata  # noqa: E402
-from etappe.analysis.stats import histogram_frame  # noqa: E402
+from etappe.analysis.stats import IntHistogram  # noqa: E402
 from etappe.cli import etape as C  # noqa: E402
 from etappe.reports.etape import build_report  # noqa: E402
 
@@ -318,7 +318,7 @@ def test_length_table_by_hand():
     assert (per_race["n"], per_race["median"], per_race["p95"], per_race["mean"]) == (2, 50, 60, 55)
     assert table.loc["turns per stage: descente", "mean"] == 35
     assert "turns per stage: voiture_balai" not in table.index
-    hist = histogram_frame(stages["turns"])
+    hist = IntHistogram.of(stages["turns"].to_numpy(float)).frame()
     assert list(hist["value"]) == [5, 10, 20, 30, 40] and list(hist["count"]) == [2, 1, 1, 1, 1]
     assert hist["ecdf"].tolist() == pytest.approx([2 / 6, 3 / 6, 4 / 6, 5 / 6, 1])
 

@@ -284,6 +284,15 @@ def test_histogram_quantiles_and_ecdf():
     assert math.isnan(hist_quantile([], [], 0.5))
 
 
+def test_describe_worked_by_hand():
+    # 1, 2, 3, 4: mean 2.5, sample sd sqrt(5/3); the inverse ECDF puts the median at 2 and p95 at 4
+    row = IntHistogram.of(np.array([4, 1, 3, 2, np.nan])).describe("turns")
+    assert row == {"metric": "turns", "n": 4, "mean": 2.5, "sd": pytest.approx(math.sqrt(5 / 3)), "median": 2,
+                   "p95": 4, "min": 1.0, "max": 4.0}
+    empty = IntHistogram().describe("none")
+    assert empty["n"] == 0 and all(math.isnan(empty[k]) for k in ("mean", "sd", "median", "p95", "min", "max"))
+
+
 def test_int_histogram_merge():
     a = IntHistogram.of([3, 5, 5])
     b = IntHistogram.of([-1, 5, 9])
