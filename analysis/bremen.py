@@ -19,7 +19,7 @@ import numba
 import numpy as np
 import pandas as pd
 
-from etappe.analysis.runio import package_version
+from etappe.analysis.runio import BATCH_ROWS, package_version
 from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_uniform, curves_from_sums, ratio_interval,
                                    skill_moments, skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
@@ -687,7 +687,7 @@ def summarize(df: pd.DataFrame) -> RunSummary:
     return RunSummary(df.attrs).add(df)
 
 
-def summarize_run_file(path, batch_rows: int = 200_000, progress: Callable[[int], None] | None = None) -> RunSummary:
+def summarize_run_file(path, batch_rows: int = BATCH_ROWS, progress: Callable[[int], None] | None = None) -> RunSummary:
     """The RunSummary of a run file, read a row group (at most `batch_rows`
     games) at a time; `progress(games)` is called after each."""
     from etappe.analysis.runio import iter_parquet, read_metadata

@@ -11,7 +11,7 @@ import pandas as pd
 import typer
 
 from etappe.analysis import bremen as A
-from etappe.analysis.runio import ChunkedRun, file_hash, holds_this_run, package_version, read_parquet, write_atomic
+from etappe.analysis.runio import BATCH_ROWS, ChunkedRun, file_hash, holds_this_run, package_version, read_parquet, write_atomic
 from etappe.kernels.bremen_board import load_board, ring_board
 
 from .common import (SeedOpt, around_the_table, check_share, console, err_console, fail, in_share, joining_kept,
@@ -37,7 +37,7 @@ def _checked(items: list[str] | None, players: int) -> dict:
     return options
 
 
-def report_command(run: Path, out_dir: Path, batch_rows: int = 200_000) -> Path:
+def report_command(run: Path, out_dir: Path, batch_rows: int = BATCH_ROWS) -> Path:
     """`etappe report` for a bremen run file: writes report.html/.md; returns
     the HTML path. The run is read a row group (at most `batch_rows` games) at
     a time into a RunSummary: memory does not grow with the games."""

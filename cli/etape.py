@@ -29,7 +29,6 @@ CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an inter
 # moves while a slow chunk plays (a look-ahead seat takes tens of ms a race).
 # Each call costs a few ms more when other work shares the cores, so the
 # batch is sized to the speed seen in the previous chunk.
-BATCH_ROWS = 25_000     # records per batch read by summarize_run: larger batches save little time, cost memory
 FIRST_BATCH = 50       # races per call until the run's speed is known
 BATCH_SECONDS = 0.5    # then: about this much play per call (a fast run plays whole chunks)
 
@@ -270,23 +269,24 @@ def check_stages_file(out: Path, meta: dict) -> None:
                          f"{', '.join(missing)}; play the run again with this etappe ({package_version()})")
 
 
-def summarize_run(out: Path, progress=None, batch_rows: int = BATCH_ROWS) -> E.RunSummary:
+def summarize_run(out: Path, progress=None, batch_rows: int = 25_000) -> E.RunSummary:
     """The analysis.etape.RunSummary of a run written by simulate_command
-    (every table of its report), read in batches of whole saved chunks (row
-    groups) of about `batch_rows` rows, the stages' columns that the report
-    uses only (E.REPORT_STAGE_FIELDS): memory does not grow with the races.
+    (every table of its report), read in batches of at most `batch_rows`
+    rows (runio.iter_parquet; 25,000: larger batches save little time and
+    cost memory), the stages' columns that the report uses only
+    (E.REPORT_STAGE_FIELDS): memory does not grow with the races.
     `progress(rows)` is told the rows of each batch read, of either file."""
     meta = read_metadata(out)
     if meta.get("game") != E.GAME:
         raise ValueError(f"{out} is a {meta.get('game')!r} run, not an etape run")
     check_stages_file(out, meta)
     summary = E.RunSummary(meta)
-    for races_df in _row_groups(out, None, batch_rows):
+    for races_df in iter_parquet(out, batch_rows):
         summary.add(races_df)
         if progress:
             progress(len(races_df))
     held = None  # the stages of a batch's last race, which may go on in the next: a race's are added together
-    for stages_df in _row_groups(stages_path(out), _stage_columns(out, E.REPORT_STAGE_FIELDS), batch_rows):
+    for stages_df in iter_parquet(stages_path(out), batch_rows, _stage_columns(out, E.REPORT_STAGE_FIELDS)):
         if progress:
             progress(len(stages_df))
         if held is not None:
@@ -296,21 +296,6 @@ def summarize_run(out: Path, progress=None, batch_rows: int = BATCH_ROWS) -> E.R
         summary.add(stages_df=stages_df.iloc[:cut])
         held = stages_df.iloc[cut:]
     return summary.add(stages_df=held)
-
-
-def _row_groups(path: Path, columns: list[str] | None, rows: int):
-    """The records of a run file, `columns` only if given, in batches of
-    whole row groups (saved chunks) of about `rows` rows: fewer, larger
-    batches cost less time, and memory holds one batch."""
-    parquet = pq.ParquetFile(path)
-    groups = []
-    for group in range(parquet.metadata.num_row_groups):
-        groups.append(group)
-        if sum(parquet.metadata.row_group(g).num_rows for g in groups) >= rows:
-            yield parquet.read_row_groups(groups, columns=columns).to_pandas()
-            groups = []
-    if groups:
-        yield parquet.read_row_groups(groups, columns=columns).to_pandas()
 
 
 def _stage_columns(out: Path, fields) -> list[str]:

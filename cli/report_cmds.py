@@ -13,11 +13,11 @@ import pandas as pd
 
 from ..analysis.compare import PairedComparison
 from ..analysis.race_summary import RaceSummarizer, RaceSummary
-from ..analysis.runio import Checkpoint, iter_parquet, read_metadata
+from ..analysis.runio import BATCH_ROWS, Checkpoint, iter_parquet, read_metadata
 from ..reports.race_report import build_comparison_report, build_report
 
 
-def summarize_run(run: Path, batch_rows: int = 200_000, progress=None) -> tuple[RaceSummary, dict]:
+def summarize_run(run: Path, batch_rows: int = BATCH_ROWS, progress=None) -> tuple[RaceSummary, dict]:
     """(summary, metadata) of a run file, read in chunks of `batch_rows` rows;
     `progress(rows)` is called after each chunk."""
     meta = read_metadata(run)
@@ -29,7 +29,7 @@ def summarize_run(run: Path, batch_rows: int = 200_000, progress=None) -> tuple[
     return acc.result(), meta
 
 
-def report_command(run: Path, out: Path, batch_rows: int = 200_000) -> Path:
+def report_command(run: Path, out: Path, batch_rows: int = BATCH_ROWS) -> Path:
     """Write the balance report of a Parquet run into `out` (with a progress
     bar over the rows read); return report.html's path."""
     import pyarrow.parquet as pq
@@ -100,7 +100,7 @@ def compare_summaries(frames_or_chunks_a, meta_a: dict | None, frames_or_chunks_
 PAIRED_RUN_FIELDS = ("game", "players", "policies", "seating")
 
 
-def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 200_000) -> Path:
+def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_ROWS) -> Path:
     """Write the comparison report of two run files (`etappe report A B`) into `out`; return report.html's path.
 
     Game i of run A is paired with game i of run B: on the same seed they
@@ -268,7 +268,7 @@ def compare_game_variants(game: str, players: int, games: int, policies: list[st
     return path
 
 
-def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 200_000) -> Path:
+def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_ROWS) -> Path:
     """`etappe report A B` for two Bremen or two Tape l'étape run files: the
     comparison report of their variants, game i of A paired with game i of B."""
     import pyarrow.parquet as pq
