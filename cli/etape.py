@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from etappe.analysis import etape as E
@@ -161,29 +160,21 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     return summary, metadata
 
 
-def load_run(out: Path, fields=None, compact: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_run(out: Path, fields=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read a run written by simulate_command back, metadata in df.attrs.
 
     fields: the per-seat stage fields to read (`<field>_<seat>` columns;
     default all): E.REPORT_STAGE_FIELDS are those the report needs, and the
     stages' other columns of the columns' state (start, coln, lo, hi) are
-    then left out too. compact: store each whole-number column in the
-    smallest integer type that holds its values (the file's statistics say
-    which; `race` stays int64), read a saved chunk at a time, so that a run
-    of millions of races fits in memory: the stages of 600 000 four-player
-    races take 1.7 GB as read, 0.3 GB compact with the report's fields
-    (`etappe report` of two runs reads E.PAIRED_STAGE_FIELDS so; the report
-    of one reads its run a chunk at a time instead: summarize_run)."""
-    races_df, meta = (_read_compact(out) if compact else read_parquet(out))
+    then left out too. The whole run is held in memory: iter_run reads it a
+    batch of races at a time."""
+    races_df, meta = read_parquet(out)
     if meta.get("game") != E.GAME:
         raise ValueError(f"{out} is a {meta.get('game')!r} run, not an etape run")
     check_stages_file(out, meta)
     columns = None if fields is None else _stage_columns(out, fields)
-    if compact:
-        stages_df, _ = _read_compact(stages_path(out), columns)
-    else:
-        stages_df, _ = read_parquet(stages_path(out), columns)
-        stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)
+    stages_df, _ = read_parquet(stages_path(out), columns)
+    stages_df["profile"] = pd.Categorical(stages_df["profile"].astype(str), E.K.PROFILE_NAMES)
     races_df.attrs = dict(meta)
     stages_df.attrs = dict(meta)
     return races_df, stages_df
@@ -191,62 +182,6 @@ def load_run(out: Path, fields=None, compact: bool = False) -> tuple[pd.DataFram
 
 # The per-stage columns (not per seat) that load_run reads with `fields`: the columns' state is left out.
 _STAGE_COLUMNS = ("race", "stage", "picker", "profile", "winner", "blocked", "capped", "turns")
-
-
-def _read_compact(path: Path, columns: list[str] | None = None) -> tuple[pd.DataFrame, dict]:
-    """(records, metadata) of a run file, `columns` only if given, whole
-    numbers in the smallest integer type that holds each column's values
-    (from the row groups' statistics; int64 where any is missing, and for
-    `race`), `profile` as a categorical of K.PROFILE_NAMES. Read one row
-    group (a saved chunk) at a time into arrays made beforehand, so that
-    memory holds the compact table and one chunk, never the file's int64
-    table as well."""
-    metadata = read_metadata(path)
-    parquet = pq.ParquetFile(path)
-    schema = parquet.schema_arrow
-    names = [name for name in schema.names if columns is None or name in set(columns)]
-    rows = parquet.metadata.num_rows
-    low: dict[str, int] = {}
-    high: dict[str, int] = {}
-    known = {name for name in names if pa.types.is_integer(schema.field(name).type) and name != "race"}
-    for g in range(parquet.metadata.num_row_groups):
-        group = parquet.metadata.row_group(g)
-        for i in range(group.num_columns):
-            chunk = group.column(i)
-            name = chunk.path_in_schema
-            if name not in known:
-                continue
-            stats = chunk.statistics
-            if stats is None or not stats.has_min_max:
-                known.discard(name)
-                continue
-            low[name] = min(low.get(name, stats.min), stats.min)
-            high[name] = max(high.get(name, stats.max), stats.max)
-    arrays = {}
-    for name in names:
-        kind = schema.field(name).type
-        if name == "profile":
-            arrays[name] = np.empty(rows, np.int8)
-        elif name in known:
-            arrays[name] = np.empty(rows, next(t for t in (np.int8, np.int16, np.int32, np.int64)
-                                              if np.iinfo(t).min <= low[name] and high[name] <= np.iinfo(t).max))
-        else:
-            arrays[name] = np.empty(rows, kind.to_pandas_dtype())
-    start = 0
-    for g in range(parquet.metadata.num_row_groups):
-        table = parquet.read_row_group(g, columns=names)
-        stop = start + table.num_rows
-        for name in names:
-            column = table.column(name)
-            if name == "profile":
-                arrays[name][start:stop] = pd.Categorical(column.to_pandas().astype(str), E.K.PROFILE_NAMES).codes
-            else:
-                arrays[name][start:stop] = column.to_numpy()
-        start = stop
-        del table
-    frame = pd.DataFrame({name: (pd.Categorical.from_codes(values, E.K.PROFILE_NAMES) if name == "profile"
-                                 else values) for name, values in arrays.items()}, copy=False)
-    return frame, metadata
 
 
 def check_stages_file(out: Path, meta: dict) -> None:
@@ -269,33 +204,64 @@ def check_stages_file(out: Path, meta: dict) -> None:
                          f"{', '.join(missing)}; play the run again with this etappe ({package_version()})")
 
 
-def summarize_run(out: Path, progress=None, batch_rows: int = 25_000) -> E.RunSummary:
-    """The analysis.etape.RunSummary of a run written by simulate_command
-    (every table of its report), read in batches of at most `batch_rows`
-    rows (runio.iter_parquet; 25,000: larger batches save little time and
-    cost memory), the stages' columns that the report uses only
-    (E.REPORT_STAGE_FIELDS): memory does not grow with the races.
-    `progress(rows)` is told the rows of each batch read, of either file."""
+def iter_run(out: Path, fields=None, batch_rows: int = 25_000):
+    """A run written by simulate_command, a batch of whole races at a time:
+    (races, stages) of the same races, metadata in df.attrs, at most about
+    `batch_rows` stage rows a batch (runio.iter_parquet; 25,000: larger
+    batches save little time and cost memory), so that memory does not grow
+    with the races. fields: the per-seat stage fields to read, as load_run.
+    Both files hold their races in order."""
     meta = read_metadata(out)
     if meta.get("game") != E.GAME:
         raise ValueError(f"{out} is a {meta.get('game')!r} run, not an etape run")
     check_stages_file(out, meta)
-    summary = E.RunSummary(meta)
-    for races_df in iter_parquet(out, batch_rows):
-        summary.add(races_df)
-        if progress:
-            progress(len(races_df))
-    held = None  # the stages of a batch's last race, which may go on in the next: a race's are added together
-    for stages_df in iter_parquet(stages_path(out), batch_rows, _stage_columns(out, E.REPORT_STAGE_FIELDS)):
-        if progress:
-            progress(len(stages_df))
+    races_batches = iter_parquet(out, batch_rows)
+    races_left = None  # races read but not yet given: their stages are in the next batch
+
+    def races_up_to(last: int) -> pd.DataFrame:
+        nonlocal races_left
+        parts = [] if races_left is None else [races_left]
+        while not parts or not len(parts[-1]) or parts[-1]["race"].iloc[-1] < last:
+            more = next(races_batches, None)
+            if more is None:
+                break
+            parts.append(more)
+        races = pd.concat(parts, ignore_index=True)
+        cut = int(np.searchsorted(races["race"].to_numpy(), last, side="right"))
+        races_left = races.iloc[cut:]
+        return _with_meta(races.iloc[:cut], meta)
+
+    columns = None if fields is None else _stage_columns(out, fields)
+    held = None  # the rows of a batch's last race, which may go on in the next batch
+    for stages_df in iter_parquet(stages_path(out), batch_rows, columns):
         if held is not None:
             stages_df = pd.concat([held, stages_df], ignore_index=True)
         race = stages_df["race"].to_numpy()
-        cut = len(race) - int(np.argmax(race[::-1] != race[-1])) if (race != race[-1]).any() else 0
-        summary.add(stages_df=stages_df.iloc[:cut])
+        cut = int(np.searchsorted(race, race[-1]))
         held = stages_df.iloc[cut:]
-    return summary.add(stages_df=held)
+        if cut:
+            yield races_up_to(int(race[cut - 1])), _with_meta(stages_df.iloc[:cut], meta)
+    if held is not None:
+        yield races_up_to(int(held["race"].iloc[-1])), _with_meta(held, meta)
+
+
+def _with_meta(frame: pd.DataFrame, meta: dict) -> pd.DataFrame:
+    frame = frame.reset_index(drop=True)
+    frame.attrs = dict(meta)
+    return frame
+
+
+def summarize_run(out: Path, progress=None, batch_rows: int = 25_000) -> E.RunSummary:
+    """The analysis.etape.RunSummary of a run written by simulate_command
+    (every table of its report), read by iter_run with the stage fields the
+    report uses only (E.REPORT_STAGE_FIELDS). `progress(rows)` is told the
+    rows of each batch read, of both files."""
+    summary = E.RunSummary(read_metadata(out))
+    for races_df, stages_df in iter_run(out, E.REPORT_STAGE_FIELDS, batch_rows):
+        summary.add(races_df, stages_df)
+        if progress:
+            progress(len(races_df) + len(stages_df))
+    return summary
 
 
 def _stage_columns(out: Path, fields) -> list[str]:

@@ -271,15 +271,13 @@ def compare_game_variants(game: str, players: int, games: int, policies: list[st
 def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_ROWS) -> Path:
     """`etappe report A B` for two Bremen or two Tape l'étape run files: the
     comparison report of their variants, game i of A paired with game i of B."""
-    import pyarrow.parquet as pq
-
     from ..analysis import bremen as B
     from ..analysis import etape as E
     from ..analysis.runio import brief
     from ..analysis.variants import SHARED_FIELDS, VariantComparison, what_differs
     from ..reports.variant_report import build_variant_report
     from .common import progress_bar, report_kept
-    from .etape import load_run
+    from .etape import iter_run
 
     meta_a, meta_b = read_metadata(run_a), read_metadata(run_b)
     count = "games" if meta_a.get("game") == "bremen" else "races"
@@ -292,25 +290,28 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
     if what_differs(meta_a, meta_b).empty:
         raise ValueError(f"{run_a} and {run_b} are runs of the same variant (every rule option"
                          f"{' and the board' if count == 'games' else ''} equal): every paired difference would be 0")
+    if count == "games":
+        def per_game(run, meta):
+            for batch in iter_parquet(run, batch_rows):
+                batch.attrs = dict(meta)
+                yield B.paired_metrics(batch)
+    else:
+        def per_game(run, meta):  # only the stage fields paired_metrics reads
+            for races, stages in iter_run(run, E.PAIRED_STAGE_FIELDS):
+                yield E.paired_metrics(races, stages)
     comparison = PairedComparison()
-    with progress_bar(pq.ParquetFile(run_a).metadata.num_rows, "reading records", report_kept(out)) as bar:
+    with progress_bar(meta_a[count], f"reading {count}", report_kept(out)) as bar:
+        # paired by game number: the two files' batches need not line up (runs saved in other chunk sizes)
+        for a, b in itertools.zip_longest(per_game(run_a, meta_a), per_game(run_b, meta_b)):
+            for run, metrics in (("a", a), ("b", b)):
+                if metrics is not None:
+                    comparison.add_metrics(run, metrics)
+            bar(0 if a is None else len(a))
+        if comparison.unpaired:
+            raise ValueError(f"{run_a} and {run_b} do not hold the same {count}: {comparison.unpaired} "
+                             "have no pair")
         if count == "games":
-            # paired by game number: the two files' batches need not line up (runs saved in other chunk sizes)
-            for a, b in itertools.zip_longest(iter_parquet(run_a, batch_rows), iter_parquet(run_b, batch_rows)):
-                for run, batch, meta in (("a", a, meta_a), ("b", b, meta_b)):
-                    if batch is not None:
-                        batch.attrs = dict(meta)
-                        comparison.add_metrics(run, B.paired_metrics(batch))
-                bar(0 if a is None else len(a))
-            if comparison.unpaired:
-                raise ValueError(f"{run_a} and {run_b} do not hold the same games: {comparison.unpaired} "
-                                 "have no pair")
             for meta in (meta_a, meta_b):
                 meta["wall_seconds"] = meta.get("wall_s")
-        else:
-            # only the stage fields paired_metrics reads, in compact dtypes (cli/etape.py load_run)
-            comparison.add_pairs(E.paired_metrics(*load_run(run_a, E.PAIRED_STAGE_FIELDS, compact=True)),
-                                 E.paired_metrics(*load_run(run_b, E.PAIRED_STAGE_FIELDS, compact=True)))
-            bar(meta_a[count])
         variants = VariantComparison(meta_a["game"], meta_a, meta_b, comparison, meta_a[count])
         return build_variant_report(variants, on_section=bar.stage).write(out)

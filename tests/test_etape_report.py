@@ -727,17 +727,19 @@ def test_the_report_of_a_run_file_is_that_of_its_records(run, tmp_path):
     assert (tmp_path / "rep" / "report.md").read_text() == build_report(races, stages).to_markdown()
 
 
-def test_compact_load_gives_the_paired_metrics_of_the_whole_run(run):
-    # `etappe report A B` of two runs reads only the stage fields paired_metrics uses, in the smallest
-    # integer types (load_run(..., compact=True)): the same metrics as the whole run's.
+def test_a_run_read_in_batches_of_whole_races_gives_the_paired_metrics_of_the_whole_run(run):
+    # `etappe report A B` of two runs reads each a batch of races at a time (iter_run), the stage fields
+    # paired_metrics uses only: each batch holds whole races, the same in both files, and together
+    # they give the whole run's metrics.
     out, races, stages = run
-    small_races, small_stages = C.load_run(out, E.PAIRED_STAGE_FIELDS, compact=True)
-    assert small_races.attrs == races.attrs and small_stages.attrs == stages.attrs
-    assert len(small_stages) == len(stages) and "coln_0" not in small_stages and "secs_0" not in small_stages
-    assert small_stages["cum_0"].dtype.itemsize < 8 and small_stages["race"].dtype == np.int64
-    assert (small_stages["profile"] == stages["profile"]).all()
-    pd.testing.assert_frame_equal(E.paired_metrics(small_races, small_stages), E.paired_metrics(races, stages),
-                                  check_exact=True)
+    batches = list(C.iter_run(out, E.PAIRED_STAGE_FIELDS, batch_rows=9))  # 60 races of 4 stages
+    assert len(batches) > 10
+    for batch_races, batch_stages in batches:
+        assert batch_races.attrs == races.attrs and "coln_0" not in batch_stages and "secs_0" not in batch_stages
+        assert list(batch_races["race"]) == sorted(set(batch_stages["race"]))
+        assert (batch_stages.groupby("race").size() == 4).all()
+    pd.testing.assert_frame_equal(pd.concat([E.paired_metrics(r, s) for r, s in batches]),
+                                  E.paired_metrics(races, stages), check_exact=True)
 
 
 def test_progress_table_equals_mean_curves_of_the_long_table(run):
