@@ -251,11 +251,14 @@ def _add_game_columns(frame: pd.DataFrame, run: RaceRun) -> pd.DataFrame:
         winner = np.where(unique & (best >= run.rules[R_GAME_TARGET]), totals.argmax(axis=1), -1)
     else:
         # First to complete the trip; a play-out hand that ends without one
-        # goes to the longest distance (a tie: no winner).
+        # goes to the longest distance (a tie: no winner) of a side not
+        # disqualified (option overshoot = "disqualify": it can no longer win).
         dist = lasts[[f"s{s}_distance" for s in range(run.sides)]].to_numpy()
+        dist = np.where(lasts[[f"s{s}_disqualified" for s in range(run.sides)]].to_numpy() == 0, dist, -1)
         best = dist.max(axis=1)
         unique = (dist == best[:, None]).sum(axis=1) == 1
-        winner = np.where(lasts["trip_side"] >= 0, lasts["trip_side"], np.where(unique, dist.argmax(axis=1), -1))
+        winner = np.where(lasts["trip_side"] >= 0, lasts["trip_side"],
+                          np.where(unique & (best >= 0), dist.argmax(axis=1), -1))
     winner = np.where(lasts["capped"] > 0, -1, winner)
     per_game = pd.Series(winner.astype(np.int8), index=lasts["game"].to_numpy())
     frame["winner_side"] = frame["game"].map(per_game).astype(np.int8)

@@ -746,7 +746,7 @@ def game_end_rates(s: RaceSummary) -> pd.DataFrame:
     rows = [
         ("games without a winner", int(s.c["no_winner"]), G),
         ("games that hit the cap (stall)", int(s.c["capped_games"]), G),
-        ("games tied at the end (no winner, not capped)", int(s.c["tie_games"]), G),
+        ("games tied at the end, or with every side disqualified (no winner, not capped)", int(s.c["tie_games"]), G),
         ("winner was behind in the score after some hand (comeback)" if s.layout.multi_hand
          else "winner was behind at some point (comeback)", int(s.c["comeback_games"]), G - int(s.c["no_winner"])),
         ("hands where the stock ran out", int(s.c["stock_exhausted"]), H),
@@ -901,18 +901,19 @@ def anomalies(s: RaceSummary) -> pd.DataFrame:
 
     add("games that hit the turn / hand cap", c["capped_games"], s.games,
         "games " + ", ".join(map(str, s.examples.get("capped", []))) if c["capped_games"] else "")
-    add("games with no winner and no cap (tie)", c["tie_games"], s.games,
+    add("games with no winner and no cap (a tie, or every side disqualified)", c["tie_games"], s.games,
         "games " + ", ".join(map(str, s.examples.get("tie", []))) if c["tie_games"] else "")
     add("hands that hit the turn cap", c["capped_hands"], c["hands"])
     if L.multi_hand:
         add("games that hit the hand cap (no side reached the game target)", c.get("hand_capped_games", 0), s.games)
-    never = [k for k, d, p in zip(L.cards, c["card_drawn"], c["card_played"]) if d > 0 and p == 0]
+    # cards by name, as every table of the report shows them (docs/designs.md)
+    never = [k for k, d, p in zip(L.card_names, c["card_drawn"], c["card_played"]) if d > 0 and p == 0]
     add("card types drawn but never played", len(never), len(L.cards), ", ".join(never))
-    undrawn = [k for k, d in zip(L.cards, c["card_drawn"]) if d == 0]
+    undrawn = [k for k, d in zip(L.card_names, c["card_drawn"]) if d == 0]
     add("card types never drawn", len(undrawn), len(L.cards), ", ".join(undrawn))
-    safeties = [k for k, m in zip(L.cards, L.safety_mask) if m]
+    safeties = [k for k, m in zip(L.card_names, L.safety_mask) if m]
     if safeties:
-        nocoup = [k for k, m, v in zip(L.cards, L.safety_mask, c["card_coups"]) if m and v == 0]
+        nocoup = [k for k, m, v in zip(L.card_names, L.safety_mask, c["card_coups"]) if m and v == 0]
         add("safeties never played as a coup fourré", len(nocoup), len(safeties), ", ".join(nocoup))
     add("card accounting breaks (drawn != played + discarded + in hand)", c["conservation_breaks"],
         int(c["hands"]) * L.sides * len(L.cards))

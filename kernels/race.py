@@ -30,7 +30,7 @@ from numba import njit, prange
 from .race_design import (
     CLEARS_SEVERAL, EMPTY, NEEDS_GO, R_FITS_AT, R_MOVING_AT, VIRTUAL_GO,
     C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_REMEDY, C_PROTECTED_BY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
-    MAX_DECK, MAX_HAND_SIZE, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
+    MAX_DECK, MAX_HAND_SIZE, MAX_LAID, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
     R_COUP_TURN_EMPTY, R_EXTENSION, R_EXTENSION_POINTS, R_FAILED_EXTENSION_TRIP, R_GO_WITH_PERMANENT_GO, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
     R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
     R_ROLE_MASKS, R_ROLL_AFTER_SAFETY, R_SAFE_TRIP_POINTS, R_SAFE_TRIP_TYPE, R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING,
@@ -54,6 +54,10 @@ ST_LEADER = 6          # last strict distance leader, -1
 ST_LEAD_CHANGES = 7
 ST_STOCK_EXHAUSTED = 8
 ST_COUPS = 9
+# Bit s: side s has laid the safe-trip card / any distance card this hand (a setback may have taken
+# it off again: the scoring table asks what was laid).
+ST_SAFE_TRIP_LAID = 10
+ST_DISTANCE_LAID = 11
 STOCK_AT = 16
 DISCARD_AT = STOCK_AT + MAX_DECK
 HAND_AT = DISCARD_AT + MAX_TYPES
@@ -233,6 +237,8 @@ def can_lay_distance(state, ct, rules, side, t):
     laid = state[b + SD_LAID + t]
     if ct[t, C_CAP] > 0 and laid >= ct[t, C_CAP]:
         return False
+    if state[b + SD_DIST] + ct[t, C_VALUE] > MAX_LAID:
+        return False  # the 16-bit distance would overflow (only beyond the trip: race_design.MAX_LAID)
     if rules[R_TARGET_SET] == 1:
         return laid < ct[t, C_TARGET] or rules[R_OVERSHOOT_DISQUALIFY] == 1
     return state[b + SD_DIST] + ct[t, C_VALUE] <= state[ST_TRIP] or rules[R_OVERSHOOT_DISQUALIFY] == 1
@@ -850,6 +856,9 @@ def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_
             state[tb + SD_LAID + t] = laid + 1
             state[tb + SD_TABLEAU + t] += 1
             state[tb + SD_DIST] += ct[t, C_VALUE]
+            state[ST_DISTANCE_LAID] |= 1 << target
+            if t == rules[R_SAFE_TRIP_TYPE]:
+                state[ST_SAFE_TRIP_LAID] |= 1 << target
             if rules[R_TARGET_SET] == 1:
                 if laid < ct[t, C_TARGET]:
                     state[tb + SD_NEED] -= 1
@@ -1280,13 +1289,14 @@ def score_hand(state, rules, sides_out):
             score += rules[R_TRIP_POINTS]
             if state[ST_STOCK_N] == 0:
                 score += rules[R_DELAYED_POINTS]
-            safe_type = rules[R_SAFE_TRIP_TYPE]
-            if safe_type >= 0 and state[side_at(s) + SD_LAID + safe_type] == 0:
+            # "without laying that card": one laid and taken off by a setback was laid
+            if rules[R_SAFE_TRIP_TYPE] >= 0 and (state[ST_SAFE_TRIP_LAID] >> s) & 1 == 0:
                 score += rules[R_SAFE_TRIP_POINTS]
             if rules[R_SHUTOUT_FR] == 0:
+                # "if no opponent has laid any distance", also where a setback took it off again
                 shut_out = True
                 for o in range(sides):
-                    if o != s and sides_out[o, S_DISTANCE] > 0:
+                    if o != s and (state[ST_DISTANCE_LAID] >> o) & 1 == 1:
                         shut_out = False
                 if shut_out:
                     score += rules[R_SHUTOUT_POINTS]

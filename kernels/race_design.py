@@ -115,6 +115,9 @@ DEFAULT_OPTIONS = {
 OPTION_CHOICES = {"overshoot": ("forbid", "disqualify"), "shutout": ("parker", "fr"),
                   "tied_game": ("no_winner", "play_on")}
 MAX_DISTANCE = 30_000  # the state stores distances as 16-bit integers
+# A side's distance in the state: a trip is at most MAX_DISTANCE, so only a side laying beyond its
+# trip (option overshoot = "disqualify") could pass it; a card that would take it beyond is not laid.
+MAX_LAID = 32_767
 HAND_CAP = 60  # hands per game before a multi-hand game is cut off (reported as capped)
 MAX_TURN_CAP = 32_767  # the state counts a hand's turns as a 16-bit integer
 # Scores and game totals are 32-bit. A hand scores at most the distance plus
@@ -518,7 +521,7 @@ def _parse_card(v: "_Validator", i: int, raw: dict) -> Card:
     where = f"cards[{i}]"
     key = v.string(raw, f"{where}.key")
     where = f"cards[{i}] ({key})"
-    if not key.replace("_", "").isalnum() or not key.isascii() or key[0].isdigit():
+    if not key.replace("_", "a").isalnum() or not key.isascii() or key[0].isdigit():  # "_" alone is a key too
         v.fail(f"{where}.key", "must be letters, digits and _ , not starting with a digit")
     for stat in CARD_COLUMNS:
         if f"{key}_{stat}" in SIDE_COLUMNS + ("total",):
@@ -680,6 +683,10 @@ def _parse_scoring(v: "_Validator", raw, d: Design) -> dict | None:
         v.fail("scoring.safe_trip", f"{out['safe_trip']} points for a trip completed without laying a card, but no "
                "safe_trip_card says which (a distance card's key; Mille Bornes: \"km200\"): the bonus could "
                "never be scored")
+    if out["delayed_action"] and d.reshuffle:
+        v.fail("scoring.delayed_action", f"{out['delayed_action']} points for a trip completed after the stock ran "
+               "out, but stock_exhausted = \"reshuffle\" rebuilds the stock, so it never runs out: the bonus "
+               "could never be scored")
     return out
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import race as K
-from .race_design import MAX_TYPES, Design, DesignError
+from .race_design import MAX_LAID, MAX_TYPES, Design, DesignError
 
 
 def read_position_file(path: str | Path) -> dict:
@@ -159,7 +159,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
             state[b + K.SD_LIMIT_TOP] = t
             state[b + K.SD_LIMITED] = int(design.cards[t].role == "limit")
             state[b + K.SD_TABLEAU + t] += 1
-        need = int(rules[K.R_SET_TOTAL])
+        need, km = int(rules[K.R_SET_TOTAL]), 0
         for key, count in of_kind(f"{f}.distance", side.get("distance", {}), dict).items():
             t = card(f"{f}.distance.{key}", key, ("distance",))
             place(f"{f}.distance.{key}", t, whole(f"{f}.distance.{key}", count))
@@ -171,12 +171,19 @@ def position_state(design: Design, position: dict, source: str = "position", opt
                      "overshoot = \"forbid\" lets no more be laid")
             state[b + K.SD_LAID + t] = count
             state[b + K.SD_TABLEAU + t] = count
-            state[b + K.SD_DIST] += count * int(ct[t, K.C_VALUE])
+            km += count * int(ct[t, K.C_VALUE])
+            if count:  # what the scoring table asks was laid (kernels/race.py, ST_DISTANCE_LAID)
+                state[K.ST_DISTANCE_LAID] |= 1 << s
+                if t == rules[K.R_SAFE_TRIP_TYPE]:
+                    state[K.ST_SAFE_TRIP_LAID] |= 1 << s
             need -= min(count, target)
             if rules[K.R_TARGET_SET] and count > target:
                 state[b + K.SD_DISQ] = 1
+        if km > MAX_LAID:
+            fail(f"{f}.distance", f"{km} {design.unit}, but no side's distance goes beyond {MAX_LAID} (a card "
+                 "that would take it there is not laid)")
         state[b + K.SD_NEED] = need
-        km = int(state[b + K.SD_DIST])
+        state[b + K.SD_DIST] = km
         if "km" in side and side["km"] != km:
             fail(f"{f}.km", f"{side['km']!r}, but its distance cards add up to {km}")
         if not rules[K.R_TARGET_SET] and km > state[K.ST_TRIP] and rules[K.R_OVERSHOOT_DISQUALIFY]:

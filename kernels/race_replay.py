@@ -9,10 +9,12 @@ import numpy as np
 
 from . import race as K
 from .race_policies import policy_table
-from .race_design import (HAND_CAP, R_COUP_TURN_EMPTY, R_GAME_TARGET, R_PLAYERS, R_SCORING, R_SIDES,
-                          R_TIED_GAME_PLAYS_ON, Design)
+from .race_design import (HAND_CAP, R_COUP_TURN_EMPTY, R_GAME_TARGET, R_HAND_SIZE, R_PLAYERS, R_SCORING, R_SIDES,
+                          R_TIED_GAME_PLAYS_ON, R_TURN_CAP, Design)
 
-LOG_ROWS = 20_000
+# Events a turn can log: a reshuffle and a draw, the play, a coup fourré with its replacement draw and
+# reshuffle (or the extension's answer), a broken invariant; and before it a pass by each other seat.
+EVENTS_PER_TURN = 7
 
 
 def replay_hands(design: Design, card_table, rules, seat_specs, seed: int, game: int):
@@ -28,8 +30,10 @@ def replay_hands(design: Design, card_table, rules, seat_specs, seed: int, game:
     params = np.ascontiguousarray(table_params[[distinct.index(s) for s in seat_specs]])
     totals = np.zeros(sides, np.int64)
     hand_cap = HAND_CAP if rules[R_SCORING] else 1
+    # room for every event of a hand up to the turn cap: a full log drops the rest unseen
+    rows = 1 + int(rules[R_HAND_SIZE]) * players + (int(rules[R_TURN_CAP]) + 1) * (EVENTS_PER_TURN + players - 1)
     for hand in range(hand_cap):
-        log = np.zeros((LOG_ROWS, K.LOG_NCOLS), np.int32)
+        log = np.zeros((rows, K.LOG_NCOLS), np.int32)
         state = np.empty(K.STATE_SIZE, np.int16)
         hand_out = np.zeros(K.H_NCOLS, np.int32)
         sides_out = np.zeros((sides, K.S_NCOLS), np.int32)
@@ -64,10 +68,14 @@ def game_result(rules, hands: int, hand_out, sides_out, totals) -> str:
         return f"side {int(totals.argmax())} wins with {best} points"
     if hand_out[K.H_TRIP_SIDE] >= 0:
         return f"side {hand_out[K.H_TRIP_SIDE]} wins: it completed the trip"
-    distance = sides_out[:, K.S_DISTANCE]
+    # a side disqualified under option overshoot = "disqualify" can no longer win
+    distance = np.where(sides_out[:, K.S_DISQUALIFIED] == 0, sides_out[:, K.S_DISTANCE], -1)
+    if distance.max() < 0:
+        return "no winner: nobody completed the trip and every side is disqualified"
     if (distance == distance.max()).sum() > 1:
         return f"no winner: nobody completed the trip and the longest distance, {distance.max()}, is tied"
-    return f"side {int(distance.argmax())} wins: nobody completed the trip and it went furthest"
+    of_those = " of the sides not disqualified" if (sides_out[:, K.S_DISQUALIFIED] == 1).any() else ""
+    return f"side {int(distance.argmax())} wins: nobody completed the trip and it went furthest{of_those}"
 
 
 def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game: int) -> str:

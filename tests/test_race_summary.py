@@ -165,7 +165,7 @@ def test_game_end_rates(toy):
     assert cap["count"] == 1 and cap["n"] == 4 and cap["rate"] == 0.25
     assert (cap["ci_low"], cap["ci_high"]) == pytest.approx(wilson_interval(1, 4))
     assert rates.loc["games without a winner", "count"] == 1
-    assert rates.loc["games tied at the end (no winner, not capped)", "count"] == 0
+    assert rates.loc["games tied at the end, or with every side disqualified (no winner, not capped)", "count"] == 0
     come = rates.loc["winner was behind at some point (comeback)"]
     assert come["count"] == 2 and come["n"] == 3  # winner deficits 10, 25, 0
     assert rates.loc["hands where the stock ran out", "count"] == 1

@@ -6,7 +6,12 @@ refused with the file, the field and the problem; a report must say what a
 designer's own cards did.
 """
 
-from etappe.kernels.race_design import load_design
+import re
+
+import numpy as np
+import pytest
+
+from etappe.kernels.race_design import DesignError, load_design
 
 from test_race_rules import MB_TEXT, SO_TEXT
 from test_race_rules import bad_design as refused
@@ -27,6 +32,22 @@ def test_safe_trip_points_without_the_card_they_are_about_are_refused(tmp_path):
     # no points, no card: nothing to score, nothing to refuse
     text = edited(text, "safe_trip = 300 ", "safe_trip = 0 ")
     assert load_design(_write(tmp_path, text)).scoring["safe_trip"] == 0
+
+
+def test_delayed_action_points_in_a_design_whose_stock_is_rebuilt_are_refused(tmp_path):
+    # "a rebuilt stock is never empty" (docs/designs.md, options): a trip is never completed after it ran out
+    text = SO_TEXT + "\n[scoring]\ngame_target = 500\ndelayed_action = 300\n"
+    message = refused(tmp_path, text)
+    assert "bad.toml: scoring.delayed_action: 300 points" in message and "never runs out" in message
+    assert load_design(_write(tmp_path, text.replace("delayed_action = 300", "delayed_action = 0"))).scoring
+
+
+def test_a_key_is_letters_digits_and_underscores(tmp_path):
+    # docs/designs.md: "_" alone is such a key (it was refused as not being one); a leading digit is not
+    design = load_design(_write(tmp_path, edited(SO_TEXT, 'key = "km5"', 'key = "_"')))
+    assert [c.key for c in design.cards].count("_") == 1
+    message = refused(tmp_path, edited(SO_TEXT, 'key = "km5"', 'key = "5km"'))
+    assert message.endswith("cards[8] (5km).key: must be letters, digits and _ , not starting with a digit")
 
 
 def _write(tmp_path, text, name="ok.toml"):
@@ -150,6 +171,13 @@ def test_a_setback_is_not_reported_as_costing_no_turns(tmp_path):
     assert "A setback stops nobody" in md
 
 
+def test_anomalies_name_the_cards_as_the_tables_do(tmp_path):
+    # docs/designs.md: "reports show cards by name"; the anomalies listed the keys of cards never drawn
+    text = edited(SO_TEXT, 'role = "hazard"\ncount = 2', 'role = "hazard"\ncount = 0')  # no Jeugdherberg
+    md = _markdown_report(tmp_path, _write(tmp_path, text), 2, games=50)
+    assert "| card types never drawn | 1 | 12 | Jeugdherberg (youth hostel) |" in md
+
+
 SAFETIES = "".join(
     f'\n[[cards]]\nkey = "{key}"\nname = "{name}"\nrole = "safety"\ncount = 1\nprotects = ["{hazard}"]\n'
     for key, name, hazard in (("level_pass", "Spoorpas", "crossing"), ("solid_tyres", "Massieve banden", "flat_tyre"),
@@ -178,3 +206,102 @@ def test_a_comparison_gives_the_numbers_of_the_cards_only_one_design_has(tmp_pat
     header = [c.strip() for c in _rows(table, "name")[0].strip("|").split("|")]
     assert {"played_share", "win_lift", "coups"} <= set(header)
     assert "**Cards only in Stap op**" not in md  # nothing is only in Stap op
+
+
+# ---- play -------------------------------------------------------------------------
+OVERSHOOT = '[options]\novershoot = "disqualify"\n'
+
+
+def _small_design(trip, stages, tables=OVERSHOOT, more_cards=""):
+    """Two players, play-out, a sum trip, four go cards and distance cards of (value, count): by default
+    under overshoot = "disqualify", where random players lay beyond the trip."""
+    cards = "".join(f'\n[[cards]]\nkey = "km{value}"\nrole = "distance"\nvalue = {value}\ncount = {count}\n'
+                    for value, count in stages)
+    return (f'[design]\nname = "small"\nplayers = [2]\nhand_size = 3\nstock_exhausted = "play_out"\n\n'
+            f'[target]\nkind = "sum"\ntrip = {trip}\n\n{tables}\n'
+            f'[[cards]]\nkey = "go"\nrole = "go"\ncount = 4\n{cards}{more_cards}')
+
+
+def test_a_side_disqualified_by_overshooting_cannot_win_on_the_longest_distance(tmp_path):
+    # docs/designs.md: a play-out hand that ends without a completed trip goes to the longest distance,
+    # and a side past the trip under overshoot = "disqualify" "kan niet meer winnen" (can no longer win).
+    from etappe.analysis.race import replay, simulate
+
+    df = simulate(_write(tmp_path, _small_design(10, [(3, 12), (1, 2)])), players=2, games=200,
+                  policies=["random"], seed=1, threads=1)
+    km = df[["s0_distance", "s1_distance"]].to_numpy()
+    out = df[["s0_disqualified", "s1_disqualified"]].to_numpy() == 1
+    ahead = km.argmax(axis=1)
+    # no trip completed, and the side that went furthest (strictly) is disqualified
+    lost_lead = (df["trip_side"] < 0).to_numpy() & (km[:, 0] != km[:, 1]) & out[range(len(df)), ahead]
+    assert lost_lead.sum() >= 5  # the case arises
+    other = 1 - ahead[lost_lead]
+    expected = np.where(out[lost_lead, other], -1, other)
+    assert (df["winner_side"].to_numpy()[lost_lead] == expected).all()
+    game = int(df["game"][lost_lead].iloc[0])
+    assert replay(df.attrs, game=game).endswith(
+        f"side {expected[0]} wins: nobody completed the trip and it went furthest of the sides not disqualified"
+        if expected[0] >= 0 else "no winner: nobody completed the trip and every side is disqualified")
+
+
+def test_overshooting_never_takes_a_distance_beyond_what_the_engine_holds(tmp_path):
+    # docs/designs.md: no distance may overflow the engine's integers (a hand's distances are 16-bit). A
+    # side past a 20 000 km trip under overshoot = "disqualify" could lay on to 39 999 km; it stops at
+    # the last card that keeps it within 32 767.
+    from etappe.analysis.race import simulate
+    from etappe.kernels.race_position import legal_moves_of
+
+    path = _write(tmp_path, _small_design(20_000, [(9999, 12), (10_000, 12)]))
+    df = simulate(path, players=2, games=300, policies=["random"], seed=1, threads=1)
+    for s in range(2):
+        km = df[f"s{s}_distance"]
+        assert (km == 9999 * df[f"s{s}_km9999_played"] + 10_000 * df[f"s{s}_km10000_played"]).all()
+        assert km.between(0, 32_767).all()
+    assert ((df["s0_distance"] > 20_000) | (df["s1_distance"] > 20_000)).sum() >= 5  # sides did overshoot
+    # a side at 29 999 km holding another 9 999 or 10 000 may only discard it
+    at_29999 = {"battle": "go", "limit": "none", "distance": {"km9999": 1, "km10000": 2}, "safeties": []}
+    position = {"players": 2, "on_turn": 0, "stock": 10, "hands": {"0": ["km9999", "km10000", "go", "go"]},
+                "sides": [at_29999, {"battle": "go", "limit": "none", "distance": {}, "safeties": []}]}
+    assert set(legal_moves_of(load_design(path), position)) == {"discard km9999", "discard km10000", "discard go"}
+    # and a position beyond it could never arise: refused with the field, not wrapped round
+    at_29999["distance"] = {"km9999": 1, "km10000": 3}
+    with pytest.raises(DesignError, match=r"sides\[0\]\.distance: 39999 km, but no side's distance goes beyond 32767"):
+        legal_moves_of(load_design(path), position)
+
+
+def test_a_card_a_setback_took_off_again_was_laid_for_the_scoring_table(tmp_path):
+    # docs/designs.md, [scoring]: safe_trip scores a trip completed "without laying that card" (the rules
+    # page: "no 200 played"), the Parker shut-out one where "no opponent has laid any distance". A
+    # setback taking the card off again does not undo the laying.
+    from etappe.analysis.race import simulate
+
+    scoring = '[scoring]\ngame_target = 1\nsafe_trip = 1000\nsafe_trip_card = "km2"\nshutout = 10000\n'
+    oil = '\n[[cards]]\nkey = "oil"\nrole = "setback"\nremoves = "km2"\ncount = 6\n'
+    df = simulate(_write(tmp_path, _small_design(4, [(1, 10), (2, 6)], scoring, oil)), players=2, games=2000,
+                  policies=["random"], seed=1, threads=1)
+    cases = {"safe": 0, "shut": 0}
+    for s in range(2):
+        o = 1 - s
+        won = df["trip_side"] == s
+        laid_km2 = df[f"s{s}_km2_played"] > 0
+        opponent_laid = df[f"s{o}_km1_played"] + df[f"s{o}_km2_played"] > 0
+        expected = 4 + 1000 * ~laid_km2 + 10_000 * ~opponent_laid  # the trip's 4 km and the bonuses
+        assert (df.loc[won, f"s{s}_score"] == expected[won]).all()
+        cases["safe"] += int((won & laid_km2 & (df[f"s{s}_km2_played"] == df[f"s{s}_oil_received"])).sum())
+        cases["shut"] += int((won & opponent_laid & (df[f"s{o}_distance"] == 0)).sum())
+    assert min(cases.values()) >= 5, cases  # both arise: every such card was taken off again
+
+
+def test_a_replay_shows_every_turn_of_a_long_hand(tmp_path):
+    # The play-by-play of a hand held its first 20 000 events only, and so did the invariant audit of
+    # tests that read it: a design of 400 cards plays hands of up to 40 x 400 turns (docs/designs.md,
+    # turn_cap), and random players who overshoot (option overshoot = "disqualify") can no longer win.
+    from etappe.analysis.race import replay
+
+    text = re.sub(r"^count = (\d+)", lambda m: f"count = {4 * int(m.group(1))}", SO_TEXT, flags=re.M)
+    out = replay(_write(tmp_path, text), game=0, players=2, policies=["random"], seed=1,
+                 options={"overshoot": "disqualify"})
+    turns = int(re.search(r"hand over after (\d+) turns", out).group(1))
+    assert turns > 10_000  # a long hand: two events or more a turn
+    # a turn is one card out of a hand (docs/records.md): a play or a discard, each on a line of its own
+    assert len(re.findall(r"^t *\d+ seat \d+ (?:plays|discards) ", out, flags=re.M)) == turns
