@@ -397,7 +397,7 @@ def seat_bias_strength(s: RaceSummary) -> float:
 def _no_winner_text(s: RaceSummary, name: str) -> str:
     capped, ties = int(s.c["capped_games"]), int(s.c["tie_games"])
     how = ", ".join(part for part in (f"{capped} hit the turn or hand cap" if capped else "",
-                                      f"{ties} ended in a tie" if ties else "") if part)
+                                      f"{ties} ended in a tie or with every side disqualified" if ties else "") if part)
     return f"no game of {name} had a winner ({how})" if how else f"no game of {name} had a winner"
 
 
@@ -467,9 +467,23 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
     rows = []
     p = paired.set_index("key")
     def evidence(r) -> str:
-        return (f"{name_a} {r['mean_a']:.4g} vs {name_b} {r['mean_b']:.4g}; paired difference {r['diff']:+.4g} "
+        # as the variant report words them (reports/variant_report.py): a metric equal in every game, or
+        # one pair of games, has no interval and no test
+        numbers = f"{name_a} {r['mean_a']:.4g} vs {name_b} {r['mean_b']:.4g}"
+        n = int(r["n"])
+        if r["diff"] == 0 and (r["ci_low"] == r["ci_high"] or n == 1):
+            return f"{numbers}, equal in " + ("the one paired game" if n == 1 else f"every one of the {n} paired games")
+        if n == 1 and pd.isna(r["diff"]):  # a distance from the fair share needs two pairs
+            return "not measured from one paired game: play more games"
+        if n == 1:
+            return f"{numbers}; one paired game only, so no interval and no test: play more games"
+        return (f"{numbers}; paired difference {r['diff']:+.4g} "
                 f"(95 % interval of this metric alone [{r['ci_low']:.4g}, {r['ci_high']:.4g}]), "
-                f"Holm {p_text(r['p_holm'])}, n = {int(r['n'])}")
+                f"Holm {p_text(r['p_holm'])}, n = {n}")
+
+    def bias(s: RaceSummary) -> str:
+        gap = seat_bias_strength(s)
+        return f"{gap:.3g}" if np.isfinite(gap) else "none (no game with a winner)"
 
     for question, keys in HEADLINE:
         q = f"Which has {question}?"
@@ -487,7 +501,7 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
             ev = f"first player's distance from the fair share: {ev}"
         if key in ("first_hand_gap", "first_player_gap"):
             ev += (f"; (the largest gap of any turn-order position in winning the game: {name_a} "
-                   f"{seat_bias_strength(a):.3g} vs {name_b} {seat_bias_strength(b):.3g})")
+                   f"{bias(a)} vs {name_b} {bias(b)})")
         larger = name_a if r["diff"] > 0 else name_b
         if bool(r["reject"]):
             answer = larger

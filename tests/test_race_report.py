@@ -414,3 +414,24 @@ def test_at_a_glance_names_flagged_cards_by_reason():
                                          "Answer cards rarely needed (more than the attacks call for): Gasoline.",
                                          "Cards that go with losing: Bad."]
     assert flagged_card_lines(flags.iloc[3:]) == []
+
+
+def test_headline_says_why_a_metric_has_no_interval_or_test():
+    # The headline gave "Holm p = nan" for a metric equal in every game (no test: Holm's m leaves it
+    # out) and "[nan, nan]" for one pair of games; it now says which, as the variant report does.
+    from etappe.analysis import race
+    from etappe.cli.report_cmds import compare_summaries
+
+    def headline(games, deck_b, options_b=None):
+        a, b = (race.simulate(deck, players=2, games=games, policies=["greedy"], seed=1, threads=1, options=options)
+                for deck, options in (("stapop", None), (deck_b, options_b)))
+        md = build_comparison_report(*compare_summaries(a, None, b, None)).to_markdown()
+        head = md[md.index("**Answers with"):md.index("## Paired differences")]
+        assert not re.search(r"\b(nan|inf)\b", head), head
+        return [line.split(" | ")[2] for line in head.splitlines() if line.startswith("| Which")]
+
+    # a turn cap no game reaches changes nothing: the same games, every metric equal in each
+    same = headline(20, "stapop", {"turn_cap": 32_767})
+    assert len(same) == 4 and all("equal in every one of the 20 paired games" in ev for ev in same), same
+    one = headline(1, "millebornes")
+    assert any("one paired game only, so no interval and no test" in ev for ev in one), one
