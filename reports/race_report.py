@@ -51,9 +51,11 @@ def design_name(meta: dict) -> str:
 
 
 def comparison_names(meta_a: dict, meta_b: dict) -> tuple[str, str]:
-    """Short names of the two sides: the designs, with the rule options that differ."""
+    """Short names of the two sides: the designs, with the rule options that
+    both take and set differently (an option only one design takes, say
+    coups fourrés in a design without safeties, is no variant of the rules)."""
     oa, ob = meta_a.get("options") or {}, meta_b.get("options") or {}
-    diff = sorted(k for k in oa.keys() | ob.keys() if oa.get(k) != ob.get(k))
+    diff = sorted(k for k in oa.keys() & ob.keys() if oa[k] != ob[k])
 
     def name(meta, opts):
         changed = option_text({k: opts[k] for k in diff if k in opts})

@@ -170,6 +170,16 @@ def test_a_reconstructed_design_is_marked_once():
     assert comparison_names({"design_title": "Stap op"}, touring) == ("Stap op", "Touring (reconstructed)")
 
 
+def test_comparison_names_show_only_the_options_both_designs_take_and_set_differently():
+    from etappe.reports.race_report import comparison_names
+
+    plain = {"design_title": "Plain", "options": {"overshoot": "forbid", "turn_cap": 0}}
+    mb = {"design_title": "Mille Bornes", "options": {"overshoot": "forbid", "turn_cap": 0, "coup_fourre": True}}
+    assert comparison_names(plain, mb) == ("Plain", "Mille Bornes")
+    strict = {"design_title": "Mille Bornes", "options": {**mb["options"], "overshoot": "disqualify"}}
+    assert comparison_names(plain, strict) == ("Plain (overshoot=forbid)", "Mille Bornes (overshoot=disqualify)")
+
+
 def test_comparison_warns_without_common_seeds(toy, tmp_path):
     from etappe.cli.report_cmds import compare_summaries
 
