@@ -85,7 +85,7 @@ R_SAFE_TRIP_POINTS = 23
 R_SAFE_TRIP_TYPE = 24     # -1: no safe-trip bonus
 R_EXTENSION_POINTS = 25
 R_SHUTOUT_POINTS = 26
-R_N_SAFETY_TYPES = 27
+R_N_SAFETY_TYPES = 27     # safety types in this player count's deck: "all safeties" means these
 R_TURN_CAP = 28           # turns per hand before it is cut off
 R_DECK_SIZE = 29
 R_SET_TOTAL = 30          # stage cards a set target needs
@@ -219,14 +219,16 @@ class Design:
         None: at every player count it has), each with the reason. `options`
         (default: the design's) matter where one option needs another."""
         opts = options or self.options
-        safeties = [c for c in self.cards if c.role == "safety"]
-        roles = {c.key: c.role for c in self.cards}
-        cancels_hazard = any(roles[k] == "hazard" for c in safeties for k in c.protects)
-        coup_possible = any(roles[k] in ("hazard", "limit", "setback") for c in safeties for k in c.protects)
         counts = [players] if players is not None else self.players
+        # Cards with count 0 (or removed for these player counts) never reach a game.
+        dealt = {key for n in counts for key, count in self.counts(n).items() if count > 0}
+        roles = {c.key: c.role for c in self.cards if c.key in dealt}
+        safeties = [c for c in self.cards if c.role == "safety" and c.key in dealt]
+        cancels_hazard = any(roles.get(k) == "hazard" for c in safeties for k in c.protects)
+        coup_possible = any(roles.get(k) in ("hazard", "limit", "setback") for c in safeties for k in c.protects)
         why = {}
         if "limit" not in roles.values():
-            why["limit_on_limit"] = "it has no limit card"
+            why["limit_on_limit"] = "its deck has no limit card"
         if not cancels_hazard:
             why["roll_after_safety"] = "no safety cancels a hazard"
         if not any(c.acts_as_go for c in safeties):
@@ -236,7 +238,7 @@ class Design:
         elif not opts["coup_fourre"]:
             why["coup_fourre_turn_after_stock_empty"] = "coup_fourre is false"
         if not safeties:
-            why["safety_extra_turn_after_stock_empty"] = "it has no safety"
+            why["safety_extra_turn_after_stock_empty"] = "its deck has no safety"
         for key in ("safety_extra_turn_after_stock_empty", "coup_fourre_turn_after_stock_empty"):
             if self.reshuffle:
                 why.setdefault(key, "its stock is rebuilt when it runs out, so it is never empty")
@@ -320,7 +322,7 @@ class Design:
         rules[R_SAFE_TRIP_TYPE] = index[sc["safe_trip_card"]] if "safe_trip_card" in sc else -1
         rules[R_EXTENSION_POINTS] = sc.get("extension", 0)
         rules[R_SHUTOUT_POINTS] = sc.get("shutout", 0)
-        rules[R_N_SAFETY_TYPES] = sum(1 for c in self.cards if c.role == "safety")
+        rules[R_N_SAFETY_TYPES] = sum(1 for c in self.cards if c.role == "safety" and counts[c.key] > 0)
         rules[R_DECK_SIZE] = sum(counts.values())
         rules[R_TURN_CAP] = opts["turn_cap"] or turn_cap(self, players)
         rules[R_SET_TOTAL] = sum(target[c.key] for c in self.cards if c.role == "distance")

@@ -213,25 +213,30 @@ def design_texts(draw) -> str:
             scoring["safe_trip_card"] = draw(st.sampled_from(distances))["key"]
         text += _table("[scoring]", scoring)
 
-    # Only options that change something in this design (docs/designs.md refuses the others when set).
+    # Only options that change something in this design (docs/designs.md refuses the others when set),
+    # through cards dealt at one of its player counts at least.
+    dealt = {key for n in players for key, count in counts[n].items() if count > 0}
+    dealt_limits, dealt_hazards, dealt_safeties = ([c for c in group if c["key"] in dealt]
+                                                   for group in (limits, hazards, safeties))
+    dealt_attacks = {c["key"] for c in hazards + limits + setbacks if c["key"] in dealt}
     options = {"overshoot": st.sampled_from(["forbid", "disqualify"]), "turn_cap": st.integers(1, 3000)}
-    if limits:
+    if dealt_limits:
         options["limit_on_limit"] = st.booleans()
-    if any(h["key"] in s["protects"] for s in safeties for h in hazards):
+    if any(h["key"] in s["protects"] for s in dealt_safeties for h in dealt_hazards):
         options["roll_after_safety"] = st.booleans()
-    if any(s["acts_as_go"] for s in safeties):
+    if any(s["acts_as_go"] for s in dealt_safeties):
         options["go_with_permanent_go"] = st.booleans()
-    if safeties:
+    if any(dealt_attacks & set(s["protects"]) for s in dealt_safeties):
         options["coup_fourre"] = st.booleans()
-        if not reshuffle:
-            options["safety_extra_turn_after_stock_empty"] = st.booleans()
+    if dealt_safeties and not reshuffle:
+        options["safety_extra_turn_after_stock_empty"] = st.booleans()
     if scoring:
         options["shutout"] = st.sampled_from(["parker", "fr"])
         options["tied_game"] = st.sampled_from(["no_winner", "play_on"])
         if any("extension" in spec for spec in per.values()):
             options["failed_extension_trip_points"] = st.booleans()
     chosen = {k: draw(v) for k, v in options.items() if draw(st.booleans())}
-    if safeties and not reshuffle and chosen.get("coup_fourre", True) and draw(st.booleans()):
+    if "coup_fourre" in options and not reshuffle and chosen.get("coup_fourre", True) and draw(st.booleans()):
         chosen["coup_fourre_turn_after_stock_empty"] = draw(st.booleans())
     if chosen or draw(st.booleans()):
         text += _table("[options]", chosen)
@@ -259,7 +264,7 @@ def check_records(frame, design, players: int) -> None:
     _check_cards(hands, design, players, sides)
     _check_hand_ends(hands, design, players, sides)
     if design.scoring:
-        _check_scores(hands, design, sides)
+        _check_scores(hands, design, players, sides)
     else:
         for s in range(sides):
             assert (hands[f"s{s}_score"] == hands[f"s{s}_distance"]).all()
@@ -363,10 +368,11 @@ def _check_hand_ends(hands, design, players, sides):
     assert ((sum(drawn.values()) == sum(count.values())) == (hands["stock_exhausted"] == 1)).all()
 
 
-def _check_scores(hands, design, sides):
+def _check_scores(hands, design, players, sides):
     """Each hand's score from the scoring table (docs/designs.md, [scoring])."""
     sc, options = design.scoring, hands.attrs["options"]
-    safety_types = sum(c.role == "safety" for c in design.cards)
+    dealt = design.counts(players)
+    safety_types = sum(c.role == "safety" and dealt[c.key] > 0 for c in design.cards)  # "all safeties" dealt
     trip_side, ext_side = hands["trip_side"].to_numpy(), hands["extension_side"].to_numpy()
     km = np.stack([hands[f"s{s}_distance"].to_numpy(np.int64) for s in range(sides)], axis=1)
     safe_card = next((c for c in design.cards if c.key == sc.get("safe_trip_card")), None)

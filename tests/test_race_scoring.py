@@ -15,18 +15,18 @@ from etappe.kernels.race_position import position_state
 MB = load_design("millebornes")
 
 
-def hand_end(players, sides, stock=0, trip_side=-1, extension_side=-1, coups=None, options=None):
-    """Score the end of a hand: `sides` are position tables (distance, safeties)."""
+def hand_end(players, sides, stock=0, trip_side=-1, extension_side=-1, coups=None, options=None, design=MB):
+    """Score the end of a hand of `design`: `sides` are position tables (distance, safeties)."""
     pos = {"players": players, "on_turn": 0, "stock": stock, "hands": {"0": []}, "sides": sides,
            "hand_sizes": {str(p): 0 for p in range(players)}}
     if extension_side >= 0:
         pos["trip"] = 1000
         pos["extension_side"] = extension_side
-    state, ct, rules, _ = position_state(MB, pos, options=options)
+    state, ct, rules, _ = position_state(design, pos, options=options)
     state[K.ST_TRIP_SIDE] = trip_side
     n = int(rules[K.R_SIDES])
     out = np.zeros((n, K.S_NCOLS), np.int32)
-    values = {c.key: c.value for c in MB.cards}
+    values = {c.key: c.value for c in design.cards}
     for s, table in enumerate(sides):
         out[s, K.S_DISTANCE] = sum(values[k] * c for k, c in table.get("distance", {}).items())
         out[s, K.S_SAFETIES] = len(table.get("safeties", []))

@@ -292,6 +292,30 @@ def test_a_card_a_setback_took_off_again_was_laid_for_the_scoring_table(tmp_path
     assert min(cases.values()) >= 5, cases  # both arise: every such card was taken off again
 
 
+def test_all_safeties_are_the_safeties_dealt_at_that_player_count(tmp_path):
+    # docs/designs.md, [scoring]: all_safeties is for all the safeties in the deck. A `remove` that takes
+    # Mille Bornes' Puncture-Proof out of the 2-player deck leaves three: laying those is laying them all
+    # (it could never score before: the bonus counted the design's four safety types).
+    from test_race_scoring import hand_end, tab
+
+    text = edited(MB_TEXT, "remove = { stop = 1,", "remove = { puncture_proof = 1, stop = 1,")
+    design = load_design(_write(tmp_path, text))
+    three = tab({}, ["extra_tank", "driving_ace", "right_of_way"])
+    assert hand_end(2, [three, tab({"km25": 1})], stock=10, design=design)[0] == 3 * 100 + 300
+    # at 4 players all four are dealt, and three are not all (the rules page's "all four safeties")
+    assert hand_end(4, [three, tab({"km25": 1})], stock=10, design=design)[0] == 3 * 100
+
+
+def test_an_option_about_safeties_changes_nothing_where_none_are_dealt(tmp_path):
+    from etappe.kernels.race_design import UnusedOptionError
+
+    every_safety = "extra_tank = 1, puncture_proof = 1, driving_ace = 1, right_of_way = 1"
+    design = load_design(_write(tmp_path, edited(MB_TEXT, "remove = { stop = 1,", f"remove = {{ {every_safety}, stop = 1,")))
+    with pytest.raises(UnusedOptionError, match="no safety protects from an attack"):
+        design.tables(2, {"coup_fourre": False})
+    design.tables(4, {"coup_fourre": False})  # 4 players are dealt all four
+
+
 def test_a_replay_shows_every_turn_of_a_long_hand(tmp_path):
     # The play-by-play of a hand held its first 20 000 events only, and so did the invariant audit of
     # tests that read it: a design of 400 cards plays hands of up to 40 x 400 turns (docs/designs.md,
