@@ -286,12 +286,25 @@ def option_differences(meta_a: dict, meta_b: dict) -> list[tuple[str, str, str]]
             for key in sorted(set(options_a) | set(options_b)) if options_a.get(key) != options_b.get(key)]
 
 
+def card_rules(c: dict) -> list[str]:
+    """A card's rules (a card of the run metadata, or a design's Card as a
+    dict), in the words of `etappe decks show`."""
+    rules = ["blocked by the limit"] if c.get("limited") else []
+    rules += [f"at most {c['cap']}"] if c.get("cap") else []
+    rules += [f"set needs {c['target']}"] if c.get("target") else []
+    rules += [f"cleared by {c['remedy']}"] if c.get("remedy") else []
+    rules += ["protects " + ", ".join(c["protects"])] if c.get("protects") else []
+    rules += ["permanent go"] if c.get("acts_as_go") else []
+    return rules + ([f"removes a laid {c['removes']}"] if c.get("removes") else [])
+
+
 def design_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
     """What differs between the two runs' designs as played (rows: item, a, b):
-    the trip and its extension, the hand size, the rule options, and each
-    card's count, role or value at this player count ("-": not in that
-    design). Runs written before their metadata held the card counts and
-    hand size show only what it held."""
+    the trip and its extension, the sides, the hand size, the rule options,
+    the scoring table, and each card's count, role or value at this player
+    count ("-": not in that design) with its rules (remedy, protection,
+    limit, cap, set target). Runs written before their metadata held the
+    card counts, rules, scoring and hand size show only what it held."""
     rows = []
 
     def differ(item, a, b):
@@ -301,18 +314,27 @@ def design_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
     differ("target (exact sum or set)", meta_a.get("target_kind"), meta_b.get("target_kind"))
     differ("trip", f"{meta_a.get('target')} {meta_a.get('unit', 'km')}", f"{meta_b.get('target')} {meta_b.get('unit', 'km')}")
     differ("extended trip (0: none)", meta_a.get("extension"), meta_b.get("extension"))
-    for key in ("hand_size", "stock_exhausted", "start_under_limit"):
+    for key in ("sides", "hand_size", "stock_exhausted", "start_under_limit"):
         differ(key.replace("_", " "), meta_a.get(key), meta_b.get(key))
     rows += option_differences(meta_a, meta_b)
-
-    def card(c, unit):  # "8 x hazard", "4 x distance 200 km"
-        if c is None:
-            return None
-        what = f"{c['role']} {c['value']} {unit}" if c.get("role") == "distance" else c.get("role", "")
-        return f"{c['count']} x {what}" if "count" in c else what
+    if "scoring" in meta_a and "scoring" in meta_b:  # runs written before the metadata held it: not known
+        score_a, score_b = meta_a["scoring"] or {}, meta_b["scoring"] or {}
+        differ("scoring table (hands to a game target)", bool(score_a), bool(score_b))
+        for key in [k for k in score_a if k in score_b]:
+            differ(f"scoring {key}", score_a[key], score_b[key])
 
     cards_a = {c["key"]: c for c in meta_a.get("cards") or []}
     cards_b = {c["key"]: c for c in meta_b.get("cards") or []}
+    # a card's rules only where both runs' metadata hold them (older runs' do not)
+    with_rules = all("remedy" in c for c in [*cards_a.values(), *cards_b.values()])
+
+    def card(c, unit):  # "8 x hazard; cleared by roll", "4 x distance 200 km; blocked by the limit; at most 2"
+        if c is None:
+            return None
+        what = f"{c['role']} {c['value']} {unit}" if c.get("role") == "distance" else c.get("role", "")
+        text = f"{c['count']} x {what}" if "count" in c else what
+        return "; ".join([text, *card_rules(c)]) if with_rules else text
+
     for key in list(cards_a) + [k for k in cards_b if k not in cards_a]:
         a, b = cards_a.get(key), cards_b.get(key)
         differ(f"card {(a or b).get('name', key)} ({key})", card(a, meta_a.get("unit", "km")),

@@ -10,6 +10,7 @@ The CLI uses exactly these functions (docs/python.md: the whole Python API).
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
@@ -77,6 +78,7 @@ class RaceRun:
     def metadata(self, games: int) -> dict:
         d = self.design
         counts = d.counts(self.players)
+        set_target = d.set_target(self.players) if d.target_kind == "set" else {}
         return {
             "game": "race",
             "design": d.name,
@@ -94,8 +96,9 @@ class RaceRun:
             "games": games,
             "version": package_version(),
             "options": self.options,
-            "cards": [{"key": c.key, "name": c.name, "role": c.role, "value": c.value, "count": counts[c.key]}
-                      for c in d.cards],
+            # each card's rules too, so that a comparison can say what a redesign changed
+            "cards": [{**asdict(c), "count": counts[c.key], "target": set_target.get(c.key, 0)} for c in d.cards],
+            "scoring": dict(d.scoring) if d.scoring is not None else None,
             "hand_size": d.hand_size,
             "target_kind": d.target_kind,
             "stock_exhausted": "reshuffle" if d.reshuffle else "play_out",

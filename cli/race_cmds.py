@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,6 +12,7 @@ import pandas as pd
 import typer
 from rich.table import Column, Table
 
+from etappe.analysis.compare import card_rules
 from etappe.analysis.race import RaceRun, replay
 from etappe.analysis.race_summary import policy_side_games
 from etappe.analysis.runio import (ChunkedRun, file_hash, holds_this_run, iter_parquet, package_version,
@@ -85,23 +87,7 @@ def decks_show(deck: DeckArg,
     table = Table("key", "name", "role", "count", "details")
     table.columns[0].no_wrap = True  # the key is what a user types
     for c in d.cards:
-        details = []
-        if c.role == "distance":
-            details.append(f"{c.value} {d.unit}")
-            if c.limited:
-                details.append("blocked by the limit")
-            if c.cap:
-                details.append(f"at most {c.cap}")
-            if c.target:
-                details.append(f"set needs {c.target}")
-        if c.remedy:
-            details.append(f"cleared by {c.remedy}")
-        if c.protects:
-            details.append("protects " + ", ".join(c.protects))
-        if c.acts_as_go:
-            details.append("permanent go")
-        if c.removes:
-            details.append(f"removes a laid {c.removes}")
+        details = ([f"{c.value} {d.unit}"] if c.role == "distance" else []) + card_rules(asdict(c))
         table.add_row(c.key, c.name, c.role, str(c.count), "; ".join(details))
     console.print(table)
     unused = d.unused_options()

@@ -346,6 +346,11 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
                       "victim_win_rate", "victim_win_low", "victim_win_high"]],
                   "Attacks (hazards, limits, setbacks): turns the victim lost, and the victim's win rate when hit "
                   "at least once (n_victims: game x side units hit at least once, in the games with a winner)")
+        if (hz["role"].astype(str).str.lower() == "limit").any():
+            # a limit stops only the distance cards it blocks, yet each turn under it is counted
+            sec.text("Turns lost (victim_turns) are the turns a victim began under the card: for a hazard, turns "
+                     "it could lay no distance; for a limit, turns it could lay only the distances the limit "
+                     "leaves open. The turns lost to hazards below, and in comparisons, count both.")
         if setback.any():
             sec.text("A setback stops nobody: it takes one laid card of the distance it names from its victim "
                      "(received: the cards taken), so it costs distance, not turns, and its turns lost are left "
@@ -379,8 +384,9 @@ def _caveat(sec: Section, metas: list[dict]) -> None:
     pols = sorted({rs.policy_label(p) for m in metas for p in (m.get("policies") or [])})
     for m in metas:
         if m.get("reconstructed"):
-            sec.text(f"{design_name(m)} is a reconstructed deck: where the sources are silent its rules are "
-                     "assumptions (see its design file), so its numbers describe that reading of the rules.")
+            # design_name marks it "(reconstructed)": the sentence need not say it again
+            sec.text(f"{design_name(m)}: where the sources are silent its rules are assumptions (see its "
+                     "design file), so its numbers describe that reading of the rules.")
     sec.text("Bots are not people. Every number here holds for these policies only: " + (", ".join(pols) or "?")
              + ". Stronger or weaker play can move win rates, game length and which cards are worth playing; "
              "card-level associations (win when played) are not effects of playing the card.")
@@ -474,7 +480,7 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     differ = design_differences(meta_a, meta_b)
     if len(differ):
         sec.table(differ.rename(columns={"a": name_a, "b": name_b}),
-                  f"What differs between the designs as played by {La.players} players (cards: count, role)")
+                  f"What differs between the designs as played by {La.players} players (cards: count, role, rules)")
     header = header_table(summary_a, meta_a).rename(columns={"value": name_a})
     header[name_b] = header_table(summary_b, meta_b)["value"]
     sec.table(header, "Everything needed to reproduce each run")
@@ -530,6 +536,9 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                  "both designs have; each design's share counts the cards of one game together (clustered by "
                  "game), and p_holm corrects for the many cards (a dead share repeats its played share's test).")
     if len(cc):
+        if "card" in cc:  # by name, as every other card table (design A's name; the key is the same in both)
+            names = dict(zip(summary_a.layout.cards, summary_a.layout.card_names))
+            cc.insert(0, "name", cc["card"].map(names))
         sec.table(cc.rename(columns={"a": name_a, "b": name_b}), "Played and dead shares (unpaired)")
     balances = (rs.card_balance(summary_a), rs.card_balance(summary_b))
     for cb, name, only in zip(balances, (name_a, name_b), (cc.attrs.get("only_a"), cc.attrs.get("only_b"))):

@@ -93,15 +93,22 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
         if rows.empty:
             sec.text(f"{METRIC_LABELS.get(key, key)}: " + "; ".join(missing) + ".")
             continue
+        # the design as written is quoted on the most games that pair; a value paired on fewer (a game
+        # without a winner or a hazard on either side drops out) names its own, so that the
+        # difference shown is that of the two numbers beside it
+        widest = rows.loc[rows["n"].idxmax()]
         parts = []
         for _, r in rows.iterrows():
             if r["n"] == 0 or (r["diff"] == 0 and r["ci_low"] == r["ci_high"]):
                 parts.append(f"{r['value']}: {_g(r['variant'])} (equal in every game)")
                 continue
             verdict = "" if r["reject"] else ", no clear change"
-            parts.append(f"{r['value']}: {_g(r['variant'])} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
+            own = (f" against {_g(r['as_written'])} as written on the same {r['n']} games"
+                   if r["n"] != widest["n"] else "")
+            parts.append(f"{r['value']}: {_g(r['variant'])}{own} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
                          f"{_g(r['ci_high'])}], Holm {p_text(r['p_holm'])}{verdict})")
-        sec.text(f"{rows['metric'].iloc[0]}: as written {_g(rows['as_written'].iloc[0])}; "
+        sec.text(f"{rows['metric'].iloc[0]}: as written {_g(widest['as_written'])}"
+                 + (f" ({widest['n']} games)" if widest["n"] != meta["games"] else "") + "; "
                  + "; ".join(parts + missing) + ".")
     shown = [k for k in HEADLINE_METRICS if k in keys and (table["key"] == k).any()]
     sec.figure(effect_chart(table, shown, sweep.path), "Paired differences from the design as written",

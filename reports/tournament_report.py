@@ -193,8 +193,16 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
             "without a winner, over all games of the pairing), with its 95 % Wilson interval. "
             "Blue: the row scored above 50 %; red: below (the intervals say which differences are decided).")
     sm.figure(skill_heatmap(h2h).figure, "Skill matrix: score of row vs column", name="skill_matrix")
-    mat = score_matrix(h2h).map(lambda v: "" if not np.isfinite(v) else f"{100 * v:.1f} %")
-    sm.table(mat.reset_index().rename(columns={"policy": "policy \\ opponent"}), "Score of row vs column")
+    # each cell with its interval, as the text above says (and as `etappe tournament` prints it)
+    score, low, high = (score_matrix(h2h, c) for c in ("score", "ci_low", "ci_high"))
+    mat = score.copy().astype(object)
+    for i in range(len(score.index)):
+        for j in range(len(score.columns)):
+            v = score.iat[i, j]
+            mat.iat[i, j] = (f"{100 * v:.1f} % [{100 * low.iat[i, j]:.1f}, {100 * high.iat[i, j]:.1f}]"
+                             if np.isfinite(v) else "")
+    sm.table(mat.reset_index().rename(columns={"policy": "policy \\ opponent"}),
+             "Score of row vs column (95 % Wilson interval)")
 
     rt = rep.section("Ratings")
     how = (f"bootstrap over game indices ({ratings.attrs.get('bootstrap')} resamples, the same indices in every pairing)"
@@ -235,5 +243,6 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
              + ", ".join(result.policies) + ". Ratings are relative to the pool (adding or removing a policy "
              "moves them), and a policy that beats the pool may lose to a human or to a policy not in it.")
     if meta.get("reconstructed"):
-        cav.text(f"{design} is a reconstructed deck: its numbers describe that reading of the rules.")
+        cav.text(f"{design_name(meta)}: where the sources are silent its rules are assumptions, so its numbers "
+                 "describe that reading of the rules.")
     return rep

@@ -1,5 +1,6 @@
 """Paired comparison of two runs on the same seeds (hand-worked differences)."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -404,12 +405,42 @@ def test_design_differences_from_the_runs_metadata():
     assert rows.loc["stock exhausted"].tolist() == ["reshuffle", "play_out"]
     assert rows.loc["start under limit"].tolist() == ["true", "false"]
     assert rows.loc["card Stap op (go)"].tolist() == ["14 x go", "-"]
-    assert rows.loc["card Stop (Feu rouge) (stop)"].tolist() == ["-", "4 x hazard"]
-    assert rows.loc["card 200 km (km200)"].tolist() == ["-", "4 x distance 200 km"]
+    # with each card's rules (rules page: Stop cleared by Roll; 200s blocked by Speed Limit, two at most)
+    assert rows.loc["card Stop (Feu rouge) (stop)"].tolist() == ["-", "4 x hazard; cleared by roll"]
+    assert rows.loc["card 200 km (km200)"].tolist() == ["-", "4 x distance 200 km; blocked by the limit; at most 2"]
     assert not any(item.startswith("option") for item in rows.index)  # the same options
     # a redesign: only what was changed is listed
     eight = dict(mb, cards=[dict(c, count=7) if c["key"] == "stop" else c for c in mb["cards"]],
                  options=dict(mb["options"], roll_after_safety=False))
     assert design_differences(eight, mb).values.tolist() == [
-        ["option roll_after_safety", "false", "true"], ["card Stop (Feu rouge) (stop)", "7 x hazard", "4 x hazard"]]
+        ["option roll_after_safety", "false", "true"],
+        ["card Stop (Feu rouge) (stop)", "7 x hazard; cleared by roll", "4 x hazard; cleared by roll"]]
     assert design_differences(mb, mb).empty
+
+
+def test_design_differences_name_scoring_and_card_rules():
+    # a redesign that changes only the scoring or a card's rules must still say what it changed
+    # (rules page: Mille Bornes plays hands to 5000, at most two 200s per side)
+    from etappe.analysis.race import RaceRun
+    from etappe.kernels.race_design import design_variant, load_design
+
+    mb = load_design("millebornes")
+    meta = RaceRun(mb, 2, ["greedy"], seed=1).metadata(10)
+    shorter = RaceRun(design_variant(mb, "scoring.game_target", 3000), 2, ["greedy"], seed=1).metadata(10)
+    assert design_differences(shorter, meta).values.tolist() == [["scoring game_target", "3000", "5000"]]
+    three = RaceRun(design_variant(mb, "cards.km200.cap", 3), 2, ["greedy"], seed=1).metadata(10)
+    assert design_differences(three, meta).values.tolist() == [
+        ["card 200 km (km200)", "4 x distance 200 km; blocked by the limit; at most 3",
+         "4 x distance 200 km; blocked by the limit; at most 2"]]
+    # rules page: Stap op in clubjes (teams) against individual play, 4 players: 2 sides against 4
+    clubjes = RaceRun(load_design(str(Path(__file__).parent / "designs" / "stapop_clubjes.toml")), 4, ["greedy"],
+                      seed=1).metadata(10)
+    four = RaceRun(load_design("stapop"), 4, ["greedy"], seed=1).metadata(10)
+    assert design_differences(clubjes, four).values.tolist() == [["sides", "2", "4"]]
+    stapop = RaceRun(load_design("stapop"), 2, ["greedy"], seed=1).metadata(10)
+    rows = design_differences(stapop, meta).set_index("item")
+    assert rows.loc["scoring table (hands to a game target)"].tolist() == ["false", "true"]
+    # metadata of runs written before it held the scoring and card rules: nothing claimed
+    old = {k: v for k, v in shorter.items() if k != "scoring"}
+    old["cards"] = [{k: c[k] for k in ("key", "name", "role", "value", "count")} for c in shorter["cards"]]
+    assert design_differences(old, meta).empty

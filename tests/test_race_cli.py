@@ -891,3 +891,52 @@ def test_a_run_without_any_winner_prints_no_nan(tmp_path):
     assert run("report", out, "--out", tmp_path / "rep").exit_code == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "No game had a winner" in md and "nan" not in md.lower()
+
+
+def test_tournament_report_matrix_cells_carry_their_intervals(tmp_path):
+    # the report says each cell of the skill matrix has its 95 % Wilson interval (docs/tournaments.md):
+    # the Markdown table must show it, around the score, and s(i, j) + s(j, i) = 1
+    out = tmp_path / "tour"
+    result = run("tournament", "stapop", "--policies", "random,greedy", "--players", 2, "--games", 40,
+                 "--seed", 1, "--bootstrap", 0, "--out", out)
+    assert result.exit_code == 0, result.output
+    text = (out / "report.md").read_text()
+    table = text.split("**Score of row vs column (95 % Wilson interval)**")[1].split("\n\n")[1]
+    cells = {}
+    for line in table.splitlines()[2:]:
+        policy, *row = [c.strip() for c in line.strip("|").split("|")]
+        cells[policy] = row
+    scores = {}
+    for policy, j in (("random", 1), ("greedy", 0)):
+        m = re.fullmatch(r"([\d.]+) % \[([\d.]+), ([\d.]+)\]", cells[policy][j])
+        assert m, cells[policy][j]
+        score, low, high = map(float, m.groups())
+        assert low <= score <= high
+        scores[policy] = score
+    assert scores["random"] + scores["greedy"] == pytest.approx(100.0, abs=0.11)
+
+
+def test_sweep_glance_quotes_the_as_written_number_each_difference_is_from(tmp_path):
+    # docs/designs.md: each value is compared with the design as written game by game; a game that
+    # measures nothing on one side (no winner: "won by the side least hit by hazards") pairs with
+    # nothing, so each value's difference must be that of the two numbers the line gives for it
+    out = tmp_path / "sweep"
+    result = run("sweep", "millebornes", "--set", "cards.stop.count=2,8", "--players", 2, "--games", 300,
+                 "--seed", 1, "--out", out)
+    assert result.exit_code == 0, result.output
+    glance = (out / "report.md").read_text().split("## At a glance")[1].split("![")[0]
+    number = r"([-+]?[\d.]+(?:e-?\d+)?)"
+    checked = 0
+    for line in glance.splitlines():
+        head = re.match(rf"[^:]+: as written {number}", line)
+        if not head:
+            continue
+        for part in line.split("; ")[1:]:
+            m = re.match(rf"\S+: {number}(?: against {number} as written on the same \d+ games)? \({number} \[", part)
+            if not m:
+                continue
+            variant, own, diff = m.groups()
+            written = float(own if own is not None else head.group(1))
+            assert float(variant) - written == pytest.approx(float(diff), abs=0.002 * max(abs(written), 1e-3)), part
+            checked += 1
+    assert checked >= 6

@@ -168,6 +168,13 @@ def test_a_reconstructed_design_is_marked_once():
     assert design_name(touring) == "Touring (reconstructed)"
     assert design_name({"design_title": "My deck", "reconstructed": True}) == "My deck (reconstructed)"
     assert comparison_names({"design_title": "Stap op"}, touring) == ("Stap op", "Touring (reconstructed)")
+    # and so does the caveat's sentence, which said "Touring (reconstructed) is a reconstructed deck"
+    from etappe.reports.document import Report
+    from etappe.reports.race_report import _caveat
+
+    report = Report("caveat")
+    _caveat(report.section("Caveat"), [touring])
+    assert report.to_markdown().lower().count("reconstruct") == 1
 
 
 def test_comparison_names_show_only_the_options_both_designs_take_and_set_differently():
@@ -377,6 +384,8 @@ def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
     md = (tmp_path / "opt" / "report.md").read_text()
     assert "Stap op (overshoot=forbid) vs Stap op (overshoot=disqualify)" in md
     assert "unpaired, clustered by game" in md and "| card | rate |" in md  # same deck: card by card
+    # by name too, as every other card table (designs.md: "reports show cards by name"; rules page: Stap op)
+    assert "| Stap op | go | played share |" in md
     # games of one hand: the hand's first player is the game's, and its rows are not repeated
     assert "side playing first in the hand" not in md and "first player's distance from the fair share" in md
     assert "winner's largest deficit | distance" in md  # same scale: km

@@ -206,6 +206,10 @@ def test_a_comparison_gives_the_numbers_of_the_cards_only_one_design_has(tmp_pat
     header = [c.strip() for c in _rows(table, "name")[0].strip("|").split("|")]
     assert {"played_share", "win_lift", "coups"} <= set(header)
     assert "**Cards only in Stap op**" not in md  # nothing is only in Stap op
+    # what differs names what each new safety protects from, not only "1 x safety"
+    differs = md[md.index("**What differs"):md.index("**Everything needed")]
+    assert "| card Spoorpas (level_pass) | 1 x safety; protects crossing | - |" in differs
+    assert "| card Wielrennersbenen (racing_legs) | 1 x safety; protects headwind | - |" in differs
 
 
 # ---- play -------------------------------------------------------------------------
