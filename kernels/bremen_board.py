@@ -160,8 +160,13 @@ def _build(data: dict, where: str, digest: str) -> Board:
     for colour, name in sorted(starts.items()):
         # animals never enter foreign start fields or pass through the house
         seen = _bfs(neighbours, index[name], lambda j: kind[j] < K_START and j != house)
-        if not any(house in neighbours[j] for j in seen if j != house):
+        entries = [j for j in seen if house in neighbours[j]]
+        if not entries:
             fail(f"house unreachable from the start field of colour {colour}", name)
+        if all(kind[j] == K_BRIDGE for j in entries):
+            # only a full pyramid enters the house, and a carrying animal never enters a bridge
+            fail(f"house reachable from the start field of colour {colour} only from a bridge, which a full "
+                 "pyramid never enters: nobody could storm it", name)
 
     adj = np.full((len(names), MAX_DEGREE), -1, np.int64)
     for i, ns in enumerate(neighbours):

@@ -62,8 +62,11 @@ def caveat_text(policies, reconstruction: bool = True) -> str:
 
 def build_report(df: pd.DataFrame | A.RunSummary, title: str | None = None, on_section=None) -> Report:
     """The balance report of a run, from its record table or its
-    RunSummary; `on_section(title)` is told each section as it is begun."""
+    RunSummary; `on_section(title)` is told each section as it is begun.
+    A run of no games is refused (ValueError)."""
     df = df if isinstance(df, A.RunSummary) else A.summarize(df)
+    if df.games == 0:  # simulate(games=0) gives an empty table: no number to show
+        raise ValueError("a run of no games has nothing to report")
     a = df.attrs
     report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {df.games} games", on_section=on_section)
     _header(report, df)

@@ -74,6 +74,22 @@ def _write(tmp_path, text):
     (lambda t: t.replace('["r21", "m14"]', '["r21", "m99"]'), "m99", "unknown field"),
     (lambda t: t.replace("reconstruction = true", "reconstruction = true\nfoo = 1"), None, "unknown [board] key"),
     (lambda t: t + "\n[robber]\nstart = 3\n", None, "unknown table"),
+    (lambda t: t.replace("[fields]", "[fields"), None, "not valid TOML"),
+    (lambda t: t.replace('r05 = "road"', 'r05 = "start:4"'), "r05", "start colour must be 0..3"),
+    (lambda t: t.replace('r05 = "road"', 'r05 = "start:1"'), "r06",
+     "second start field of colour 1 (first: 'r05')"),
+    (lambda t: t.replace('r05 = "road"', 'r05 = "house"'), None, "exactly one house needed, found 2"),
+    (lambda t: t.replace('house = "house"', 'house = "forest"'), None, "exactly one house needed, found 0"),
+    (lambda t: t.replace("chains = [", 'chains = [["r04", "r05", "r05"],'), "r05", "linked to itself"),
+    (lambda t: t.replace('house = "house"', 'house = "house"\nz = "road"'), "z", "not linked to anything"),
+    (lambda t: t.replace('house = "house"', 'house = "house"\n' + "".join(f'z{k} = "road"\n' for k in range(7)))
+     .replace("chains = [", "chains = [" + "".join(f'["r05", "z{k}"],' for k in range(7))),
+     "r05", "9 links, at most 8"),
+    (lambda t: t.replace('i01 = "forest"', 'i01 = "road"').replace('i03 = "forest"', 'i03 = "road"')
+     .replace('i05 = "forest"', 'i05 = "road"').replace('i07 = "forest"', 'i07 = "road"'),
+     "house", "the house has no forest neighbour"),
+    (lambda t: t.replace("[links]", "".join(f'z{k} = "road"\n' for k in range(65_535)) + "[links]"), None,
+     "65586 fields, at most 65535"),
 ])
 def test_board_errors_name_file_field_and_problem(tmp_path, edit, field, problem):
     path = _write(tmp_path, edit(ring_board()))
@@ -93,6 +109,23 @@ def test_unreachable_house_is_an_error(tmp_path):
     text = text.replace('b0 = "bridge"\n', "").replace('b2 = "bridge"\n', "")
     with pytest.raises(BoardError, match="house unreachable from the start field of colour 0"):
         load_board(_write(tmp_path, text))
+
+
+def test_a_house_entered_only_from_bridges_is_an_error(tmp_path):
+    # Only a full pyramid may enter the house, and an animal carrying others
+    # never enters a bridge: the house's only neighbours here are the bridge
+    # b and the forest f behind the house (the robber's way out), so no
+    # pyramid could ever storm it, nor chase the robber (it never leaves
+    # h, b and f, and f is reached only through the house).
+    text = ('[fields]\ns0 = "start:0"\ns1 = "start:1"\ns2 = "start:2"\ns3 = "start:3"\n'
+            'r1 = "road"\nr2 = "road"\nr3 = "road"\nr4 = "road"\nb = "bridge"\nh = "house"\nf = "forest"\n'
+            '[links]\nchains = [["r1", "r2", "r3", "r4", "r1"], ["s0", "r1"], ["s1", "r2"], ["s2", "r3"], '
+            '["s3", "r4"], ["r1", "b", "h", "f"]]\n')
+    with pytest.raises(BoardError, match="field 's0': house reachable from the start field of colour 0 only "
+                                         "from a bridge"):
+        load_board(_write(tmp_path, text))
+    # a road field next to the house as well: a pyramid built there storms it
+    load_board(_write(tmp_path, text.replace('["r1", "b", "h", "f"]', '["r1", "b", "h", "f"], ["r3", "h"]')))
 
 
 # --- moving: exact length, any direction, jumping, forbidden fields ----------------

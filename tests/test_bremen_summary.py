@@ -67,6 +67,14 @@ def test_a_summary_of_no_games_has_no_rates():
     assert (s.conclusions()["verdict"] == "n/a").all()
 
 
+def test_a_report_of_no_games_is_refused_with_a_reason():
+    # docs/bremen.md (Report): simulate(games=0) gives an empty record table, which has nothing to report;
+    # its report stopped on a division by zero in the Length figure
+    empty = A.simulate(players=3, games=0, seed=1)
+    with pytest.raises(ValueError, match="a run of no games has nothing to report"):
+        build_report(empty)
+
+
 def _in_chunks(df: pd.DataFrame, sizes) -> A.RunSummary:
     """Summaries of uneven chunks, out of order, merged and added."""
     cuts = np.cumsum(sizes)[:-1]
