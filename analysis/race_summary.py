@@ -372,8 +372,11 @@ def summarize(frame: pd.DataFrame, meta: dict | None = None) -> RaceSummary:
     """Summary of a table of complete games (every hand of each game present).
 
     `meta` defaults to ``frame.attrs``. Use `RaceSummarizer` (or
-    `summarize_chunks`) when chunks may cut a game in two.
+    `summarize_chunks`) when chunks may cut a game in two. A table of no
+    games (simulate(games=0)) is refused: ValueError.
     """
+    if frame.empty:  # no game: no rate, length or card share to give
+        raise ValueError("a run of no games has nothing to summarize or report")
     meta = meta if meta is not None else dict(frame.attrs)
     L = layout_from(meta, list(frame.columns))
     return _summarize(_sorted(frame), L)

@@ -454,3 +454,13 @@ def test_headline_says_why_a_metric_has_no_interval_or_test():
     assert len(same) == 4 and all("equal in every one of the 20 paired games" in ev for ev in same), same
     one = headline(1, "millebornes")
     assert any("one paired game only, so no interval and no test" in ev for ev in one), one
+
+
+def test_a_run_of_no_games_is_refused_with_a_reason():
+    # docs/python.md: simulate(games=0) gives an empty table; summarizing it for a report crashed
+    from etappe.analysis.race import simulate
+    from etappe.analysis.race_summary import summarize
+
+    empty = simulate("stapop", players=2, games=0, seed=1)
+    with pytest.raises(ValueError, match="a run of no games has nothing to summarize or report"):
+        summarize(empty)
