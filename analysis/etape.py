@@ -27,8 +27,8 @@ from etappe.kernels import etape as K
 from etappe.kernels.options import option_value, policy_parameters
 
 __all__ = [
-    "simulate", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names", "check_players",
-    "win_shares", "win_rates", "seat_uniformity", "RunSummary", "summarize", "PARTS", "profile_stats",
+    "simulate", "seat_policies", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names",
+    "check_players", "win_shares", "win_rates", "seat_uniformity", "RunSummary", "summarize", "PARTS", "profile_stats",
     "profile_by_policy", "joker_holders", "joker_usage", "joker_stage_effect", "side_classifications", "anomalies",
     "race_turns", "length_table", "race_tension", "paired_metrics", "tension_table", "leader_holds", "progress_table",
     "head_to_head", "card_values", "OPTIONS", "POLICIES", "PLAYERS", "PAIRED_METRICS",
@@ -63,6 +63,8 @@ OPTIONS = {
     "balai_last_bonus": (K.O_BALAI_LAST, 60),
     "balai_second_bonus": (K.O_BALAI_SECOND, 30),
 }
+# Options that rule the Crevaison joker: they mean nothing in a game without it.
+CREVAISON_OPTIONS = ("crevaison_stack", "crevaison_anytime", "crevaison_carry", "self_crevaison_in_balai")
 _CHOICES = {"mode": ("sprint", "endurance"), "column_step": ("one", "free"),
             "extreme_start": ("in_play", "dealt"), "seat_order": ("from_picker", "from_seat_0"),
             "gc_tie": ("shared", "stage_places")}
@@ -148,6 +150,13 @@ def resolve_options(options: dict | None) -> dict:
     for name, (lowest, highest) in OPTION_RANGES.items():
         if not lowest <= full[name] <= highest:
             raise ValueError(f"etape rule option {name} must be {lowest} to {highest}, not {full[name]}")
+    for name in ("jokers", "withhold_jokers"):
+        try:
+            mask = _jokers_mask(full[name])
+        except ValueError as problem:
+            raise ValueError(f"etape rule option {name}: {problem}") from None
+        # one spelling per set of jokers (the run's identity): the order written and repeats change nothing
+        full[name] = ",".join(joker for k, joker in enumerate(K.JOKER_NAMES) if mask >> k & 1)
     # Options that mean nothing without another are refused, not ignored.
     if full["mode"] == "sprint" and full["endurance_stages"] != OPTIONS["endurance_stages"][1]:
         raise ValueError(f"endurance_stages={full['endurance_stages']} applies to mode=endurance only "
@@ -156,6 +165,12 @@ def resolve_options(options: dict | None) -> dict:
         raise ValueError("withhold_seat and withhold_jokers go together: give both (e.g. withhold_seat=0, "
                          f"withhold_jokers=vitamine), not withhold_seat={full['withhold_seat']} with "
                          f"withhold_jokers={full['withhold_jokers']!r}")
+    if not _jokers_mask(full["jokers"]) & K.J_CREVAISON:
+        changed = [f"{name}={str(full[name]).lower()}" for name in CREVAISON_OPTIONS
+                   if full[name] != OPTIONS[name][1]]
+        if changed:
+            raise ValueError(f"{', '.join(changed)} rule{'s' if len(changed) == 1 else ''} the Crevaison joker, "
+                             f"which is not in the game (jokers={full['jokers']!r}); add crevaison to jokers")
     return full
 
 
@@ -184,8 +199,15 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     row = np.zeros(K.N_PARAMS, np.float64)
     for key, value in params.items():
         row[_PARAM_INDEX[key]] = value
-    canonical = name + ":" + ",".join(f"{k}={v:g}" for k, v in params.items())
+    canonical = name + ":" + ",".join(f"{k}={_number_text(v)}" for k, v in params.items())
     return pid, row, canonical
+
+
+def _number_text(value: float) -> str:
+    """A parameter as a canonical spec writes it: short ('1', '0.25'), and exact,
+    so that the spec a run records plays it again (6 digits would make 1.4142135 '1.41421')."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(value)
 
 
 def compact_spec(spec: str) -> str:
@@ -238,6 +260,19 @@ def _frames(race_out, stage_out, n, first_race, n_stages):
     return races_df, stages_df
 
 
+def seat_policies(policies, n: int) -> list[str]:
+    """One policy spec per seat slot from one spec (a string or a list of one) for every slot,
+    one per slot, or a list that repeats around the table (A, B at 4 seats: A, B, A, B);
+    default "heuristic"."""
+    if isinstance(policies, str):  # one spec for every slot, not a sequence of one-letter names
+        policies = [policies]
+    policies = list(policies or ["heuristic"])
+    if n % len(policies):
+        raise ValueError(f"{len(policies)} policies for {n} players: give one per seat slot, or a list that "
+                         f"repeats around the table (1 or a divisor of {n})")
+    return policies * (n // len(policies))
+
+
 def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = None,
              seed: int = 0, options: dict | None = None, threads: int | None = None,
              progress: Callable[[int, int], None] | None = None, first_race: int = 0,
@@ -252,7 +287,7 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
         A, B, A, B), e.g. ["heuristic", "random", "blocker:block=5"]
         (`etappe policies etape`); default "heuristic". With rotate_seats
         (default) slot k plays seat (k - race) mod players.
-    seed: root seed (>= 0).
+    seed: root seed (0 to 2**63 - 1, as the command line's --seed).
     options: rule options, {name: value} (OPTIONS; docs/etape.md).
     threads: Numba threads for this call (default: all cores).
     progress: progress(done, total) is called per chunk.
@@ -268,15 +303,13 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
     parameter or rule option, a bad value.
     """
     n = check_players(players)
-    if isinstance(policies, str):  # one spec for every slot, not a sequence of one-letter names
-        policies = [policies]
-    policies = list(policies or ["heuristic"])
-    if n % len(policies):
-        raise ValueError(f"{len(policies)} policies for {n} players: give one per seat slot, or a list that "
-                         f"repeats around the table (1 or a divisor of {n})")
-    policies = policies * (n // len(policies))
-    if races < 0 or seed < 0:
-        raise ValueError(f"races and seed must be >= 0, not races={races}, seed={seed}")
+    policies = seat_policies(policies, n)
+    if races < 0 or seed < 0 or first_race < 0:
+        raise ValueError(f"races, seed and first_race must be >= 0, not races={races}, seed={seed}, "
+                         f"first_race={first_race}")
+    if seed >= 2**63 or first_race + races > 2**63:  # the kernel's keys are 64-bit signed integers
+        raise ValueError(f"seed and race numbers must be below 2**63, not seed={seed}, "
+                         f"races {first_race} to {first_race + races - 1}")
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"options must be a dict of rule option name: value, e.g. {{'mode': 'endurance'}}, "
                         f"not {type(options).__name__}")
@@ -286,7 +319,8 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
     full = resolve_options(options)
     opts = option_vector(full)
     if not -1 <= opts[K.O_WITHHOLD_SEAT] < n:
-        raise ValueError(f"withhold_seat must be -1 or a seat 0-{n - 1}")
+        raise ValueError(f"etape rule option withhold_seat must be -1 or a seat 0-{n - 1} ({n} players), "
+                         f"not {opts[K.O_WITHHOLD_SEAT]}")
     n_stages = int(K.stages_per_race(n, opts))
     race_out = np.zeros((races, K.RACE_COLS), np.int64)
     stage_out = np.zeros((races * n_stages, K.STAGE_COLS), np.int64)

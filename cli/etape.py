@@ -79,16 +79,15 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     a time, and load_run reads them back; analysis.etape.simulate returns
     records in memory.
 
-    policies: one spec per seat slot or one for all (see docs/etape.md), e.g.
+    policies: one spec per seat slot, one for all, or a list that repeats
+    around the table (E.seat_policies; see docs/etape.md), e.g.
     ["heuristic", "random", "blocker:block=5", "high"]; options: rule options
     by name (unknown names are refused). The progress bar moves every
     `first_batch` races, then about every BATCH_SECONDS (the records do not
     depend on it); wall_seconds excludes compiling or loading the kernel."""
     E.check_players(players)
     full = E.resolve_options(options)
-    policies = list(policies or ["heuristic"])
-    if len(policies) == 1:
-        policies = policies * players
+    policies = E.seat_policies(policies, players)
     canonical = [E.parse_policy(p)[2] for p in policies]
     identity = {"game": E.GAME, "players": players, "races": races, "seed": seed,
                 "policies": canonical, "options": full, "version": package_version()}

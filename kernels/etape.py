@@ -372,11 +372,13 @@ def card_score(st, opts, seat, card, prm):
 def choose_card(st, opts, seat, legal, pid, prm, key):
     if pid == POL_RANDOM:
         return random_card(legal, key)
-    best, best_card = -1e18, -1
+    best, best_card = 0.0, -1
     for c in range(48):
         if (legal >> c) & 1:
             score = card_score(st, opts, seat, c, prm)
-            if score > best:
+            # The first legal card stands until one scores higher: huge weights can make every
+            # score -inf or nan (inf - inf), and a card must still be laid.
+            if best_card < 0 or score > best:
                 best, best_card = score, c
     return best_card, key
 
@@ -426,7 +428,7 @@ def choose_profile(st, opts, seat, pid, prm, key):
     # cards (columns are empty at the pick; depth is measured from the start).
     hand = st[S_HAND + seat]
     unseen = in_play(st) & ~hand
-    best, best_p = -1e18, -1
+    best, best_p = 0.0, -1
     for p in range(5):
         if not (left >> p) & 1:
             continue
@@ -438,7 +440,7 @@ def choose_profile(st, opts, seat, pid, prm, key):
             adv = mean_depth(st, opts, unseen) - mean_depth(st, opts, hand)
             if p == BALAI:
                 adv = -prm[P_BALAI_W] * adv  # a slow hand lasts longest
-        if adv > best:
+        if best_p < 0 or adv > best:  # as choose_card: a huge balai_w can make the only profile left -inf
             best, best_p = adv, p
     return best_p, key
 

@@ -763,3 +763,18 @@ def test_progress_table_equals_mean_curves_of_the_long_table(run):
                     for s in range(4)], ignore_index=True)
                 pd.testing.assert_frame_equal(E.progress_table(table, by, value),
                                               mean_curves(long, "after_stage", cluster="race"), check_exact=True)
+
+
+def test_simulate_command_takes_a_policy_list_that_repeats_around_the_table(tmp_path, capsys):
+    # As simulate (docs/etape.md, Use): A, B at 4 seats plays A, B, A, B, and the run
+    # records a policy per seat slot, so its summary and report read every slot.
+    out = tmp_path / "run.parquet"
+    summary, meta = C.simulate_command(4, 6, ["heuristic", "random"], 5, out, {})
+    assert meta["policies"] == [E.parse_policy(p)[2] for p in ["heuristic", "random"] * 2]
+    C.print_summary(summary)
+    assert "race wins per policy" in capsys.readouterr().out
+    races, _ = C.load_run(out)
+    pd.testing.assert_frame_equal(races, E.simulate(4, 6, ["heuristic", "random"] * 2, 5)[0])
+    with pytest.raises(ValueError, match="3 policies for 4 players"):
+        C.simulate_command(4, 6, ["heuristic", "random", "high"], 5, tmp_path / "other.parquet", {})
+    assert not list(tmp_path.glob("other*"))

@@ -802,6 +802,30 @@ def test_option_jokers_sets_the_jokers_dealt(jokers, dealt):
         assert (per_race == (1 if dealt & bit_ else 0)).all(), f
 
 
+def test_huge_heuristic_weights_still_lay_a_legal_card():
+    # docs/etape.md, Policies: a weight is any number >= 0 (inf and nan refused), and
+    # "must play": a player who can lay must lay. At value=1e308, block=1e308 every 6
+    # of an empty Plaine scores inf (30 s x 1e308) - inf (two cards opened x 1e308).
+    hand = [card(RED, 6), card(BLUE, 6), card(GREEN, 9), card(YELLOW, 3)]
+    st, opts = position(4, K.PLAINE, [hand])
+    legal_cards = st[K.S_HAND] & K.legal_mask(st, opts)
+    _, prm = policies(4, "heuristic:value=1e308,block=1e308")
+    got, _ = K.choose_card(st, opts, 0, legal_cards, K.POL_HEURISTIC, prm[0], np.uint64(1))
+    assert got in (card(RED, 6), card(BLUE, 6))
+
+
+def test_huge_balai_weight_still_picks_the_last_stage_card():
+    # Endurance with 5 stages each: the last pick is the one stage card left. A hand of
+    # 6s fits Voiture balai badly, and balai_w=1e20 (any number >= 0) scores it -1e20 x
+    # its fit; it is still the profile picked.
+    n = 4
+    st, opts = position(n, K.BALAI, [[card(c, 6) for c in range(4)] + [card(RED, 7), card(BLUE, 5)]])
+    st[K.S_STAGECARDS] = 1 << K.BALAI
+    K.start_stage(st, opts, -1, 0)
+    _, prm = policies(n, "heuristic:balai_w=1e20")
+    assert K.choose_profile(st, opts, 0, K.POL_HEURISTIC, prm[0], np.uint64(1))[0] == K.BALAI
+
+
 # ------------------------------------------------------------ look-ahead
 def lookahead(st, opts, seat, spec, key):
     """The look-ahead's first card for `seat` on turn (no jokers declared)."""

@@ -441,6 +441,11 @@ def test_policy_parameters_at_the_ends_of_their_ranges_are_taken():
     ({"withhold_seat": 1}, "withhold_seat and withhold_jokers go together"),
     ({"endurance_stages": 3}, "endurance_stages=3 applies to mode=endurance only"),
     ({"mode": "sprint", "endurance_stages": 1}, "endurance_stages=1 applies to mode=endurance only"),
+    # the Crevaison options rule a joker: without it in the game (option jokers) they change nothing
+    ({"jokers": "vitamine,braquet", "crevaison_stack": False},
+     "crevaison_stack=false rules the Crevaison joker, which is not in the game"),
+    ({"jokers": "", "crevaison_anytime": "false", "self_crevaison_in_balai": False},
+     "crevaison_anytime=false, self_crevaison_in_balai=false rule the Crevaison joker"),
 ])
 def test_options_that_mean_nothing_alone_are_refused(options, message):
     with pytest.raises(ValueError, match=message):
@@ -451,6 +456,8 @@ def test_options_that_go_together_are_taken_together():
     full = E.resolve_options({"withhold_seat": 1, "withhold_jokers": "braquet"})
     assert (full["withhold_seat"], full["withhold_jokers"]) == (1, "braquet")
     assert E.resolve_options({"mode": "endurance", "endurance_stages": 3})["endurance_stages"] == 3
+    assert E.resolve_options({"jokers": "crevaison", "crevaison_carry": False})["crevaison_carry"] is False
+    assert E.resolve_options({"jokers": "", "crevaison_carry": True})["crevaison_carry"] is True  # the default
     # A full option set (defaults filled in, as runs store them) is taken back as it is.
     assert E.resolve_options(E.resolve_options({})) == E.resolve_options({})
 
@@ -503,3 +510,59 @@ def test_out_of_range_whole_number_options_are_refused_by_name():
         assert message in " ".join(result.stderr.split()) and "Traceback" not in result.output
     with pytest.raises(ValueError, match="withhold_seat must be -1 to 5, not 99999999999999999999"):
         E.resolve_options({"withhold_seat": "99999999999999999999", "withhold_jokers": "vitamine"})
+
+
+def test_bad_joker_names_are_refused_naming_the_option():
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    # docs/etape.md: a bad option value is refused with the option named; a joker list
+    # may be jokers or withhold_jokers, so the message says which.
+    for options, message in ((["jokers=Crevaison"], "etape rule option jokers: unknown joker 'Crevaison'"),
+                             (["withhold_seat=0", "withhold_jokers=all"],
+                              "etape rule option withhold_jokers: unknown joker 'all'"),
+                             (["withhold_seat=4", "withhold_jokers=vitamine"],
+                              "withhold_seat must be -1 or a seat 0-3 (4 players), not 4")):
+        args = ["simulate", "etape", "--players", "4", "--games", "1"]
+        for option in options:
+            args += ["--option", option]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert message in " ".join(result.stderr.split()) and "Traceback" not in result.output
+
+
+def test_a_set_of_jokers_is_one_option_value_however_written():
+    # The jokers of a game are a set: the order written and repeats change nothing, so a
+    # run records one spelling and two variants that differ only in it are the same.
+    assert E.resolve_options({"jokers": "braquet, vitamine,braquet"})["jokers"] == "vitamine,braquet"
+    assert E.resolve_options({"withhold_seat": 0, "withhold_jokers": "braquet,crevaison"})["withhold_jokers"] == (
+        "crevaison,braquet")
+    from etappe.analysis.variants import compare_variants
+
+    with pytest.raises(ValueError, match="the two variants are the same"):
+        compare_variants("etape", 4, 2, ["heuristic"], 1, {"jokers": "crevaison,vitamine"},
+                         {"jokers": "vitamine,crevaison"})
+
+
+def test_the_policies_a_run_records_play_it_again():
+    # docs/etape.md, Records: df.attrs holds the canonical specs with every parameter,
+    # everything needed to replay a race; a parameter of 8 digits is recorded as given.
+    policies = ["heuristic:value=1.4142135", "random:joker_p=0.123456789"]
+    races, stages = E.simulate(players=4, races=30, policies=policies, seed=3)
+    assert races.attrs["policies"][0].startswith("heuristic:value=1.4142135,")
+    again = E.simulate(players=4, races=30, policies=races.attrs["policies"], seed=3, options=races.attrs["options"])
+    pd.testing.assert_frame_equal(again[0], races)
+    pd.testing.assert_frame_equal(again[1], stages)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"seed": 2**63}, "seed and race numbers must be below 2\\*\\*63, not seed=9223372036854775808"),
+    ({"first_race": 2**63 - 1, "races": 2}, "races 9223372036854775807 to 9223372036854775808"),
+    ({"first_race": -1}, "races, seed and first_race must be >= 0"),
+])
+def test_seeds_and_race_numbers_out_of_range_are_value_errors(kwargs, message):
+    # docs/python.md: mistakes raise a ValueError with the message; a race's keys are
+    # 64-bit (the command line's --seed is at most 2**63 - 1), and races are numbered from 0.
+    with pytest.raises(ValueError, match=message):
+        E.simulate(**{"players": 4, "races": 1, **kwargs})
