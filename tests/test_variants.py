@@ -136,6 +136,15 @@ def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
     assert lines(tmp_path / "c" / "report.md") == lines(tmp_path / "r" / "report.md")
 
 
+def test_a_comparison_of_one_race_says_it_has_no_interval(tmp_path):
+    # One pair of races has no spread: Student's t has no degrees of freedom. The table printed
+    # "+170 [nan, nan]"; the headline already said "One pair only, so no interval and no test".
+    result = run("compare", "etape", "--option-b", "mode=endurance", "--games", 1, "--out", tmp_path / "c")
+    assert result.exit_code == 0, result.stderr
+    md = (tmp_path / "c" / "report.md").read_text()
+    assert "nan" not in md and "(one pair: no interval)" in md
+
+
 @pytest.mark.parametrize("args, message", [
     (("compare", "bremen", "--option-b", "harder=false"), "the two variants are the same"),
     (("compare", "bremen"), "give --option-b or --board-b"),
