@@ -207,8 +207,10 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
     cli.etape.summarize_run reads a run file a chunk at a time into one);
     `joker_values` from analysis.etape.joker_value (paired runs) adds the
     causal joker values when given. `on_section(title)` is told each section
-    as it is begun."""
+    as it is begun. A run of no races is refused (ValueError)."""
     s = races_df if isinstance(races_df, E.RunSummary) else E.summarize(races_df, stages_df)
+    if s.races == 0:  # simulate(races=0) gives empty tables: no number to show
+        raise ValueError("a run of no races has nothing to report")
     meta = s.attrs
     n = s.players
     rep = Report("Tape l'étape: balance report", on_section=on_section)

@@ -778,3 +778,10 @@ def test_simulate_command_takes_a_policy_list_that_repeats_around_the_table(tmp_
     with pytest.raises(ValueError, match="3 policies for 4 players"):
         C.simulate_command(4, 6, ["heuristic", "random", "high"], 5, tmp_path / "other.parquet", {})
     assert not list(tmp_path.glob("other*"))
+
+
+def test_a_report_of_no_races_is_refused_with_a_reason():
+    # simulate(races=0) gives empty tables (docs/python.md); the report divided by zero
+    races, stages = E.simulate(players=4, races=0, seed=1)
+    with pytest.raises(ValueError, match="a run of no races has nothing to report"):
+        build_report(races, stages)
