@@ -26,6 +26,7 @@ from etappe.reports.etape import build_report  # noqa: E402
 from etappe.reports.variant_report import build_variant_report  # noqa: E402
 
 from test_etape_sim import PROFILES, VALUES, bits, side_points, stage_places  # noqa: E402
+from test_generated_designs import no_number_missing  # noqa: E402
 
 JOKERS = ("crevaison", "vitamine", "braquet")
 JOKER_FIELDS = {"crevaison": "crev", "vitamine": "vita", "braquet": "braq"}
@@ -284,12 +285,6 @@ def check_run(races, stages, players, policies, options):
         assert race["winner"] == (ranks.index(1) if ranks.count(1) == 1 else -1)
         assert race["capped_stages"] == sum(r["capped"] for r in rows)
         assert race["blocked_stages"] == sum(r["blocked"] for r in rows)
-
-
-def no_number_missing(md: str) -> None:
-    """A report says a number or says why there is none: never nan or inf."""
-    for line in md.splitlines():
-        assert not re.search(r"\b(nan|NaN|inf)\b", line), line
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
