@@ -32,6 +32,7 @@ from etappe.analysis.tournament import TournamentResult, bradley_terry, head_to_
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
+from etappe.reports.race_report import design_name
 
 from .common import console, fail, kept_in, parse_options, progress_bar, resumed_text, split_policies
 
@@ -138,6 +139,10 @@ def print_sequential(res: SequentialResult, title: str) -> None:
     console.print(table)
 
 
+def _title(design) -> str:
+    return design_name({"design_title": design.title, "reconstructed": design.reconstructed})
+
+
 def sequential_command(deck: str, policies: str, players: int, seed: int, option: list[str] | None = None,
                        deck_b: str | None = None, option_b: list[str] | None = None, metric: str = "game_turns",
                        alpha: float = 0.05, beta: float = 0.05, delta: float = 0.05, chunk: int = 500,
@@ -170,16 +175,17 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
             if len(names) != 2:
                 fail("a sequential policy comparison needs exactly two policies, e.g. --policy greedy,aggressive "
                      "(or give a second design or --option-b to compare two designs)")
-            fn = policy_outcomes(load_design(deck), players, names[0], names[1], seed, options)
+            design = load_design(deck)
+            fn = policy_outcomes(design, players, names[0], names[1], seed, options)
             labels = (names[0], names[1])
-            title = f"Sequential test: {names[0]} vs {names[1]} on {deck}, {players} players, seed {seed}"
+            title = f"Sequential test: {names[0]} vs {names[1]} on {_title(design)}, {players} players, seed {seed}"
         else:
             options_b = parse_options(option_b) if option_b is not None else options
-            deck_2 = deck_b or deck
-            fn = design_outcomes(load_design(deck), load_design(deck_2), players, names or ["greedy"], seed,
-                                 options, options_b, metric)
-            la = deck + ("" if not options else f" ({option_text(options)})")
-            lb = deck_2 + ("" if not options_b else f" ({option_text(options_b)})")
+            design_a, design_b = load_design(deck), load_design(deck_b or deck)
+            fn = design_outcomes(design_a, design_b, players, names or ["greedy"], seed, options, options_b, metric)
+            # the designs by title, as the comparison report names them
+            la = _title(design_a) + ("" if not options else f" ({option_text(options)})")
+            lb = _title(design_b) + ("" if not options_b else f" ({option_text(options_b)})")
             if la == lb:
                 la, lb = f"A: {la}", f"B: {lb}"
             labels = (la, lb)

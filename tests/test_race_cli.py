@@ -287,7 +287,7 @@ def test_sequential_compare_writes_its_report(tmp_path):
     result = run("compare", "millebornes", "--players", 2, "--sequential", "--policy", "greedy,random",
                  "--games", 300)
     assert result.exit_code == 0, result.output
-    assert "greedy vs random on millebornes" in result.stdout
+    assert "greedy vs random on Mille Bornes" in result.stdout
 
 
 def test_simulate_refuses_parts_of_another_run(tmp_path):

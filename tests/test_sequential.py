@@ -172,7 +172,7 @@ def test_sequential_command_both_modes(capsys):
     r = sequential_command("millebornes", "greedy,random", 2, 1, chunk=40, max_games=200)
     assert r.decision == "A" and "greedy wins more often" in capsys.readouterr().out
     d = sequential_command("stapop", "greedy", 4, 1, deck_b="touring", metric="game_turns", chunk=100, max_games=300)
-    assert d.decided and d.labels == ("stapop", "touring")
+    assert d.decided and d.labels == ("Stap op", "Touring (reconstructed)")  # by title, as the reports name them
     with pytest.raises(typer.Exit) as stop:
         sequential_command("stapop", "greedy,random,bold", 2, 1)
     assert stop.value.exit_code == 2  # refused (typer.Exit(0) would be a normal end)
