@@ -206,7 +206,9 @@ def _ratio_variance(n, sx, sy, sxx, syy, sxy):
     with np.errstate(invalid="ignore", divide="ignore"):
         safe_y = np.where(sy > 0, sy, 1.0)
         r = np.where(sy > 0, sx / safe_y, np.nan)
-        resid = np.maximum(sxx - 2 * r * sxy + r * r * syy, 0.0)
+        resid = sxx - 2 * r * sxy + r * r * syy
+        # clusters of one share leave 0 or a rounding remainder of the terms: both mean no spread
+        resid = np.where(resid > 1e-12 * (sxx + r * r * syy), resid, 0.0)
         var = np.where(n > 1, resid / safe_y**2 * n / np.where(n > 1, n - 1, 1), np.nan)
     return r, var
 

@@ -224,6 +224,20 @@ def test_a_clustered_share_of_0_or_1_counts_the_clusters_not_their_units():
     assert (r, low) == (0.0, 0.0) and high == pytest.approx(Z95**2 / (49 / 13 + Z95**2), abs=1e-12)
 
 
+@pytest.mark.parametrize("per_cluster", [4, 5, 10, 3])
+def test_clusters_of_one_share_get_the_same_interval_whether_or_not_it_rounds(per_cluster):
+    """100 races that each pick a profile once in `per_cluster` stages (1/5 in Tape l'étape's
+    Endurance): no spread between the clusters, so the units of a race count as one: Wilson's
+    interval of the share over the 100 races. A share of 1/4 leaves an exact 0 in the variance's
+    sums, 1/5, 1/10 and 1/3 a rounding remainder; both mean no spread.
+    Wilson, 20 of 100: [0.1334, 0.2888]."""
+    n, y = 100, per_cluster
+    r, low, high = ratio_interval(n, n, n * y, n, n * y * y, n * y)
+    assert (low, high) == pytest.approx(wilson_interval(n / y, n), abs=1e-12)
+    if per_cluster == 5:
+        assert (low, high) == pytest.approx((0.1334, 0.2888), abs=1e-4)
+
+
 def test_a_clean_sweep_in_the_skill_matrix_is_as_sure_as_its_games():
     """Four seats, A, B, A, B on sides 0, 1, 0, 1 (A's seats partners), A ahead in all 50 games: 4 seat
     pairs a game, score 1 with the interval of 50 games, [50 / (50 + z^2), 1]; B's row its mirror."""
