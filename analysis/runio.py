@@ -150,11 +150,6 @@ def iter_parquet(path: str | os.PathLike, batch_rows: int = BATCH_ROWS, columns:
         yield parquet.read_row_groups(together, columns=columns).to_pandas()
 
 
-def _short(value, width: int = 60) -> str:
-    text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= width else text[:width - 3] + "..."
-
-
 def differences(earlier: dict, mine: dict, prefix: str = "") -> list[str]:
     """What differs between two run identities, field by field ("seed 1,
     not 2"; nested fields as "a.seed", list items as "policies[1].name").
@@ -172,9 +167,9 @@ def differences(earlier: dict, mine: dict, prefix: str = "") -> list[str]:
                 if isinstance(x, dict) and isinstance(y, dict):
                     found += differences(x, y, f"{prefix}{key}[{i}].")
                 elif x != y:
-                    found.append(f"{prefix}{key}[{i}] {_short(x)}, not {_short(y)}")
+                    found.append(f"{prefix}{key}[{i}] {'{}, not {}'.format(*brief_pair(x, y))}")
         else:
-            found.append(f"{prefix}{key} {brief(a)}, not {brief(b)}")
+            found.append(f"{prefix}{key} {'{}, not {}'.format(*brief_pair(a, b))}")
     return found
 
 
@@ -185,10 +180,19 @@ def _names(value):
     return value
 
 
-def brief(value) -> str:
-    """A value of a run's identity or metadata as messages show it: named
-    things (policies) by their names, long values cut."""
-    return _short(_names(value))
+def brief_pair(a, b, width: int = 60) -> tuple[str, str]:
+    """Two differing values of a run's identity or metadata as messages show
+    them: named things (policies) by their names, and long values cut alike
+    from a little before where they first differ, so that the difference
+    stays in view (two policy specs can be alike for their first 60 characters)."""
+    x, y = (json.dumps(_names(v), sort_keys=True) for v in (a, b))
+    first = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+    start = max(first - 20, 0) if max(len(x), len(y)) > width else 0
+
+    def cut(text):
+        text = text if start == 0 else "..." + text[start:]
+        return text if len(text) <= width else text[:width - 3] + "..."
+    return cut(x), cut(y)
 
 
 def another_run(what: str, earlier: dict, mine: dict) -> str:

@@ -409,6 +409,10 @@ def run_file_game(run: Path) -> str | None:
     from etappe.analysis.runio import read_metadata
 
     if not run.exists():
+        parts = run.with_name(run.name + ".parts")
+        if parts.is_dir():  # an interrupted (or shared) run: its chunks are there, not yet joined
+            fail(f"{run}: no such run file yet: {parts.name} holds the chunks of an unfinished run; the "
+                 f"same `etappe simulate` command finishes the run and joins them into {run.name}")
         fail(f"{run}: no such run file")
     if run.parent.name.endswith(".parts"):
         fail(f"{run}: one chunk of an unfinished run; the same `etappe simulate` command finishes the run "

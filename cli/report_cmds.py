@@ -108,11 +108,11 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_RO
     """
     import pyarrow.parquet as pq
 
-    from ..analysis.runio import brief
+    from ..analysis.runio import brief_pair
     from .common import progress_bar, report_kept
 
     meta_a, meta_b = read_metadata(run_a), read_metadata(run_b)
-    differ = [f"{f} {brief(meta_a.get(f))} against {brief(meta_b.get(f))}"
+    differ = [f"{f} {'{} against {}'.format(*brief_pair(meta_a.get(f), meta_b.get(f)))}"
               for f in PAIRED_RUN_FIELDS if meta_a.get(f) != meta_b.get(f)]
     if differ:
         raise ValueError(f"{run_a} and {run_b} cannot be compared: a comparison is of two designs, or two rule "
@@ -273,7 +273,7 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
     comparison report of their variants, game i of A paired with game i of B."""
     from ..analysis import bremen as B
     from ..analysis import etape as E
-    from ..analysis.runio import brief
+    from ..analysis.runio import brief_pair
     from ..analysis.variants import SHARED_FIELDS, VariantComparison, what_differs
     from ..reports.variant_report import build_variant_report
     from .common import progress_bar, report_kept
@@ -281,7 +281,7 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
 
     meta_a, meta_b = read_metadata(run_a), read_metadata(run_b)
     count = "games" if meta_a.get("game") == "bremen" else "races"
-    differ = [f"{f} {brief(meta_a.get(f))} against {brief(meta_b.get(f))}"
+    differ = [f"{f} {'{} against {}'.format(*brief_pair(meta_a.get(f), meta_b.get(f)))}"
               for f in (*SHARED_FIELDS, count) if meta_a.get(f) != meta_b.get(f)]
     if differ:
         raise ValueError(f"{run_a} and {run_b} cannot be compared: a comparison is of two variants (rule options"

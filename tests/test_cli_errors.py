@@ -44,6 +44,16 @@ def test_what_differs_names_the_policies_not_a_cut_short_json():
     assert 'policies[1].params.attack 3.0, not 0.5' in found
 
 
+def test_what_differs_keeps_the_difference_of_two_long_values_in_view():
+    # Tape l'étape's policies are specs: two heuristics alike for their first 60 characters
+    common = "heuristic:value=1,pick=1,crevaison=1,vitamine=1,vita_cards=2,braq_min="
+    found = runio.differences({"policies": ["random", common + "8,balai=1"]},
+                              {"policies": ["random", common + "7,balai=1"]})
+    assert found == ['policies[1] ...ta_cards=2,braq_min=8,balai=1", not ...ta_cards=2,braq_min=7,balai=1"']  # 20 before
+    # values that fit are shown whole
+    assert runio.differences({"seed": 1}, {"seed": 2}) == ["seed 1, not 2"]
+
+
 def test_a_file_where_the_parts_folder_goes_is_refused(tmp_path):
     (tmp_path / "run.parquet.parts").write_text("x")
     with pytest.raises(ValueError, match=r"run\.parquet\.parts exists and is not a folder"):
@@ -81,6 +91,11 @@ def test_report_refuses_one_chunk_of_an_unfinished_run(tmp_path):
     result = run("report", chunk, "--out", tmp_path / "rep")
     assert result.exit_code == 2
     assert "one chunk of an unfinished run" in result.stderr and "run.parquet" in result.stderr
+    assert not (tmp_path / "rep").exists()
+    # the run file itself, before the join: the chunks are named, and how to finish
+    result = run("report", out, "--out", tmp_path / "rep")
+    assert result.exit_code == 2 and "run.parquet.parts holds the chunks of an unfinished run" in result.stderr
+    assert "same `etappe simulate` command finishes the run" in result.stderr
     assert not (tmp_path / "rep").exists()
 
 
