@@ -223,13 +223,11 @@ def compact_spec(spec: str) -> str:
 
 
 def short_names(specs) -> dict:
-    """Policy spec -> a short label for tables and figures: the family name
-    ('heuristic', 'blocker', ...) when no other spec in `specs` shares it,
-    else the compact spec ('heuristic:value=2'); labels stay distinct for canonical specs."""
-    specs = list(dict.fromkeys(map(str, specs)))
-    families = [spec.split(":")[0] for spec in specs]
-    return {spec: family if families.count(family) == 1 and family in POLICIES else compact_spec(spec)
-            for spec, family in zip(specs, families)}
+    """Policy spec -> its label in tables and figures: the family and the
+    parameters that differ from its defaults (compact_spec: 'heuristic',
+    'heuristic:value=2'), so that a lone policy with other parameters is not
+    shown as its family's defaults; labels stay distinct for canonical specs."""
+    return {spec: compact_spec(spec) for spec in map(str, specs)}
 
 
 def _frames(race_out, stage_out, n, first_race, n_stages):
@@ -596,8 +594,9 @@ TENSION_LABELS = {"lead_changes": "GC lead changes per race",
 # squares ss of y; over the clusters (one race's rows of that stage) g (1 each), kk, tt, kt (rows k and
 # sum t of each, squared and multiplied)
 _CURVE_SUMS = ("n", "s", "ss", "g", "kk", "tt", "kt")
+# the race sums (x: a race's stages of the profile, y: its stages): xx, xy, yy (the same in every profile)
 _PROFILE_SUMS = ("stages", "blocked", "no_winner", "picker_wins", "turns", "picker_n", "picker_time",
-                 "others_n", "others_time", "seat_stages", "cards")
+                 "others_n", "others_time", "seat_stages", "cards", "race_xx", "race_xy", "race_yy")
 _JOKER_SUMS = ("uses", "uses_sq", "on_self", "on_self_sq", "on_self_uses", "cards")
 
 
@@ -732,7 +731,7 @@ class RunSummary:
         if {"profiles", "length"} & set(parts):
             profile = _profile_codes(df["profile"])
         if "profiles" in parts:
-            self._add_profiles(df, profile)
+            self._add_profiles(df, profile, race, races)
         if "jokers" in parts:
             self._add_jokers(df, stage, race, races)
         if "length" in parts:
@@ -759,7 +758,7 @@ class RunSummary:
         self.stages += len(df)
         self.stage_races += races
 
-    def _add_profiles(self, df: pd.DataFrame, profile: np.ndarray) -> None:
+    def _add_profiles(self, df: pd.DataFrame, profile: np.ndarray, race: np.ndarray, races: int) -> None:
         n, size, p = self.players, len(K.PROFILE_NAMES), len(self.names)
         picker = df["picker"].to_numpy(np.int64)
         winner = df["winner"].to_numpy(np.int64)
@@ -769,6 +768,11 @@ class RunSummary:
         rows = np.broadcast_to(profile[:, None], time.shape)  # each seat-stage's profile
         sums = self.profile
         sums["stages"] += _counts(profile, size)
+        x = _counts(race * size + profile, races * size).reshape(races, size)  # a race's picks are not independent
+        y = x.sum(axis=1)
+        sums["race_xx"] += (x * x).sum(axis=0)
+        sums["race_xy"] += (x * y[:, None]).sum(axis=0)
+        sums["race_yy"] += int((y * y).sum())
         sums["blocked"] += _counts(profile, size, df["blocked"].to_numpy())
         sums["no_winner"] += _counts(profile, size, winner < 0)
         sums["picker_wins"] += _counts(profile, size, (is_picker & won).sum(axis=1))
@@ -889,7 +893,9 @@ class RunSummary:
         out = {"policy": np.array(self.names, dtype=object), "n": n}
         for j, side in enumerate(("mountain", "sprint")):
             out[f"{side}_points"] = policy @ self.side_points[j] / n
-            out[f"{side}_top"] = policy @ (self.side_tops[j][:, 1:] * share).sum(axis=1) / n
+            tops = policy @ (self.side_tops[j][:, 1:] * share).sum(axis=1)
+            out[f"{side}_top"] = tops / n
+            out[f"{side}_top_low"], out[f"{side}_top_high"] = wilson_interval(tops, n)  # as win_rates'
         return pd.DataFrame(out)[n > 0].reset_index(drop=True)
 
     def profile_stats(self) -> pd.DataFrame:
@@ -902,12 +908,19 @@ class RunSummary:
             b_lo, b_hi = wilson_interval(blocked, k)
             n_lo, n_hi = wilson_interval(no_winner, k)
             w_lo, w_hi = wilson_interval(pw, k)
+            _, share_lo, share_hi = ratio_interval(self.stage_races, k, self.stages, *(
+                float(s[key][c]) for key in ("race_xx", "race_yy", "race_xy")))
+            won = k - no_winner  # the fair 1/players is a share of these: blocked stages have no winner
+            s_lo, s_hi = wilson_interval(pw, won)
             picker = _mean(s["picker_time"][c], s["picker_n"][c])
             others = _mean(s["others_time"][c], s["others_n"][c])
-            rows.append({"profile": profile, "stages": k, "share": k / self.stages,
+            rows.append({"profile": profile, "stages": k, "share": k / self.stages, "share_lo": share_lo,
+                         "share_hi": share_hi,
                          "blocked_rate": blocked / k, "blocked_lo": b_lo, "blocked_hi": b_hi,
                          "no_winner_rate": no_winner / k, "no_winner_lo": n_lo, "no_winner_hi": n_hi,
                          "picker_win_rate": pw / k, "picker_win_lo": w_lo, "picker_win_hi": w_hi,
+                         "picker_share_of_wins": pw / won if won else np.nan, "picker_share_of_wins_lo": s_lo,
+                         "picker_share_of_wins_hi": s_hi,
                          "fair_win_rate": 1 / self.players, "picker_time": picker, "others_time": others,
                          "picker_advantage_s": others - picker, "mean_turns": _mean(s["turns"][c], k),
                          "mean_cards_left": _mean(s["cards"][c], s["seat_stages"][c])})
@@ -1113,14 +1126,17 @@ def head_to_head(races_df: pd.DataFrame) -> pd.DataFrame:
 
 def side_classifications(races_df: pd.DataFrame) -> pd.DataFrame:
     """Per policy: mean mountain and sprint points and the share of races in
-    which it tops each side classification (shared tops count 1/k)."""
+    which it tops each side classification (shared tops count 1/k), with its
+    95 % Wilson interval (n: seat-races, as win_rates)."""
     return summarize(races_df, parts=("side",)).side_classifications()
 
 
 def profile_stats(stages_df: pd.DataFrame) -> pd.DataFrame:
-    """Per profile: how often picked, blocked and without a winner (with
-    95 % Wilson intervals), the picker's stage-win rate (with interval) and
-    advantage in seconds over the others."""
+    """Per profile: how often picked (95 % interval clustered by race: the
+    picks of a race hang together), blocked and without a winner (with
+    95 % Wilson intervals), the picker's stage-win rate and its share of the
+    stages that had a winner (fair: fair_win_rate, 1/players; with
+    intervals) and advantage in seconds over the others."""
     return summarize(stages_df=stages_df, parts=("profiles",)).profile_stats()
 
 

@@ -44,7 +44,7 @@ class Summary:
     seat and per policy (the report's, analysis.etape.RunSummary's: a shared
     first place counts 1/k to each of the k leaders) and the counts of the
     last line. `metadata` needs players and policies; print_summary reads
-    wall_seconds from it too."""
+    stages_per_race and wall_seconds from it too."""
 
     def __init__(self, metadata: dict):
         self.metadata = dict(metadata)
@@ -302,8 +302,8 @@ def print_summary(summary: Summary) -> None:
         console.print(table)
     wall = meta["wall_seconds"]
     console.print(f"{summary.races} races, {summary.shared} with a shared first place; "
-                  f"stages blocked {summary.blocked}, cut off by the turn cap "
-                  f"{summary.capped}; {wall:.2f} s of play "
+                  f"of the {summary.races * meta['stages_per_race']} stages {summary.blocked} blocked, "
+                  f"{summary.capped} cut off by the turn cap; {wall:.2f} s of play "
                   f"({summary.races / max(wall, 1e-9):,.0f} races/s; compiling or loading the kernel not "
                   f"counted)", highlight=False)
 

@@ -241,6 +241,10 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
                                       "count 1/k)")
     test = s.seat_uniformity()
     note = small_expected_note(test.expected)
+    if not meta.get("options", {}).get("rotate_seats", True) and len(set(meta.get("policies", []))) > 1:
+        mixed = ("seats keep their policies (rotate_seats=false), so the seats' win rates mix seat and "
+                 "policy: this tests both")
+        note = f"{note}; {mixed}" if note else mixed
     shared = s.shared
     lo, hi = wilson_interval(shared, s.races)
     out.text(f"Seat uniformity: chi-square {test.statistic:.2f}, p = {test.p_value:.3g} (H0: every seat wins 1/{n}"
@@ -255,24 +259,34 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
     prof = s.profile_stats()
     by_prof_pol = s.profile_by_policy()
     overview = rep.section("Stage profiles")
-    overview.text("Which profile favours whom: the picker's stage-win rate against the fair "
-                  f"1/{n}, the picker's mean stage time against the others', and each policy's "
-                  "results per profile. A stage blocks when nobody can lay; with 4-6 players "
-                  "every card is dealt and no column can stall. "
+    free = meta.get("options", {}).get("column_step") == "free"
+    overview.text("Which profile favours whom: the picker's share of the stages with a winner against the fair "
+                  f"1/{n} (picker_share_of_wins; a blocked stage has no winner), the picker's mean stage time "
+                  "against the others', and each policy's results per profile. A stage blocks when nobody can lay"
+                  + ("; under column_step=free a column that jumps past values strands them, so most stages "
+                     "block with any player count: see the blocked rates below and docs/etape.md." if free else
+                     "; with 4-6 players every card is dealt and no column can stall. ")
                   + ("With 3 players the 8 cards left out break the columns (a column grows one value at a "
                      "time, and cannot pass a card nobody holds), so most stages block, in every profile, and "
-                     "end without a winner: see the blocked rates below and docs/etape.md." if n == 3 else ""))
+                     "end without a winner: see the blocked rates below and docs/etape.md."
+                     if n == 3 and not free else ""))
     overview.table(prof, "Per profile")
     overview.figure(plot_profile_advantage(prof).figure, "Picker's advantage in seconds per profile",
                     "etape_picker_advantage")
     overview.figure(plot_stage_times(s.stage_times).figure, "Stage times per profile", "etape_stage_times")
     for row in prof.itertuples():
         sec = rep.section(f"Profile: {row.profile}")
+        if np.isnan(row.picker_share_of_wins):
+            won = "none of them had a winner"
+        else:
+            won = (f"{row.picker_share_of_wins:.1%} [{row.picker_share_of_wins_lo:.1%}, "
+                   f"{row.picker_share_of_wins_hi:.1%}] of those with a winner (fair {1 / n:.1%})")
         sec.text(f"Picked in {row.stages} stages ({row.share:.1%}). Blocked {row.blocked_rate:.2%} "
                  f"[{row.blocked_lo:.2%}, {row.blocked_hi:.2%}]; no stage winner in "
                  f"{row.no_winner_rate:.2%} [{row.no_winner_lo:.2%}, {row.no_winner_hi:.2%}]. The picker wins "
-                 f"{row.picker_win_rate:.1%} [{row.picker_win_lo:.1%}, {row.picker_win_hi:.1%}] (fair {1 / n:.1%}) and gains "
-                 f"{row.picker_advantage_s:.1f} s on the others. Mean {row.mean_turns:.1f} turns, "
+                 f"{row.picker_win_rate:.1%} [{row.picker_win_lo:.1%}, {row.picker_win_hi:.1%}] of the stages, "
+                 f"{won}, and {'gains' if row.picker_advantage_s >= 0 else 'loses'} "
+                 f"{abs(row.picker_advantage_s):.1f} s on the others. Mean {row.mean_turns:.1f} turns, "
                  f"{row.mean_cards_left:.2f} cards left per player.")
         sec.table(by_prof_pol[by_prof_pol["profile"] == row.profile].drop(columns="profile"),
                   "Per policy in this profile")

@@ -405,13 +405,14 @@ def test_summary_counts_shared_first_places_1_over_k_like_the_report(capsys):
     # race 0 times (10, 10, 30): seats 0 and 1 (A, B) share the win, 1/2 each;
     # race 1 times (20, 40, 50), slots (1, 2, 0): seat 0 (B) wins alone.
     # Seats: 1.5, 0.5, 0 of 2 races; policies: A 0.5, B 1.5, C 0 of 2 seat-races.
+    # Sprint, 3 players: a stage per player, 6 stages in the 2 races, 3 of them blocked.
     races = pd.DataFrame({"race": [0, 1], "winner": [-1, 0], "capped_stages": [0, 0], "blocked_stages": [2, 1],
                           "time_0": [10, 20], "time_1": [10, 40], "time_2": [30, 50],
                           "slot_0": [0, 1], "slot_1": [1, 2], "slot_2": [2, 0],
                           "rank_0": [1, 1], "rank_1": [1, 2], "rank_2": [3, 3],
                           "mountain_0": [0, 0], "mountain_1": [0, 0], "mountain_2": [0, 0],
                           "sprint_0": [0, 0], "sprint_1": [0, 0], "sprint_2": [0, 0]})
-    summary = C.Summary({"players": 3, "policies": ["A", "B", "C"], "wall_seconds": 0.5})
+    summary = C.Summary({"players": 3, "policies": ["A", "B", "C"], "stages_per_race": 3, "wall_seconds": 0.5})
     summary.add(races.iloc[:1])  # one race per chunk: the sums over chunks are those of the whole
     summary.add(races.iloc[1:])
     C.print_summary(summary)
@@ -420,9 +421,9 @@ def test_summary_counts_shared_first_places_1_over_k_like_the_report(capsys):
     rows = [r[:4] for r in _table_rows(out)]
     assert rows == [["0", "2", "1.5", "0.750"], ["1", "2", "0.5", "0.250"], ["2", "2", "0", "0.000"],
                     ["A", "2", "0.5", "0.250"], ["B", "2", "1.5", "0.750"], ["C", "2", "0", "0.000"]]
-    assert "2 races, 1 with a shared first place; stages blocked 3, cut off by the turn cap 0; 0.50 s" in \
+    assert "2 races, 1 with a shared first place; of the 6 stages 3 blocked, 0 cut off by the turn cap; 0.50 s" in \
         " ".join(out.split())
-    summary = C.Summary({"players": 3, "policies": ["A", "A", "A"], "wall_seconds": 0.5})
+    summary = C.Summary({"players": 3, "policies": ["A", "A", "A"], "stages_per_race": 3, "wall_seconds": 0.5})
     summary.add(races)  # one policy: no table per policy
     C.print_summary(summary)
     assert len(_table_rows(capsys.readouterr().out)) == 3
@@ -574,6 +575,11 @@ def test_every_rate_of_the_outcomes_profiles_and_anomalies_has_its_interval(run)
         none = int((group["winner"] < 0).sum())
         low, high = _wilson(none, len(group))
         assert f"no stage winner in {none / len(group):.2%} [{low:.2%}, {high:.2%}]" in md, profile
+        won = group[group["winner"] >= 0]  # the fair 1/4 is a share of the stages somebody won
+        picker = int((won["winner"] == won["picker"]).sum())
+        low, high = _wilson(picker, len(won))
+        assert (f"{picker / len(won):.1%} [{low:.1%}, {high:.1%}] of those with a winner (fair 25.0%)") in md, profile
+    assert "gains -" not in md  # a picker behind the others loses seconds
     # 60 races over 4 seats expect 15 wins a seat: no word on small expected counts
     assert "expected counts below 5" not in md
 
@@ -650,9 +656,10 @@ def test_figures_label_what_they_count_and_name_policies_legibly(run, monkeypatc
     build_report(races, stages)
     ylabels = {fig.axes[0].get_xlabel(): fig.axes[0].get_ylabel() for fig in panels}
     assert ylabels["turns per stage"] == "stages" and ylabels["turns per race"] == "races"
-    # The win-rate bars are labelled by policy family (one spec each here), never cut.
+    # The win-rate bars are labelled by policy family and what differs from its defaults, never cut:
+    # the run's look-ahead plays 8 playouts, not the default's.
     ax = R.plot_rates(E.win_rates(races, "policy"), "policy")
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["blocker", "heuristic", "lookahead", "random"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["blocker", "heuristic", "lookahead:playouts=8", "random"]
     # Two specs of one family: the parameters that differ, wrapped at commas.
     two, _ = E.simulate(4, 8, ["heuristic", "heuristic:value=2,own=3,block=0.5,crev_cards=1"] * 2, 1)
     ax = R.plot_rates(E.win_rates(two, "policy"), "policy")

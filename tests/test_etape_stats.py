@@ -90,8 +90,10 @@ def test_short_names_name_the_family_and_what_differs_from_its_defaults():
     specs = [E.parse_policy(p)[2] for p in ("heuristic", "random", "heuristic:value=2,pick=1", "lookahead")]
     assert E.short_names(specs) == {specs[0]: "heuristic", specs[1]: "random",
                                     specs[2]: "heuristic:value=2,pick=1", specs[3]: "lookahead"}
-    # One spec per family: the family alone; names that are no etape policy stay as they are.
-    assert E.short_names([specs[2], specs[1], "A"]) == {specs[2]: "heuristic", specs[1]: "random", "A": "A"}
+    # A lone spec of its family keeps what differs from the defaults (it is not the default heuristic);
+    # names that are no etape policy stay as they are.
+    assert E.short_names([specs[2], specs[1], "A"]) == {specs[2]: "heuristic:value=2,pick=1", specs[1]: "random",
+                                                        "A": "A"}
 
 
 def test_seat_uniformity_chi_square_by_hand():

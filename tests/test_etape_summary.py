@@ -151,10 +151,57 @@ def test_side_classifications_by_hand():
     assert side["mountain_top"].to_dict() == pytest.approx({"A": 0.125, "B": 0.75})
     assert side["sprint_points"].to_dict() == pytest.approx({"A": 1.0, "B": 1.0})
     assert side["sprint_top"].to_dict() == pytest.approx({"A": 5 / 12, "B": 1 / 6})
+    # Wilson, z = 1.96, z^2 = 3.8416 (win_rates' interval). A's mountain top, 0.5 of 4: p = 0.125,
+    #   centre = (0.125 + 0.4802) / 1.9604 = 0.30871, half = 1.96 sqrt(0.027344 + 0.060025) / 1.9604 = 0.29552.
+    # B's, 1.5 of 2: p = 0.75, centre = (0.75 + 0.9604) / 2.9208 = 0.58559, half = 0.38773.
+    assert side.loc["A", ["mountain_top_low", "mountain_top_high"]].tolist() == pytest.approx([0.01319, 0.60423],
+                                                                                                abs=1e-4)
+    assert side.loc["B", ["mountain_top_low", "mountain_top_high"]].tolist() == pytest.approx([0.19786, 0.97332],
+                                                                                                abs=1e-4)
     # one race a chunk: the same
     races = side_races()
     merged = E.summarize(races.iloc[:1], parts=("side",)).merge(E.summarize(races.iloc[1:], parts=("side",)))
     pd.testing.assert_frame_equal(merged.side_classifications(), E.side_classifications(races), check_exact=True)
+
+
+def profile_stages(race, picker, profile, winner):
+    """3-player stage records of the given stages; times and cards 0, slot s in seat s."""
+    n, k = 3, len(race)
+    stages = pd.DataFrame({"race": race, "stage": pd.Series(race).groupby(race).cumcount(), "picker": picker,
+                           "profile": pd.Categorical(profile, E.K.PROFILE_NAMES), "winner": winner,
+                           "blocked": [w < 0 for w in winner], "turns": [9] * k,
+                           **{f"{field}_{s}": [s if field == "slot" else 0] * k
+                              for field in ("slot", "time", "cards") for s in range(n)}})
+    stages.attrs = {"players": n, "policies": ["A"] * n}
+    return stages
+
+
+def test_picker_share_of_the_stages_won_is_what_compares_with_the_fair_share():
+    # Four 3-player Montagne stages: the picker (seat 0) wins; two block without a winner (pickers 1
+    # and 2); seat 1 wins the picker 0's. The picker won 1 of 4 stages, but 1 of the 2 stages anybody
+    # won: 1/2 against the fair 1/3 (3 players, most stages block: the 1/4 is no disadvantage).
+    stages = profile_stages([0, 0, 0, 1], [0, 1, 2, 0], ["montagne"] * 4, [0, -1, -1, 1])
+    m = E.profile_stats(stages).set_index("profile").loc["montagne"]
+    assert (m["picker_win_rate"], m["picker_share_of_wins"], m["fair_win_rate"]) == pytest.approx((1 / 4, 1 / 2, 1 / 3))
+    # Wilson, 1 of 2: centre (0.5 + 0.9604) / 2.9208 = 0.5, half 1.96 sqrt(0.125 + 0.2401) / 2.9208 = 0.40547
+    assert [m["picker_share_of_wins_lo"], m["picker_share_of_wins_hi"]] == pytest.approx([0.09453, 0.90547], abs=1e-4)
+
+
+def test_profile_share_interval_counts_the_picks_of_a_race_together():
+    # Three Sprint races of 3 stages; Montagne picked 2, 0 and 1 times: share 3/9 = 1/3. Clustered by
+    # race (stats.ratio_interval): residuals x - y/3 = 1, -1, 0, var = 3/2 (1 + 1) / 9^2 = 1/27;
+    # n_eff = (2/9) / (1/27) (1.96 / t_2)^2 = 6 (1.96 / 4.3027)^2 = 1.2451, Wilson at p = 1/3, n = 1.2451:
+    # centre (1/3 + 1.5427) / 4.0854 = 0.45921, half 1.96 sqrt(0.17846 + 0.61955) / 4.0854 = 0.42859.
+    profiles = ["montagne", "montagne", "plaine", "plaine", "descente", "plaine", "montagne", "descente", "plaine"]
+    stages = profile_stages([0, 0, 0, 1, 1, 1, 2, 2, 2], [0, 1, 2] * 3, profiles, [0] * 9)
+    m = E.profile_stats(stages).set_index("profile").loc["montagne"]
+    assert m["share"] == pytest.approx(1 / 3)
+    assert [m["share_lo"], m["share_hi"]] == pytest.approx([0.03063, 0.88778], abs=1e-4)
+    # Endurance, 5 stages a player: every player picks each of their 5 stage cards once, so each
+    # profile is a fifth of every race's stages.
+    _, stages = E.simulate(4, 20, ["heuristic"], 3, {"mode": "endurance"})
+    prof = E.profile_stats(stages)
+    assert (prof["share"] == 0.2).all() and (prof["share_lo"] <= 0.2).all() and (prof["share_hi"] >= 0.2).all()
 
 
 def test_win_shares_of_one_race_chunks_add_up_by_hand():
