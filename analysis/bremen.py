@@ -11,6 +11,7 @@ your own "path/to/file.py:function") are named, never numbered, here.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import time
 from typing import Callable
@@ -120,9 +121,11 @@ def options_row(options: dict | None = None, players: int | None = None) -> tupl
     An option set away from its default where it means nothing (NEEDS) is
     refused; `players` None skips the checks that depend on the player count."""
     options = dict(options or {})
-    unknown = set(options) - set(OPTIONS)
+    unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise ValueError(f"unknown Bremen rule option(s) {sorted(unknown)}; known: {list(OPTIONS)}")
+        close = [f"{u!r}: did you mean {m[0]!r}?" for u in unknown if (m := difflib.get_close_matches(u, OPTIONS, 1))]
+        raise ValueError(f"unknown Bremen rule option(s) {unknown}{' (' + '; '.join(close) + ')' if close else ''}; "
+                         f"known: {', '.join(OPTIONS)}")
     full = {}
     for name, (default, choices) in OPTIONS.items():
         try:
@@ -654,7 +657,10 @@ class RunSummary:
         return curves_from_sums(keys, n[keep], s[keep], ss[keep], clusters)
 
     def conclusions(self) -> pd.DataFrame:
-        """The yes/no findings of one run that a board sweep checks on every board."""
+        """The yes/no findings of one run that a board sweep checks on every board:
+        each policy's win rate against the fair share (each seat's where one
+        policy plays every seat), the starting player's, the storms' share of
+        the points, the capped share."""
         fair = 1 / self.players
 
         def side(lo, hi):
@@ -662,8 +668,10 @@ class RunSummary:
                 return "n/a"
             return "above" if lo > fair else "below" if hi < fair else "undecided"
 
-        rows = [{"finding": f"win rate of {r['policy']} vs 1/{self.players}", "verdict": side(r["ci_low"], r["ci_high"])}
-                for _, r in self.win_rates(by="policy").iterrows()]
+        # one policy on every seat wins exactly 1/players: then the seats (corners, colours) are the finding
+        by = "seat" if len(self.names) == 1 else "policy"
+        rows = [{"finding": f"win rate of {'seat ' * (by == 'seat')}{r[by]} vs 1/{self.players}",
+                 "verdict": side(r["ci_low"], r["ci_high"])} for _, r in self.win_rates(by=by).iterrows()]
         first = self.first_seat_advantage().iloc[0]
         rows.append({"finding": f"win rate of the starting player vs 1/{self.players}",
                      "verdict": side(first["ci_low"], first["ci_high"])})
@@ -777,8 +785,9 @@ def sweep_summary(runs: list[RunSummary | pd.DataFrame]) -> tuple[pd.DataFrame, 
         row = {"board": s.attrs["board"], "board_hash": s.attrs["board_hash"], "games": s.games,
                "mean_turns": s.length_stats().set_index("metric").loc["turns", "mean"],
                "capped_rate": s.capped_rate()["rate"]}
-        for _, r in s.win_rates(by="policy").iterrows():
-            row[f"win_{r['policy']}"] = r["win_rate"]
+        by = "seat" if len(s.names) == 1 else "policy"  # as in conclusions
+        for _, r in s.win_rates(by=by).iterrows():
+            row[f"win_{'seat ' * (by == 'seat')}{r[by]}"] = r["win_rate"]
         row["storm_share"] = s.points_by_source().set_index("source").loc["storm", "share"]
         numbers.append(row)
     return verdicts.reset_index(), pd.DataFrame(numbers)

@@ -11,8 +11,9 @@ import pandas as pd
 import typer
 
 from etappe.analysis import bremen as A
+from etappe.kernels import bremen as K
 from etappe.analysis.runio import BATCH_ROWS, ChunkedRun, file_hash, holds_this_run, package_version, read_parquet, write_atomic
-from etappe.kernels.bremen_board import load_board, ring_board
+from etappe.kernels.bremen_board import BoardError, house_steps, load_board, ring_board
 
 from .common import (SeedOpt, around_the_table, check_share, console, err_console, fail, in_share, joining_kept,
                      kept_in, parse_options, check_policy_list, print_policy_listing, progress_bar, report_kept,
@@ -87,7 +88,7 @@ SUMMARY_COLUMNS = ["winner_seat", "turns", "capped"]  # what `simulate` prints a
 
 def simulate_command(players: int, games: int, policies: list[str], seed: int, out: Path | None,
                      board: Path | None, options: dict, chunk_size: int = CHUNK,
-                     share: tuple[int, int] | None = None) -> pd.DataFrame:
+                     share: tuple[int, int] | None = None, on_stop=None) -> pd.DataFrame:
     """Play the games `chunk_size` at a time and return, one row per game,
     only the columns the printed summary needs (SUMMARY_COLUMNS; run
     metadata in attrs): a long run never holds all its records. With `out`
@@ -95,7 +96,9 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     them back with analysis.bremen.from_run_file), chunk by chunk into
     `<out>.parts/`, so an interrupted run resumes where it stopped. A file
     at `out` that holds another run is refused; the same run is played
-    again. analysis.bremen.simulate returns whole records in memory."""
+    again. analysis.bremen.simulate returns whole records in memory.
+    `on_stop`: what Ctrl-C says is kept (a callable, as common.kept_in gives;
+    default: this run's chunks)."""
     policies = list(policies) if policies else ["random"] * players
     if len(policies) == 1:
         policies = policies * players
@@ -115,7 +118,8 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     chunks = range((games + chunk_size - 1) // chunk_size)
     check_share(share, len(chunks), chunk_size, "games")
     kept, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
-    on_stop = "Nothing is kept: without --out no records are saved." if run is None else kept_in(run.parts)
+    if on_stop is None:
+        on_stop = "Nothing is kept: without --out no records are saved." if run is None else kept_in(run.parts)
     with progress_bar(share_games(share, games, chunk_size), f"bremen x{players}", on_stop, compiles=True) as advance:
         shown = 0
 
@@ -171,6 +175,30 @@ def policies_command() -> None:
                          A.OPTION_RANGES, "docs/bremen.md")
 
 
+@app.command()
+def validate(board: Annotated[Path, typer.Argument(help="board TOML file (docs/bremen.md, Board file format)")]):
+    """Check a board file and describe it: its fields by kind, each start field's steps to the house.
+
+    A file that cannot be played is refused naming the file, the field and the problem (exit code 2)."""
+    try:
+        b = load_board(board)
+    except BoardError as exc:
+        fail(str(exc))
+    kinds = {"start": int((b.kind >= K.K_START).sum())}
+    kinds.update({name: int((b.kind == k).sum()) for name, k in (("road", K.K_ROAD), ("forest", K.K_FOREST),
+                                                                  ("bridge", K.K_BRIDGE), ("house", K.K_HOUSE))})
+    label = "a reconstruction" if b.reconstruction else "not marked a reconstruction"
+    typer.echo(f"{board}: a valid board, '{b.name}' ({label}), sha256 {b.hash}")
+    typer.echo(f"{len(b.names)} fields (" + ", ".join(f"{n} {k}" for k, n in kinds.items())
+               + f"), {int(b.deg.sum()) // 2} links")
+    typer.echo("steps from each start field to the house (entering no other colour's start field):")
+    for colour in range(4):
+        alone, stack = house_steps(b, colour), house_steps(b, colour, carrying=True)
+        # a carrying animal never enters a bridge: behind bridges only, a pyramid is built in the forest
+        pyramid = f"{stack} as a pyramid" if stack is not None else "none as a pyramid (every way crosses a bridge)"
+        typer.echo(f"  colour {colour} ({b.names[b.binfo[K.B_START + colour]]}): {alone} alone, {pyramid}")
+
+
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]
 PoliciesOpt = Annotated[Optional[str], typer.Option(
     "--policy", callback=check_policy_list, help="one for all seats or one per seat: greedy,random,... (greedy:knock=3,climb=0 sets parameters)")]
@@ -198,6 +226,19 @@ def _ints(option: str, text: str) -> list[int]:
         fail(f"{option} {text!r}: expected whole numbers separated by commas, e.g. 16,20")
 
 
+def _sweep_kept(out: Path, done: int, total: int, run: Path):
+    """The interruption line of a sweep stopped in board `done` + 1 of `total`:
+    the finished boards are kept, and that board's finished chunks."""
+    def text() -> str:
+        parts = run.with_name(run.name + ".parts")
+        kept = [f"the finished boards ({done} of {total}) in {out / 'runs'}"] * (done > 0)
+        kept += [f"the finished chunks of the board it stopped in, in {parts}"] * any(parts.glob("chunk-*.parquet"))
+        if not kept:
+            return "Nothing is kept: no board or chunk was finished yet; the same command starts afresh."
+        return "Kept: " + " and ".join(kept) + ": the same command resumes from there."
+    return text
+
+
 @app.command()
 def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt = None, seed: SeedOpt = 0,
           out: Annotated[Path, typer.Option(help="folder for boards, runs and the sweep report")] = Path("bremen-sweep"),
@@ -206,8 +247,7 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
           road_links: Annotated[str, typer.Option(help="road-to-forest link offsets from the corners")] = "2,4",
           house_links: Annotated[str, typer.Option(help="inner-ring offsets of the house links (0 or 1)")] = "0",
           option: OptionOpt = None):
-    """Run the same study (same seeds) on a range of ring boards and report
-    which conclusions hold on every board."""
+    """Run the same study (same seeds) on a range of ring boards and report which conclusions hold on every board."""
     from etappe.reports.bremen import build_sweep_report
 
     options = _checked(option, players)
@@ -246,7 +286,8 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
             continue
         typer.echo(f"{name}: {games} games")
         try:
-            simulate_command(players, games, policies, seed, run, path, options)
+            simulate_command(players, games, policies, seed, run, path, options,
+                             on_stop=_sweep_kept(out, len(results), len(boards), run))
         except ValueError as exc:
             fail(f"board {name}: {exc}")
         results.append((spec, A.summarize_run_file(run)))

@@ -135,11 +135,11 @@ def _build(data: dict, where: str, digest: str) -> Board:
     for chain in chains:
         if not isinstance(chain, list) or len(chain) < 2:
             fail(f"a link chain needs at least two field names, got {chain!r}")
-        for name in chain:
+        for k, name in enumerate(chain):
             if not isinstance(name, str):
                 fail(f"a link chain holds field names (strings), got {name!r} in {chain!r}")
-            if name not in index:
-                fail(f"link to unknown field (chain {chain[:3]}...)", name)
+            if name not in index:  # the chain around the name: the first three could miss it
+                fail(f"link to unknown field: not in [fields] (chain {_around(chain, k)})", name)
         for u, v in zip(chain, chain[1:]):
             if u == v:
                 fail("linked to itself", u)
@@ -162,7 +162,10 @@ def _build(data: dict, where: str, digest: str) -> Board:
         seen = _bfs(neighbours, index[name], lambda j: kind[j] < K_START and j != house)
         entries = [j for j in seen if house in neighbours[j]]
         if not entries:
-            fail(f"house unreachable from the start field of colour {colour}", name)
+            fences = sorted(names[f] for j in seen for f in neighbours[j] if kind[f] >= K_START and f != index[name])
+            why = (f": the walk from it ends at {', '.join(dict.fromkeys(fences))}, start field(s) of other colours, "
+                   "which animals never enter" if fences else ": no chain of links joins them")
+            fail(f"house unreachable from the start field of colour {colour}{why}", name)
         if all(kind[j] == K_BRIDGE for j in entries):
             # only a full pyramid enters the house, and a carrying animal never enters a bridge
             fail(f"house reachable from the start field of colour {colour} only from a bridge, which a full "
@@ -192,6 +195,25 @@ def _build(data: dict, where: str, digest: str) -> Board:
         dist=dist,
         binfo=binfo,
     )
+
+
+def house_steps(board: Board, colour: int, carrying: bool = False) -> int | None:
+    """Fewest steps from the colour's start field to the house, never entering
+    another colour's start field (as the checks of load_board) nor, when
+    `carrying` (a stack, as a storming pyramid), a bridge; None: no way."""
+    kind, house = board.kind, int(board.binfo[B_HOUSE])
+    start = int(board.binfo[B_START + colour])
+    neighbours = [list(board.adj[i, : board.deg[i]]) for i in range(len(board.names))]
+    seen = _bfs(neighbours, start, lambda j: kind[j] < K_START and j != house
+                and not (carrying and kind[j] == K_BRIDGE), depth=True)
+    steps = [d + 1 for j, d in seen.items() if house in neighbours[j]]
+    return min(steps) if steps else None
+
+
+def _around(chain: list, k: int) -> str:
+    """Chain item k with its neighbours: [..., 'r02', 'b0', 'm02', ...]."""
+    part = [repr(n) for n in chain[max(k - 1, 0): k + 2]]
+    return "[" + ", ".join(["..."] * (k > 1) + part + ["..."] * (k + 2 < len(chain))) + "]"
 
 
 def _bfs(neighbours, source, passable, depth=False):

@@ -98,6 +98,7 @@ def test_cli_simulate_and_report(tmp_path):
 def test_cli_refuses_unknown_rule_options():
     result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "1", "--option", "hardr=true"])
     assert result.exit_code == 2 and "hardr" in result.output
+    assert "'hardr': did you mean 'harder'?" in " ".join(result.stderr.split())  # the option of docs/bremen.md
 
 
 def test_cli_refuses_options_that_mean_nothing_here(tmp_path):
@@ -361,3 +362,72 @@ def test_policies_listing_gives_the_valid_values(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "noise: a number 0 to 1000" in out and "playouts: a whole number 1 to 1000000" in out
     assert "max_turns = 2000 (1 to 100000)" in out and "target = 7 (1 to 100)" in out
+
+
+def _said(result) -> str:
+    return " ".join(result.stderr.split())
+
+
+def test_validate_describes_a_board_and_refuses_a_bad_one(tmp_path):
+    # There was no command to check a board file (`etappe decks validate` says "design: missing table").
+    # Steps counted on the rules page's board: r00 r23 r22 r21 (3), m14 m13 m12 (6), i06 i07 (8), house (9).
+    runner = CliRunner()
+    path = tmp_path / "b.toml"
+    path.write_text(ring_board())
+    result = runner.invoke(main_app, ["bremen", "validate", str(path)])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "51 fields (4 start, 20 road, 24 forest, 2 bridge, 1 house), 62 links" in out  # 24+16+8 rings, 2 bridges
+    assert "colour 0 (r00): 9 alone, 9 as a pyramid" in out and "colour 3 (r18): 9 alone, 9 as a pyramid" in out
+    # without the direct links only the bridges lead into the forest, which a pyramid never enters;
+    # alone: r00 .. r03 (3), b0 (4), m02 m01 m00 (7), i00 i01 (9), house (10)
+    path.write_text(ring_board().replace('  ["r09", "m06"],\n', "").replace('  ["r21", "m14"],\n', ""))
+    out = " ".join(runner.invoke(main_app, ["bremen", "validate", str(path)]).stdout.split())
+    assert "colour 0 (r00): 10 alone, none as a pyramid (every way crosses a bridge)" in out
+    path.write_text(ring_board().replace('r05 = "road"', 'r05 = "raod"'))
+    result = runner.invoke(main_app, ["bremen", "validate", str(path)])
+    assert result.exit_code == 2 and "field 'r05': unknown kind 'raod'" in _said(result)
+    assert "Traceback" not in result.output
+
+
+def test_board_errors_show_where_the_bad_name_is(tmp_path):
+    runner = CliRunner()
+    path = tmp_path / "b.toml"
+    # a field left out of [fields]: the message showed the chain's first three names, which missed it
+    path.write_text(ring_board().replace('m05 = "forest"\n', ""))
+    result = runner.invoke(main_app, ["bremen", "validate", str(path)])
+    assert result.exit_code == 2
+    assert "field 'm05': link to unknown field: not in [fields] (chain [..., 'm04', 'm05', 'm06', ...])" in _said(result)
+    # the road cut off from the forest: colour 0 (r00) walks r01 .. r05 and r23 .. r19, up to the start
+    # fields of colours 1 (r06) and 3 (r18), which it may not enter
+    text = ring_board()
+    for link in ('["r03", "b0", "m02"]', '["r09", "m06"]', '["r15", "b2", "m10"]', '["r21", "m14"]'):
+        text = text.replace(f"  {link},\n", "")
+    path.write_text(text.replace('b0 = "bridge"\n', "").replace('b2 = "bridge"\n', ""))
+    result = runner.invoke(main_app, ["bremen", "validate", str(path)])
+    assert result.exit_code == 2
+    assert ("field 'r00': house unreachable from the start field of colour 0: the walk from it ends at r06, r18, "
+            "start field(s) of other colours, which animals never enter") in _said(result)
+
+
+def test_an_interrupted_sweep_says_its_finished_boards_are_kept(tmp_path, monkeypatch):
+    # it said "Nothing is kept: ... the same command starts afresh" while the boards before were kept
+    runner = CliRunner()
+    args = ["bremen", "sweep", "--games", "5", "--roads", "20", "--middles", "", "--road-links", "",
+            "--house-links", "", "--out", str(tmp_path), "-o", "max_turns=300"]
+    real, calls = C.A.simulate, []
+
+    def stopped_at_the_second_board(*a, **k):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(C.A, "simulate", stopped_at_the_second_board)
+    result = runner.invoke(main_app, args)
+    assert result.exit_code == 130
+    assert (f"interrupted. Kept: the finished boards (1 of 2) in {tmp_path / 'runs'}: the same command resumes "
+            "from there.") in _said(result)
+    monkeypatch.undo()
+    result = runner.invoke(main_app, args)
+    assert result.exit_code == 0 and "ring-r24-m16-l3-h1: 5 games, finished earlier (kept)" in result.output

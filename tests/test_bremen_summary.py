@@ -138,3 +138,19 @@ def test_a_run_without_tension_columns_is_summarized_without_them(run):
     _same(s.win_rates("policy"), A.win_rates(run, "policy"))  # the columns it lacks do not count in them
     md = build_report(s).to_markdown()
     assert "no tension columns" in md and "no progress columns" in md
+
+
+def test_with_one_policy_the_sweep_findings_are_the_seats():
+    # One policy on every seat wins exactly a quarter of its seat-games, so "win rate of g vs 1/4" was
+    # always undecided and the corners' balance, what a board sweep is for, was not asked.
+    df = A.records_frame(np.zeros((100, K.N_REC), np.int32), 4)
+    df["seed_index"] = range(100)
+    df["winner_seat"] = [0] * 70 + [1] * 10 + [2] * 10 + [3] * 10
+    df.attrs = {"players": 4, "policies": ["g"] * 4, "board": "b", "board_hash": "h"}
+    found = A.conclusions(df).set_index("finding")["verdict"]
+    # Wilson, 95 %: 70 of 100 is (0.604, 0.781), above 1/4; 10 of 100 is (0.055, 0.174), below
+    assert found["win rate of seat 0 vs 1/4"] == "above"
+    assert [found[f"win rate of seat {s} vs 1/4"] for s in (1, 2, 3)] == ["below"] * 3
+    assert "win rate of g vs 1/4" not in found
+    _, numbers = A.sweep_summary([df])
+    assert numbers.loc[0, ["win_seat 0", "win_seat 1"]].tolist() == [0.7, 0.1]
