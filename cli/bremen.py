@@ -24,6 +24,7 @@ app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is 
                   no_args_is_help=True)
 
 CHUNK = 20_000  # games per resumable chunk on disk
+LOOKAHEAD_CHUNK = 20  # where a look-ahead seat plays: about 2 s a game with two look-ahead seats
 RING_MAX = 200  # fields per sweep ring (the default road has 24): larger boards only play slower
 
 
@@ -172,7 +173,8 @@ def policies_command() -> None:
                   + " (+ greedy parameters)")
     table.add_row("FILE.py:FUNCTION", "your own policy for the moves (docs/bremen.md); robber paths: greedy's")
     print_policy_listing(table, A.PARAMETER_RANGES, {name: default for name, (default, _) in A.OPTIONS.items()},
-                         A.OPTION_RANGES, "docs/bremen.md")
+                         A.OPTION_RANGES, {name: choices for name, (_, choices) in A.OPTIONS.items() if choices},
+                         "docs/bremen.md")
 
 
 @app.command()

@@ -40,9 +40,23 @@ def parse_options(items: list[str] | None) -> dict:
     for item in items or []:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            fail(f"--option {item!r}: expected key=value, e.g. --option overshoot=disqualify")
+            fail(f"--option {item!r}: expected name=value, e.g. --option harder=true")
+        if key.strip() in options:  # the last would win unseen
+            fail(f"--option {key.strip()} is given twice ({options[key.strip()]!r} and {value.strip()!r}); give it once")
         options[key.strip()] = value.strip()
     return options
+
+
+RACE_CHUNK = 50_000  # race games per chunk
+RACE_LOOKAHEAD_CHUNK = 500  # where a look-ahead seat plays: 10 to 50 ms a game
+
+
+def default_chunk(policies, chunk: int, lookahead_chunk: int) -> int:
+    """A game's chunk size when --chunk-size is not given: `lookahead_chunk`
+    where a look-ahead seat plays, whose games are hundreds of times slower,
+    so that a chunk still ends within about a minute: the progress bar moves
+    at each, and an interruption loses at most one."""
+    return lookahead_chunk if any(str(p).split(":")[0] == "lookahead" for p in policies) else chunk
 
 
 def around_the_table(policies: list[str], players: int) -> list[str]:
@@ -289,25 +303,32 @@ def progress_bar(total: int | None, what: str, resumable: bool | str | Callable[
         bar.close()
 
 
-def print_policy_listing(table, parameter_ranges: dict, option_defaults: dict, option_ranges: dict, doc: str) -> None:
+def print_policy_listing(table, parameter_ranges: dict, option_defaults: dict, option_ranges: dict,
+                         option_choices: dict, doc: str) -> None:
     """`etappe policies GAME` for the games with their own policies: the
     policy table, each parameter's valid values, then the rule options with
-    their defaults and (lowest, highest) ranges where they have them."""
+    their defaults written as on the command line, and their (lowest,
+    highest) ranges or choices where they have them."""
+    from etappe.kernels.options import option_text
+
     console.print(table)
     console.print("set parameters with name:key=value,...; valid values:")
     for key, (must_be, _) in parameter_ranges.items():
         console.print(f"  {key}: {must_be}", highlight=False)
     console.print(f"rule options (--option name=value), defaults (meanings in {doc}):")
     for name, default in option_defaults.items():
-        limits = option_ranges.get(name)
-        console.print(f"  {name} = {default!r}" + (f" ({limits[0]} to {limits[1]})" if limits else ""),
-                      highlight=False)
+        limits, choices = option_ranges.get(name), option_choices.get(name)
+        if isinstance(default, bool):
+            choices = (True, False)
+        console.print(f"  {option_text({name: default})}" + (f" ({limits[0]} to {limits[1]})" if limits else "")
+                      + (f" (or {' | '.join(option_text({'': c})[1:] for c in choices if c != default)})"
+                         if choices else ""), highlight=False)
 
 
 def print_seat_summary(winners, players: int, games: int, undecided: str, extra: str) -> None:
     """The short table `simulate` prints: wins per seat with 95 % intervals,
     among the games with a sole winner (winner >= 0), so that a fair share is
-    1 / players; `undecided` names the others (e.g. "shared first place")."""
+    1 / players; `undecided` says what the others are (e.g. "without a winner (turn cap)")."""
     import numpy as np
     from rich.table import Table
 
@@ -324,7 +345,7 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
         else:  # no decided game: no rate to show
             table.add_row(str(seat), str(wins), "-", "-")
     console.print(table)
-    console.print(f"{games} games, {undecided} {games - decided}; {extra}", highlight=False)
+    console.print(f"{games} games, {games - decided} {undecided}; {extra}", highlight=False)
 
 
 def say_nothing_to_play(out) -> None:

@@ -23,6 +23,7 @@ from .common import (check_share, console, in_share, joining_kept, kept_in, prin
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
+LOOKAHEAD_CHUNK = 200  # where a look-ahead seat plays (2,000 such races take 25 to 50 s)
 # Within a chunk the races are played in kernel calls of `batch` races (the
 # same races and keys: the records do not depend on it), so the progress bar
 # moves while a slow chunk plays (a look-ahead seat takes tens of ms a race).
@@ -317,4 +318,4 @@ def policies_command() -> None:
     for name, (_, params) in E.POLICIES.items():
         table.add_row(name, ", ".join(f"{k}={v:g}" for k, v in params.items()))
     print_policy_listing(table, E.PARAMETER_RANGES, {name: default for name, (_, default) in E.OPTIONS.items()},
-                         E.OPTION_RANGES, "docs/etape.md")
+                         E.OPTION_RANGES, E.OPTION_CHOICES, "docs/etape.md")

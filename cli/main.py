@@ -12,7 +12,8 @@ from etappe.kernels.race_design import builtin_names
 
 from . import race_cmds
 from .bremen import app as bremen_app
-from .common import (MAX_SEED, SeedOpt, ShareOpt, around_the_table, console, fail, parse_options, parse_share,
+from .common import (MAX_SEED, RACE_CHUNK, RACE_LOOKAHEAD_CHUNK, SeedOpt, ShareOpt, around_the_table, console,
+                     default_chunk, fail, parse_options, parse_share,
                      check_policy_list, print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
                      writable_folder)
 from .common import INTERRUPTED_ELSEWHERE, interruption_told, kept_in, say_interrupted
@@ -65,10 +66,10 @@ ReplayPolicyOpt = Annotated[Optional[str], typer.Option(
 MAX_CHUNK = 1_000_000  # games held in memory at once; a bigger chunk only costs memory
 ChunkOpt = Annotated[Optional[int], typer.Option(
     "--chunk-size", min=1, max=MAX_CHUNK, help="Games per chunk saved to disk as it finishes (default: 50,000 for "
-    "the race games, 2,000 races of Tape l'étape, 20,000 Bremen games; at most 1,000,000).")]
+    "the race games, 2,000 races of Tape l'étape, 20,000 Bremen games; where a look-ahead seat plays 500, 200 and 20; "
+    "at most 1,000,000).")]
 SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
 ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", min=1, help="Numba threads (default: all cores); results do not depend on it.")]
-RACE_CHUNK = 50_000
 MAX_TOURNAMENT_GAMES = 10**8
 
 
@@ -100,32 +101,34 @@ def simulate(
     check_game_or_design(deck)
     if out is not None:
         writable_run_file(out)
-    chunk = {} if chunk_size is None else {"chunk_size": chunk_size}  # each game's own default otherwise
     if deck in OTHER_GAMES and players is None:
         players = 4  # the race designs' default is checked against the design (race_cmds.make_run)
     if deck == "etape":
-        from .etape import print_summary, simulate_command
+        from .etape import CHUNK, LOOKAHEAD_CHUNK, print_summary, simulate_command
 
+        policies = around_the_table(split_policies(policy or "heuristic"), players)
         try:
-            races, _ = simulate_command(players, games, around_the_table(split_policies(policy or "heuristic"), players),
-                                        seed, out, parse_options(option), share=share_of, **chunk)
+            races, _ = simulate_command(players, games, policies, seed, out, parse_options(option), share=share_of,
+                                        chunk_size=chunk_size or default_chunk(policies, CHUNK, LOOKAHEAD_CHUNK))
         except ValueError as exc:
             fail(str(exc))
         print_summary(races)
         return
     if deck == "bremen":
-        from .bremen import simulate_command
+        from .bremen import CHUNK, LOOKAHEAD_CHUNK, simulate_command
 
+        policies = around_the_table(split_policies(policy or "greedy"), players)
         try:
-            frame = simulate_command(players, games, around_the_table(split_policies(policy or "greedy"), players),
-                                     seed, out, board, parse_options(option), share=share_of, **chunk)
+            frame = simulate_command(players, games, policies, seed, out, board, parse_options(option), share=share_of,
+                                     chunk_size=chunk_size or default_chunk(policies, CHUNK, LOOKAHEAD_CHUNK))
         except ValueError as exc:
             fail(str(exc))
-        print_seat_summary(frame["winner_seat"], players, len(frame), "no winner (turn cap)",
+        print_seat_summary(frame["winner_seat"], players, len(frame), "without a winner (turn cap)",
                            f"{frame['turns'].mean():.1f} turns per game")
         return
-    race_cmds.simulate_race(deck, players, games, policy or "greedy", seed, out, option, seating,
-                            chunk_size or RACE_CHUNK, share_of)
+    policy = policy or "greedy"
+    race_cmds.simulate_race(deck, players, games, policy, seed, out, option, seating,
+                            chunk_size or default_chunk(split_policies(policy), RACE_CHUNK, RACE_LOOKAHEAD_CHUNK), share_of)
 
 
 @app.command()
@@ -171,7 +174,7 @@ def compare(
     seating: SeatingOpt = "fixed",
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare; with --sequential, no report unless given).")] = None,
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000 for the race designs, 2,000 races of Tape l'étape, 20,000 Bremen games; at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = None,
+    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000 for the race designs, 2,000 races of Tape l'étape, 20,000 Bremen games; where a look-ahead seat plays 500, 200 and 20; at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = None,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
     # None where not given: without --sequential they are refused, not silently ignored
     metric: Annotated[Optional[str], typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared (a column of the per-game table, e.g. game_turns, lead_changes, hazard_decided; an unknown name lists them all; default game_turns).")] = None,
@@ -210,7 +213,7 @@ def compare(
     if sequential and not two_designs and metric is not None:
         fail("--metric is for --sequential with two designs; with one design and --policy A,B it counts the games "
              "A's side won")
-    chunk_size = chunk_size or RACE_CHUNK
+    chunk_size = chunk_size or default_chunk(split_policies(policy or "greedy"), RACE_CHUNK, RACE_LOOKAHEAD_CHUNK)
     options_a = parse_options(option)
     options_b = {**options_a, **parse_options(option_b)}
     if not sequential:
@@ -275,16 +278,16 @@ def compare_variants_of(game: str, deck_b: str | None, players: int, games: int,
         fail(f"give --option-b{' or --board-b' if game == 'bremen' else ''}: what variant B changes")
     out = out or Path("compare")
     writable_folder(out)
-    from .bremen import CHUNK as BREMEN_CHUNK
-    from .etape import CHUNK as ETAPE_CHUNK
+    from . import bremen, etape
     from .report_cmds import compare_game_variants
 
     policies = around_the_table(split_policies(policy or ("greedy" if game == "bremen" else "heuristic")), players)
+    chunks = {"bremen": (bremen.CHUNK, bremen.LOOKAHEAD_CHUNK), "etape": (etape.CHUNK, etape.LOOKAHEAD_CHUNK)}
     options_a = parse_options(option)
     try:
         path = compare_game_variants(game, players, games, policies, seed, options_a,
                                      {**options_a, **parse_options(option_b)}, out,
-                                     chunk_size or {"bremen": BREMEN_CHUNK, "etape": ETAPE_CHUNK}[game], board, board_b)
+                                     chunk_size or default_chunk(policies, *chunks[game]), board, board_b)
     except ValueError as exc:
         fail(str(exc))
     console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")
@@ -302,7 +305,7 @@ def sweep(
     seating: SeatingOpt = "fixed",
     out: Annotated[Path, typer.Option("--out", help="Folder for the sweep report.")] = Path("sweep"),
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time; the summaries are saved after each, so an interrupted sweep resumes.")] = RACE_CHUNK,
+    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000; 500 where a look-ahead seat plays); the summaries are saved after each, so an interrupted sweep resumes.")] = None,
 ) -> None:
     """Play one setting of a design file at several values and report what it changes.
 
@@ -315,11 +318,14 @@ def sweep(
 
     set_threads(threads)
     if deck in OTHER_GAMES:
-        fail(f"sweep is for the race designs, whose settings are data in a design file; not {deck}")
+        boards = ", or `etappe bremen sweep` for boards" if deck == "bremen" else ""
+        fail(f"sweep is for the race designs, whose settings are data in a design file; not {deck}. A rule "
+             f"option of {deck}: `etappe compare {deck} --option-b NAME=VALUE`, one per value{boards}")
     writable_folder(out)
     try:
-        path = sweep_command(deck, setting, players, games, split_policies(policy or "greedy"), seed,
-                             parse_options(option), seating, out, chunk_size)
+        policies = split_policies(policy or "greedy")
+        path = sweep_command(deck, setting, players, games, policies, seed, parse_options(option), seating, out,
+                             chunk_size or default_chunk(policies, RACE_CHUNK, RACE_LOOKAHEAD_CHUNK))
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
     console.print(f"wrote {path} and {Path(path).with_suffix('.md')}")

@@ -28,13 +28,15 @@ from rich.table import Table
 
 from etappe.analysis.runio import write_atomic
 from etappe.analysis.sequential import SequentialResult, design_outcomes, policy_outcomes, sequential_compare
-from etappe.analysis.tournament import TournamentResult, bradley_terry, head_to_head, play_tournament, score_matrix
+from etappe.analysis.tournament import (DEFAULT_CHUNK, TournamentResult, bradley_terry, head_to_head, play_tournament,
+                                        score_matrix)
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
 from etappe.reports.race_report import design_name
 
-from .common import console, fail, kept_in, parse_options, progress_bar, resumed_text, split_policies
+from .common import (RACE_LOOKAHEAD_CHUNK, console, default_chunk, fail, kept_in, parse_options, progress_bar,
+                     resumed_text, split_policies)
 
 __all__ = ["tournament_command", "sequential_command", "print_tournament", "print_sequential"]
 
@@ -104,8 +106,9 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
     try:
         with progress_bar(games * n_pairs, f"tournament {design.name} x{players}, {n_pairs} pairings", on_stop,
                           compiles=True) as advance:
-            result = play_tournament(design, players, names, games, seed, options, progress=advance, threads=threads,
-                                     checkpoint=checkpoint, on_resume=lambda done: advance.say(
+            result = play_tournament(design, players, names, games, seed, options, progress=advance,
+                                     chunk_size=default_chunk(names, DEFAULT_CHUNK, RACE_LOOKAHEAD_CHUNK),
+                                     threads=threads, checkpoint=checkpoint, on_resume=lambda done: advance.say(
                                          resumed_text(out, done, games * n_pairs, "games (all pairings)")))
         if checkpoint is not None:
             on_stop = kept_in(checkpoint, what="The outcomes of every game are")
