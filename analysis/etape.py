@@ -65,7 +65,7 @@ OPTIONS = {
 }
 # Options that rule the Crevaison joker: they mean nothing in a game without it.
 CREVAISON_OPTIONS = ("crevaison_stack", "crevaison_anytime", "crevaison_carry", "self_crevaison_in_balai")
-_CHOICES = {"mode": ("sprint", "endurance"), "column_step": ("one", "free"),
+OPTION_CHOICES = {"mode": ("sprint", "endurance"), "column_step": ("one", "free"),
             "extreme_start": ("in_play", "dealt"), "seat_order": ("from_picker", "from_seat_0"),
             "gc_tie": ("shared", "stage_places")}
 # Whole-number options: (lowest, highest). A value beyond them would
@@ -144,7 +144,7 @@ def resolve_options(options: dict | None) -> dict:
     full = {}
     for name, (_, default) in OPTIONS.items():
         try:
-            full[name] = option_value(name, options.get(name, default), default, _CHOICES.get(name))
+            full[name] = option_value(name, options.get(name, default), default, OPTION_CHOICES.get(name))
         except ValueError as problem:
             raise ValueError(f"etape rule option {problem}") from None
     for name, (lowest, highest) in OPTION_RANGES.items():
@@ -178,8 +178,8 @@ def option_vector(options: dict) -> np.ndarray:
     vec = np.zeros(K.N_OPTIONS, np.int64)
     for name, value in resolve_options(options).items():
         index = OPTIONS[name][0]
-        if name in _CHOICES:
-            value = _CHOICES[name].index(value)
+        if name in OPTION_CHOICES:
+            value = OPTION_CHOICES[name].index(value)
         elif name in ("jokers", "withhold_jokers"):
             value = _jokers_mask(value)
         vec[index] = int(value)

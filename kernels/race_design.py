@@ -807,8 +807,12 @@ class _Validator:
         value = raw.get(key)
         if value is None:
             inside = [name for name, sub in raw.items() if isinstance(sub, dict) and key in sub]
-            self.fail(key, "missing table" + (f" (there is a field {key!r} in [{inside[0]}]: a [{key}] header "
-                                              "before it?)" if inside else ""))
+            if inside:
+                self.fail(key, f"missing table (there is a field {key!r} in [{inside[0]}]: a [{key}] header before it?)")
+            if {"board", "fields"} <= set(raw):  # the tables of a Bremen board file (docs/bremen.md)
+                self.fail(key, "missing table: this is a Bremen board file, not a deck design; "
+                               "`etappe bremen validate` checks it, `--board` plays it")
+            self.fail(key, "missing table")
         if not isinstance(value, dict):
             self.fail(key, "must be a table")
         return value

@@ -361,7 +361,17 @@ def test_policies_listing_gives_the_valid_values(capsys):
     C.policies_command()
     out = " ".join(capsys.readouterr().out.split())
     assert "noise: a number 0 to 1000" in out and "playouts: a whole number 1 to 1000000" in out
-    assert "max_turns = 2000 (1 to 100000)" in out and "target = 7 (1 to 100)" in out
+    assert "max_turns=2000 (1 to 100000)" in out and "target=7 (1 to 100)" in out
+    # as given on the command line (harder=true), with the values docs/bremen.md's options table lists
+    assert "harder=false (or true)" in out and "tie_rule=mover_first (or mover_last)" in out
+    assert "one_die=either (or larger)" in out
+
+
+def test_an_option_given_twice_is_refused():
+    # the last value would be played unseen, as a policy parameter given twice is refused
+    result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "1", "-o", "target=7", "-o", "target=8"])
+    assert result.exit_code == 2
+    assert "--option target is given twice ('7' and '8'); give it once" in " ".join(result.stderr.split())
 
 
 def _said(result) -> str:
@@ -379,6 +389,11 @@ def test_validate_describes_a_board_and_refuses_a_bad_one(tmp_path):
     out = " ".join(result.stdout.split())
     assert "51 fields (4 start, 20 road, 24 forest, 2 bridge, 1 house), 62 links" in out  # 24+16+8 rings, 2 bridges
     assert "colour 0 (r00): 9 alone, 9 as a pyramid" in out and "colour 3 (r18): 9 alone, 9 as a pyramid" in out
+    # the race games' check, given a board file, says which command checks it
+    result = runner.invoke(main_app, ["decks", "validate", str(path)])
+    assert result.exit_code == 2
+    assert "design: missing table: this is a Bremen board file, not a deck design; `etappe bremen validate` " \
+           "checks it" in _said(result)
     # without the direct links only the bridges lead into the forest, which a pyramid never enters;
     # alone: r00 .. r03 (3), b0 (4), m02 m01 m00 (7), i00 i01 (9), house (10)
     path.write_text(ring_board().replace('  ["r09", "m06"],\n', "").replace('  ["r21", "m14"],\n', ""))

@@ -127,7 +127,10 @@ def test_sweep_refusals_name_the_problem(tmp_path):
             (("stapop", "--set", "options.overshoot=maybe"), "options.overshoot"),
             # Mille Bornes' 2-player table sets its own trip (700, rules page): target.trip is not played there
             (("millebornes", "--set", "target.trip=800"), "target.trip = 800 changes nothing that is played at 2 players"),
-            (("etape", "--set", "x=1"), "sweep is for the race designs")):
+            (("etape", "--set", "x=1"), "sweep is for the race designs"),
+            # and what sweeps a rule option of the other games
+            (("bremen", "--set", "target=5,7"), "`etappe compare bremen --option-b NAME=VALUE`, one per value, "
+                                                 "or `etappe bremen sweep` for boards")):
         result = run("sweep", *args, "--games", 10, "--out", tmp_path / "s")
         assert result.exit_code == 2 and message in " ".join(result.stderr.split()), (args, result.stderr)
     assert not (tmp_path / "s").exists()
