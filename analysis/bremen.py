@@ -25,7 +25,7 @@ from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_unifor
                                    skill_moments, skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
-from etappe.kernels.options import option_value, policy_parameters
+from etappe.kernels.options import number_text, option_value, policy_parameters
 from etappe.kernels.user_policy import compile_user_policy, source_hash
 
 __all__ = [
@@ -184,7 +184,7 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     values = defaults | policy_parameters(spec, name, rest, {key: PARAMETER_RANGES[key] for key in defaults})
     for key, value in values.items():
         params[_PARAM_INDEX[key]] = value
-    changed = ",".join(f"{k}={values[k]:g}" for k in defaults if values[k] != defaults[k])
+    changed = ",".join(f"{k}={number_text(values[k])}" for k in defaults if values[k] != defaults[k])
     pid = K.POL_GREEDY if name == "greedy" else K.POL_LOOKAHEAD
     return pid, params, name + (f":{changed}" if changed else "")
 

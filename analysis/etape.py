@@ -24,7 +24,7 @@ from etappe.analysis.stats import (SKILL_MOMENTS, ChiSquare, IntHistogram, chisq
                                    paired_from_values, ratio_interval, skill_moments, skill_table_from_moments,
                                    wilson_interval)
 from etappe.kernels import etape as K
-from etappe.kernels.options import option_value, policy_parameters
+from etappe.kernels.options import number_text, option_value, policy_parameters
 
 __all__ = [
     "simulate", "seat_policies", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names",
@@ -199,15 +199,8 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     row = np.zeros(K.N_PARAMS, np.float64)
     for key, value in params.items():
         row[_PARAM_INDEX[key]] = value
-    canonical = name + ":" + ",".join(f"{k}={_number_text(v)}" for k, v in params.items())
+    canonical = name + ":" + ",".join(f"{k}={number_text(v)}" for k, v in params.items())
     return pid, row, canonical
-
-
-def _number_text(value: float) -> str:
-    """A parameter as a canonical spec writes it: short ('1', '0.25'), and exact,
-    so that the spec a run records plays it again (6 digits would make 1.4142135 '1.41421')."""
-    text = f"{value:g}"
-    return text if float(text) == value else repr(value)
 
 
 def compact_spec(spec: str) -> str:

@@ -39,6 +39,13 @@ def option_text(options: dict) -> str:
     return ", ".join(f"{k}={str(v).lower() if isinstance(v, (bool, np.bool_)) else v}" for k, v in options.items())
 
 
+def number_text(value: float) -> str:
+    """A policy parameter as a canonical spec writes it: short ('1', '0.25'), and exact,
+    so that the spec a run records plays it again (6 digits would make 1.4142135 '1.41421')."""
+    text = f"{value:g}"
+    return text if float(text) == value else repr(value)
+
+
 def policy_parameters(spec: str, family: str, text: str, ranges: dict) -> dict[str, float]:
     """The `key=value,...` part (`text`) of policy `spec`, read: each key one
     of `ranges` (key -> (what a value must be, test)), given once, a number

@@ -315,6 +315,15 @@ def test_attrs_say_how_to_reproduce(mixed):
     assert a["options"]["max_turns"] == 400 and a["options"]["tie_rule"] == "mover_first"
 
 
+def test_the_policies_a_run_records_play_it_again():
+    # docs/bremen.md: attrs hold everything to reproduce a run; a parameter of 9 digits was recorded
+    # rounded to 6 (knock=1.23457), so the recorded spec played other games and named another run.
+    df = simulate(4, 40, ["greedy:knock=1.23456789,noise=0.3", "greedy"], seed=5)
+    assert df.attrs["policies"][0] == "greedy:knock=1.23456789,noise=0.3"
+    again = simulate(4, 40, df.attrs["policies"], seed=5)
+    pd.testing.assert_frame_equal(again, df)
+
+
 def test_bad_options_and_policies_are_refused():
     with pytest.raises(ValueError, match="unknown Bremen rule option"):
         options_row({"hardr": True})
