@@ -243,6 +243,9 @@ def compare_game_variants(game: str, players: int, games: int, policies: list[st
     from .common import kept_in, progress_bar, resumed_text
 
     checkpoint = Path(out) / ".compare-checkpoint.pkl"
+    board_b = board_b if board_b is not None else board
+    # no games: the options, boards and policies checked (ValueError) before a progress bar is drawn
+    compare_variants(game, players, 0, policies, seed, options_a, options_b, None, chunk_size, board, board_b)
     with progress_bar(games, f"{game} A and B", kept_in(checkpoint, what="The comparison of the finished chunks is"),
                       compiles=True) as bar:
         shown = 0
@@ -260,7 +263,7 @@ def compare_game_variants(game: str, players: int, games: int, policies: list[st
             E.simulate(players, 1, policies, seed, options_a, first_race=0)
         bar(0)
         comparison = compare_variants(game, players, games, policies, seed, options_a, options_b, checkpoint,
-                                      chunk_size, board, board_b if board_b is not None else board, progress=progress,
+                                      chunk_size, board, board_b, progress=progress,
                                       on_resume=lambda done: bar.say(resumed_text(out, done, games,
                                                                                   f"{UNIT[game]}s per variant")))
         path = build_variant_report(comparison, on_section=bar.stage).write(out)

@@ -47,17 +47,68 @@ OWN_BOARD = ("No board here is marked as a reconstruction (`reconstruction = tru
              "board has): every number holds for the board file named above only. ")
 
 
-def caveat_text(policies, reconstruction: bool = True) -> str:
+def _joined(boards: list[str]) -> str:
+    """'Board A (x)' or 'Board A (x) and board B (y)': the start of a sentence."""
+    text = " and ".join(boards)
+    return text[:1].upper() + text[1:]
+
+
+def reconstructions(boards: list[str]) -> str:
+    """'Board A (x) is a reconstruction' or 'Board A (x) and board B (y) are reconstructions'."""
+    return _joined(boards) + (" is a reconstruction" if len(boards) == 1 else " are reconstructions")
+
+
+def board_caveat(boards: dict[str, bool]) -> str:
+    """The caveat's words on the board(s): `boards` maps each board, as the
+    text names it ('board A (default-reconstruction)'), to whether its file
+    says it is a reconstruction; a single entry is the one board of the run
+    (or of both variants)."""
+    if len(boards) == 1:
+        return CAVEAT[: CAVEAT.index("Bots are not people")] if next(iter(boards.values())) else OWN_BOARD
+    marked = [name for name, rec in boards.items() if rec]
+    own = [name for name, rec in boards.items() if not rec]
+    text = "Every number here holds for the two board files named above only. "
+    if marked:
+        text += (f"{reconstructions(marked)}: no source documents the real field counts, links or bridges; check a "
+                 "conclusion across boards with `etappe bremen sweep` before trusting it. ")
+    if own:
+        text += (f"{_joined(own)} {'is' if len(own) == 1 else 'are'} not marked as a reconstruction "
+                 "(`reconstruction = true` in its file, as the default board has). ")
+    return text
+
+
+def caveat_text(policies, boards: dict[str, bool] | bool = True) -> str:
     """The caveat, naming the policies of the run and what their families are.
-    `reconstruction`: the board file says it is one (`reconstruction = true`,
-    as the default board and the sweep's ring boards do); a board file that
-    does not is not called a reconstruction."""
+    `boards`: whether the run's board file says it is a reconstruction
+    (`reconstruction = true`, as the default board and the sweep's ring boards
+    do; a board file that does not is not called one), or board_caveat's
+    dict of two boards."""
     names = list(dict.fromkeys(policies or []))
     families = list(dict.fromkeys(_FAMILIES[p.split(":")[0]] for p in names if p.split(":")[0] in _FAMILIES))
-    board = CAVEAT[: CAVEAT.index("Bots are not people")] if reconstruction else OWN_BOARD
+    board = board_caveat(boards if isinstance(boards, dict) else {"the board": boards})
     return (board + "Bots are not people: the numbers hold for these "
             "policies only: " + (", ".join(names) or "?") + (f" ({'; '.join(families)})" if families else "")
             + "; not for human play.")
+
+
+def policy_parameters(policies) -> str:
+    """Each distinct policy with every parameter it plays with: its family's
+    defaults, then the spec's own ('greedy:knock=3' -> 'greedy:storm=10,...,knock=3,...').
+    Random has none; a policy file's spec stays as it is."""
+    def full(spec: str) -> str:
+        family, _, rest = spec.partition(":")
+        if family not in ("greedy", "lookahead"):
+            return spec
+        defaults = A.GREEDY_DEFAULTS | (A.LOOKAHEAD_DEFAULTS if family == "lookahead" else {})
+        given = dict(item.split("=", 1) for item in rest.split(",") if item)  # as parse_policy wrote them
+        values = {k: f"{v:g}" for k, v in defaults.items()} | given
+        return family + ":" + ",".join(f"{k}={v}" for k, v in values.items())
+
+    return "; ".join(full(str(p)) for p in dict.fromkeys(policies))
+
+
+def _seats(policies) -> str:
+    return ", ".join(f"{s}: {p}" for s, p in enumerate(policies))
 
 
 def build_report(df: pd.DataFrame | A.RunSummary, title: str | None = None, on_section=None) -> Report:
@@ -117,9 +168,9 @@ def _progress(report: Report, df: A.RunSummary) -> None:
         return
     rounds = df.attrs.get("progress_rounds") or list(A.K.PROGRESS_ROUNDS)
     section.text(f"Mean points after rounds {', '.join(map(str, rounds))} (a round is one turn per player from "
-                 "the starting player; a finished game keeps its final points), per policy and per position in "
-                 "the turn order (0 = the drawn starting player). Dark band: 95 % interval of the mean; light "
-                 "band: mean +- 1 sd (the spread of games). n counts seat-games.")
+                 "the starting player; a finished game keeps its final points), per policy, per position in "
+                 "the turn order (0 = the drawn starting player) and per seat. Dark band: 95 % interval of the "
+                 "mean; light band: mean +- 1 sd (the spread of games). n counts seat-games.")
     by_policy = df.progress_table("policy")
     for by, caption in (("policy", "policy"), ("position", "position in the turn order"), ("seat", "seat")):
         frame = by_policy if by == "policy" else df.progress_table(by)
@@ -137,7 +188,8 @@ def _header(report: Report, df: A.RunSummary) -> None:
         ("board", f"{a['board']}: {label}"),
         ("board file", f"{a['board_path']} (sha256 {a['board_hash']})"),
         ("players", a["players"]),
-        ("policies by seat", ", ".join(f"{s}: {p}" for s, p in enumerate(a["policies"]))),
+        ("policies by seat", _seats(a["policies"])),
+        ("policy parameters", policy_parameters(a["policies"])),
         ("seat design", "fixed seats, first player drawn each game"),
         ("rule options", option_text(a["options"])),
         ("games", f"{df.games} (game indices {df.index_min}..{df.index_max})"),
@@ -161,15 +213,18 @@ def _outcomes(report: Report, df: A.RunSummary) -> None:
     seats = df.win_rates(by="seat")
     section.table(seats, "Win rate per seat among the decided games (95 % Wilson interval; capped games are "
                   "counted under Anomalies)")
-    section.table(df.win_rates(by="policy"), "Win rate per policy")
+    section.table(df.win_rates(by="policy"), "Win rate per policy among the decided games (95 % Wilson interval; "
+                  "n counts seat-games, so a policy on two seats counts each game twice and its fair share "
+                  "is still 1 / players)")
     position = df.first_seat_advantage()
     test = df.seat_uniformity()
     section.table(position, "Win rate by position in the turn order (0 = the drawn starting player)")
     section.text(f"Turn-order uniformity among decided games: chi-square {test['chi2']:.2f}, "
                  f"p = {test['p_value']:.3g} over {test['games']} games{chi_square_caution(test['expected'])}.")
-    if len(set(df.attrs["policies"])) == 1:  # with one policy on every seat, seats differ only by corner and colour
+    if len(set(df.attrs["policies"])) == 1:  # with one policy on every seat, seats differ only by corners and colours
         test = df.seat_uniformity(by="seat")
-        section.text(f"Seat uniformity (one policy on every seat, so only the corner and colour differ): "
+        # plural: with 2 players a seat plays two colours from opposite corners
+        section.text(f"Seat uniformity (one policy on every seat, so only their corners and colours differ): "
                      f"chi-square {test['chi2']:.2f}, p = {test['p_value']:.3g} over {test['games']} games"
                      f"{chi_square_caution(test['expected'])}.")
     fig = Figure(figsize=(6, 3))
@@ -227,12 +282,17 @@ def _robber(report: Report, df: A.RunSummary) -> None:
     )
 
 
+def _g(x: float) -> str:
+    """4 significant digits, as the tables and the other reports: a small bound (0.0001921) is not 0."""
+    return f"{x:.4g}"
+
+
 def _anomalies(report: Report, df: A.RunSummary) -> None:
     section = report.section("Anomalies")
     cap = df.capped_rate()
     section.text(
         f"{cap['capped']} of {cap['n']} games hit the turn cap of {df.attrs['options']['max_turns']} turns "
-        f"(rate {cap['rate']:.3f}, 95 % interval {cap['ci_low']:.3f}-{cap['ci_high']:.3f}); the win rates "
+        f"(rate {_g(cap['rate'])}, 95 % interval [{_g(cap['ci_low'])}, {_g(cap['ci_high'])}]); the win rates "
         "are among the decided games, and the other tables keep every game."
     )
     never = [name for name, col in (("storm", "storms"), ("chase", "chases"), ("robber move", "robber_moves"),
@@ -247,8 +307,9 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
     first = runs[0].attrs
     report = Report(f"Bremer Stadtmusikanten board sweep: {len(runs)} boards, {runs[0].games} games each")
     section = report.section("Run")
-    section.text(f"Players {first['players']}; policies by seat {first['policies']}; root seed {first['seed']} "
-                 f"(the same game indices on every board); rule options {first['options']}; "
+    section.text(f"Players {first['players']}; policies by seat {_seats(first['policies'])} (with every parameter: "
+                 f"{policy_parameters(first['policies'])}); root seed {first['seed']} "
+                 f"(the same game indices on every board); rule options {option_text(first['options'])}; "
                  f"package version {first['version']}. Every board is a generated ring board "
                  "(kernels.bremen_board.ring_board), varied one factor at a time around the default "
                  "reconstruction; the files of the boards below are in boards/ beside this report (boards "
@@ -262,7 +323,7 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
                  "excludes it, else 'undecided'; a yes/no finding is 'yes' or 'no' only when its 95 % interval "
                  "lies wholly on one side (the storms' share of the points clustered by game, the capped share "
                  "Wilson's), else 'undecided'. A finding holds everywhere when every board gives the "
-                 "same verdict.")
+                 "same verdict; 'undecided' on every board means no board decided it, which is no conclusion.")
     section.table(verdicts)
     section = report.section("Key numbers per board")
     section.table(numbers)
@@ -273,8 +334,12 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
         ax.plot(x, numbers[col], marker="o", label=col[4:])
     ax.axhline(1 / first["players"], color="grey", linestyle=":", label="fair share")
     ax.set_xticks(x, numbers["board"], rotation=45, ha="right", fontsize=7)
-    ax.set_ylabel("win rate per seat")
+    # sweep_summary's groups: the seats when one policy plays every seat (it then wins exactly its fair share)
+    by = "seat" if len(runs[0].names) == 1 else "policy"
+    ax.set_ylabel("win rate" if by == "seat" else "win rate per seat-game")
     ax.legend(fontsize=7)
-    section.figure(fig, "Win rate per policy on each board", "sweep_win_rates")
+    caption = ("Win rate per seat on each board (one policy plays every seat, so the seats differ only by their "
+               "corners and colours)" if by == "seat" else "Win rate per policy on each board (wins per seat-game)")
+    section.figure(fig, caption, "sweep_win_rates")
     report.section("Caveat").text(SWEEP_CAVEAT.format(boards=f"{len(runs)} board" + "s" * (len(runs) != 1)))
     return report

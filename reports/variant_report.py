@@ -69,6 +69,14 @@ def policy_list(game: str, policies) -> str:
     return ",".join(E.compact_spec(str(p)) if game == "etape" else str(p) for p in policies)
 
 
+def policy_parameters(game: str, policies) -> str:
+    """Each distinct policy with every parameter it plays with (reports.md's header): Tape
+    l'étape's canonical specs hold them all, Bremen's only those away from the defaults."""
+    if game == "bremen":
+        return bremen_report.policy_parameters(policies)
+    return "; ".join(dict.fromkeys(map(str, policies)))
+
+
 def reproduce_command(vc: VariantComparison) -> str:
     """The `etappe compare` command that plays this comparison again."""
     a, b = vc.meta_a, vc.meta_b
@@ -84,6 +92,15 @@ def reproduce_command(vc: VariantComparison) -> str:
         if b.get("board_hash") != a.get("board_hash"):
             words += ["--board-b", str(b.get("board_path"))]
     return " ".join(words)
+
+
+def _boards(a: dict, b: dict) -> dict[str, bool]:
+    """Each board as the report names it -> whether its file says it is a
+    reconstruction (a run without the flag: the default board's, true)."""
+    if a.get("board_hash") == b.get("board_hash"):
+        return {"the board": bool(a.get("board_reconstruction", True))}
+    return {f"board {key} ({meta.get('board')})": bool(meta.get("board_reconstruction", True))
+            for key, meta in (("A", a), ("B", b))}
 
 
 def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str = "game") -> str:
@@ -117,6 +134,7 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
     sec = rep.section("Run")
     rows = [("game", GAME_NAMES[vc.game]), ("players", a["players"]),
             ("policies by seat" if vc.game == "bremen" else "policies by slot", policy_list(vc.game, a["policies"])),
+            ("policy parameters", policy_parameters(vc.game, a["policies"])),
             ("seed", a["seed"]), (f"{unit}s per variant (paired on the same seeds)", vc.games)]
     if vc.game == "bremen":
         rows += [("board A", f"{a.get('board')} ({a.get('board_hash')})"),
@@ -129,8 +147,10 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
     sec.table(pd.DataFrame(rows, columns=["item", "value"]).astype(str), "Everything needed to reproduce the comparison")
     sec.table(differs, "What differs between A and B (every other rule option is the same in both)")
     sec.text("Reproduce: " + reproduce_command(vc))
-    if vc.game == "bremen" and (a.get("board_reconstruction") or b.get("board_reconstruction")):
-        sec.text("The board is a reconstruction (see the caveat).")
+    boards = _boards(a, b) if vc.game == "bremen" else {}
+    marked = [name for name, rec in boards.items() if rec]
+    if marked:
+        sec.text(f"{bremen_report.reconstructions(marked)} (see the caveat).")
 
     sec = rep.section("At a glance")
     sec.text(f"Both variants play the same {vc.games} {unit}s (the same seeds), compared {unit} by {unit}. A variant "
@@ -158,16 +178,16 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
     fair = (" The first player's distance from the fair share (1 / players) is |rate - fair| of A minus that of B, "
             "its interval from the same paired games." if vc.game == "bremen" else
             " A shared first place counts 1/k to each of the k seats that share it.")
-    sec.text(f"{unit.capitalize()} i of both variants starts from the same keys (root seed and {unit} index), so the "
-             "dice, the deals and the policies' random choices are shared as far as the rules let them be: the "
+    # Bremen deals no cards, Tape l'étape rolls no dice
+    shared = "the first player drawn, the dice" if vc.game == "bremen" else "the deals"
+    sec.text(f"{unit.capitalize()} i of both variants starts from the same keys (root seed and {unit} index), so "
+             f"{shared} and the policies' random choices are shared as far as the rules let them be: the "
              f"differences are paired {unit} by {unit} (common random numbers), far more precise than two "
              f"independent runs. Each row is the mean of the per-{unit} differences (A - B) with a 95 % Student t "
              f"interval (for a rate or a share, clipped to [-1, 1]); p is the two-sided t-test (where every {unit} differs by the same non-zero amount, the "
              f"exact sign test), and Holm's step-down correction runs over every row that has a p (a metric equal "
              f"in every {unit} has nothing to test). A metric that needs a winner ({needs_winner}) counts only the "
              f"{unit}s with one in both variants: its n says how many.{fair}")
-    caveat = (bremen_report.caveat_text(a["policies"], bool(a.get("board_reconstruction", True)
-                                                            or b.get("board_reconstruction", True)))
-              if vc.game == "bremen" else etape_report.caveat_text(a))
+    caveat = bremen_report.caveat_text(a["policies"], boards) if vc.game == "bremen" else etape_report.caveat_text(a)
     rep.section("Caveat").text(caveat)
     return rep

@@ -16,7 +16,7 @@ from etappe.analysis import bremen as A  # noqa: E402
 from etappe.analysis.runio import write_parquet  # noqa: E402
 from etappe.analysis.stats import IntHistogram  # noqa: E402
 from etappe.kernels import bremen as K  # noqa: E402
-from etappe.reports.bremen import build_report  # noqa: E402
+from etappe.reports.bremen import build_report, build_sweep_report  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +154,72 @@ def test_with_one_policy_the_sweep_findings_are_the_seats():
     assert "win rate of g vs 1/4" not in found
     _, numbers = A.sweep_summary([df])
     assert numbers.loc[0, ["win_seat 0", "win_seat 1"]].tolist() == [0.7, 0.1]
+
+
+def _hand_run(games: int, policies: list[str], board: str = "b") -> pd.DataFrame:
+    """`games` decided games of ten turns, seat 0 winning each; the run identity a report reads."""
+    df = A.records_frame(np.zeros((games, K.N_REC), np.int32), len(policies))
+    df["seed_index"] = range(games)
+    df["turns"] = 10
+    df.attrs = {"players": len(policies), "policies": policies, "board": board, "board_path": f"{board}.toml",
+                "board_hash": board, "options": A.options_row()[1], "seed": 1, "version": "x"}
+    return df
+
+
+def test_no_capped_game_in_20000_still_shows_the_upper_bound():
+    # Wilson, 0 of n: the upper bound is z^2 / (n + z^2) = 3.8415 / 20003.84 = 0.000192; printed
+    # with 3 decimals it read "0.000-0.000", as if no game could ever be capped
+    md = build_report(_hand_run(20_000, ["greedy", "greedy"])).to_markdown()
+    assert "0 of 20000 games hit the turn cap of 2000 turns (rate 0, 95 % interval [0, 0.000192])" in md
+
+
+def test_the_header_gives_every_parameter_of_each_policy():
+    # reports.md: the header holds the policies and their parameters; the defaults are those of
+    # docs/bremen.md (Policies), the spec's own replace them, and a policy file is named as given
+    md = build_report(_hand_run(40, ["greedy", "greedy:knock=3,climb=0", "lookahead:playouts=400", "mine.py:pick"]
+                                )).to_markdown()
+    weights = "storm=10,chase=4,climb={climb},knock={knock},own_home=1,progress=0.5,build=0.5,leader=1,noise=0.01"
+    assert ("| policy parameters | greedy:" + weights.format(climb=2, knock=1)
+            + "; greedy:" + weights.format(climb=0, knock=3)
+            + "; lookahead:" + weights.format(climb=2, knock=1) + ",playouts=400,horizon=4,confidence=2"
+            + "; mine.py:pick |") in md
+
+
+def test_the_progress_text_names_each_of_its_figures():
+    md = build_report(_hand_run(40, ["greedy", "random"])).to_markdown()
+    section = md[md.index("## Progress"):md.index("## Points by source")]
+    assert "per seat" in section.split("Dark band")[0]  # the third figure is per seat
+
+
+def test_the_sweep_figure_says_whether_it_plots_seats_or_policies():
+    # One policy on every seat: the sweep's win rates are the seats' (key numbers `win_seat 0` ...)
+    one = build_sweep_report([({"road": r}, A.summarize(_hand_run(40, ["greedy"] * 4, f"b{r}"))) for r in (16, 20)])
+    md = one.to_markdown()
+    assert "*Win rate per seat on each board" in md and "Win rate per policy" not in md
+    two = build_sweep_report([({"road": 16}, A.summarize(_hand_run(40, ["greedy", "random"] * 2)))]).to_markdown()
+    assert "*Win rate per policy on each board" in two and "Win rate per seat" not in two
+    # the run is told as the Bremen report's header tells it, not as Python's lists and dicts
+    assert "['greedy'" not in md and "{'" not in md
+    assert "policies by seat 0: greedy, 1: greedy, 2: greedy, 3: greedy" in md and "harder=false" in md
+    assert "greedy:storm=10,chase=4" in md
+
+
+def test_seat_uniformity_speaks_of_each_seats_corners_and_colours():
+    # rules: with 2 players each plays the two diagonally opposite colours, so a seat has two corners
+    md = build_report(_hand_run(40, ["greedy", "greedy"])).to_markdown()
+    assert "one policy on every seat, so only their corners and colours differ" in md
+
+
+def test_the_policy_win_rates_say_what_n_counts():
+    # 40 decided games, a policy on two of the four seats: n = 80 seat-games, not 80 games
+    md = build_report(_hand_run(40, ["greedy", "random"] * 2)).to_markdown()
+    assert "n counts seat-games" in md and "| greedy | 0,2 | 80 |" in md
+
+
+def test_the_sweep_says_an_undecided_finding_on_every_board_is_no_conclusion():
+    report = build_sweep_report([({"road": r}, A.summarize(_hand_run(40, ["greedy"] * 4, f"b{r}"))) for r in (16, 20)])
+    md = report.to_markdown()
+    # 0 capped of 40: Wilson's upper bound 3.8415 / 43.84 = 0.088 holds 1 %, so 'undecided' on both boards,
+    # and the table says it holds everywhere
+    assert "| under 1 % of games capped | True | undecided |" in md
+    assert "'undecided' on every board means no board decided it, which is no conclusion" in md

@@ -14,6 +14,8 @@ from etappe.analysis import variants as V
 from etappe.analysis.runio import read_parquet, write_parquet
 from etappe.cli.main import app
 from etappe.cli.report_cmds import compare_variant_runs
+from etappe.kernels.bremen_board import ring_board
+from etappe.reports.variant_report import build_variant_report
 
 
 def run(*args):
@@ -61,6 +63,26 @@ def test_the_comparison_plays_the_games_simulate_plays(tmp_path):
     assert table.loc["won_s1", "metric"].startswith("win rate of seat 1 (random")
 
 
+def test_a_board_of_ones_own_against_the_default_names_the_reconstruction(tmp_path):
+    # docs/bremen.md: the default board is marked `reconstruction = true`; a board file marked false is
+    # not one. The report said "The board is a reconstruction" and its caveat spoke of "the board".
+    files = {}
+    for name, marked in (("mine", "false"), ("ring", "true")):  # the default board with other road links
+        files[name] = tmp_path / f"{name}.toml"
+        files[name].write_text(ring_board(road_links=2, name=name).replace("reconstruction = true",
+                                                                           f"reconstruction = {marked}"))
+    vc = V.compare_variants("bremen", 2, 20, ["greedy", "greedy"], 1, {}, {}, board_b=str(files["mine"]))
+    md = build_variant_report(vc).to_markdown()
+    assert "Board A (default-reconstruction) is a reconstruction (see the caveat)." in md
+    assert "The board is a reconstruction" not in md
+    caveat = md[md.index("## Caveat"):]
+    assert "Board A (default-reconstruction) is a reconstruction: no source documents" in caveat
+    assert "Board B (mine) is not marked as a reconstruction" in caveat and "the board file" not in caveat
+    vc = V.compare_variants("bremen", 2, 20, ["greedy", "greedy"], 1, {}, {}, board_b=str(files["ring"]))
+    md = build_variant_report(vc).to_markdown()
+    assert "Board A (default-reconstruction) and board B (ring) are reconstructions (see the caveat)." in md
+
+
 def test_tape_l_etape_win_shares_split_a_shared_first_place():
     # Two seats level first share the race: 1/2 each; slots follow the seats' slot columns.
     races = pd.DataFrame({"race": [0, 1], "winner": [-1, 2], "capped_stages": [0, 1], "blocked_stages": [0, 0],
@@ -106,6 +128,12 @@ def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_
         "Run", "At a glance", "Every metric", "Method", "Caveat"]
     assert "| option harder | false | true |" in md
     assert "{" not in md  # every placeholder of the report's text filled in
+    assert "The board is a reconstruction (see the caveat)." in md  # both play the default board
+    # reports.md: the policies and their parameters; greedy's defaults as docs/bremen.md lists them
+    assert ("| policy parameters | greedy:storm=10,chase=4,climb=2,knock=1,own_home=1,progress=0.5,build=0.5,"
+            "leader=1,noise=0.01 |") in md
+    # the rules: Bremen is played with dice and no cards, so the paired games share no deals
+    assert "the first player drawn, the dice and the policies' random choices" in md and "deals" not in md
     assert "paired game by game" in md and "where every game differs by the same non-zero amount" in md
     assert ("Reproduce: etappe compare bremen --players 3 --games 30 --seed 2 --policy greedy,greedy,greedy "
             "--option-b harder=true") in md
@@ -130,6 +158,9 @@ def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
     assert result.exit_code == 0, result.stderr
     md = (tmp_path / "c" / "report.md").read_text()
     assert "| option mode | sprint | endurance |" in md and "races per variant" in md
+    assert "dice" not in md  # each stage is dealt (rules page); nothing is rolled
+    # the heuristic's defaults as docs/etape.md (Policies) lists them
+    assert "| policy parameters | heuristic:value=1,own=1,block=1,crev_cards=2,vita_cards=2,braq_min=3,pick=0,balai_w=0.5 |" in md
     for name, extra in (("a.parquet", []), ("b.parquet", ["-o", "mode=endurance"])):
         assert run("simulate", "etape", *args, *extra, "--out", tmp_path / name).exit_code == 0
     assert run("report", tmp_path / "a.parquet", tmp_path / "b.parquet", "--out", tmp_path / "r").exit_code == 0
@@ -159,6 +190,7 @@ def test_compare_refusals_name_the_problem(tmp_path, args, message):
     result = run(*args, "--games", 5, "--out", tmp_path / "out")
     assert result.exit_code == 2
     assert message in " ".join(result.stderr.split())
+    assert "A and B" not in result.output  # refused before a progress bar is drawn
 
 
 def test_report_refuses_run_files_that_do_not_pair(tmp_path):
