@@ -33,6 +33,7 @@ from etappe.analysis.tournament import (DEFAULT_CHUNK, TournamentResult, bradley
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
+from etappe.reports.document import percent
 from etappe.reports.race_report import design_name
 
 from .common import (RACE_LOOKAHEAD_CHUNK, console, default_chunk, fail, kept_in, parse_options, progress_bar,
@@ -42,7 +43,7 @@ __all__ = ["tournament_command", "sequential_command", "print_tournament", "prin
 
 
 def _pct(v: float) -> str:
-    return "" if not np.isfinite(v) else f"{100 * v:.1f}"
+    return "" if not np.isfinite(v) else percent(v)
 
 
 def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -122,6 +123,18 @@ class Report:
         write_atomic(out / "report.md", self.to_markdown().encode("utf-8"))
         write_atomic(out / "report.html", self.to_html().encode("utf-8"))
         return out / "report.html"
+
+
+def percent(share: float, decimals: int = 1) -> str:
+    """A share in percent (no sign) with `decimals` decimals, or more where a
+    share that is not 0 (or 1) would round to 0 (or 100): two significant
+    digits of its distance from there, so that an interval's bound of 0.000038
+    reads 0.0038, not 0.0 as if the rate were certain."""
+    p = 100 * share
+    gap = min(p, 100 - p)
+    if 0 < gap < 0.5 * 10.0 ** -decimals:
+        decimals = 1 - math.floor(math.log10(gap))
+    return f"{p:.{decimals}f}"
 
 
 def _fmt(value: float) -> str:

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from etappe.analysis import etape as E
 from etappe.analysis.stats import IntHistogram, small_expected_note, wilson_interval
 from etappe.reports import plots
-from etappe.reports.document import Report, Section
+from etappe.reports.document import Report, Section, percent
 from etappe.reports.sections import skill_section, tension_figures
 
 __all__ = ["build_report"]
@@ -162,8 +162,8 @@ def _tension(sec: Section, s: E.RunSummary) -> None:
     sec.table(s.tension_table(), "Tension (per race)")
     hold = s.leader_holds()
     if hold["n"]:
-        sec.text(f"The GC leader before the last stage won {hold['rate']:.1%} [{hold['ci_low']:.1%}, "
-                 f"{hold['ci_high']:.1%}] of the {hold['n']} races with a sole leader then and a sole winner.")
+        sec.text(f"The GC leader before the last stage won {percent(hold['rate'])}% [{percent(hold['ci_low'])}%, "
+                 f"{percent(hold['ci_high'])}%] of the {hold['n']} races with a sole leader then and a sole winner.")
     tension_figures(sec, s.tension["lead_changes"].frame(), s.tension["winner_deficit"].frame(),
                     "GC lead changes per race", "winner's largest deficit (s)", "etape_lead_changes",
                     "etape_winner_deficit")
@@ -248,8 +248,8 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
     shared = s.shared
     lo, hi = wilson_interval(shared, s.races)
     out.text(f"Seat uniformity: chi-square {test.statistic:.2f}, p = {test.p_value:.3g} (H0: every seat wins 1/{n}"
-             + (f"; {note}" if note else "") + f"). Races with a shared first place: {shared / s.races:.1%} "
-             f"[{lo:.1%}, {hi:.1%}] (95 % Wilson interval).")
+             + (f"; {note}" if note else "") + f"). Races with a shared first place: {percent(shared / s.races)}% "
+             f"[{percent(lo)}%, {percent(hi)}%] (95 % Wilson interval).")
 
     _skill(rep.section("Skill matrix"), s)
     _length(rep.section("Length"), s)
@@ -279,12 +279,12 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         if np.isnan(row.picker_share_of_wins):
             won = "none of them had a winner"
         else:
-            won = (f"{row.picker_share_of_wins:.1%} [{row.picker_share_of_wins_lo:.1%}, "
-                   f"{row.picker_share_of_wins_hi:.1%}] of those with a winner (fair {1 / n:.1%})")
-        sec.text(f"Picked in {row.stages} stages ({row.share:.1%}). Blocked {row.blocked_rate:.2%} "
-                 f"[{row.blocked_lo:.2%}, {row.blocked_hi:.2%}]; no stage winner in "
-                 f"{row.no_winner_rate:.2%} [{row.no_winner_lo:.2%}, {row.no_winner_hi:.2%}]. The picker wins "
-                 f"{row.picker_win_rate:.1%} [{row.picker_win_lo:.1%}, {row.picker_win_hi:.1%}] of the stages, "
+            won = (f"{percent(row.picker_share_of_wins)}% [{percent(row.picker_share_of_wins_lo)}%, "
+                   f"{percent(row.picker_share_of_wins_hi)}%] of those with a winner (fair {percent(1 / n)}%)")
+        sec.text(f"Picked in {row.stages} stages ({percent(row.share)}%). Blocked {percent(row.blocked_rate, 2)}% "
+                 f"[{percent(row.blocked_lo, 2)}%, {percent(row.blocked_hi, 2)}%]; no stage winner in "
+                 f"{percent(row.no_winner_rate, 2)}% [{percent(row.no_winner_lo, 2)}%, {percent(row.no_winner_hi, 2)}%]. The picker wins "
+                 f"{percent(row.picker_win_rate)}% [{percent(row.picker_win_lo)}%, {percent(row.picker_win_hi)}%] of the stages, "
                  f"{won}, and {'gains' if row.picker_advantage_s >= 0 else 'loses'} "
                  f"{abs(row.picker_advantage_s):.1f} s on the others. Mean {row.mean_turns:.1f} turns, "
                  f"{row.mean_cards_left:.2f} cards left per player.")

@@ -20,7 +20,7 @@ from ..analysis.race_summary import RaceSummary
 from ..analysis.stats import chi_square_caution, rate, small_expected_note, wilson_interval
 from ..kernels.options import option_text
 from . import plots
-from .document import Report, Section
+from .document import Report, Section, percent
 from .sections import skill_section, tension_figures
 
 __all__ = ["build_report", "build_comparison_report", "reproduce_command"]
@@ -28,12 +28,12 @@ __all__ = ["build_report", "build_comparison_report", "reproduce_command"]
 
 # ------------------------------------------------------------------ helpers
 def _pct(x) -> str:
-    return "n/a" if x is None or not np.isfinite(x) else f"{100 * x:.1f} %"
+    return "n/a" if x is None or not np.isfinite(x) else f"{percent(x)} %"
 
 
 def _ci(lo, hi) -> str:
     """A rate's interval in percent, written after _pct's value: "50.0 % [48.6, 51.4]"."""
-    return "" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+    return "" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{percent(lo)}, {percent(hi)}]"
 
 
 def _chi_square_table_note(sec: Section, tests: pd.DataFrame) -> None:

@@ -464,3 +464,15 @@ def test_a_run_of_no_games_is_refused_with_a_reason():
     empty = simulate("stapop", players=2, games=0, seed=1)
     with pytest.raises(ValueError, match="a run of no games has nothing to summarize or report"):
         summarize(empty)
+
+
+def test_a_small_bound_is_not_written_as_zero():
+    # 0 turn-cap games of 100,000: Wilson's upper bound z^2 / (n + z^2) = 3.8415 / 100003.84 = 0.0038 %,
+    # which one decimal wrote as "[0.0, 0.0]", as if no game could ever hit the cap.
+    from etappe.reports.document import percent
+
+    assert percent(0.0) == "0.0" and percent(0.5) == "50.0" and percent(1.0) == "100.0"
+    assert percent(3.8415 / 100_003.84) == "0.0038"  # two significant digits of what is not 0
+    assert percent(1 - 3.8415 / 100_003.84) == "99.9962"  # nor 100
+    assert percent(0.0004) == "0.040" and percent(0.0005) == "0.1"  # 0.05 % and up round as before
+    assert percent(0.00003, 2) == "0.0030" and percent(0.0001, 2) == "0.01"
