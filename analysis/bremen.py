@@ -567,7 +567,10 @@ class RunSummary:
         """Win rate per seat or per policy among the decided games (capped games
         have no winner and are counted by capped_rate), with n and a 95 % Wilson
         interval, so that a fair share is 1 / players. Per policy, n counts seats
-        played (a policy on two seats of a game counts twice, winning at most once).
+        played (a policy on two seats of a game counts twice, winning at most once);
+        the policy keeps its seats in every game, so its win rate is the share of
+        games it won over its k seats, and its interval is Wilson's over the games,
+        divided by k: its seats' results in one game are not independent trials.
         """
         rows = []
         if by == "seat":
@@ -577,7 +580,7 @@ class RunSummary:
             for pol in self.names:
                 seats = [s for s, p in enumerate(self.policies) if p == pol]
                 rows.append(_rate_row({"policy": pol, "seats": ",".join(map(str, seats))},
-                                      int(self.wins_seat[seats].sum()), self.decided * len(seats)))
+                                      int(self.wins_seat[seats].sum()), self.decided, len(seats)))
         else:
             raise ValueError("by must be 'seat' or 'policy'")
         return pd.DataFrame(rows)
@@ -685,9 +688,13 @@ class RunSummary:
         return pd.DataFrame(rows)
 
 
-def _rate_row(label: dict, wins: int, n: int) -> dict:
-    lo, hi = wilson_interval(wins, n)
-    return {**label, "n": n, "wins": wins, "win_rate": wins / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
+def _rate_row(label: dict, wins: int, games: int, seats: int = 1) -> dict:
+    """A win rate over `seats` seats in each of `games` games (n = seat-games),
+    with its interval: Wilson's of the games won, per seat."""
+    lo, hi = wilson_interval(wins, games)
+    n = games * seats
+    return {**label, "n": n, "wins": wins, "win_rate": wins / n if n else float("nan"), "ci_low": lo / seats,
+            "ci_high": hi / seats}
 
 
 def summarize(df: pd.DataFrame) -> RunSummary:

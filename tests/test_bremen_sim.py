@@ -140,6 +140,9 @@ def test_outcomes_by_hand():
     assert (lo, hi) == pytest.approx((0.0945, 0.9055), abs=1e-4)
     policies = A.win_rates(df, by="policy").set_index("policy")
     assert tuple(policies.loc["g", ["wins", "n"]]) == (2, 4)  # seats 0 and 2 in 2 decided games
+    # g won both decided games on its two seats: the games' Wilson interval of 2 of 2, halved,
+    # [2 / (2 + 1.96^2), 1] / 2 = [0.3424, 1] / 2; not Wilson's 2 of 4 seat-games as if independent
+    assert tuple(policies.loc["g", ["ci_low", "ci_high"]]) == pytest.approx((0.1712, 0.5), abs=1e-4)
     assert tuple(policies.loc["r", ["wins", "n"]]) == (0, 2)
     # game 0: first seat 0 wins, position 0; game 1: first seat 1, winner seat 2, position 1
     position = A.first_seat_advantage(df)
