@@ -11,11 +11,11 @@ import pandas as pd
 import typer
 
 from etappe.analysis import bremen as A
-from etappe.kernels import bremen as K
 from etappe.analysis.runio import BATCH_ROWS, ChunkedRun, file_hash, holds_this_run, package_version, read_parquet, write_atomic
+from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, house_steps, load_board, ring_board
 
-from .common import (SeedOpt, around_the_table, check_share, console, err_console, fail, in_share, joining_kept,
+from .common import (SeedOpt, around_the_table, check_share, console, default_chunk, err_console, fail, in_share, joining_kept,
                      kept_in, parse_options, check_policy_list, print_policy_listing, progress_bar, report_kept,
                      resume_in_chunks_of, say_nothing_to_play, say_share_written, share_games, split_policies,
                      writable_folder)
@@ -88,9 +88,10 @@ SUMMARY_COLUMNS = ["winner_seat", "turns", "capped"]  # what `simulate` prints a
 
 
 def simulate_command(players: int, games: int, policies: list[str], seed: int, out: Path | None,
-                     board: Path | None, options: dict, chunk_size: int = CHUNK,
+                     board: Path | None, options: dict, chunk_size: int | None = None,
                      share: tuple[int, int] | None = None, on_stop=None) -> pd.DataFrame:
-    """Play the games `chunk_size` at a time and return, one row per game,
+    """Play the games `chunk_size` at a time (None: CHUNK, or LOOKAHEAD_CHUNK
+    where a look-ahead seat plays) and return, one row per game,
     only the columns the printed summary needs (SUMMARY_COLUMNS; run
     metadata in attrs): a long run never holds all its records. With `out`
     the records are written there (Parquet with the run's identity; read
@@ -103,6 +104,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     policies = list(policies) if policies else ["random"] * players
     if len(policies) == 1:
         policies = policies * players
+    chunk_size = chunk_size or default_chunk(policies, CHUNK, LOOKAHEAD_CHUNK)
     b = load_board(board)
     _, full_options = A.options_row(options, players)
     identity = run_identity(players, games, policies, seed, b.hash, full_options)  # refuses a bad policy

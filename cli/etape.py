@@ -19,7 +19,7 @@ from etappe.analysis import etape as E
 from etappe.analysis.runio import (ChunkedRun, differences, holds_this_run, iter_parquet, package_version,
                                    read_metadata, read_parquet)
 
-from .common import (check_share, console, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
+from .common import (check_share, console, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
@@ -71,14 +71,15 @@ class Summary:
 
 
 def simulate_command(players: int, races: int, policies: list[str], seed: int, out: Path | None, options: dict,
-                     chunk_size: int = CHUNK, first_batch: int = FIRST_BATCH,
+                     chunk_size: int | None = None, first_batch: int = FIRST_BATCH,
                      share: tuple[int, int] | None = None) -> tuple[Summary, dict]:
     """`etappe simulate etape`: play `races` races and return (summary,
     metadata): the Summary print_summary prints and the run's metadata.
     No records are kept in memory (a long run would not fit): with `out`
     they are written to `out` and `stages_path(out)`, `chunk_size` races at
-    a time, and load_run reads them back; analysis.etape.simulate returns
-    records in memory.
+    a time (None: CHUNK, or LOOKAHEAD_CHUNK where a look-ahead seat plays),
+    and load_run reads them back; analysis.etape.simulate returns records in
+    memory.
 
     policies: one spec per seat slot, one for all, or a list that repeats
     around the table (E.seat_policies; see docs/etape.md), e.g.
@@ -89,6 +90,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     E.check_players(players)
     full = E.resolve_options(options)
     policies = E.seat_policies(policies, players)
+    chunk_size = chunk_size or default_chunk(policies, CHUNK, LOOKAHEAD_CHUNK)
     canonical = [E.parse_policy(p)[2] for p in policies]
     identity = {"game": E.GAME, "players": players, "races": races, "seed": seed,
                 "policies": canonical, "options": full, "version": package_version()}

@@ -104,23 +104,21 @@ def simulate(
     if deck in OTHER_GAMES and players is None:
         players = 4  # the race designs' default is checked against the design (race_cmds.make_run)
     if deck == "etape":
-        from .etape import CHUNK, LOOKAHEAD_CHUNK, print_summary, simulate_command
+        from .etape import print_summary, simulate_command
 
-        policies = around_the_table(split_policies(policy or "heuristic"), players)
         try:
-            races, _ = simulate_command(players, games, policies, seed, out, parse_options(option), share=share_of,
-                                        chunk_size=chunk_size or default_chunk(policies, CHUNK, LOOKAHEAD_CHUNK))
+            races, _ = simulate_command(players, games, around_the_table(split_policies(policy or "heuristic"), players),
+                                        seed, out, parse_options(option), chunk_size, share=share_of)
         except ValueError as exc:
             fail(str(exc))
         print_summary(races)
         return
     if deck == "bremen":
-        from .bremen import CHUNK, LOOKAHEAD_CHUNK, simulate_command
+        from .bremen import simulate_command
 
-        policies = around_the_table(split_policies(policy or "greedy"), players)
         try:
-            frame = simulate_command(players, games, policies, seed, out, board, parse_options(option), share=share_of,
-                                     chunk_size=chunk_size or default_chunk(policies, CHUNK, LOOKAHEAD_CHUNK))
+            frame = simulate_command(players, games, around_the_table(split_policies(policy or "greedy"), players),
+                                     seed, out, board, parse_options(option), chunk_size, share=share_of)
         except ValueError as exc:
             fail(str(exc))
         print_seat_summary(frame["winner_seat"], players, len(frame), "without a winner (turn cap)",

@@ -371,8 +371,8 @@ def test_policies_command_lists_the_other_games_too():
     # the policies `simulate etape|bremen --policy` accepts, and the rule options with their defaults
     # (and the ranges the commands enforce: docs/etape.md, docs/bremen.md)
     for game, names, option in (("etape", ("heuristic", "high", "blocker", "connector", "random", "lookahead"),
-                                 "endurance_stages = 5 (1 to 5)"),  # rules page: Endurance, k stages each (default 5)
-                                ("bremen", ("random", "greedy", "lookahead"), "target = 7 (1 to 100)")):  # rules: 7 points
+                                 "endurance_stages=5 (1 to 5)"),  # rules page: Endurance, k stages each (default 5)
+                                ("bremen", ("random", "greedy", "lookahead"), "target=7 (1 to 100)")):  # rules: 7 points
         out = subprocess.run([sys.executable, "-m", "etappe.cli", "policies", game], capture_output=True,
                              text=True, check=True).stdout
         assert all(name in out for name in names) and option in out, out
