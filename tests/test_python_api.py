@@ -165,3 +165,267 @@ def test_every_name_the_docs_import_is_in_all(module):
     if hasattr(mod, "__all__"):
         assert [n for n in mod.__all__ if not hasattr(mod, n)] == []
         assert [n for n in names if n not in mod.__all__] == []
+
+
+# ---- conventions docs/python.md states ---------------------------------------------------------
+
+def test_an_empty_policy_list_is_the_default_policy_in_every_game():
+    assert [p["name"] for p in R.simulate("stapop", players=2, games=1, policies=[]).attrs["policies"]] == ["greedy"] * 2
+    assert B.simulate(players=2, games=1, policies=[]).attrs["policies"] == ["greedy"] * 2
+    assert [p.split(":")[0] for p in E.simulate(players=3, races=1, policies=[])[0].attrs["policies"]] == ["heuristic"] * 3
+
+
+def test_attrs_policies_are_dicts_in_the_race_designs_and_spec_strings_elsewhere():
+    race = R.simulate("millebornes", players=2, games=1, policies=["greedy", "random"]).attrs["policies"]
+    assert [sorted(p) for p in race] == [["family", "name", "params"]] * 2
+    assert [p["name"] for p in race] == ["greedy", "random"]
+    assert B.simulate(players=2, games=1, policies="random").attrs["policies"] == ["random", "random"]
+    etape = E.simulate(players=3, races=1, policies="random")[0].attrs["policies"]
+    assert all(isinstance(p, str) and p.startswith("random:") for p in etape)
+
+
+def test_option_values_may_be_typed_or_strings_as_on_the_command_line():
+    typed = R.simulate("millebornes", players=2, games=1, options={"roll_after_safety": False}).attrs["options"]
+    text = R.simulate("millebornes", players=2, games=1, options={"roll_after_safety": "false"}).attrs["options"]
+    assert typed == text and typed["roll_after_safety"] is False
+    assert B.simulate(players=2, games=1, options={"harder": "true"}).attrs["options"]["harder"] is True
+    races, _ = E.simulate(players=3, races=1, options={"mode": "endurance", "endurance_stages": "3"})
+    assert races.attrs["options"]["endurance_stages"] == 3
+
+
+def test_etape_seed_above_the_command_lines_range_is_a_value_error():
+    with pytest.raises(ValueError, match="2\\*\\*63"):
+        E.simulate(players=3, races=1, seed=2**63)
+
+
+def test_a_later_bremen_game_or_etape_race_is_played_again_alone():
+    # docs/python.md, "replay one game": simulate(games=1, first_game=k) gives game k's record again
+    run = B.simulate(players=3, games=4, policies=["greedy", "random", "greedy"], seed=8)
+    one = B.simulate(players=3, games=1, policies=["greedy", "random", "greedy"], seed=8, first_game=3)
+    assert one["game"].tolist() == [3]
+    assert one.reset_index(drop=True).equals(run.iloc[[3]].reset_index(drop=True))
+    races, stages = E.simulate(players=4, races=3, seed=8)
+    r1, s1 = E.simulate(players=4, races=1, seed=8, first_race=2)
+    assert r1["race"].tolist() == [2]
+    assert r1.reset_index(drop=True).equals(races.iloc[[2]].reset_index(drop=True))
+    assert s1.reset_index(drop=True).equals(stages[stages["race"] == 2].reset_index(drop=True))
+
+
+def test_report_write_returns_the_html_path_beside_its_markdown(tmp_path):
+    from etappe.reports.bremen import build_report
+
+    html = build_report(B.simulate(players=2, games=20, seed=1)).write(tmp_path / "rep")
+    assert Path(html) == tmp_path / "rep" / "report.html"
+    assert (tmp_path / "rep" / "report.md").exists()
+
+
+def test_compare_tables_pairs_game_i_with_game_i_and_counts_the_rest_unpaired():
+    from etappe.analysis.compare import compare_tables, paired_table
+    from etappe.analysis.race_summary import game_table
+
+    a = R.simulate("stapop", players=2, games=3, seed=1)
+    b = R.simulate("millebornes", players=2, games=5, seed=1)
+    comparison = compare_tables(game_table(a, a.attrs), game_table(b, b.attrs))
+    assert comparison.unpaired == 2  # games 3 and 4 of B
+    table = paired_table(comparison)
+    assert set(table["n"]) <= {1, 2, 3} and table.loc[table["metric"] == "turns per game", "n"].item() == 3
+
+
+def test_etape_run_files_are_read_back_by_load_run(tmp_path):
+    from etappe.cli.etape import load_run
+
+    races, stages = E.simulate(players=3, races=4, seed=2)
+    write_parquet(races, tmp_path / "etape.parquet", races.attrs)
+    write_parquet(stages, tmp_path / "etape.stages.parquet", stages.attrs)
+    r, s = load_run(tmp_path / "etape.parquet")
+    assert r.equals(races) and s.equals(stages)
+    assert r.attrs["races"] == 4 and r.attrs["game"] == "etape" and s.attrs["game"] == "etape"
+    df = R.simulate("stapop", players=2, games=1)
+    write_parquet(df, tmp_path / "race.parquet", df.attrs)
+    with pytest.raises(ValueError, match="'race' run, not an etape run"):
+        load_run(tmp_path / "race.parquet")
+
+
+# ---- positions (docs/python.md, docs/positions.md) ---------------------------------------------
+
+POSITION = {"players": 2, "on_turn": 0, "stock": 40,
+            "hands": {"0": ["km100", "km200", "roll", "stop", "extra_tank", "km25", "km50"]},
+            "sides": [{"battle": "roll", "distance": {"km200": 2, "km100": 2}},
+                      {"battle": "roll", "limit": "speed_limit", "safeties": ["puncture_proof"]}]}
+
+
+def test_position_mistakes_and_illegal_moves_are_design_errors_naming_them():
+    from etappe.kernels.race_position import analyze_position, legal_moves_of, play_position_move
+
+    design = R.load_design("millebornes")
+    bad = {**POSITION, "sides": [{"battle": "roll", "distance": {"km26": 1}}, POSITION["sides"][1]]}
+    with pytest.raises(R.DesignError, match=r"sides\[0\]\.distance\.km26: no card 'km26'"):
+        legal_moves_of(design, bad)
+    # 200 km on top of 600 km overshoots the 700 km trip of two players (and a third 200 km card is one too many)
+    assert "play km200" not in legal_moves_of(design, POSITION)
+    with pytest.raises(R.DesignError, match="'play km200' is not legal here"):
+        play_position_move(design, POSITION, "play km200")
+    with pytest.raises(R.DesignError, match="expected 'play CARD'"):
+        play_position_move(design, POSITION, "fly")
+    with pytest.raises(R.DesignError, match="greedy-family policy, not 'random'"):
+        analyze_position(design, POSITION, playouts=1, policy="random")
+
+
+def test_play_position_move_is_the_same_for_the_same_seed():
+    from etappe.kernels.race_position import play_position_move
+
+    design = R.load_design("millebornes")
+    after, what = play_position_move(design, POSITION, "play stop on side 1")
+    assert (after, what) == play_position_move(design, POSITION, "play stop on side 1")
+    assert after["on_turn"] == what["next_seat"] == 1  # two players: seat 1 is next, whatever happens
+    assert sorted(what) == sorted(["next_seat", "hand_over", "coup_fourre_by", "extension_called", "trip_side",
+                                   "broken_invariant"])
+
+
+# ---- reported bugs (code outside this file): strict xfails, to drop with each fix --------------
+# Each pins what the docs promise: a ValueError (or a TypeError for a wrong type) whose message
+# names the argument, never an IndexError, KeyError, AttributeError or a silently wrong result.
+
+def _reported(what: str):
+    return pytest.mark.xfail(strict=True, reason=f"reported, not fixed yet: {what}")
+
+
+@_reported("seeds >= 2**63 (the CLI's --seed stops at 2**63 - 1): accepted, or OverflowError / numba TypingError")
+@pytest.mark.parametrize("play", [lambda s: R.simulate("stapop", players=2, games=1, seed=s),
+                                  lambda s: B.simulate(players=2, games=1, seed=s)], ids=["race", "bremen"])
+@pytest.mark.parametrize("seed", [2**63, 2**64])
+def test_seed_above_2_63_is_a_value_error(play, seed):
+    with pytest.raises(ValueError, match="seed"):
+        play(seed)
+
+
+@_reported("race simulate(policies=None) is a TypeError; Bremen and Tape l'étape take None as the default")
+def test_race_policies_none_is_the_default():
+    assert [p["name"] for p in R.simulate("stapop", players=2, games=1, policies=None).attrs["policies"]] == ["greedy"] * 2
+
+
+@_reported("a policy that is not a string is an AttributeError ('NoneType' object has no attribute 'strip')")
+@pytest.mark.parametrize("play", [lambda p: R.simulate("stapop", players=2, games=1, policies=p),
+                                  lambda p: B.simulate(players=2, games=1, policies=p),
+                                  lambda p: E.simulate(players=3, races=1, policies=p)], ids=["race", "bremen", "etape"])
+def test_a_policy_that_is_not_a_string_names_the_problem(play):
+    with pytest.raises((TypeError, ValueError), match="polic"):
+        play([None])
+
+
+@_reported("games of the wrong type: TypeError \"'<' not supported between instances of 'str' and 'int'\"")
+@pytest.mark.parametrize("play", [lambda n: R.simulate("stapop", players=2, games=n),
+                                  lambda n: B.simulate(players=2, games=n),
+                                  lambda n: E.simulate(players=3, races=n)], ids=["race", "bremen", "etape"])
+@pytest.mark.parametrize("count", ["10", 2.5])
+def test_a_count_of_the_wrong_type_names_the_argument(play, count):
+    with pytest.raises(TypeError, match="games|races"):
+        play(count)
+
+
+@_reported("chunk sizes < 1: race returns no rows, Bremen and Tape l'étape rows of zeros")
+@pytest.mark.parametrize("play", [lambda: R.simulate("stapop", players=2, games=3, chunk_size=-1),
+                                  lambda: B.simulate(players=2, games=3, chunk=-1),
+                                  lambda: E.simulate(players=3, races=3, chunk=-1)], ids=["race", "bremen", "etape"])
+def test_a_chunk_size_below_one_is_a_value_error(play):
+    with pytest.raises(ValueError, match="chunk"):
+        play()
+
+
+@_reported("another game's frame: TypeError / KeyError from deep inside the summaries")
+def test_a_frame_of_another_game_is_refused_by_name():
+    from etappe.analysis.race_summary import summarize
+
+    with pytest.raises(ValueError, match="bremen"):
+        summarize(B.simulate(players=2, games=2))
+    with pytest.raises(ValueError, match="race"):
+        B.summarize(R.simulate("stapop", players=2, games=2))
+
+
+@_reported("bremen.from_run_file returns a race run file's records as if they were Bremen's")
+def test_bremen_from_run_file_refuses_another_games_run(tmp_path):
+    df = R.simulate("stapop", players=2, games=1)
+    write_parquet(df, tmp_path / "race.parquet", df.attrs)
+    with pytest.raises(ValueError, match="race"):
+        B.from_run_file(tmp_path / "race.parquet")
+
+
+@_reported("reports.etape.build_report(races) without stages: matplotlib 'x and y must have same first dimension'")
+def test_etape_report_of_a_races_frame_needs_its_stages():
+    from etappe.reports.etape import build_report
+
+    with pytest.raises((TypeError, ValueError), match="stages"):
+        build_report(E.simulate(players=3, races=2)[0])
+
+
+@_reported("etape.joker_usage of no races: IndexError")
+def test_etape_joker_usage_of_no_races_is_not_an_index_error():
+    _, stages = E.simulate(players=3, races=0)
+    try:
+        table = E.joker_usage(stages)
+    except ValueError:
+        return
+    assert len(table) == 0
+
+
+@_reported("paired_table of no paired games: KeyError 'n' (also variant_table of compare_variants(games=0))")
+def test_a_comparison_of_no_games_is_not_a_key_error():
+    from etappe.analysis.compare import compare_tables, paired_table
+    from etappe.analysis.race_summary import game_table
+
+    none = R.simulate("stapop", players=2, games=0)
+    try:
+        table = paired_table(compare_tables(game_table(none, none.attrs), game_table(none, none.attrs)))
+    except ValueError:
+        return
+    assert len(table) == 0
+
+
+@_reported("compare_variants(games=-1) plays nothing and returns a comparison of -1 games")
+def test_compare_variants_refuses_negative_games():
+    with pytest.raises(ValueError, match="games"):
+        compare_variants("bremen", players=2, games=-1, policies=["greedy"], seed=1,
+                         options_a={}, options_b={"harder": True})
+
+
+@_reported("replay of metadata without 'seed': KeyError 'seed'")
+def test_replay_of_incomplete_metadata_names_the_missing_field():
+    meta = dict(R.simulate("stapop", players=2, games=1).attrs)
+    del meta["seed"]
+    with pytest.raises(ValueError, match="seed"):
+        R.replay(meta, game=0)
+
+
+@_reported("play_tournament(policies='greedy,random') plays the letters: \"unknown policy 'g'\"")
+def test_tournament_policies_as_one_string_is_refused_by_name():
+    from etappe.analysis.tournament import play_tournament
+
+    with pytest.raises((TypeError, ValueError), match="list"):
+        play_tournament("millebornes", players=2, policies="greedy,random", games=1)
+
+
+@_reported("positions: int seat keys and a non-dict options are AttributeErrors; "
+           "playouts < 1 gives NaN probabilities; a design name is an AttributeError")
+@pytest.mark.parametrize("call", ["int_keys", "options_list", "playouts_0", "design_name"])
+@pytest.mark.filterwarnings("ignore:invalid value encountered")  # today's 0 / 0 of playouts=0
+def test_position_mistakes_from_python_name_the_problem(call):
+    from etappe.kernels.race_position import analyze_position, legal_moves_of
+
+    design = R.load_design("millebornes")
+    if call == "int_keys":
+        position = {**POSITION, "hands": {0: POSITION["hands"]["0"]}}
+        try:  # either read as seat 0, or refused by name
+            assert len(legal_moves_of(design, position)) > 0
+        except R.DesignError as exc:
+            assert "hands" in str(exc)
+    elif call == "options_list":
+        with pytest.raises(TypeError, match="options must be a dict"):
+            legal_moves_of(design, POSITION, options=["overshoot=disqualify"])
+    elif call == "playouts_0":
+        with pytest.raises(ValueError, match="playouts"):
+            analyze_position(design, POSITION, playouts=0)
+    else:
+        try:
+            assert len(legal_moves_of("millebornes", POSITION)) > 0
+        except TypeError as exc:
+            assert "load_design" in str(exc)
