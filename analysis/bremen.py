@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
+import math
 import time
 from typing import Callable
 
@@ -20,12 +21,12 @@ import numba
 import numpy as np
 import pandas as pd
 
-from etappe.analysis.runio import BATCH_ROWS, package_version
+from etappe.analysis.runio import BATCH_ROWS, check_game, package_version
 from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_uniform, curves_from_sums, ratio_interval,
                                    skill_moments, skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
-from etappe.kernels.options import number_text, option_value, policy_parameters
+from etappe.kernels.options import number_text, option_value, policy_parameters, whole
 from etappe.kernels.user_policy import compile_user_policy, source_hash
 
 __all__ = [
@@ -121,9 +122,10 @@ def options_row(options: dict | None = None, players: int | None = None) -> tupl
     An option set away from its default where it means nothing (NEEDS) is
     refused; `players` None skips the checks that depend on the player count."""
     options = dict(options or {})
-    unknown = sorted(set(options) - set(OPTIONS))
+    unknown = sorted(set(options) - set(OPTIONS), key=str)
     if unknown:
-        close = [f"{u!r}: did you mean {m[0]!r}?" for u in unknown if (m := difflib.get_close_matches(u, OPTIONS, 1))]
+        close = [f"{u!r}: did you mean {m[0]!r}?" for u in unknown
+                 if isinstance(u, str) and (m := difflib.get_close_matches(u, OPTIONS, 1))]
         raise ValueError(f"unknown Bremen rule option(s) {unknown}{' (' + '; '.join(close) + ')' if close else ''}; "
                          f"known: {', '.join(OPTIONS)}")
     full = {}
@@ -164,6 +166,8 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     A policy of your own (docs/bremen.md) has id POL_USER (the run numbers
     its user policies) and greedy's default row, with which greedy answers
     its robber moves; a file that does not compile to the signature is refused."""
+    if not isinstance(spec, str):
+        raise ValueError(f"a policy is a string such as 'greedy', not {spec!r}")
     name, _, rest = spec.strip().partition(":")
     params = np.zeros(K.N_PARAM)
     if name == "random":
@@ -252,13 +256,15 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
         A, B, A, B); "random", "greedy", "greedy:climb=0,knock=3",
         "lookahead:playouts=100", "path/to/file.py:function" (docs/bremen.md).
         Default: "greedy" on every seat, as on the command line.
-    seed: root seed (>= 0). Game i uses keys derived from (seed,
+    seed: root seed (0 to 2**63 - 1, as the command line's --seed). Game i uses keys derived from (seed,
         first_game + i): any game can be replayed alone, and chunking or
         threads never change a result.
     board: a Board, a board file path, or None for the default board.
     options: rule options, {name: value} (OPTIONS; docs/bremen.md).
     threads: Numba threads for this call (default: all cores).
     progress: progress(done, total) is called after each chunk.
+    first_game: the number of the first game (first_game + games <= 2**63).
+    chunk: games per kernel call (>= 1); it never changes a result.
 
     Returns a DataFrame, one row per game (columns: docs/bremen.md), with
     the run's identity in `df.attrs`: game ("bremen"), board, board_path,
@@ -269,7 +275,8 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     `etappe.analysis.runio.write_parquet(df, path, df.attrs)`; read one
     back with `from_run_file`.
 
-    Raises ValueError naming the problem: players, games or seed out of
+    Raises TypeError for a count or seed that is not a whole number, and
+    ValueError naming the problem: players, games, seed or chunk out of
     range, a policy list that does not fit the table, an unknown policy,
     parameter or rule option, a bad value (BoardError, a ValueError, for a
     bad board file; UserPolicyError, a ValueError, for a policy of your own
@@ -277,9 +284,16 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     """
     if players not in (2, 3, 4):
         raise ValueError(f"Bremer Stadtmusikanten takes 2 to 4 players, got {players}")
+    # whole numbers of any size first: the ranges are checked below, with their own messages
+    games, seed, first_game = (whole(name, value, -math.inf, math.inf) for name, value in
+                               (("games", games), ("seed", seed), ("first_game", first_game)))
     if games < 0 or seed < 0 or first_game < 0:
         raise ValueError(f"games, seed and first_game must be >= 0, not games={games}, seed={seed}, "
                          f"first_game={first_game}")
+    if seed >= 2**63 or first_game + games > 2**63:  # the kernel's keys are 64-bit signed integers
+        raise ValueError(f"seed and game numbers must be below 2**63, not seed={seed}, "
+                         f"games {first_game} to {first_game + games - 1}")
+    chunk = whole("chunk", chunk, low=1)
     if isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
         policies = [policies]
     policies = list(policies or ["greedy"])
@@ -355,6 +369,7 @@ def from_run_file(path) -> pd.DataFrame:
     from etappe.analysis.runio import read_parquet
 
     df, meta = read_parquet(path)
+    check_game(meta, "bremen", f"{path} is")
     df.attrs.update(meta)
     return df
 
@@ -450,6 +465,7 @@ class RunSummary:
     """
 
     def __init__(self, attrs: dict):
+        check_game(attrs, "bremen")
         self.attrs = dict(attrs)
         self.players = int(self.attrs["players"])
         self.policies = list(self.attrs["policies"])
@@ -707,7 +723,9 @@ def summarize_run_file(path, batch_rows: int = BATCH_ROWS, progress: Callable[[i
     games) at a time; `progress(games)` is called after each."""
     from etappe.analysis.runio import iter_parquet, read_metadata
 
-    summary = RunSummary(read_metadata(path))
+    meta = read_metadata(path)
+    check_game(meta, "bremen", f"{path} is")
+    summary = RunSummary(meta)
     for chunk in iter_parquet(path, batch_rows):
         summary.add(chunk)
         if progress:

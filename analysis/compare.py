@@ -237,7 +237,10 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     (the side that plays first in a hand, share of the trips completed).
     `metric_labels` (key -> (label, unit)) names metrics that are not the race
     designs' (the other games' comparisons, analysis/variants.py).
+    Raises ValueError when the comparison holds no paired game.
     """
+    if not comp.metrics:  # no game was ever paired: no metric, no sums
+        raise ValueError("the comparison holds no paired game")
     names = [m for m in (metrics or comp.metrics) if m in comp.metrics]
     idx = [comp.metrics.index(m) for m in names]
     n = comp.sums["n"][idx] if idx else np.zeros(0)

@@ -19,12 +19,12 @@ import numba
 import numpy as np
 import pandas as pd
 
-from etappe.analysis.runio import package_version
+from etappe.analysis.runio import check_game, package_version
 from etappe.analysis.stats import (SKILL_MOMENTS, ChiSquare, IntHistogram, chisquare_uniform, curves_from_sums, holm,
                                    paired_from_values, ratio_interval, skill_moments, skill_table_from_moments,
                                    wilson_interval)
 from etappe.kernels import etape as K
-from etappe.kernels.options import number_text, option_value, policy_parameters
+from etappe.kernels.options import number_text, option_value, policy_parameters, whole
 
 __all__ = [
     "simulate", "seat_policies", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names",
@@ -188,6 +188,8 @@ def option_vector(options: dict) -> np.ndarray:
 
 def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
     """'heuristic' or 'blocker:crev_cards=1,value=2' -> (id, params, canonical spec)."""
+    if not isinstance(spec, str):
+        raise ValueError(f"a policy is a string such as 'heuristic', not {spec!r}")
     name, _, rest = spec.partition(":")
     if name.endswith(".py"):
         raise ValueError(f"policy {spec!r}: a policy of your own (FILE.py:FUNCTION) plays the race games and Bremen only; "
@@ -282,6 +284,8 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
     options: rule options, {name: value} (OPTIONS; docs/etape.md).
     threads: Numba threads for this call (default: all cores).
     progress: progress(done, total) is called per chunk.
+    first_race: the number of the first race (first_race + races <= 2**63).
+    chunk: races per kernel call (>= 1); it never changes a result.
 
     Returns (races_df, stages_df): one row per race and one per stage
     (columns: docs/etape.md), both with the run's identity in `.attrs`:
@@ -289,18 +293,23 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
     races, first_race, stages_per_race, options (every option, defaults
     filled in), version, wall_seconds.
 
-    Raises ValueError naming the problem: players, races or seed out of
+    Raises TypeError for a count or seed that is not a whole number, and
+    ValueError naming the problem: players, races, seed or chunk out of
     range, a policy list that does not fit the table, an unknown policy,
     parameter or rule option, a bad value.
     """
     n = check_players(players)
     policies = seat_policies(policies, n)
+    # whole numbers of any size first: the ranges are checked below, with their own messages
+    races, seed, first_race = (whole(name, value, -math.inf, math.inf) for name, value in
+                               (("races", races), ("seed", seed), ("first_race", first_race)))
     if races < 0 or seed < 0 or first_race < 0:
         raise ValueError(f"races, seed and first_race must be >= 0, not races={races}, seed={seed}, "
                          f"first_race={first_race}")
     if seed >= 2**63 or first_race + races > 2**63:  # the kernel's keys are 64-bit signed integers
         raise ValueError(f"seed and race numbers must be below 2**63, not seed={seed}, "
                          f"races {first_race} to {first_race + races - 1}")
+    chunk = whole("chunk", chunk, low=1)
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"options must be a dict of rule option name: value, e.g. {{'mode': 'endurance'}}, "
                         f"not {type(options).__name__}")
@@ -618,6 +627,7 @@ class RunSummary:
         unknown = set(parts) - set(PARTS)
         if unknown:
             raise ValueError(f"unknown summary part(s) {sorted(unknown)}; known: {', '.join(PARTS)}")
+        check_game(attrs, GAME)
         self.attrs = dict(attrs)
         self.parts = tuple(parts)
         n = self.players = int(self.attrs["players"])
@@ -933,7 +943,7 @@ class RunSummary:
     def joker_usage(self) -> pd.DataFrame:
         rows = []
         for joker, _ in JOKER_COLUMNS:
-            if joker not in self.jokers:
+            if joker not in self.jokers or not self.stage_races:  # no races: no uses to share out, no row
                 continue
             s = self.jokers[joker]
             holders = len(self.holders[joker])  # a race's holders: every stage row holds every seat

@@ -23,6 +23,7 @@ from etappe.kernels.race_design import (
     CARD_COLUMNS, HAND_CAP, R_EXTENSION, R_GAME_TARGET, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TRIP, R_TURN_CAP, SIDE_COLUMNS,
     Design, DesignError, load_design,
 )
+from etappe.kernels.options import MAX_KEY, whole
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
 
 from .runio import differences, file_hash, package_version
@@ -38,11 +39,16 @@ class RaceRun:
     """Everything that determines a run's results, checked once up front.
 
     Arguments as `simulate`'s; raises DesignError, PolicyError or
-    ValueError (all ValueErrors) naming what is wrong."""
+    ValueError (all ValueErrors), or TypeError for an argument of the wrong
+    type, naming what is wrong."""
 
-    def __init__(self, design: str | Path | Design, players: int, policies: Sequence[str] | str,
+    def __init__(self, design: str | Path | Design, players: int, policies: Sequence[str] | str | None,
                  seed: int, options: dict | None = None, seating: str = "fixed"):
-        if isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
+        players = whole("players", players)  # the design says which counts it plays
+        seed = whole("seed", seed)
+        if policies is None:  # the default, as in Bremen and Tape l'étape
+            policies = ["greedy"]
+        elif isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
             policies = [policies]
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of rule option name: value, e.g. {{'overshoot': 'disqualify'}}, "
@@ -55,9 +61,7 @@ class RaceRun:
         self.options = self.design.resolved_options(options)
         self.card_table, self.rules = self.design.tables(players, options)
         self.sides = int(self.rules[R_SIDES])
-        self.seed = int(seed)
-        if seed < 0:
-            raise ValueError("seed must be >= 0")
+        self.seed = seed
         specs = [parse_policy(p) for p in policies] or [parse_policy("greedy")]
         if players % len(specs):
             raise ValueError(f"give one policy per seat ({players}), or a list that repeats around the "
@@ -147,8 +151,7 @@ class RaceRun:
         """Play-by-play of game `game` of this run, as `etappe replay` prints it."""
         from etappe.kernels.race_replay import format_replay
 
-        if game < 0:
-            raise ValueError(f"game must be >= 0, not {game}")
+        game = whole("game", game)
         specs = [self.distinct[i] for i in self.seat_policies(np.array([game]))[0]]
         return format_replay(self.design, self.card_table, self.rules, specs, self.seed, game)
 
@@ -275,7 +278,7 @@ def iter_chunks(run: RaceRun, games: int, chunk_size: int = DEFAULT_CHUNK, start
 
 
 def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
-             policies: Sequence[str] | str = ("greedy",), seed: int = 0, options: dict | None = None,
+             policies: Sequence[str] | str | None = ("greedy",), seed: int = 0, options: dict | None = None,
              seating: str = "fixed", threads: int | None = None, chunk_size: int = DEFAULT_CHUNK,
              progress: Callable[[int], None] | None = None) -> pd.DataFrame:
     """Play games 0 .. games-1 of a race design and return their records.
@@ -287,8 +290,9 @@ def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
     policies: one spec for every seat (a string or a list of one), one per
         seat, or a list that repeats around the table (A, B at 4 seats:
         A, B, A, B); "random", "greedy", "greedy:attack=3", "lookahead",
-        "path/to/file.py:function" (`etappe policies`, docs/policies.md).
-    seed: root seed (>= 0); game i depends only on the seed and i.
+        "path/to/file.py:function" (`etappe policies`, docs/policies.md);
+        None: greedy.
+    seed: root seed (0 to 2**63 - 1); game i depends only on the seed and i.
     options: rule options, {name: value} (docs/designs.md), e.g.
         {"overshoot": "disqualify"}.
     seating: "fixed", or "rotate" to move every policy one seat on each game.
@@ -308,12 +312,15 @@ def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
     Raises DesignError (an unknown design, a bad design file, a player count
     the design does not play, an unknown rule option or value), PolicyError
     (an unknown policy or parameter, a user policy that does not compile or
-    plays an illegal move), ValueError (games or seed < 0, a policy list
+    plays an illegal move), TypeError (a count or seed that is not an int),
+    ValueError (games or seed out of range, chunk_size < 1, a policy list
     that does not fit the table, an unknown seating); DesignError and
     PolicyError are ValueErrors. The messages are those the CLI prints.
     """
+    games = whole("games", games, -MAX_KEY)  # the type; a negative count keeps its own message
     if games < 0:
         raise ValueError(f"games must be >= 0, not {games}")
+    chunk_size = whole("chunk_size", chunk_size, 1)
     run = RaceRun(design, players, policies, seed, options, seating)
     previous = numba.get_num_threads()
     if threads:
@@ -361,6 +368,11 @@ def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
     cannot be loaded now, or one that changed since the run."""
     if meta.get("game") != "race":
         raise ValueError(f"a run of {meta.get('game')}; replay is for the race designs")
+    missing = [f for f in ("design_file", "players", "policies", "seed", "options") if f not in meta]
+    if missing:
+        raise ValueError(f"the run's metadata lacks {', '.join(missing)}")
+    if game is not None:
+        game = whole("game", game)
     if game is not None and "games" in meta and not 0 <= game < meta["games"]:
         raise ValueError(f"game {game}: the run has {meta['games']} games (0 to {meta['games'] - 1})")
     try:

@@ -118,6 +118,9 @@ def policy_label(policy) -> str:
 
 def layout_from(meta: dict, columns=None) -> Layout:
     """The run layout from its metadata (card keys fall back to the columns)."""
+    game = meta.get("game", "race")
+    if game != "race":  # another game's records: their columns are not the race designs'
+        raise ValueError(f"a run of {game}, not of a race design: summarize it with etappe.analysis.{game}")
     players = int(meta.get("players", len(meta.get("seat_side", [])) or 2))
     seat_side = tuple(int(s) for s in meta.get("seat_side", range(players)))
     sides = int(meta.get("sides", max(seat_side) + 1))

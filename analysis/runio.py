@@ -103,7 +103,10 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, metadata: dict) 
 
 
 def read_metadata(path: str | os.PathLike) -> dict:
-    schema = pq.read_schema(path)
+    try:
+        schema = pq.read_schema(path)
+    except pa.ArrowInvalid:
+        raise ValueError(f"{path}: not a Parquet run file") from None
     raw = (schema.metadata or {}).get(METADATA_KEY)
     if raw is None:
         raise ValueError(f"{path}: not an etappe run file (no etappe metadata)")
@@ -114,6 +117,19 @@ def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> t
     """Return (records, metadata) of a run file; only `columns` if given."""
     metadata = read_metadata(path)
     return pq.read_table(path, columns=columns).to_pandas(), metadata
+
+
+# The module that reads each game's records (their columns differ from game to game).
+GAME_MODULES = {"race": "etappe.analysis.race_summary", "bremen": "etappe.analysis.bremen",
+                "etape": "etappe.analysis.etape"}
+
+
+def check_game(meta: dict, game: str, what: str = "the frame is") -> None:
+    """Refuse the records of another game by name, not with an error from deep inside a summary."""
+    other = meta.get("game")
+    if other is not None and other != game:
+        raise ValueError(f"{what} from the {other!r} game, not {game!r}: read it with "
+                         f"{GAME_MODULES.get(other, 'its own game module')}")
 
 
 # Rows of a run file read at once: one saved chunk of a race run (50,000

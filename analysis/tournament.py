@@ -158,10 +158,13 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
     it (the caller removes it once the results are safe elsewhere), and
     calls on_resume with the games already played (summed over pairs).
     """
-    policies = [str(p).strip() for p in policies]
+    if isinstance(policies, str):  # a list of its letters otherwise
+        raise TypeError(f"policies is a list of at least two specs, e.g. ['greedy', 'random'], not {policies!r}")
+    policies = list(policies)
+    names = [parse_policy(p).name for p in policies]  # refuses a spec that is not a string
+    policies = [p.strip() for p in policies]
     if len(policies) < 2:
         raise ValueError("a tournament needs at least two policies")
-    names = [parse_policy(p).name for p in policies]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"policy given twice: {', '.join(dup)}")
@@ -232,6 +235,10 @@ def _pair_frame(results) -> pd.DataFrame:
             "no_winner": (o == 0).sum(axis=1).astype(np.int64),
         })
     f = pd.DataFrame(results).copy()
+    missing = [c for c in ("policy_a", "policy_b", "wins_a", "wins_b") if c not in f]
+    if missing:
+        raise ValueError(f"the pairings have no {', '.join(missing)} column (a TournamentResult, or a "
+                         "table of policy_a, policy_b, wins_a, wins_b)")
     if "no_winner" not in f:
         f["no_winner"] = f["draws"] if "draws" in f else 0
     if "games" not in f:
@@ -485,6 +492,8 @@ def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap:
     """
     names, W, N = pair_counts(results)
     k = len(names)
+    if k < 2:
+        raise ValueError("Bradley-Terry ratings need the pairings of at least two policies")
     fitted, cov, regularized = fit_bradley_terry(W, N)
     theta = fitted
     A = np.eye(k) - 1.0 / k                  # rows: contrasts theta_i - mean (theta is centred)

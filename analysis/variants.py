@@ -21,6 +21,8 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
+from etappe.kernels.options import whole
+
 from . import bremen as B
 from . import etape as E
 from .compare import PairedComparison, option_differences, paired_table
@@ -108,10 +110,13 @@ def compare_variants(game: str, players: int, games: int, policies: Sequence[str
 
     Returns a VariantComparison: `variant_table(vc)` gives the paired
     differences, `reports.variant_report.build_variant_report(vc)` the
-    report. Raises ValueError for an unknown game, bad options, boards or
+    report. Raises TypeError for games or chunk_size that is not a whole
+    number, ValueError for an unknown game, games < 0, chunk_size < 1, bad options, boards or
     policies (the messages of `simulate`), or two variants that are the same."""
     if game not in GAMES:
         raise ValueError(f"{game}: a variant comparison is for {' and '.join(GAMES)}")
+    games = whole("games", games)
+    chunk_size = whole("chunk_size", chunk_size, low=1)
     policies = [policies] if isinstance(policies, str) else list(policies)
     boards = {"a": B.load_board(board_a), "b": B.load_board(board_b)} if game == "bremen" else {"a": None, "b": None}
     options = {"a": options_a, "b": options_b}
@@ -120,7 +125,8 @@ def compare_variants(game: str, players: int, games: int, policies: Sequence[str
     if not what_differs(metas["a"], metas["b"]).shape[0]:
         raise ValueError(f"the two variants are the same ({game}, every rule option equal"
                          f"{', the same board' if game == 'bremen' else ''}): on the same seeds every paired "
-                         "difference would be 0; give --option-b a value other than the default or --option's")
+                         "difference would be 0; give option B (--option-b, options_b) a value other than "
+                         "option A's (the default, or --option, options_a)")
     identity = {"game": game, "players": players, "policies": metas["a"]["policies"], "seed": seed, "games": games,
                 "chunk_size": chunk_size, "version": metas["a"]["version"],
                 "variants": {key: {"options": m["options"], "board_hash": m.get("board_hash")} for key, m in metas.items()}}

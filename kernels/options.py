@@ -10,6 +10,20 @@ import numpy as np
 SWITCH_WORDS = {"true": True, "on": True, "1": True, "false": False, "off": False, "0": False}
 
 
+MAX_KEY = 2**63 - 1  # seeds and game numbers become 64-bit signed kernel keys
+
+
+def whole(name: str, value, low: int = 0, high: int = MAX_KEY) -> int:
+    """An argument that must be a whole number from `low` to `high` (a count,
+    a seed, a game number, a chunk size), as an int; a TypeError or ValueError
+    naming the argument otherwise, not an error from deep inside."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a whole number (an int), not {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be {low} to {high}, not {value}")
+    return int(value)
+
+
 def option_value(name: str, value, default, choices=None):
     """`value` of rule option `name`, read as the kind of its default: one of
     `choices` when given, else a switch (true/false) or a whole number, else

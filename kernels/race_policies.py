@@ -114,6 +114,8 @@ def _greedy_defaults() -> tuple[float, ...]:
 def parse_policy(spec: str) -> PolicySpec:
     """A policy spec: `random`, a greedy preset, `lookahead[:k=v,...]` or a
     user policy `path/to/file.py:function`."""
+    if not isinstance(spec, str):
+        raise PolicyError(f"a policy is a string such as 'greedy', not {spec!r}")
     name, _, overrides = spec.strip().partition(":")
     if name.endswith(".py"):
         from .race_user import compile_user_policy

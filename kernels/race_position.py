@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from . import race as K
-from .race_design import MAX_LAID, MAX_TYPES, Design, DesignError
+from .options import whole as whole_argument
+from .race_design import MAX_LAID, MAX_TYPES, Design, DesignError, load_design
 
 
 def read_position_file(path: str | Path) -> dict:
@@ -40,6 +42,11 @@ POSITION_FIELDS = {"players", "on_turn", "stock", "trip", "extension_side", "dis
 SIDE_FIELDS = {"battle", "limit", "distance", "safeties", "km", "disqualified"}
 
 
+def design_of(design: str | Path | Design) -> Design:
+    """A Design as it is, a design name or path loaded (load_design)."""
+    return design if isinstance(design, Design) else load_design(design)
+
+
 def position_state(design: Design, position: dict, source: str = "position", options: dict | None = None,
                    seed: int = 0):
     """Build (state, card_table, rules, seat on turn) from a position dict.
@@ -49,6 +56,10 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     taken to be in the discard pile. So the state conserves every card.
     """
     where = source
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict of rule option name: value, e.g. {{'overshoot': 'disqualify'}}, "
+                        f"not {type(options).__name__}")
+    seed = whole_argument("seed", seed)
 
     def fail(field, problem):
         raise DesignError(f"{where}: {field}: {problem}")
@@ -109,7 +120,8 @@ def position_state(design: Design, position: dict, source: str = "position", opt
             fail(field, f"more {design.cards[t].key} than the deck holds ({ct[t, 1]})")
         unseen[t] -= count
 
-    hands = of_kind("hands", position.get("hands", {}), dict)
+    # seat keys are strings in TOML and JSON; from Python an int is as natural
+    hands = {str(k): v for k, v in of_kind("hands", position.get("hands", {}), dict).items()}
     for name, cards in hands.items():
         if not name.isdigit() or int(name) >= players:
             fail(f"hands.{name}", f"not a seat 0..{players - 1}")
@@ -214,10 +226,13 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     rng = np.random.default_rng(seed)
     pool = np.repeat(np.arange(n_types), unseen)
     rng.shuffle(pool)
-    hand_sizes = of_kind("hand_sizes", position.get("hand_sizes", {}), dict)
-    for name in hand_sizes:
+    hand_sizes = {str(k): v for k, v in of_kind("hand_sizes", position.get("hand_sizes", {}), dict).items()}
+    for name, size in hand_sizes.items():
         if not name.isdigit() or int(name) >= players:
             fail(f"hand_sizes.{name}", f"not a seat 0..{players - 1}")
+        if name in hands and size != len(hands[name]):
+            fail(f"hand_sizes.{name}", f"{size!r}, but hands.{name} lists {len(hands[name])} cards "
+                 "(hand_sizes is for the hands not listed)")
     needed = stock
     for p in range(players):
         if str(p) not in hands:
@@ -255,7 +270,7 @@ def position_in_play(design: Design, position: dict, source: str = "position", o
         for p in range(int(rules[K.R_PLAYERS])):
             full = int(rules[K.R_HAND_SIZE]) + (p == seat)
             if state[K.HAND_N_AT + p] != full:
-                field = f"hands.{p}" if str(p) in position.get("hands", {}) else f"hand_sizes.{p}"
+                field = f"hands.{p}" if str(p) in map(str, position.get("hands", {})) else f"hand_sizes.{p}"
                 raise DesignError(f"{source}: {field}: {state[K.HAND_N_AT + p]} cards, but a hand holds {full}"
                                   + (" on turn (after the draw)" if p == seat else "")
                                   + " while the stock holds cards")
@@ -341,18 +356,27 @@ def parse_move(design: Design, text: str, own_side: int) -> int:
     raise DesignError(f"move {text!r}: expected 'play CARD', 'play CARD on side N' or 'discard CARD'")
 
 
-def play_position_move(design: Design, position: dict, move: str, policies: list[str] | None = None,
-                       options: dict | None = None, seed: int = 0) -> tuple[dict, dict]:
+def play_position_move(design: str | Path | Design, position: dict, move: str,
+                       policies: list[str] | str | None = None, options: dict | None = None,
+                       seed: int = 0) -> tuple[dict, dict]:
     """Apply one move to a position; return (new position, what happened).
 
-    `policies` (default greedy for every seat) decide the coup fourré and
-    extension questions the move may raise. Raises DesignError for an
-    illegal move.
+    `policies` (one per seat, or one string for every seat; default greedy)
+    decide the coup fourré and extension questions the move may raise.
+    Raises DesignError for an illegal move.
     """
     from .race_policies import parse_policy
 
+    if not isinstance(move, str):
+        raise DesignError(f"a move is a string such as \"play km100\", not {move!r}")
+    design = design_of(design)
     state, ct, rules, seat = position_in_play(design, position, "position", options, seed)
     players = int(rules[K.R_PLAYERS])
+    if isinstance(policies, str):  # one policy for every seat
+        policies = [policies] * players
+    policies = policies or ["greedy"] * players
+    if len(policies) != players:
+        raise DesignError(f"policies: give one per seat ({players}), not {len(policies)}")
     sides = int(rules[K.R_SIDES])
     moves = np.empty(K.MAX_MOVES, np.int32)
     n = K.legal_moves(state, ct, rules, seat, moves)
@@ -366,7 +390,7 @@ def play_position_move(design: Design, position: dict, move: str, policies: list
     m = parse_move(design, move, seat % sides)
     if m not in moves[:n]:
         raise DesignError(f"move {move!r} is not legal here; legal: {', '.join(describe_move(design, int(x), seat % sides) for x in moves[:n])}")
-    specs = [parse_policy(p) for p in (policies or ["greedy"] * players)]
+    specs = [parse_policy(p) for p in policies]
     ids = np.array([s.kernel_id for s in specs], np.int32)
     params = np.array([s.params for s in specs], np.float64)
     pkeys = np.arange(1, players + 1, dtype=np.uint64)
@@ -395,7 +419,12 @@ def describe_move(design: Design, move: int, own_side: int) -> str:
     return f"play {key} on side {target}"
 
 
-def legal_moves_of(design: Design, position: dict, source: str = "position", options: dict | None = None) -> list[str]:
+def legal_moves_of(design: str | Path | Design, position: dict, source: str = "position",
+                   options: dict | None = None) -> list[str]:
+    """The legal moves of the player on turn, in move notation ("play km100",
+    "play stop on side 1", "discard km25", "pass"); DesignError for a position
+    that is not one of play (docs/positions.md)."""
+    design = design_of(design)
     state, ct, rules, seat = position_in_play(design, position, source, options)
     moves = np.empty(K.MAX_MOVES, np.int32)
     n = K.legal_moves(state, ct, rules, seat, moves)
@@ -408,7 +437,7 @@ def legal_moves_of(design: Design, position: dict, source: str = "position", opt
 ANALYZE_BATCH = 100  # deals per kernel call in analyze_position
 
 
-def analyze_position(design: Design, position: dict, playouts: int = 2000, policy: str = "greedy",
+def analyze_position(design: str | Path | Design, position: dict, playouts: int = 2000, policy: str = "greedy",
                      options: dict | None = None, seed: int = 0, source: str = "position",
                      progress=None) -> list[dict]:
     """Each legal move's chance to win the hand for the player on turn.
@@ -424,6 +453,8 @@ def analyze_position(design: Design, position: dict, playouts: int = 2000, polic
     """
     from .race_policies import parse_policy
 
+    playouts = whole_argument("playouts", playouts, 1)
+    design = design_of(design)
     state, ct, rules, seat = position_in_play(design, position, source, options, seed)
     moves = np.empty(K.MAX_MOVES, np.int32)
     n = K.legal_moves(state, ct, rules, seat, moves)

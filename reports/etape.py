@@ -211,6 +211,8 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
     s = races_df if isinstance(races_df, E.RunSummary) else E.summarize(races_df, stages_df)
     if s.races == 0:  # simulate(races=0) gives empty tables: no number to show
         raise ValueError("a run of no races has nothing to report")
+    if s.stages == 0:  # the profiles, jokers, lengths and tension are per stage
+        raise ValueError("a races frame needs its stages frame: build_report(races_df, stages_df)")
     meta = s.attrs
     n = s.players
     rep = Report("Tape l'étape: balance report", on_section=on_section)

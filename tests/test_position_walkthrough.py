@@ -180,6 +180,15 @@ def test_position_mistakes_name_the_field(tmp_path, text, field):
     assert not isinstance(result.exception, (KeyError, AttributeError, TypeError))
 
 
+def test_hand_sizes_of_a_listed_hand_must_agree_with_it(mb):
+    # hand_sizes is for the hands not listed: a size that contradicts a listed hand is a mistake
+    hand = ["km100", "km200", "km50", "roll", "stop", "accident", "km25"]
+    side = {"battle": "roll"}
+    with pytest.raises(DesignError, match=r"hand_sizes\.0: 3, but hands\.0 lists 7 cards"):
+        legal_moves_of(mb, _mb(hand, side, side, hand_sizes={"0": 3}))
+    assert legal_moves_of(mb, _mb(hand, side, side, hand_sizes={"0": 7})) == legal_moves_of(mb, _mb(hand, side, side))
+
+
 def test_a_missing_or_unparsable_position_file(tmp_path):
     result = CliRunner().invoke(app, ["moves", "millebornes", str(tmp_path / "nothere.toml")])
     assert result.exit_code == 2 and "no such position file" in result.output

@@ -282,15 +282,10 @@ def test_play_position_move_is_the_same_for_the_same_seed():
                                    "broken_invariant"])
 
 
-# ---- reported bugs (code outside this file): strict xfails, to drop with each fix --------------
+# ---- mistakes a walkthrough made (each gave an undocumented error or a wrong result) ----------
 # Each pins what the docs promise: a ValueError (or a TypeError for a wrong type) whose message
 # names the argument, never an IndexError, KeyError, AttributeError or a silently wrong result.
 
-def _reported(what: str):
-    return pytest.mark.xfail(strict=True, reason=f"reported, not fixed yet: {what}")
-
-
-@_reported("seeds >= 2**63 (the CLI's --seed stops at 2**63 - 1): accepted, or OverflowError / numba TypingError")
 @pytest.mark.parametrize("play", [lambda s: R.simulate("stapop", players=2, games=1, seed=s),
                                   lambda s: B.simulate(players=2, games=1, seed=s)], ids=["race", "bremen"])
 @pytest.mark.parametrize("seed", [2**63, 2**64])
@@ -299,12 +294,10 @@ def test_seed_above_2_63_is_a_value_error(play, seed):
         play(seed)
 
 
-@_reported("race simulate(policies=None) is a TypeError; Bremen and Tape l'étape take None as the default")
 def test_race_policies_none_is_the_default():
     assert [p["name"] for p in R.simulate("stapop", players=2, games=1, policies=None).attrs["policies"]] == ["greedy"] * 2
 
 
-@_reported("a policy that is not a string is an AttributeError ('NoneType' object has no attribute 'strip')")
 @pytest.mark.parametrize("play", [lambda p: R.simulate("stapop", players=2, games=1, policies=p),
                                   lambda p: B.simulate(players=2, games=1, policies=p),
                                   lambda p: E.simulate(players=3, races=1, policies=p)], ids=["race", "bremen", "etape"])
@@ -313,7 +306,6 @@ def test_a_policy_that_is_not_a_string_names_the_problem(play):
         play([None])
 
 
-@_reported("games of the wrong type: TypeError \"'<' not supported between instances of 'str' and 'int'\"")
 @pytest.mark.parametrize("play", [lambda n: R.simulate("stapop", players=2, games=n),
                                   lambda n: B.simulate(players=2, games=n),
                                   lambda n: E.simulate(players=3, races=n)], ids=["race", "bremen", "etape"])
@@ -323,7 +315,6 @@ def test_a_count_of_the_wrong_type_names_the_argument(play, count):
         play(count)
 
 
-@_reported("chunk sizes < 1: race returns no rows, Bremen and Tape l'étape rows of zeros")
 @pytest.mark.parametrize("play", [lambda: R.simulate("stapop", players=2, games=3, chunk_size=-1),
                                   lambda: B.simulate(players=2, games=3, chunk=-1),
                                   lambda: E.simulate(players=3, races=3, chunk=-1)], ids=["race", "bremen", "etape"])
@@ -332,7 +323,6 @@ def test_a_chunk_size_below_one_is_a_value_error(play):
         play()
 
 
-@_reported("another game's frame: TypeError / KeyError from deep inside the summaries")
 def test_a_frame_of_another_game_is_refused_by_name():
     from etappe.analysis.race_summary import summarize
 
@@ -342,7 +332,6 @@ def test_a_frame_of_another_game_is_refused_by_name():
         B.summarize(R.simulate("stapop", players=2, games=2))
 
 
-@_reported("bremen.from_run_file returns a race run file's records as if they were Bremen's")
 def test_bremen_from_run_file_refuses_another_games_run(tmp_path):
     df = R.simulate("stapop", players=2, games=1)
     write_parquet(df, tmp_path / "race.parquet", df.attrs)
@@ -350,7 +339,6 @@ def test_bremen_from_run_file_refuses_another_games_run(tmp_path):
         B.from_run_file(tmp_path / "race.parquet")
 
 
-@_reported("reports.etape.build_report(races) without stages: matplotlib 'x and y must have same first dimension'")
 def test_etape_report_of_a_races_frame_needs_its_stages():
     from etappe.reports.etape import build_report
 
@@ -358,7 +346,6 @@ def test_etape_report_of_a_races_frame_needs_its_stages():
         build_report(E.simulate(players=3, races=2)[0])
 
 
-@_reported("etape.joker_usage of no races: IndexError")
 def test_etape_joker_usage_of_no_races_is_not_an_index_error():
     _, stages = E.simulate(players=3, races=0)
     try:
@@ -368,7 +355,6 @@ def test_etape_joker_usage_of_no_races_is_not_an_index_error():
     assert len(table) == 0
 
 
-@_reported("paired_table of no paired games: KeyError 'n' (also variant_table of compare_variants(games=0))")
 def test_a_comparison_of_no_games_is_not_a_key_error():
     from etappe.analysis.compare import compare_tables, paired_table
     from etappe.analysis.race_summary import game_table
@@ -381,14 +367,12 @@ def test_a_comparison_of_no_games_is_not_a_key_error():
     assert len(table) == 0
 
 
-@_reported("compare_variants(games=-1) plays nothing and returns a comparison of -1 games")
 def test_compare_variants_refuses_negative_games():
     with pytest.raises(ValueError, match="games"):
         compare_variants("bremen", players=2, games=-1, policies=["greedy"], seed=1,
                          options_a={}, options_b={"harder": True})
 
 
-@_reported("replay of metadata without 'seed': KeyError 'seed'")
 def test_replay_of_incomplete_metadata_names_the_missing_field():
     meta = dict(R.simulate("stapop", players=2, games=1).attrs)
     del meta["seed"]
@@ -396,7 +380,6 @@ def test_replay_of_incomplete_metadata_names_the_missing_field():
         R.replay(meta, game=0)
 
 
-@_reported("play_tournament(policies='greedy,random') plays the letters: \"unknown policy 'g'\"")
 def test_tournament_policies_as_one_string_is_refused_by_name():
     from etappe.analysis.tournament import play_tournament
 
@@ -404,8 +387,6 @@ def test_tournament_policies_as_one_string_is_refused_by_name():
         play_tournament("millebornes", players=2, policies="greedy,random", games=1)
 
 
-@_reported("positions: int seat keys and a non-dict options are AttributeErrors; "
-           "playouts < 1 gives NaN probabilities; a design name is an AttributeError")
 @pytest.mark.parametrize("call", ["int_keys", "options_list", "playouts_0", "design_name"])
 @pytest.mark.filterwarnings("ignore:invalid value encountered")  # today's 0 / 0 of playouts=0
 def test_position_mistakes_from_python_name_the_problem(call):
