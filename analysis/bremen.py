@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
-import math
 import time
 from typing import Callable
 
@@ -26,7 +25,7 @@ from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_unifor
                                    skill_moments, skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
-from etappe.kernels.options import number_text, option_value, policy_parameters, whole
+from etappe.kernels.options import number_text, option_value, policy_parameters, run_numbers, whole
 from etappe.kernels.user_policy import compile_user_policy, source_hash
 
 __all__ = [
@@ -284,15 +283,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     """
     if players not in (2, 3, 4):
         raise ValueError(f"Bremer Stadtmusikanten takes 2 to 4 players, got {players}")
-    # whole numbers of any size first: the ranges are checked below, with their own messages
-    games, seed, first_game = (whole(name, value, -math.inf, math.inf) for name, value in
-                               (("games", games), ("seed", seed), ("first_game", first_game)))
-    if games < 0 or seed < 0 or first_game < 0:
-        raise ValueError(f"games, seed and first_game must be >= 0, not games={games}, seed={seed}, "
-                         f"first_game={first_game}")
-    if seed >= 2**63 or first_game + games > 2**63:  # the kernel's keys are 64-bit signed integers
-        raise ValueError(f"seed and game numbers must be below 2**63, not seed={seed}, "
-                         f"games {first_game} to {first_game + games - 1}")
+    games, seed, first_game = run_numbers("game", games, seed, first_game)
     chunk = whole("chunk", chunk, low=1)
     if isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
         policies = [policies]

@@ -24,7 +24,7 @@ from etappe.analysis.stats import (SKILL_MOMENTS, ChiSquare, IntHistogram, chisq
                                    paired_from_values, ratio_interval, skill_moments, skill_table_from_moments,
                                    wilson_interval)
 from etappe.kernels import etape as K
-from etappe.kernels.options import number_text, option_value, policy_parameters, whole
+from etappe.kernels.options import number_text, option_value, policy_parameters, run_numbers, whole
 
 __all__ = [
     "simulate", "seat_policies", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names",
@@ -300,15 +300,7 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
     """
     n = check_players(players)
     policies = seat_policies(policies, n)
-    # whole numbers of any size first: the ranges are checked below, with their own messages
-    races, seed, first_race = (whole(name, value, -math.inf, math.inf) for name, value in
-                               (("races", races), ("seed", seed), ("first_race", first_race)))
-    if races < 0 or seed < 0 or first_race < 0:
-        raise ValueError(f"races, seed and first_race must be >= 0, not races={races}, seed={seed}, "
-                         f"first_race={first_race}")
-    if seed >= 2**63 or first_race + races > 2**63:  # the kernel's keys are 64-bit signed integers
-        raise ValueError(f"seed and race numbers must be below 2**63, not seed={seed}, "
-                         f"races {first_race} to {first_race + races - 1}")
+    races, seed, first_race = run_numbers("race", races, seed, first_race)
     chunk = whole("chunk", chunk, low=1)
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"options must be a dict of rule option name: value, e.g. {{'mode': 'endurance'}}, "

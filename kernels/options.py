@@ -3,6 +3,7 @@
 one reading for every game."""
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -22,6 +23,21 @@ def whole(name: str, value, low: int = 0, high: int = MAX_KEY) -> int:
     if not low <= value <= high:
         raise ValueError(f"{name} must be {low} to {high}, not {value}")
     return int(value)
+
+
+def run_numbers(unit: str, count, seed, first) -> tuple[int, int, int]:
+    """A run's number of games (races: `unit` "race"), root seed and first
+    game number, checked: whole numbers, none negative, and the seed and every
+    game number below 2**63, the kernels' 64-bit signed keys."""
+    count, seed, first = (whole(name, value, -math.inf, math.inf)  # the type; the ranges have their own messages
+                          for name, value in ((f"{unit}s", count), ("seed", seed), (f"first_{unit}", first)))
+    if count < 0 or seed < 0 or first < 0:
+        raise ValueError(f"{unit}s, seed and first_{unit} must be >= 0, not {unit}s={count}, seed={seed}, "
+                         f"first_{unit}={first}")
+    if seed > MAX_KEY or first + count > MAX_KEY + 1:
+        raise ValueError(f"seed and {unit} numbers must be below 2**63, not seed={seed}, "
+                         f"{unit}s {first} to {first + count - 1}")
+    return count, seed, first
 
 
 def option_value(name: str, value, default, choices=None):
