@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..kernels.options import whole
 from ..kernels.race_design import Design, design_variant, file_setting, load_design
 from .compare import PairedComparison, paired_table
 from .race import RaceRun
@@ -60,6 +61,9 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
     (calling on_resume with the games per design already played; the
     caller removes the file once the results are safe elsewhere)."""
     design = deck if isinstance(deck, Design) else load_design(deck)
+    if isinstance(values, str):  # its characters otherwise
+        raise TypeError(f"values is a list of the setting's values, e.g. [3, 5, 8], not {values!r}")
+    games, chunk_size = whole("games", games, 1), whole("chunk_size", chunk_size, 1)
     if not values:
         raise ValueError("give at least one value to sweep")
     if len(set(map(repr, values))) != len(values):

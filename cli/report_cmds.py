@@ -145,7 +145,9 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
     import time
 
     from ..analysis.race import RaceRun
+    from ..kernels.options import whole
 
+    games, chunk_size = whole("games", games, 1), whole("chunk_size", chunk_size, 1)
     runs = {"a": RaceRun(deck_a, players, list(policies), seed, options_a, seating),
             "b": RaceRun(deck_b, players, list(policies), seed, options_b, seating)}
     metas = {k: r.metadata(games) for k, r in runs.items()}

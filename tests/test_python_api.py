@@ -394,19 +394,27 @@ def test_position_mistakes_from_python_name_the_problem(call):
 
     design = R.load_design("millebornes")
     if call == "int_keys":
-        position = {**POSITION, "hands": {0: POSITION["hands"]["0"]}}
-        try:  # either read as seat 0, or refused by name
-            assert len(legal_moves_of(design, position)) > 0
-        except R.DesignError as exc:
-            assert "hands" in str(exc)
+        position = {**POSITION, "hands": {0: POSITION["hands"]["0"]}}  # read as seat "0" (docs/python.md)
+        assert legal_moves_of(design, position) == legal_moves_of(design, POSITION)
     elif call == "options_list":
         with pytest.raises(TypeError, match="options must be a dict"):
             legal_moves_of(design, POSITION, options=["overshoot=disqualify"])
     elif call == "playouts_0":
         with pytest.raises(ValueError, match="playouts"):
             analyze_position(design, POSITION, playouts=0)
-    else:
-        try:
-            assert len(legal_moves_of("millebornes", POSITION)) > 0
-        except TypeError as exc:
-            assert "load_design" in str(exc)
+    else:  # a design name is loaded (docs/python.md)
+        assert legal_moves_of("millebornes", POSITION) == legal_moves_of(design, POSITION)
+
+
+def test_a_sweep_or_comparison_of_no_games_or_of_a_string_of_values_names_the_problem(tmp_path):
+    # sweep_design("3,5") swept the characters '3', ',' and '5'; games=-5 said "the records hold no
+    # complete game" after building every variant
+    from etappe.analysis.sweep import sweep_design
+    from etappe.cli.report_cmds import compare_designs
+
+    with pytest.raises(TypeError, match="values is a list"):
+        sweep_design("millebornes", "cards.stop.count", "3,5", players=2, games=10)
+    with pytest.raises(ValueError, match="games must be 1 to"):
+        sweep_design("millebornes", "cards.stop.count", [3, 5], players=2, games=-5)
+    with pytest.raises(ValueError, match="games must be 1 to"):
+        compare_designs("stapop", "millebornes", tmp_path, games=-5)
