@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from etappe.analysis import bremen as A
 from etappe.analysis.stats import chi_square_caution
-from etappe.kernels.options import option_text
+from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
 from etappe.reports.document import Report
 from etappe.reports.sections import skill_section, tension_figures
@@ -96,13 +96,12 @@ def policy_parameters(policies) -> str:
     defaults, then the spec's own ('greedy:knock=3' -> 'greedy:storm=10,...,knock=3,...').
     Random has none; a policy file's spec stays as it is."""
     def full(spec: str) -> str:
-        family, _, rest = spec.partition(":")
+        family = spec.partition(":")[0]
         if family not in ("greedy", "lookahead"):
             return spec
-        defaults = A.GREEDY_DEFAULTS | (A.LOOKAHEAD_DEFAULTS if family == "lookahead" else {})
-        given = dict(item.split("=", 1) for item in rest.split(",") if item)  # as parse_policy wrote them
-        values = {k: f"{v:g}" for k, v in defaults.items()} | given
-        return family + ":" + ",".join(f"{k}={v}" for k, v in values.items())
+        keys = A.GREEDY_DEFAULTS | (A.LOOKAHEAD_DEFAULTS if family == "lookahead" else {})
+        row = A.parse_policy(spec)[1]  # the parameter row the kernel plays with
+        return family + ":" + ",".join(f"{k}={number_text(row[A._PARAM_INDEX[k]])}" for k in keys)
 
     return "; ".join(full(str(p)) for p in dict.fromkeys(policies))
 
