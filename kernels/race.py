@@ -31,7 +31,7 @@ from .race_design import (
     CLEARS_SEVERAL, EMPTY, NEEDS_GO, R_FITS_AT, R_MOVING_AT, VIRTUAL_GO,
     C_ACTS_AS_GO, C_CAP, C_CLEARS, C_COUNT, C_LIMITED, C_REMEDY, C_PROTECTED_BY, C_REMOVES, C_ROLE, C_TARGET, C_VALUE,
     MAX_DECK, MAX_HAND_SIZE, MAX_LAID, MAX_SEATS, MAX_SIDES, MAX_TYPES, R_COUP_FOURRE, R_COUP_POINTS, R_DELAYED_POINTS,
-    R_COUP_TURN_EMPTY, R_EXTENSION, R_EXTENSION_POINTS, R_FAILED_EXTENSION_TRIP, R_GO_WITH_PERMANENT_GO, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
+    R_COUP_TURN_EMPTY, R_DISCARD_WHEN_NO_PLAY, R_EXTENSION, R_EXTENSION_POINTS, R_FAILED_EXTENSION_TRIP, R_GO_WITH_PERMANENT_GO, R_HAND_SIZE, R_LIMIT_ON_LIMIT, R_N_SAFETY_TYPES,
     R_NTYPES, R_OVERSHOOT_DISQUALIFY, R_PER_SAFETY, R_ALL_SAFETIES, R_PLAYERS, R_RESHUFFLE,
     R_ROLE_MASKS, R_ROLL_AFTER_SAFETY, R_SAFE_TRIP_POINTS, R_SAFE_TRIP_TYPE, R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING,
     R_SET_TOTAL, R_SHUTOUT_FR, R_SHUTOUT_POINTS, R_SIDES, R_START_LIMITED, R_TARGET_SET, R_TRIP,
@@ -317,16 +317,20 @@ def recount_held(state, rules):
 def legal_moves(state, ct, rules, seat, moves):
     """Fill `moves` with the legal moves of `seat`; return how many.
 
-    Discarding any held card is always legal, so a player holding cards
+    Discarding a held card is legal always (each card's discard follows its
+    plays) or, under option discard = "when_no_play", only when no card can
+    be played (then the discards alone). Either way a player holding cards
     always has a move.
     """
     sides = rules[R_SIDES]
     side = side_of(seat, sides)
+    discard_always = rules[R_DISCARD_WHEN_NO_PLAY] == 0
     held = held_types(state, seat)
+    cards = held
     n = 0
-    while held != 0:
-        t = lowest_set_bit(held)
-        held &= held - 1
+    while cards != 0:
+        t = lowest_set_bit(cards)
+        cards &= cards - 1
         if can_play_own(state, ct, rules, side, t):
             moves[n] = t * 8 + side
             n += 1
@@ -336,8 +340,15 @@ def legal_moves(state, ct, rules, seat, moves):
                 if other != side and can_attack(state, ct, rules, other, t):
                     moves[n] = t * 8 + other
                     n += 1
-        moves[n] = t * 8 + DISCARD
-        n += 1
+        if discard_always:
+            moves[n] = t * 8 + DISCARD
+            n += 1
+    if n == 0:
+        while held != 0:
+            t = lowest_set_bit(held)
+            held &= held - 1
+            moves[n] = t * 8 + DISCARD
+            n += 1
     return n
 
 
@@ -700,7 +711,8 @@ def greedy_move(state, ct, rules, seat, params, key):
     It scores the legal moves as it finds them, card role by card role (so
     the branches on a card's role go the same way at each place), and
     looks at discards only when no play scores above the best a discard
-    can. The same moves as legal_moves lists (tests/test_race_policies.py
+    can (under option discard = "when_no_play", only when it found no
+    play). The same moves as legal_moves lists (tests/test_race_policies.py
     checks the choice against scoring that list). Returns (move, key)."""
     sides = rules[R_SIDES]
     side = side_of(seat, sides)
@@ -737,7 +749,8 @@ def greedy_move(state, ct, rules, seat, params, key):
                 cards &= cards - 1
                 if can_attack(state, ct, rules, other, t):
                     pick, best = consider(t * 8 + other, score, pick, best, word)
-    if best <= MAX_DISCARD_SCORE:
+    # Under option discard = "when_no_play" any play (pick >= 0) rules the discards out.
+    if best <= MAX_DISCARD_SCORE and (pick < 0 or rules[R_DISCARD_WHEN_NO_PLAY] == 0):
         cards = held
         while cards != 0:
             t = lowest_set_bit(cards)

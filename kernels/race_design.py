@@ -93,7 +93,8 @@ R_TIED_GAME_PLAYS_ON = 31  # 1: a tie for the highest total at the game target p
 R_GO_WITH_PERMANENT_GO = 32  # 1: a side with a permanent go may still lay a go card
 R_COUP_TURN_EMPTY = 33    # 1: a coup fourré on an empty stock still takes the next turn
 R_FAILED_EXTENSION_TRIP = 34  # 1: a caller who misses the extended trip still scores the trip points
-R_ROLE_MASKS = 35         # R_ROLE_MASKS + role: bit t set if card type t has that role (as int32 bits)
+R_DISCARD_WHEN_NO_PLAY = 35  # 1: a card may be discarded only when no card can be played
+R_ROLE_MASKS = 36         # R_ROLE_MASKS + role: bit t set if card type t has that role (as int32 bits)
 # Per battle top (index top - VIRTUAL_GO), so that a turn looks them up instead of branching on the top:
 R_FITS_AT = R_ROLE_MASKS + len(ROLES)   # bits of the go and remedy types that may be laid on it (no permanent go)
 R_MOVING_AT = R_FITS_AT + BATTLE_TOPS    # bit 0: the side may lay distance; bit 1: the same with a permanent go
@@ -110,10 +111,11 @@ DEFAULT_OPTIONS = {
     "coup_fourre": True,
     "go_with_permanent_go": False,
     "tied_game": "no_winner",
+    "discard": "always",
     "turn_cap": 0,            # 0: derived from the deck (see `turn_cap`)
 }
 OPTION_CHOICES = {"overshoot": ("forbid", "disqualify"), "shutout": ("parker", "fr"),
-                  "tied_game": ("no_winner", "play_on")}
+                  "tied_game": ("no_winner", "play_on"), "discard": ("always", "when_no_play")}
 MAX_DISTANCE = 30_000  # the state stores distances as 16-bit integers
 # A side's distance in the state: a trip is at most MAX_DISTANCE, so only a side laying beyond its
 # trip (option overshoot = "disqualify") could pass it; a card that would take it beyond is not laid.
@@ -311,6 +313,7 @@ class Design:
         rules[R_COUP_FOURRE] = int(opts["coup_fourre"])
         rules[R_GO_WITH_PERMANENT_GO] = int(opts["go_with_permanent_go"])
         rules[R_TIED_GAME_PLAYS_ON] = int(opts["tied_game"] == "play_on")
+        rules[R_DISCARD_WHEN_NO_PLAY] = int(opts["discard"] == "when_no_play")
         rules[R_SCORING] = int(self.scoring is not None)
         rules[R_GAME_TARGET] = sc.get("game_target", 0)
         rules[R_PER_SAFETY] = sc.get("per_safety", 0)

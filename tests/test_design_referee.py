@@ -7,6 +7,7 @@ generic tableau per side, written from docs/designs.md alone (the card table's r
 "Roles" paragraph and the options table), not from the engine's legal-move code, and checks that
 every card played (and every coup fourré) was one the docs allow at that moment.
 """
+import json
 from collections import Counter
 
 import numpy as np
@@ -184,6 +185,13 @@ class Tableau:
         return self.km == game.trip
 
 
+def plays(game, tableaux, own, cards):
+    """The plays the docs allow of `cards` (card type indexes), as (card, side): attacks on each opponent
+    showing no fault, the other roles on one's own side."""
+    return {(card, s) for card in cards for s, tab in enumerate(tableaux)
+            if (s != own) == (game.role(card) in ATTACKS) and tab.fault(card) is None}
+
+
 def referee(design, players, options, log):
     """Walk one hand's log (replay_hands), checking every play and coup fourré; returns what it saw."""
     game = Game(design, players, options)
@@ -215,9 +223,16 @@ def referee(design, players, options, log):
             continue  # a pass, or an extension declined
         assert finished is None, f"turn {turn}: a card played after side {finished} completed the target"
         assert hands[seat][card] > 0, f"turn {turn}: seat {seat} played a card it did not hold"
-        hands[seat][card] -= 1
         if event == K.EV_DISCARD:
+            # discard = "when_no_play": "only when no held card can be played"
+            if options["discard"] == "when_no_play":
+                held = [t for t, n in hands[seat].items() if n > 0]
+                could = plays(game, tableaux, seat % game.sides, held)
+                assert not could, (f"turn {turn}: seat {seat} discards {design.cards[card].key} while it could "
+                                   f"play {sorted((design.cards[t].key, s) for t, s in could)}")
+            hands[seat][card] -= 1
             continue
+        hands[seat][card] -= 1
         c, own = design.cards[card], seat % game.sides
         where = f"turn {turn}: seat {seat} lays {c.key} ({c.role}) on side {side}"
         assert (side != own) == (c.role in ATTACKS), f"{where}: attacks go to an opponent, the rest to one's own side"
@@ -363,13 +378,13 @@ SET_TARGET = 'kind = "set"\n\n[players.2]\ntarget = { d25 = 1, d50 = 1 }'  # 75 
 
 def probe(target=SUM_TARGET, start_limited=False, **options):
     text = PROBE.replace("{target}", target).replace("{start_limited}", str(start_limited).lower())
-    text = text.replace("{options}", "".join(f"{k} = {str(v).lower()}\n" for k, v in options.items()))
+    text = text.replace("{options}", "".join(f"{k} = {json.dumps(v)}\n" for k, v in options.items()))
     return parse_design(text, "probe.toml")
 
 
 def scripted_log(design, deal, turns):
     """A two-player log written by hand: `deal` the seats' cards, `turns` (seat, card drawn, card played,
-    side), or ("coup", seat, safety, attack) for a coup fourré against the play before it."""
+    side or "discard"), or ("coup", seat, safety, attack) for a coup fourré against the play before it."""
     index = design.card_index
     rows = [[0, p, K.EV_DEAL, index(c), -1, 0] for p in (0, 1) for c in deal[p]]
     for t, (seat, drawn, card, side) in enumerate(turns, 1):
@@ -377,7 +392,8 @@ def scripted_log(design, deal, turns):
             rows.append([t - 1, drawn, K.EV_COUP_FOURRE, index(card), drawn, index(side)])
             continue
         rows.append([t - 1, seat, K.EV_DRAW, index(drawn), -1, 0])
-        rows.append([t, seat, K.EV_PLAY, index(card), side, 0])
+        rows.append([t, seat, K.EV_DISCARD, index(card), -1, 0] if side == "discard"
+                    else [t, seat, K.EV_PLAY, index(card), side, 0])
     return np.array(rows, np.int32)
 
 
@@ -429,6 +445,10 @@ SAFETY_OVER_FLAT = [GO, (1, "d25", "flat", 0), (0, "d25", "tyres", 0), (0, "d25"
     # go_with_permanent_go: "may still lay a go card where one fits"
     ({"go_with_permanent_go": True}, False, [(0, "siren", "siren", 0), (0, "go", "go", 0)], None),
     ({"go_with_permanent_go": True}, False, [GO, (0, "siren", "siren", 0), (0, "go", "go", 0)], "a go on go"),
+    # discard: "always" by default; "when_no_play": only when no held card can be played (seat 0 holds a go
+    # that fits its empty pile, and a safety)
+    ({}, False, [(0, "d25", "d25", "discard")], None),
+    ({"discard": "when_no_play"}, False, [(0, "d25", "d25", "discard")], "discards d25 while it could play"),
 ])
 def test_referee_follows_the_rule_options(options, start_limited, script, fault):
     design = probe(start_limited=start_limited, **options)

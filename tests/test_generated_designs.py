@@ -219,7 +219,8 @@ def design_texts(draw) -> str:
     dealt_limits, dealt_hazards, dealt_safeties = ([c for c in group if c["key"] in dealt]
                                                    for group in (limits, hazards, safeties))
     dealt_attacks = {c["key"] for c in hazards + limits + setbacks if c["key"] in dealt}
-    options = {"overshoot": st.sampled_from(["forbid", "disqualify"]), "turn_cap": st.integers(1, 3000)}
+    options = {"overshoot": st.sampled_from(["forbid", "disqualify"]), "turn_cap": st.integers(1, 3000),
+               "discard": st.sampled_from(["always", "when_no_play"])}
     if dealt_limits:
         options["limit_on_limit"] = st.booleans()
     if any(h["key"] in s["protects"] for s in dealt_safeties for h in dealt_hazards):

@@ -5,7 +5,8 @@ file checks the other way too. A strategy draws a position (docs/positions.md) o
 generated design, and the engine's legal moves (`legal_moves_of`) must be exactly the moves the docs
 allow there: each play the referee of tests/test_design_referee.py finds no fault with (the card table's
 roles, the "Roles" paragraph, the options table of docs/designs.md), a discard of every card held
-("Discarding is always allowed", the rules page) and `pass` only with an empty hand.
+("Discarding is always allowed", the rules page; under option discard = "when_no_play" only when no card
+can be played) and `pass` only with an empty hand.
 """
 import json
 from collections import Counter
@@ -17,13 +18,14 @@ from hypothesis import strategies as st
 from etappe.kernels.race_design import DesignError, MAX_LAID, load_design, parse_design
 from etappe.kernels.race_position import legal_moves_of
 
-from test_design_referee import ATTACKS, CANCELLED, SET_TARGET, Game, Tableau, probe
+from test_design_referee import CANCELLED, SET_TARGET, Game, Tableau, plays, probe
 from test_generated_designs import design_texts
 
 BUILTINS = [load_design(name) for name in ("stapop", "millebornes", "touring")]
 # rule options that decide what is legal; a run may set one where it changes something
 MOVE_OPTIONS = {"overshoot": ["forbid", "disqualify"], "limit_on_limit": [True, False],
-                "roll_after_safety": [True, False], "go_with_permanent_go": [True, False]}
+                "roll_after_safety": [True, False], "go_with_permanent_go": [True, False],
+                "discard": ["always", "when_no_play"]}
 
 
 def tableau(game, side):
@@ -44,7 +46,8 @@ def tableau(game, side):
 
 def expected_moves(design, options, position):
     """The legal moves by the docs: plays with no fault, on one's own side or (attacks) on each
-    opponent's; a discard of every card held; `pass` only for a player holding nothing."""
+    opponent's; a discard of every card held (under discard = "when_no_play": only if there is no
+    play); `pass` only for a player holding nothing."""
     players = position["players"]
     game = Game(design, players, options)
     game.trip = position.get("trip", game.trip)  # the extended trip, once called
@@ -54,14 +57,10 @@ def expected_moves(design, options, position):
     hand = position["hands"][str(seat)]
     if not hand:
         return {"pass"}
-    moves = set()
-    for key in set(hand):
-        card = game.index[key]
-        moves.add(f"discard {key}")
-        if game.role(card) in ATTACKS:
-            moves |= {f"play {key} on side {s}" for s, tab in enumerate(tableaux) if s != own and tab.fault(card) is None}
-        elif tableaux[own].fault(card) is None:
-            moves.add(f"play {key}")
+    moves = {f"play {design.cards[card].key}" + (f" on side {s}" if s != own else "")
+             for card, s in plays(game, tableaux, own, {game.index[key] for key in hand})}
+    if options["discard"] == "always" or not moves:
+        moves |= {f"discard {key}" for key in hand}
     return moves
 
 
@@ -201,6 +200,7 @@ def position(players, hand, sides, on_turn=0, stock=40, **extra):
 MB_HAND = ["gasoline", "spare_tire", "roll", "km25", "km200", "end_of_limit", "accident"]
 ATTACKER = ["stop", "speed_limit", "flat_tire", "accident", "km25", "km50", "roll"]
 ROLL_NEEDED = [side("needs_go", safeties=["puncture_proof"]), side("needs_go", safeties=["extra_tank"])]
+STUCK_HAND = ["stop", "km25", "km50", "km75", "km100", "gasoline", "spare_tire"]  # only Stop, on a moving side
 NO_ROLL_NEEDED = [side("virtual_go", safeties=["puncture_proof"]), side("virtual_go", safeties=["extra_tank"])]
 
 
@@ -242,8 +242,15 @@ NO_ROLL_NEEDED = [side("virtual_go", safeties=["puncture_proof"]), side("virtual
     (MB, position(2, ["stop"], [side(), side("flat_tire")], stock=0, hand_sizes={"1": 3}), None,
      ["discard stop"], ["play stop on side 1", "pass"]),
     (MB, position(2, [], [side(), side()], stock=0, hand_sizes={"1": 3}), None, ["pass"], ["discard stop"]),
+    # discard = "when_no_play": the seed's discard pile "als bovengenoemde mogelijkheden niet voorhanden zijn";
+    # not moving, this player can still attack the moving opponent, so it may not discard
+    (MB, position(2, STUCK_HAND, [side("empty"), side()]), {"discard": "when_no_play"},
+     ["play stop on side 1"], ["discard stop", "discard km25", "discard gasoline"]),
+    (MB, position(2, STUCK_HAND, [side("empty"), side("flat_tire")]), {"discard": "when_no_play"},
+     ["discard stop", "discard km25", "discard gasoline"], ["play stop on side 1", "play km25"]),
 ], ids=["remedy", "stop", "right_of_way", "limit_shown", "limit_on_limit", "teams", "roll_after_safety",
-        "no_roll_after_safety", "extension", "set_forbid", "set_disqualify", "limit_immune", "discard", "pass"])
+        "no_roll_after_safety", "extension", "set_forbid", "set_disqualify", "limit_immune", "discard", "pass",
+        "discard_when_a_play_exists", "discard_when_no_play"])
 def test_a_position_written_from_the_rules(design, pos, options, listed, refused):
     check(design, pos, options)
     moves = legal_moves_of(design, pos, options=options)

@@ -33,9 +33,9 @@ def test_decks_list_and_show():
     text = " ".join(shown.stdout.split())
     assert "options that change nothing here" not in text
     assert "options that change nothing at 4 players: failed_extension_trip_points" in text
-    # Stap op: no safeties and no scoring table (rules page), so only three options are its own
+    # Stap op: no safeties and no scoring table (rules page), so only four options are its own
     text = " ".join(run("decks", "show", "stapop").stdout.split())
-    assert "options: overshoot=forbid, limit_on_limit=false, turn_cap=0" in text
+    assert "options: overshoot=forbid, limit_on_limit=false, discard=always, turn_cap=0" in text
     assert "coup_fourre, coup_fourre_turn_after_stock_empty (no safety protects from an attack)" in text
 
 

@@ -249,14 +249,16 @@ def greedy_over_the_list(state, ct, rules, seat, params, key):
     return max(scored)[2], key
 
 
-@pytest.mark.parametrize("design_name,players", [("stapop", 4), ("millebornes", 4), ("millebornes", 6),
-                                                 ("touring", 3)])
-def test_greedy_move_is_greedy_over_the_listed_moves(design_name, players):
+@pytest.mark.parametrize("design_name,players,options", [
+    ("stapop", 4, None), ("millebornes", 4, None), ("millebornes", 6, None), ("touring", 3, None),
+    ("stapop", 4, {"discard": "when_no_play"}), ("millebornes", 4, {"discard": "when_no_play"})])
+def test_greedy_move_is_greedy_over_the_listed_moves(design_name, players, options):
     # greedy_move scores the legal moves as it finds them, role by role, and
-    # skips discards that cannot win; along random games it must pick the
-    # move its definition picks from legal_moves' list, for every preset.
+    # skips discards that cannot win (and, under discard = "when_no_play",
+    # every discard once it found a play); along random games it must pick
+    # the move its definition picks from legal_moves' list, for every preset.
     design = load_design(design_name)
-    ct, rules = design.tables(players)
+    ct, rules = design.tables(players, options)
     sides = int(rules[K.R_SIDES])
     rows = [np.array(parse_policy(p).params) for p in ("greedy", "aggressive", "builder", "spender", "next_target")]
     rng = np.random.default_rng(7)

@@ -61,11 +61,13 @@ def test_a_mutated_design_is_refused_clearly_or_played_cleanly(name, which, valu
        switches=st.fixed_dictionaries({key: st.booleans() for key in (
            "limit_on_limit", "roll_after_safety", "safety_extra_turn_after_stock_empty", "coup_fourre",
            "go_with_permanent_go", "coup_fourre_turn_after_stock_empty", "failed_extension_trip_points")}),
-       overshoot=st.sampled_from(["forbid", "disqualify"]), shutout=st.sampled_from(["parker", "fr"]))
-def test_any_combination_of_the_rule_options_a_design_uses_plays_cleanly(name, seed, switches, overshoot, shutout):
+       overshoot=st.sampled_from(["forbid", "disqualify"]), shutout=st.sampled_from(["parker", "fr"]),
+       discard=st.sampled_from(["always", "when_no_play"]))
+def test_any_combination_of_the_rule_options_a_design_uses_plays_cleanly(name, seed, switches, overshoot, shutout,
+                                                                          discard):
     design = parse_design(TEXTS[name], f"{name}.toml")
     players = design.players[seed % len(design.players)]
-    options = {**switches, "overshoot": overshoot, "shutout": shutout}
+    options = {**switches, "overshoot": overshoot, "shutout": shutout, "discard": discard}
     # An option that changes nothing in this design is refused when set (tests/test_user_designs.py)
     unused = design.unused_options(players, {**design.options, **options})
     ct, rules = design.tables(players, {k: v for k, v in options.items() if k not in unused})

@@ -188,6 +188,40 @@ def test_stapop_discarding_is_always_allowed():
     assert {f"discard {c}" for c in hand} <= moves
 
 
+WHEN_NO_PLAY = {"discard": "when_no_play"}
+
+
+def test_option_discard_when_no_play_takes_the_discards_away_while_a_card_can_be_played():
+    # The seed: a card goes "op de aflegstapel ..., als bovengenoemde mogelijkheden niet voorhanden zijn".
+    # Crossing on the own pile, the opponent not moving and under the starting headwind: of this hand only
+    # Spoorbomen open (the crossing's remedy) can be played.
+    hand = ["crossing", "headwind", "km10", "km8", "barriers_open", "go"]
+    assert legal(SO, so_pos(side("crossing"), side("empty", "start"), hand), options=WHEN_NO_PLAY) == {
+        "play barriers_open"}
+    # Mille Bornes: a safety is a play, so a hand holding one never discards.
+    hand = ["km25", "km50", "km75", "km100", "km200", "stop", "driving_ace"]
+    assert legal(MB, position(2, {0: hand, 1: NEUTRAL_MB}, [side("stop"), side("empty")]),
+                 options=WHEN_NO_PLAY) == {"play driving_ace"}
+
+
+def test_option_discard_when_no_play_lets_a_player_who_cannot_play_discard_any_card():
+    # Not moving (crossing on the pile, no remedy held), the opponent shows no Stap op (no hazard fits) and no
+    # Wind mee (no Tegenwind): nothing can be played, so every held card may be discarded, as by default.
+    hand = ["km10", "km8", "km5", "headwind", "crossing", "youth_hostel"]
+    pos = so_pos(side("crossing"), side("empty", "start"), hand)
+    assert legal(SO, pos, options=WHEN_NO_PLAY) == legal(SO, pos) == {f"discard {c}" for c in hand}
+
+
+def test_option_discard_when_no_play_forces_a_stage_that_disqualifies():
+    # Under overshoot = "disqualify" a stage of a complete kind is a play: holding nothing else, the player
+    # must lay it (docs/race_rules.md), where by default it could discard.
+    own = side("go", "tailwind", {"km5": 8})
+    hand = ["km5"] * 6
+    opts = {"overshoot": "disqualify"}
+    assert legal(SO, so_pos(own, side("empty", "start"), hand), options=opts | WHEN_NO_PLAY) == {"play km5"}
+    assert legal(SO, so_pos(own, side("empty", "start"), hand), options=opts) == {"play km5", "discard km5"}
+
+
 def test_stapop_stage_of_a_complete_kind_is_refused():
     own = side("go", "tailwind", {"km5": 8, "km6": 3})
     moves = legal(SO, so_pos(own, side("go")))
