@@ -171,7 +171,7 @@ class RaceSummary:
       stock_exhausted, reshuffles, extension_called, trip_completed  (scalars)
       side_wins[S], position_wins[S], first_seat_games[P], disqualified[S], safeties[S],
       coups_side[S], hazards_played[S], hazards_received[S]
-      policy_side_games[K], policy_wins[K] (policy_side_games),
+      policy_side_games[K], policy_wins[K], policy_games[K] (policy_side_games),
       skill_moments[K, K, 8] (stats.skill_moments; finish as in `head_to_head`),
       comeback_games (winner was behind at some point: in distance, or in
       the running score after a hand in games of several hands), hazard_decided,
@@ -421,8 +421,8 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
             seat_policy[:, p] = f[col].to_numpy(dtype=np.int64)[games.starts]
         else:
             seat_policy[:, p] = L.policy_names.index(L.policies[p]) if L.policies[p] in L.policy_names else 0
-    c["policy_side_games"], c["policy_wins"] = policy_side_games(seat_policy, winner, L.seat_side,
-                                                                 len(L.policy_names))
+    c["policy_side_games"], c["policy_wins"], c["policy_games"] = policy_side_games(seat_policy, winner, L.seat_side,
+                                                                                    len(L.policy_names))
     c["skill_moments"] = skill_moments(seat_policy.T, list(_finish_keys(f, games, L).T), len(L.policy_names),
                                        L.seat_side)
     c["first_seat_games"] = np.bincount(t["first_seat"].to_numpy() % L.players, minlength=L.players).astype(np.int64)
@@ -599,12 +599,13 @@ def _rate_columns(k, n) -> dict:
 
 
 def policy_side_games(seat_policy: np.ndarray, winner: np.ndarray, seat_side, policies: int):
-    """(side-games, wins) per policy index: one unit for each game with a
-    winner and each side in which the policy holds a seat, a win when that
-    side won, so that a fair share is 1/sides as for seats (games without a
-    winner are counted under how games end). Partners who share a policy
-    count once, as they win together. seat_policy [games, seats] indexes the
-    policies; winner [games] is a side or -1."""
+    """(side-games, wins, games) per policy index: one unit for each game
+    with a winner and each side in which the policy holds a seat, a win when
+    that side won, so that a fair share is 1/sides as for seats (games
+    without a winner are counted under how games end). Partners who share a
+    policy count once, as they win together. games: the games with a winner
+    in which the policy holds a side (policy_rate_columns). seat_policy
+    [games, seats] indexes the policies; winner [games] is a side or -1."""
     decided = winner >= 0
     seat_policy, winner = seat_policy[decided], winner[decided]
     seat_side = np.asarray(seat_side, dtype=np.int64)
@@ -612,7 +613,24 @@ def policy_side_games(seat_policy: np.ndarray, winner: np.ndarray, seat_side, po
     holds = np.zeros((len(winner), int(seat_side.max()) + 1, policies), dtype=bool)
     holds[games[:, None], seat_side[None, :], seat_policy] = True
     won = holds[games, winner]
-    return holds.sum(axis=(0, 1)).astype(np.int64), won.sum(axis=0).astype(np.int64)
+    return (holds.sum(axis=(0, 1)).astype(np.int64), won.sum(axis=0).astype(np.int64),
+            holds.any(axis=1).sum(axis=0).astype(np.int64))
+
+
+def policy_rate_columns(wins, side_games, games) -> dict:
+    """A policy's win rate per side-game (policy_side_games) with its 95 %
+    interval. A policy on several sides of a game wins on at most one of
+    them, so its sides of one game are not independent trials; its games
+    are: the interval is Wilson's of the games it won among the games it
+    played, times games per side-game (as the seat schedule fixes how many
+    sides it holds in each game). With one side a game, Wilson's over
+    side-games."""
+    wins, side_games, games = (np.asarray(v, dtype=np.int64) for v in (wins, side_games, games))
+    low, high = wilson_interval(wins, games)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_side = games / side_games
+    return {"wins": wins, "n": side_games, "rate": rate(wins, side_games), "ci_low": low * per_side,
+            "ci_high": high * per_side}
 
 
 def _finish_keys(f: pd.DataFrame, games: _Games, L: Layout) -> np.ndarray:
@@ -655,13 +673,12 @@ def outcomes_by_seat(s: RaceSummary) -> pd.DataFrame:
 def outcomes_by_policy(s: RaceSummary) -> pd.DataFrame:
     """Win rate per policy over side-games (policy_side_games: a game with a
     winner counts once for each side in which the policy holds a seat;
-    partners count once). A policy on several sides of a game can win on at most one of
-    them, so its outcomes in one game are negatively correlated and the
-    interval errs on the wide side."""
+    partners count once), with its interval over the games it played
+    (policy_rate_columns)."""
     L = s.layout
     side_games = s.c["policy_side_games"]
     return pd.DataFrame({"policy": list(L.policy_names), "side_games": side_games,
-                         **_rate_columns(s.c["policy_wins"], side_games)})
+                         **policy_rate_columns(s.c["policy_wins"], side_games, s.c["policy_games"])})
 
 
 def outcomes_by_position(s: RaceSummary) -> pd.DataFrame:

@@ -14,7 +14,8 @@ from rich.table import Column, Table
 
 from etappe.analysis.compare import card_rules
 from etappe.analysis.race import RaceRun, replay
-from etappe.analysis.race_summary import policy_side_games
+from etappe.analysis.race_summary import policy_rate_columns, policy_side_games
+from etappe.analysis.stats import wilson_interval
 from etappe.analysis.runio import (ChunkedRun, file_hash, holds_this_run, iter_parquet, package_version,
                                    read_metadata)
 from etappe.kernels.options import option_text
@@ -223,6 +224,7 @@ class _RunningSummary:
         self.hands = 0
         self.policy_wins = np.zeros(len(run.distinct), np.int64)
         self.policy_side_games = np.zeros(len(run.distinct), np.int64)
+        self.policy_games = np.zeros(len(run.distinct), np.int64)
 
     def add(self, frame: pd.DataFrame) -> None:
         last = frame[frame["last_hand"] == 1]
@@ -237,10 +239,11 @@ class _RunningSummary:
         for p in range(self.run.players):
             self.wins[p] += int((winner == p % self.run.sides).sum())
         seat_policy = last[[f"seat{p}_policy" for p in range(self.run.players)]].to_numpy(np.int64)
-        side_games, wins = policy_side_games(seat_policy, winner, [p % self.run.sides for p in range(self.run.players)],
+        side_games, wins, games = policy_side_games(seat_policy, winner, [p % self.run.sides for p in range(self.run.players)],
                                              len(self.run.distinct))
         self.policy_side_games += side_games
         self.policy_wins += wins
+        self.policy_games += games
 
     def print(self, meta: dict, startup: float | None) -> None:
         """The tables and a last line; startup: seconds to compile or load the
@@ -251,14 +254,15 @@ class _RunningSummary:
                       title=f"summary (win rates among the {decided} games with a winner)")
         for p in range(self.run.players):
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
-                          else "rotated", str(self.wins[p]), *_rate_cells(int(self.wins[p]), decided))
+                          else "rotated", str(self.wins[p]), *_rate_cells(*_wilson(int(self.wins[p]), decided)))
         console.print(table)
         if len(self.run.distinct) > 1:
             by_policy = Table(Column("policy", overflow="fold"), "side-games", "won", "win rate", "95 % interval",
                               title="by policy (games with a winner, once for each side the policy plays)")
+            rates = policy_rate_columns(self.policy_wins, self.policy_side_games, self.policy_games)
             for k, spec in enumerate(self.run.distinct):
-                n = int(self.policy_side_games[k])
-                by_policy.add_row(spec.name, str(n), str(self.policy_wins[k]), *_rate_cells(int(self.policy_wins[k]), n))
+                by_policy.add_row(spec.name, str(self.policy_side_games[k]), str(self.policy_wins[k]),
+                                  *_rate_cells(rates["rate"][k], rates["ci_low"][k], rates["ci_high"][k]))
             console.print(by_policy)
         rate = self.games / max(meta["wall_seconds"], 1e-9)
         console.print(f"{self.games} games, {self.hands} hands, {self.turns / self.games:.1f} turns per game, "
@@ -269,14 +273,17 @@ class _RunningSummary:
                       + ("" if startup is None else f", after {startup:.1f} s to compile or load the kernels"))
 
 
-def _rate_cells(wins: int, n: int) -> tuple[str, str]:
-    """A win rate and its 95 % Wilson interval as table cells; '-' without games."""
-    from etappe.analysis.stats import wilson_interval
-
-    if n == 0:
-        return "-", "-"
+def _wilson(wins: int, n: int) -> tuple[float, float, float]:
+    """A win rate and its 95 % Wilson interval; NaN without games."""
     low, high = wilson_interval(wins, n)
-    return f"{wins / n:.3f}", f"{low:.3f} - {high:.3f}"
+    return (wins / n if n else np.nan), low, high
+
+
+def _rate_cells(rate: float, low: float, high: float) -> tuple[str, str]:
+    """A win rate and its 95 % interval as table cells; '-' without games."""
+    if np.isnan(rate):
+        return "-", "-"
+    return f"{rate:.3f}", f"{low:.3f} - {high:.3f}"
 
 
 def moves_command(deck: str, position_file: Path, option: list[str] | None, as_json: bool) -> None:

@@ -209,7 +209,9 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
     seats = rs.outcomes_by_seat(s)
     sec.text("Win rates with 95 % Wilson intervals among the games with a winner, so that a fair share is "
              "1/sides (games without one are counted under how games end). For policies, a game counts once "
-             "for each side a policy plays; partners who share a policy count once.")
+             "for each side a policy plays; partners who share a policy count once. A policy wins on at most one "
+             "of its sides in a game, so its interval is Wilson's of the games it won among the games it played, "
+             "per side it plays there.")
     sec.table(_rate_display(pos, ["position", "fair_share"]), "Win rate by turn-order position at the start of the game (1 = plays first)")
     sec.figure(plots.seat_bias(pos).figure, "Win rate by turn-order position with 95 % intervals", name=f"seat_bias{tag}")
     if L.multi_hand:

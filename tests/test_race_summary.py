@@ -461,14 +461,22 @@ def test_team_sides():
     pol = outcomes_by_policy(s).set_index("policy")
     assert tuple(pol.loc["random", ["side_games", "wins"]]) == (6, 3)
     assert tuple(pol.loc["greedy(a=1)", ["side_games", "wins"]]) == (3, 2)
+    # A policy wins on at most one of its sides in a game: the games are the trials. random won 3 of the
+    # 3 games it played, on 2 sides each: Wilson's 3 of 3 is [3 / (3 + 1.96^2), 1] = [.43850, 1], per side
+    # [.21925, .5] (over 6 side-games as if independent it would be [.1876, .8124], past the .5 it cannot pass).
+    assert pol.loc["random", "ci_low"] == pytest.approx(0.21925, abs=1e-5)
+    assert pol.loc["random", "ci_high"] == pytest.approx(0.5)
+    # greedy holds one side a game: Wilson's 2 of 3, (2 + 1.92 -+ 1.96 sqrt(2 / 3 + .9604)) / 4.8416
+    assert pol.loc["greedy(a=1)", "ci_low"] == pytest.approx(0.20766, abs=1e-5)
+    assert pol.loc["greedy(a=1)", "ci_high"] == pytest.approx(0.93851, abs=1e-5)
 
 
 def test_partners_sharing_a_policy_count_once():
     # 4 players in teams, policies A B A B: A is side 0, B side 1, one unit each per game
     seat_policy = np.array([[0, 1, 0, 1]] * 3)
-    side_games, wins = policy_side_games(seat_policy, np.array([0, 1, -1]), [0, 1, 0, 1], 2)
+    side_games, wins, games = policy_side_games(seat_policy, np.array([0, 1, -1]), [0, 1, 0, 1], 2)
     # the third game has no winner and is left out, as in the per-seat rates
-    assert side_games.tolist() == [2, 2] and wins.tolist() == [1, 1]
+    assert side_games.tolist() == [2, 2] and wins.tolist() == [1, 1] and games.tolist() == [2, 2]
 
 
 def test_skill_matrix(toy):
