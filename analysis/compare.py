@@ -42,7 +42,8 @@ PAIRED_METRICS = (
     ("first_hand_trip_share", "share of the trips completed by the side playing first in the hand", "share"),
     ("lead_changes", "lead changes per game", "changes"),
     ("winner_deficit", "winner's largest deficit", "distance"),
-    ("winner_deficit_share", "winner's largest deficit (share of the trip)", "share"),
+    # in trips, not a bounded share: an extended trip lets the leader pass the trip it is divided by
+    ("winner_deficit_share", "winner's largest deficit (share of the trip)", "trips"),
     ("final_gap", "final gap (winner minus runner-up)", "total"),
     ("hazard_turns", "turns lost to hazards per game", "turns"),
     ("hazard_decided", "won by the side least hit by hazards", "rate"),

@@ -1,0 +1,403 @@
+"""The numbers a race report prints, recomputed independently from the records.
+
+A game designer's check of the balance report and of the comparison report:
+a small run of Stap op and of a redesign (one Gesloten overweg fewer, one Wind
+mee more, hands of 6) is played with the Python API, written as Parquet and
+reported through the CLI's own functions (`report_command`, `compare_runs`);
+each checked number is then recomputed here from the record columns of
+docs/records.md with numpy / scipy formulas written in this file (nothing from
+etappe.analysis computes an expected value).
+"""
+import math
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+import etappe.kernels
+from etappe.analysis.race import simulate
+from etappe.analysis.runio import write_parquet
+from etappe.cli.report_cmds import compare_runs, report_command
+
+Z = st.norm.ppf(0.975)
+GAMES = 3000
+SEED = 7
+POLICIES = ["greedy", "random"]
+
+
+# ------------------------------------------------------------ my own formulas
+def wilson(k, n, z=Z):
+    p = k / n
+    den = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / den
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (0.0 if k <= 0 else c - h), (1.0 if k >= n else c + h)
+
+
+def inverse_ecdf(x, q):
+    """Smallest value whose ECDF reaches q (the quantile the other games' docs name)."""
+    x = np.sort(np.asarray(x))
+    return x[max(int(math.ceil(q * len(x) - 1e-12)), 1) - 1]
+
+
+def clustered_share(num_g, den_g):
+    """sum num / sum den over games, with the per-game (ratio-estimator)
+    variance, and Wilson's interval at the effective sample size
+    p(1-p)/var * (z/t_{G-1})^2."""
+    num_g, den_g = np.asarray(num_g, float), np.asarray(den_g, float)
+    g, n = len(num_g), den_g.sum()
+    p = num_g.sum() / n
+    var = g / (g - 1) * ((num_g - p * den_g) ** 2).sum() / n**2
+    neff = p * (1 - p) / var * (Z / st.t.ppf(0.975, g - 1)) ** 2
+    return (p, *wilson(p * neff, neff))
+
+
+def paired(a, b, bounded=False):
+    d = np.asarray(a, float) - np.asarray(b, float)
+    d = d[~np.isnan(d)]
+    n, m, sd = len(d), d.mean(), d.std(ddof=1)
+    half = st.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+    lo, hi = m - half, m + half
+    if bounded:
+        lo, hi = max(lo, -1.0), min(hi, 1.0)
+    p = 2 * st.t.sf(abs(m) / (sd / math.sqrt(n)), n - 1) if sd > 0 else float("nan")
+    return dict(n=n, diff=m, sd=sd, lo=lo, hi=hi, p=p)
+
+
+def holm(ps):
+    ps = np.asarray(ps, float)
+    out, run = np.empty(len(ps)), 0.0
+    for rank, i in enumerate(np.argsort(ps, kind="stable")):
+        run = max(run, min(1.0, (len(ps) - rank) * ps[i]))
+        out[i] = run
+    return out
+
+
+class Records:
+    """Per-game facts read from the hand rows (docs/records.md)."""
+
+    def __init__(self, df):
+        self.meta = md = df.attrs
+        self.S, self.P, self.seat_side = md["sides"], md["players"], md["seat_side"]
+        g = df.sort_values(["game", "hand"]).groupby("game", sort=True)
+        first, last = g.first(), g.last()
+        self.G = len(first)
+        self.winner = first["winner_side"].to_numpy()
+        self.has_w = self.winner >= 0
+        self.first_seat = first["first_seat"].to_numpy()
+        self.turns = first["game_turns"].to_numpy()
+        self.lead_changes = g["lead_changes"].sum().to_numpy()
+        self.total = np.stack([last[f"s{s}_total"].to_numpy() for s in range(self.S)], 1)
+        self.maxdef = np.stack([g[f"s{s}_max_deficit"].max().to_numpy() for s in range(self.S)], 1)
+        self.policy = np.stack([first[f"seat{p}_policy"].to_numpy() for p in range(self.P)], 1)
+        self.cards = md["cards"]
+        self.card = {(c["key"], stat): np.stack([g[f"s{s}_{c['key']}_{stat}"].sum().to_numpy() for s in range(self.S)], 1)
+                     for c in self.cards for stat in ("drawn", "played", "discarded", "in_hand", "received", "victim_turns")}
+
+    def position_wins(self):
+        start = np.array(self.seat_side)[self.first_seat]
+        pos = (self.winner[self.has_w] - start[self.has_w]) % self.S
+        return np.bincount(pos, minlength=self.S), int(self.has_w.sum())
+
+    def winner_deficit(self):
+        w = self.has_w
+        return self.maxdef[w][np.arange(w.sum()), self.winner[w]]
+
+    def final_gap(self):
+        w = self.has_w
+        t, wi = self.total[w].astype(float), self.winner[w]
+        best = t[np.arange(len(wi)), wi].copy()
+        t[np.arange(len(wi)), wi] = -np.inf
+        return best - t.max(1)
+
+    def hazard_turns(self):
+        keys = [c["key"] for c in self.cards if c["role"] in ("hazard", "limit", "setback")]
+        return sum(self.card[(k, "victim_turns")] for k in keys)
+
+    def hazard_decided(self):
+        ht, out = self.hazard_turns(), np.full(self.G, np.nan)
+        for i in np.where(self.has_w & (ht.sum(1) > 0))[0]:
+            w = self.winner[i]
+            out[i] = float((ht[i, w] < np.delete(ht[i], w)).all())
+        return out
+
+    def dead_share(self):
+        keys = [c["key"] for c in self.cards]
+        drawn = sum(self.card[(k, "drawn")] for k in keys).sum(1)
+        dead = sum(self.card[(k, "discarded")] + self.card[(k, "in_hand")] for k in keys).sum(1)
+        return dead / drawn
+
+
+# ------------------------------------------------------------ reading reports
+def md_tables(text):
+    """{caption: DataFrame of strings} for every table under a **caption**."""
+    out, cap, lines, i = {}, None, text.splitlines(), 0
+    while i < len(lines):
+        m = re.match(r"^\*\*(.+)\*\*$", lines[i].strip())
+        if m:
+            cap = m.group(1)
+        if lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|(---\|)+$", lines[i + 1]):
+            head = [c.strip() for c in lines[i].strip("|").split("|")]
+            rows, i = [], i + 2
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
+                i += 1
+            out.setdefault(cap, pd.DataFrame(rows, columns=head))
+            continue
+        i += 1
+    return out
+
+
+def table(tables, prefix):
+    return next(f for cap, f in tables.items() if cap and cap.startswith(prefix))
+
+
+class _HtmlTables(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tables, self._t, self._cell = [], None, None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self._t = []
+        elif tag == "tr" and self._t is not None:
+            self._t.append([])
+        elif tag in ("td", "th") and self._t is not None:
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.tables.append(self._t)
+            self._t = None
+        elif tag in ("td", "th") and self._t is not None:
+            self._t[-1].append(self._cell.strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+
+def printed(cell, value):
+    """The report prints floats as %.4g: the printed text equals my value so printed."""
+    if isinstance(value, (int, np.integer)):
+        return cell == str(int(value))
+    return cell == f"{float(value):.4g}"
+
+
+# ------------------------------------------------------------ the runs
+def _redesign(path: Path) -> Path:
+    text = (Path(etappe.kernels.__file__).parent / "designs" / "stapop.toml").read_text()
+    text = text.replace('name = "stapop"', 'name = "mystapop"').replace("hand_size = 5", "hand_size = 6")
+    text = re.sub(r'(key = "crossing"\n(?:.*\n)*?count = )3', r"\g<1>2", text, count=1)
+    text = re.sub(r'(key = "tailwind"\n(?:.*\n)*?count = )5', r"\g<1>6", text, count=1)
+    assert text.count("count = 2\nremedy = \"barriers_open\"") == 1 and "hand_size = 6" in text
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("recompute")
+    mine = _redesign(tmp / "mine.toml")
+    out = {}
+    for tag, design in (("a", "stapop"), ("b", str(mine))):
+        df = simulate(design, players=4, games=GAMES, policies=POLICIES, seed=SEED, seating="rotate", threads=1)
+        write_parquet(df, tmp / f"{tag}.parquet", df.attrs)
+        out[tag] = Records(df)
+    report_command(tmp / "a.parquet", tmp / "ra")
+    compare_runs(tmp / "a.parquet", tmp / "b.parquet", tmp / "rab")
+    out["ra"] = (tmp / "ra" / "report.md").read_text()
+    out["rab"] = (tmp / "rab" / "report.md").read_text()
+    out["ra_html"] = (tmp / "ra" / "report.html").read_text()
+    out["rab_html"] = (tmp / "rab" / "report.html").read_text()
+    return out
+
+
+# ------------------------------------------------------------ balance report
+def test_seat_and_position_win_rates_and_chi_square(runs):
+    R, t = runs["a"], md_tables(runs["ra"])
+    n = int(R.has_w.sum())
+    seats = table(t, "Win rate per seat")
+    for _, row in seats.iterrows():
+        wins = int((R.winner[R.has_w] == R.seat_side[int(row["seat"])]).sum())
+        lo, hi = wilson(wins, n)
+        assert row["wins"] == str(wins) and row["n"] == str(n)
+        assert printed(row["win rate"], wins / n) and printed(row["95 % low"], lo) and printed(row["95 % high"], hi)
+    counts, n = R.position_wins()
+    pos = table(t, "Win rate by turn-order position")
+    for _, row in pos.iterrows():
+        k = counts[int(row["position"]) - 1]
+        assert row["wins"] == str(k)
+        assert all(printed(c, v) for c, v in zip(row[["win rate", "95 % low", "95 % high"]], (k / n, *wilson(k, n))))
+    e = n / R.S
+    chi2 = ((counts - e) ** 2 / e).sum()
+    row = table(t, "Seat uniformity").set_index("test").loc["uniform wins by turn-order position"]
+    assert printed(row["chi2"], chi2) and printed(row["p_value"], st.chi2.sf(chi2, R.S - 1)) and row["df"] == str(R.S - 1)
+    lo, hi = wilson(counts[0], n)
+    assert f"wins {100 * counts[0] / n:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}] of the {n} games with a winner" in runs["ra"]
+
+
+def test_length_and_tension(runs):
+    R, t = runs["a"], md_tables(runs["ra"])
+    row = table(t, "Length").set_index("metric").loc["turns per game"]
+    assert row["median"] == str(inverse_ecdf(R.turns, 0.5)) and row["p95"] == str(inverse_ecdf(R.turns, 0.95))
+    assert printed(row["mean"], R.turns.mean()) and printed(row["sd"], R.turns.std(ddof=1))
+    assert (f"A game lasts {inverse_ecdf(R.turns, 0.5)} turns (median; 95th percentile "
+            f"{inverse_ecdf(R.turns, 0.95)})") in runs["ra"]
+    tension = table(t, "Tension").set_index("metric")
+    for label, x in (("lead changes per game", R.lead_changes), ("winner's largest deficit (km)", R.winner_deficit()),
+                     ("final gap (winner minus runner-up, total)", R.final_gap())):
+        row = tension.loc[label]
+        assert row["n"] == str(len(x)) and printed(row["mean"], x.mean()) and printed(row["sd"], x.std(ddof=1))
+        assert printed(row["median"], inverse_ecdf(x, 0.5)) and printed(row["p95"], inverse_ecdf(x, 0.95))
+
+
+def test_card_balance(runs):
+    R, t = runs["a"], md_tables(runs["ra"])
+    byname = {c["name"]: c["key"] for c in R.cards}
+    balance = table(t, "Card balance: drawn")
+    for _, row in balance.iterrows():
+        key = byname[row["name"]]
+        d, p, x, h = (R.card[(key, s)] for s in ("drawn", "played", "discarded", "in_hand"))
+        assert [row[c] for c in ("drawn", "played", "discarded", "in_hand")] == [str(int(v.sum())) for v in (d, p, x, h)]
+        assert printed(row["played_per_game"], p.sum() / R.G) and printed(row["dead_share"], (x.sum() + h.sum()) / d.sum())
+        share, lo, hi = clustered_share(p.sum(1), d.sum(1))
+        assert printed(row["played_share"], share) and printed(row["played_share_low"], lo)
+        assert printed(row["played_share_high"], hi)
+        w = R.has_w
+        by_winner = p[w][np.arange(w.sum()), R.winner[w]]
+        assert all(printed(c, v) for c, v in zip(row[["winner_share", "winner_share_low", "winner_share_high"]],
+                                                  clustered_share(by_winner, p[w].sum(1))))
+    lift = table(t, "Win rate of a side when it played").set_index("name")
+    won = np.zeros((int(R.has_w.sum()), R.S), bool)
+    won[np.arange(len(won)), R.winner[R.has_w]] = True
+    for name, key in byname.items():
+        hit = R.card[(key, "played")][R.has_w] > 0
+        row = lift.loc[name]
+        assert row["n_played"] == str(int(hit.sum())) and printed(row["win_when_played"], won[hit].mean())
+        if (~hit).any():
+            assert printed(row["win_lift"], won[hit].mean() - won[~hit].mean())
+    attacks = table(t, "Attacks").set_index("name")
+    for name, row in attacks.iterrows():
+        key = byname[name]
+        vt, rc = R.card[(key, "victim_turns")].sum(), R.card[(key, "received")].sum()
+        assert row["victim_turns"] == str(int(vt)) and printed(row["turns_lost_per_hazard"], vt / rc)
+    decided = R.hazard_decided()
+    decided = decided[~np.isnan(decided)]
+    lo, hi = wilson(decided.sum(), len(decided))
+    assert (f"In {100 * decided.mean():.1f} % [{100 * lo:.1f}, {100 * hi:.1f}] of the {len(decided)} games with a "
+            "winner and some turns lost to hazards") in runs["ra"]
+
+
+# ------------------------------------------------------------ comparison report
+def test_paired_differences_holm_and_headline(runs):
+    A, B, t = runs["a"], runs["b"], md_tables(runs["rab"])
+    every = table(t, "Every metric").set_index("metric")
+    start_a, start_b = (np.array(R.seat_side)[R.first_seat] for R in (A, B))
+    fp_a = np.where(A.has_w, (A.winner == start_a).astype(float), np.nan)
+    fp_b = np.where(B.has_w, (B.winner == start_b).astype(float), np.nan)
+    wd_a, wd_b = np.full(A.G, np.nan), np.full(B.G, np.nan)
+    wd_a[A.has_w], wd_b[B.has_w] = A.winner_deficit(), B.winner_deficit()
+    fg_a, fg_b = np.full(A.G, np.nan), np.full(B.G, np.nan)
+    fg_a[A.has_w], fg_b[B.has_w] = A.final_gap(), B.final_gap()
+    metrics = {
+        "turns per game": (A.turns, B.turns, False),
+        "first-player win rate": (fp_a, fp_b, True),
+        "lead changes per game": (A.lead_changes, B.lead_changes, False),
+        "winner's largest deficit": (wd_a, wd_b, False),
+        "final gap (winner minus runner-up)": (fg_a, fg_b, False),
+        "turns lost to hazards per game": (A.hazard_turns().sum(1), B.hazard_turns().sum(1), False),
+        "won by the side least hit by hazards": (A.hazard_decided(), B.hazard_decided(), True),
+        "share of drawn cards wasted (discarded or held)": (A.dead_share(), B.dead_share(), True),
+    }
+    for s in range(A.S):
+        metrics[f"win rate of seat {s} (all games: one without a winner counts as a loss)"] = (
+            (A.winner == s).astype(float), (B.winner == s).astype(float), True)
+    mine = {}
+    for label, (a, b, bounded) in metrics.items():
+        ok = ~np.isnan(a) & ~np.isnan(b)
+        mine[label] = r = paired(a[ok], b[ok], bounded)
+        row = every.loc[label]
+        assert row["n"] == str(r["n"])
+        for col, key in (("diff", "diff"), ("sd", "sd"), ("ci_low", "lo"), ("ci_high", "hi"), ("p_value", "p")):
+            assert printed(row[col], r[key]), (label, col, row[col], r[key])
+    # the first player's distance from the fair share: |mean - 1/sides|, A - B; with both means on one side
+    # of the fair share its per-game difference is a sign-flipped first-player difference
+    fair = 1 / A.S
+    ok = ~np.isnan(fp_a) & ~np.isnan(fp_b)
+    sa, sb = np.sign(fp_a[ok].mean() - fair) or 1, np.sign(fp_b[ok].mean() - fair) or 1
+    gap = paired(sa * (fp_a[ok] - fair), sb * (fp_b[ok] - fair), True)
+    mine["first player's distance from the fair share"] = gap
+    row = every.loc["first player's distance from the fair share"]
+    assert printed(row["diff"], abs(fp_a[ok].mean() - fair) - abs(fp_b[ok].mean() - fair))
+    assert printed(row["ci_low"], gap["lo"]) and printed(row["ci_high"], gap["hi"])
+    # Holm over every metric that has a p-value (the two rates that never vary here have none)
+    labels = [k for k in mine if not np.isnan(mine[k]["p"])]
+    assert sorted(labels) == sorted(every.index[every["p_value"] != ""])
+    for label, adjusted in zip(labels, holm([mine[k]["p"] for k in labels])):
+        assert printed(every.loc[label, "p_holm"], adjusted), label
+        assert every.loc[label, "reject"] == str(bool(adjusted < 0.05))
+    differs = table(t, "What differs between the designs").set_index("item")
+    assert list(differs.loc["hand size"]) == ["5", "6"]
+    assert sorted(differs.index) == sorted(["hand size", "card Gesloten overweg (closed level crossing) (crossing)",
+                                            "card Wind mee (tailwind) (tailwind)"])
+    answers = table(t, "Answers with their evidence").set_index("question")
+    longer = answers.loc["Which has longer games?"]
+    r = mine["turns per game"]
+    assert longer["answer"] == ("A: Stap op" if r["diff"] > 0 else "B: Stap op")
+    assert f"[{r['lo']:.4g}, {r['hi']:.4g}]" in longer["evidence"]
+
+
+def test_html_twin_carries_the_markdown_numbers(runs):
+    for name in ("ra", "rab"):
+        parser = _HtmlTables()
+        parser.feed(runs[f"{name}_html"])
+        md_all, lines, i = [], runs[name].splitlines(), 0
+        while i < len(lines):  # every table, captioned or not, in order
+            if lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|(---\|)+$", lines[i + 1]):
+                rows, i = [[c.strip().replace("\\|", "|") for c in lines[i].strip("|").split("|")]], i + 2
+                while i < len(lines) and lines[i].startswith("|"):
+                    rows.append([c.strip().replace("\\|", "|") for c in lines[i].strip("|").split("|")])
+                    i += 1
+                md_all.append(rows)
+                continue
+            i += 1
+        assert md_all and len(md_all) == len(parser.tables)
+        for mine, html_rows in zip(md_all, parser.tables):
+            assert mine == html_rows
+
+
+# ------------------------------------------------------------ discrepancies found
+def test_policy_win_rate_interval_counts_one_game_once(runs):
+    R, t = runs["a"], md_tables(runs["ra"])
+    row = table(t, "Win rate per policy").set_index("policy").loc["greedy"]
+    greedy = R.meta["policy_names"].index("greedy")
+    plays = R.policy[R.has_w] == greedy  # one seat per side here
+    won = plays[np.arange(len(plays)), R.winner[R.has_w]]
+    games_won = int(won.sum())
+    # greedy holds two sides of every game and wins on at most one: the games are the trials
+    lo, hi = (v / 2 for v in wilson(games_won, len(won)))
+    assert printed(row["95 % low"], lo) and printed(row["95 % high"], hi), (row, lo, hi)
+
+
+def test_share_of_trip_interval_holds_its_estimate(tmp_path):
+    recs = {}
+    for design in ("stapop", "millebornes"):
+        df = simulate(design, players=2, games=3, seed=8, threads=1)
+        write_parquet(df, tmp_path / f"{design}.parquet", df.attrs)
+        recs[design] = Records(df)
+    compare_runs(tmp_path / "stapop.parquet", tmp_path / "millebornes.parquet", tmp_path / "r")
+    row = table(md_tables((tmp_path / "r" / "report.md").read_text()), "Every metric").set_index("metric") \
+        .loc["winner's largest deficit (share of the trip)"]
+    a, b = (recs[d].winner_deficit() / recs[d].meta["target"] for d in ("stapop", "millebornes"))
+    assert printed(row["diff"], (a - b).mean())  # the estimate itself is right
+    assert float(row["ci_low"]) <= float(row["diff"]) <= float(row["ci_high"])
