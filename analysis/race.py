@@ -360,6 +360,13 @@ def replay(design: str | Path | Design | Mapping, game: int, players: int = 4,
     return RaceRun(design, players, policies, seed, options, seating).replay(game)
 
 
+def _spec_file(policy) -> str | None:
+    """The file of a user policy as the run recorded it (`path.py:function`), else None."""
+    name = policy["name"] if isinstance(policy, Mapping) else policy
+    file = name.partition(":")[0]
+    return file if file.endswith(".py") else None
+
+
 def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
     """The run a run's metadata describes (a run file's, or a `simulate`
     frame's attrs), once it is sure that its design file and policy files
@@ -380,7 +387,11 @@ def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
                       [p["name"] if isinstance(p, Mapping) else p for p in meta["policies"]], meta["seed"],
                       meta["options"], meta.get("seating", "fixed"))
     except ValueError as exc:
-        raise ValueError(f"the run's design or policies cannot be loaded now: {exc}") from None
+        relative = [f for f in [meta["design_file"]] + [_spec_file(p) for p in meta["policies"]]
+                    if f and not f.startswith("builtin:") and not Path(f).is_absolute()]
+        where = (f" ({', '.join(relative)}: paths relative to the folder the run was made in; run the replay "
+                 "from there)" if relative else "")
+        raise ValueError(f"the run's design or policies cannot be loaded now: {exc}{where}") from None
     fields = ("design_hash", "players", "policies", "seating", "seed", "options")
     changed = differences({f: meta[f] for f in fields if f in meta},
                           {f: v for f, v in run.metadata(0).items() if f in fields and f in meta})

@@ -500,6 +500,21 @@ def test_replay_of_a_run_file_refuses_a_design_file_edited_since_the_run(tmp_pat
     assert result.exit_code == 2 and "changed since the run (design_hash" in result.stderr, result.stderr
 
 
+def test_replay_elsewhere_of_a_run_given_a_relative_design_path_says_where_it_reads_it(tmp_path, monkeypatch):
+    made, elsewhere = tmp_path / "made", tmp_path / "elsewhere"
+    made.mkdir(), elsewhere.mkdir()
+    (made / "mine.toml").write_text(load_design("stapop").text, "utf-8")
+    monkeypatch.chdir(made)
+    assert run("simulate", "mine.toml", "--players", 2, "--games", 3, "--out", "run.parquet").exit_code == 0
+    monkeypatch.chdir(elsewhere)
+    result = run("replay", made / "run.parquet", "--game", 1)
+    text = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and "mine.toml: no such design file" in text, text
+    assert "(mine.toml: paths relative to the folder the run was made in; run the replay from there)" in text
+    monkeypatch.chdir(made)
+    assert run("replay", made / "run.parquet", "--game", 1).exit_code == 0
+
+
 @pytest.mark.parametrize("deck, players, seed, game", [("stapop", 2, 3, 4), ("millebornes", 2, 1, 0),
                                                         ("millebornes", 4, 2, 3), ("touring", 3, 5, 1)])
 def test_replay_ends_saying_who_won(deck, players, seed, game):
