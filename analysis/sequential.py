@@ -48,6 +48,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..kernels.options import whole
 from .stats import Z95, paired_difference, wilson_interval
 
 __all__ = ["Sprt", "SequentialTest", "SequentialResult", "sequential_compare", "policy_outcomes",
@@ -252,8 +253,7 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
     """
     what = what or getattr(outcomes, "what", "wins more often")
     test = SequentialTest(alpha, beta, delta)
-    if chunk < 1 or max_games < 1:
-        raise ValueError("chunk and max_games must be >= 1")
+    chunk, max_games = whole("chunk", chunk, 1), whole("max_games", max_games, 1)
     a, b = (list(labels) + ["A", "B"])[:2]
     state = {"llr_a": 0.0, "llr_b": 0.0, "done_a": False, "done_b": False}
     played = 0
@@ -296,7 +296,9 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
         "B": f"{b} {what}: decided after {used} games",
         "same": f"neither {what} (no difference of {delta:g} or more in q): decided after {used} games",
         "undecided": f"undecided after {used} games (cap reached)"
-                     + (": the metric is undefined in every game" if undefined == used else ""),
+                     + (": the metric is undefined in every game" if undefined == used else
+                        ": no game had a difference (every game even or undefined), and the test reads only the "
+                        "games where A or B is ahead" if not uneven else ""),
     }[decision]
     t = test.test_a
     return SequentialResult(
@@ -332,21 +334,34 @@ def policy_outcomes(design, players: int, policy_a: str, policy_b: str, seed: in
     return fn
 
 
-def design_outcomes(design_a, design_b, players: int, policies: Sequence[str] = ("greedy",), seed: int = 0,
+def design_outcomes(design_a, design_b, players: int, policies: Sequence[str] | str = ("greedy",), seed: int = 0,
                     options_a: dict | None = None, options_b: dict | None = None,
                     metric: str = "game_turns", seating: str = "fixed") -> OutcomeFn:
     """(signs, diffs) of a per-game metric, design A vs design B on the same
-    seeds and policies: sign(m_A - m_B) game by game (metrics:
-    `DESIGN_METRICS`, from analysis.compare.game_metrics, or won_s{s})."""
+    seeds and policies (as `simulate` takes them: one spec for every seat, or
+    a list by seat): sign(m_A - m_B) game by game (metrics: `DESIGN_METRICS`,
+    from analysis.compare.game_metrics, or won_s{s}). winner_deficit and
+    final_gap are refused between designs of another unit, trip or number
+    of hands a game."""
     from .compare import game_metrics
     from .race import RaceRun
     from .race_summary import game_table
 
-    if metric not in DESIGN_METRICS and not metric.startswith("won_s"):
-        raise ValueError(f"unknown metric {metric!r}; one of: {', '.join(DESIGN_METRICS)}, or won_s0, won_s1, ... "
-                         "(side 0 won, side 1 won, ...)")
-    run_a = RaceRun(design_a, players, list(policies), seed, options_a, seating)
-    run_b = RaceRun(design_b, players, list(policies), seed, options_b, seating)
+    run_a = RaceRun(design_a, players, policies, seed, options_a, seating)
+    run_b = RaceRun(design_b, players, policies, seed, options_b, seating)
+    sides = min(run_a.sides, run_b.sides)
+    if metric not in (*DESIGN_METRICS, *(f"won_s{s}" for s in range(sides))):
+        raise ValueError(f"unknown metric {metric!r}; one of: {', '.join(DESIGN_METRICS)}, or won_s0 to "
+                         f"won_s{sides - 1} (side 0 won, ...: {sides} sides at {players} players)")
+    if metric in ("winner_deficit", "final_gap"):
+        # totals compare only on the same scale, as in the comparison report (reports/race_report.py)
+        scales = [(m["unit"], m["target"], m["multi_hand"]) for m in (run_a.metadata(0), run_b.metadata(0))]
+        if scales[0] != scales[1]:
+            a, b = (f"a trip of {target} {unit} in {'several hands' if multi else 'one hand'}"
+                    for unit, target, multi in scales)
+            raise ValueError(f"metric {metric!r} is a distance in each design's own unit: it is compared only between "
+                             f"designs of the same unit, trip and hands per game, and A plays {a}, B {b}; "
+                             "winner_deficit_share compares the deficit as a share of the trip")
 
     def values(run, start, count):
         frame = run.play(start, count)

@@ -48,13 +48,17 @@ class Sweep:
 
 
 def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, games: int,
-                 policies: Sequence[str] = ("greedy",), seed: int = 0, options: dict | None = None,
+                 policies: Sequence[str] | str = ("greedy",), seed: int = 0, options: dict | None = None,
                  seating: str = "fixed", chunk_size: int = 50_000,
                  progress: Callable[[int], None] | None = None, checkpoint: Path | None = None,
                  on_resume: Callable[[int], None] | None = None) -> Sweep:
     """Play the design as written and each variant (`path` set to each of
     `values`) on games 0 .. games-1 of `seed`; `progress(games)` after each
-    chunk of each. Every variant is checked before any game is played.
+    chunk of each. `policies` as `simulate` takes them (one spec for every
+    seat, or a list by seat). Every variant is checked before any game is
+    played: a value that changes nothing that is played at `players` (an
+    option unused there, a setting no engine reads such as design.notes)
+    is refused, and so is a rule option both swept and given in `options`.
 
     checkpoint: a file where the summaries are saved atomically after every
     chunk; a sweep started again with the same arguments resumes from it
@@ -68,16 +72,25 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
         raise ValueError("give at least one value to sweep")
     if len(set(map(repr, values))) != len(values):
         raise ValueError(f"a value is given twice: {', '.join(map(repr, values))}")
+    option = path.removeprefix("options.") if path.startswith("options.") else None
+    if option in (options or {}):
+        raise ValueError(f"{path} is swept and also given for the run (--option {option}): the run's option would "
+                         "override every value; give it in one place")
     base_value = file_setting(design, path)
     variants = [design_variant(design, path, v) for v in values]
-    runs = [RaceRun(d, players, list(policies), seed, options, seating) for d in [design, *variants]]
-    for value, run in zip(values, runs[1:]):
-        same = np.array_equal(run.card_table, runs[0].card_table) and np.array_equal(run.rules, runs[0].rules)
-        # (a setting the file leaves out may be swept at its default: that plays the same games too)
-        if same and base_value is not None and value != base_value:
-            raise ValueError(f"{path} = {value} changes nothing that is played at {players} players: the game's "
-                             "tables are those of the design as written (is the setting overridden there, e.g. "
-                             "a trip by players.N.trip?)")
+    runs = [RaceRun(d, players, policies, seed, options, seating) for d in [design, *variants]]
+    unused = [variant.unused_options(players, variant.options).get(option) for variant in variants]
+    changed = [why is None and not (np.array_equal(run.card_table, runs[0].card_table)
+                                    and np.array_equal(run.rules, runs[0].rules))
+               for why, run in zip(unused, runs[1:])]
+    for value, why, change in zip(values, unused, changed):
+        # A setting the file leaves out may be swept at its default, which plays the same games, beside
+        # values that change them; a sweep in which no value changes anything is refused.
+        if not change and (value != base_value if base_value is not None else not any(changed)):
+            raise ValueError(f"{path} = {value!r} changes nothing that is played at {players} players: "
+                             + (why or "the game's tables are those of the design as written (a setting no engine "
+                                       "reads, such as design.notes, a value equal to the default, or one "
+                                       "overridden, e.g. a trip by players.N.trip)"))
     metas = [run.metadata(games) for run in runs]
     saved = state = None
     if checkpoint is not None:

@@ -43,6 +43,7 @@ import pandas as pd
 from scipy.special import expit
 
 from etappe.kernels import race as K
+from etappe.kernels.options import whole
 from etappe.kernels.race_design import Design, load_design
 from etappe.kernels.race_policies import parse_policy
 
@@ -53,7 +54,7 @@ from .stats import Z95, wilson_interval
 __all__ = [
     "TournamentResult", "PairRun", "side_schedule", "seat_schedule", "pair_outcomes", "play_pair",
     "play_tournament", "pair_table", "head_to_head", "score_matrix", "pair_counts", "bradley_terry",
-    "fit_bradley_terry", "elo_from_score", "ELO_PER_NAT",
+    "fit_bradley_terry", "elo_from_score", "policy_identity", "check_bootstrap", "ELO_PER_NAT",
 ]
 
 ELO_PER_NAT = 400.0 / np.log(10.0)   # Elo points per unit of natural log-strength (173.72)
@@ -75,16 +76,35 @@ def seat_schedule(players: int, sides: int, games: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(side_schedule(sides, games)[:, np.arange(players) % sides])
 
 
+def policy_identity(spec: str) -> tuple:
+    """What a policy is, however it is spelled: its family and every
+    parameter (`greedy`, `hoarder` and `greedy:attack=1.75` are one policy),
+    a policy of your own by its file's resolved path and its function."""
+    described = parse_policy(spec).describe()
+    if described["family"] == "user":
+        path, _, function = described["name"].rpartition(":")
+        return "user", str(Path(path).resolve()), function
+    return described["family"], tuple(sorted(described["params"].items()))
+
+
+def _spelled(specs: list[str]) -> str:
+    """One policy's specs as given: 'greedy', or 'greedy and hoarder (one policy, spelled differently)'."""
+    specs = list(dict.fromkeys(p.strip() for p in specs))
+    return specs[0] if len(specs) == 1 else f"{' and '.join(specs)} (one policy, spelled differently)"
+
+
 class PairRun(RaceRun):
     """A RaceRun of two policies seated by `seat_schedule` (index 0 = A, 1 = B)."""
 
     def __init__(self, design: str | Path | Design, players: int, policy_a: str, policy_b: str,
                  seed: int, options: dict | None = None):
-        if parse_policy(policy_a).name == parse_policy(policy_b).name:
-            raise ValueError(f"a pairing needs two different policies, got {policy_a!r} twice")
-        seats = [policy_a if p % 2 == 0 else policy_b for p in range(players)]
+        if policy_identity(policy_a) == policy_identity(policy_b):
+            raise ValueError(f"a pairing needs two different policies; policy given twice: "
+                             f"{_spelled([policy_a, policy_b])}")
+        players = whole("players", players)
         if players < 2:
             raise ValueError("a pairing needs at least 2 players")
+        seats = [policy_a if p % 2 == 0 else policy_b for p in range(players)]
         super().__init__(design, players, seats, seed, options, "fixed")
         if len(self.distinct) != 2:  # pragma: no cover - guarded above
             raise ValueError("a pairing needs two different policies")
@@ -160,16 +180,16 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
     """
     if isinstance(policies, str):  # a list of its letters otherwise
         raise TypeError(f"policies is a list of at least two specs, e.g. ['greedy', 'random'], not {policies!r}")
-    policies = list(policies)
-    names = [parse_policy(p).name for p in policies]  # refuses a spec that is not a string
-    policies = [p.strip() for p in policies]
+    policies = [parse_policy(p).name for p in policies]  # the specs stripped; refuses one that is not a string
     if len(policies) < 2:
         raise ValueError("a tournament needs at least two policies")
-    dup = sorted({n for n in names if names.count(n) > 1})
+    spellings: dict[tuple, list[str]] = {}
+    for p in policies:
+        spellings.setdefault(policy_identity(p), []).append(p)
+    dup = [_spelled(specs) for specs in spellings.values() if len(specs) > 1]
     if dup:
-        raise ValueError(f"policy given twice: {', '.join(dup)}")
-    if games < 1:
-        raise ValueError("games must be >= 1")
+        raise ValueError(f"policy given twice: {'; '.join(dup)}")
+    games, chunk_size = whole("games", games, 1), whole("chunk_size", chunk_size, 1)
     if threads:
         import numba
 
@@ -223,10 +243,11 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
 def _pair_frame(results) -> pd.DataFrame:
     """Per pair counts (policy_a, policy_b, games, wins_a, wins_b, no_winner)
     from a TournamentResult or a DataFrame that already has them (`no_winner`
-    may be missing: then 0, or called `draws`)."""
+    may be missing: then 0, or called `draws`); ValueError if no pairing
+    played a game."""
     if isinstance(results, TournamentResult):
         o = results.outcomes
-        return pd.DataFrame({
+        f = pd.DataFrame({
             "policy_a": [results.policies[i] for i, _ in results.pairs],
             "policy_b": [results.policies[j] for _, j in results.pairs],
             "games": np.full(len(results.pairs), o.shape[1], np.int64),
@@ -234,19 +255,23 @@ def _pair_frame(results) -> pd.DataFrame:
             "wins_b": (o == -1).sum(axis=1).astype(np.int64),
             "no_winner": (o == 0).sum(axis=1).astype(np.int64),
         })
-    f = pd.DataFrame(results).copy()
-    missing = [c for c in ("policy_a", "policy_b", "wins_a", "wins_b") if c not in f]
-    if missing:
-        raise ValueError(f"the pairings have no {', '.join(missing)} column (a TournamentResult, or a "
-                         "table of policy_a, policy_b, wins_a, wins_b)")
-    if "no_winner" not in f:
-        f["no_winner"] = f["draws"] if "draws" in f else 0
-    if "games" not in f:
-        f["games"] = f["wins_a"] + f["wins_b"] + f["no_winner"]
-    bad = f["wins_a"] + f["wins_b"] + f["no_winner"] != f["games"]
-    if bad.any():
-        raise ValueError("wins_a + wins_b + no_winner must equal games in every row")
-    return f[["policy_a", "policy_b", "games", "wins_a", "wins_b", "no_winner"]].reset_index(drop=True)
+    else:
+        f = pd.DataFrame(results).copy()
+        missing = [c for c in ("policy_a", "policy_b", "wins_a", "wins_b") if c not in f]
+        if missing:
+            raise ValueError(f"the pairings have no {', '.join(missing)} column (a TournamentResult, or a "
+                             "table of policy_a, policy_b, wins_a, wins_b)")
+        if "no_winner" not in f:
+            f["no_winner"] = f["draws"] if "draws" in f else 0
+        if "games" not in f:
+            f["games"] = f["wins_a"] + f["wins_b"] + f["no_winner"]
+        bad = f["wins_a"] + f["wins_b"] + f["no_winner"] != f["games"]
+        if bad.any():
+            raise ValueError("wins_a + wins_b + no_winner must equal games in every row")
+        f = f[["policy_a", "policy_b", "games", "wins_a", "wins_b", "no_winner"]].reset_index(drop=True)
+    if f["games"].sum() == 0:
+        raise ValueError("the tournament holds no paired game: play at least one game per pairing")
+    return f
 
 
 def elo_from_score(score):
@@ -473,23 +498,28 @@ def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap:
 
     anchor: a policy whose rating is fixed at 0 (its se is then 0 and the
     others' se is that of the difference to it).
-    bootstrap: with a TournamentResult, B > 0 resamples the game indices
+    bootstrap: with a TournamentResult, B >= 2 resamples the game indices
     B times (the same indices for every pairing, keeping the common-deal
     correlation) and replaces the intervals by the 2.5 / 97.5 % percentiles
-    of the refits (`se` becomes the bootstrap sd); seeded by `seed`.
+    of the refits (`se` becomes the bootstrap sd); seeded by `seed`. 0: no
+    bootstrap; 1 or a negative number is a ValueError.
     attrs: regularized (bool), method ("fisher" or "bootstrap"), interval
-    ("fisher", "profile", "bootstrap" or "bootstrap+profile"), anchor.
+    ("fisher", "profile", "bootstrap", "bootstrap+fisher" or
+    "bootstrap+profile"), anchor.
     When the MLE does not exist (see fit_bradley_terry) the ratings come
     from the fit with one virtual draw per pairing, and every interval is
     the likelihood-ratio (profile) interval of that penalized likelihood
     (the set of values within z^2 / 2 of its maximum), finite on both
-    sides; se is still from its Fisher information. With a bootstrap the
-    interval is then the union of the percentile and profile intervals and
-    se the larger of the two, because a resampled sweep is still a sweep.
-    The side of a swept policy's interval that the data never reached
-    (below, for one that never scored) is set by the virtual draw, not by
-    the games.
+    sides; se is still from its Fisher information. The side of a swept
+    policy's interval that the data never reached (below, for one that
+    never scored) is set by the virtual draw, not by the games.
+    When some pairing's games all ended alike (a clean sweep; every game
+    without a winner) every resample repeats that pairing, so a bootstrap
+    cannot show its spread: the interval is then the union of the
+    percentile interval and the Fisher (or profile) one, and se the larger
+    of the two ("bootstrap+fisher", "bootstrap+profile").
     """
+    bootstrap = check_bootstrap(bootstrap)
     names, W, N = pair_counts(results)
     k = len(names)
     if k < 2:
@@ -521,19 +551,21 @@ def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap:
         low, high = theta - z * se, theta + z * se
         interval = "fisher"
     method = "fisher"
-    if bootstrap and isinstance(results, TournamentResult) and results.games:
+    if bootstrap and isinstance(results, TournamentResult):
         boots = _bootstrap_theta(results, names, bootstrap, seed, anchor)
         b_se = boots.std(axis=0, ddof=1)
         alpha = 2 * (1 - _norm_cdf(z))
         b_low = np.quantile(boots, alpha / 2, axis=0)
         b_high = np.quantile(boots, 1 - alpha / 2, axis=0)
-        if regularized:
-            # Resampling a clean sweep always gives the same sweep, so the refits of
-            # a policy that never scored hardly move and its percentile interval
-            # collapses onto the prior's value. Keep the union with the profile
-            # interval (and the larger se): wide enough for both sources of doubt.
+        if (results.outcomes == results.outcomes[:, :1]).all(axis=1).any():
+            # A pairing whose games all ended alike (a clean sweep, which needs the
+            # virtual draws; every game without a winner) is that same pairing in
+            # every resample, so the refits hardly move and the percentile interval
+            # collapses (onto the prior's value, for a policy that never scored).
+            # Keep the union with the Fisher or profile interval (and the larger
+            # se): wide enough for both sources of doubt.
             low, high, se = np.minimum(low, b_low), np.maximum(high, b_high), np.maximum(se, b_se)
-            interval = "bootstrap+profile"
+            interval = f"bootstrap+{interval}"
         else:
             low, high, se = b_low, b_high, b_se
             interval = "bootstrap"
@@ -559,6 +591,16 @@ def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap:
     out.attrs.update({"regularized": bool(regularized), "method": method, "interval": interval, "anchor": anchor,
                       "bootstrap": int(bootstrap) if method == "bootstrap" else 0, "z": z})
     return out
+
+
+def check_bootstrap(bootstrap) -> int:
+    """The number of bootstrap resamples of `bradley_terry`, checked: 0
+    (Fisher intervals) or at least 2 (one refit has no spread)."""
+    bootstrap = whole("bootstrap", bootstrap)
+    if bootstrap == 1:
+        raise ValueError("bootstrap must be 0 (Fisher intervals) or at least 2 resamples: one refit has no spread, "
+                         "and its 'interval' need not hold the estimate")
+    return bootstrap
 
 
 def _norm_cdf(x: float) -> float:

@@ -294,7 +294,7 @@ def compare_variants_of(game: str, deck_b: str | None, players: int, games: int,
 @app.command()
 def sweep(
     deck: DeckArg,
-    setting: Annotated[str, typer.Option("--set", help="The design file's setting and its values: PATH=V1,V2,... with PATH dotted as in the file: cards.KEY.FIELD (cards.stop.count=3,5,8), options.NAME, target.trip, players.N.trip, scoring.NAME, design.hand_size.")],
+    setting: Annotated[list[str], typer.Option("--set", help="The design file's setting and its values: PATH=V1,V2,... with PATH dotted as in the file: cards.KEY.FIELD (cards.stop.count=3,5,8), options.NAME, target.trip, players.N.trip, scoring.NAME, design.hand_size. One setting a sweep.")],
     players: PlayersOpt = 2,
     games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_SEED, help="Games per value (and for the design as written), on the same seeds.")] = 10_000,
     policy: ComparePolicyOpt = None,
@@ -319,10 +319,13 @@ def sweep(
         boards = ", or `etappe bremen sweep` for boards" if deck == "bremen" else ""
         fail(f"sweep is for the race designs, whose settings are data in a design file; not {deck}. A rule "
              f"option of {deck}: `etappe compare {deck} --option-b NAME=VALUE`, one per value{boards}")
+    if len(setting) > 1:  # the last would win unseen
+        fail(f"--set is given {len(setting)} times ({', '.join(setting)}); a sweep varies one setting: run one sweep "
+             "for each")
     writable_folder(out)
     try:
         policies = split_policies(policy or "greedy")
-        path = sweep_command(deck, setting, players, games, policies, seed, parse_options(option), seating, out,
+        path = sweep_command(deck, setting[0], players, games, policies, seed, parse_options(option), seating, out,
                              chunk_size or default_chunk(policies, RACE_CHUNK, RACE_LOOKAHEAD_CHUNK))
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))

@@ -128,6 +128,19 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_RO
         return build_comparison_report(*summaries, on_section=bar.stage).write(out)
 
 
+def run_identity(meta: dict) -> dict:
+    """What makes a race run's games what they are (a comparison's checkpoint is of these)."""
+    return {f: meta[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games", "version", "options")}
+
+
+def refuse_same_design(meta_a: dict, meta_b: dict) -> None:
+    """ValueError where runs A and B would play the very same games (one design under the same rule options)."""
+    if run_identity(meta_a) == run_identity(meta_b):
+        raise ValueError(f"A and B are the same design ({meta_a['design']}, hash {meta_a['design_hash']}) under "
+                         "the same rule options: on the same seeds every paired difference would be 0; give another "
+                         "design or --option-b")
+
+
 def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10_000, policies=("greedy",),
                     seed: int = 0, options_a: dict | None = None, options_b: dict | None = None,
                     seating: str = "fixed", chunk_size: int = 50_000, progress=None, on_section=None,
@@ -151,12 +164,8 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
     runs = {"a": RaceRun(deck_a, players, list(policies), seed, options_a, seating),
             "b": RaceRun(deck_b, players, list(policies), seed, options_b, seating)}
     metas = {k: r.metadata(games) for k, r in runs.items()}
-    identity = {k: {f: m[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games", "version",
-                                      "options")} for k, m in metas.items()} | {"chunk_size": chunk_size}
-    if identity["a"] == identity["b"]:
-        raise ValueError(f"A and B are the same design ({metas['a']['design']}, hash {metas['a']['design_hash']}) under "
-                         "the same rule options: on the same seeds every paired difference would be 0; give another "
-                         "design or --option-b")
+    refuse_same_design(metas["a"], metas["b"])
+    identity = {k: run_identity(m) for k, m in metas.items()} | {"chunk_size": chunk_size}
     checkpoint = Checkpoint(Path(out) / ".compare-checkpoint.pkl", identity)
     state = checkpoint.load() or {"chunks_done": 0, "summaries": {"a": None, "b": None},
                                   "comparison": PairedComparison(), "clock": {"a": 0.0, "b": 0.0}}
@@ -204,9 +213,15 @@ def sweep_values(text: str) -> tuple[str, list]:
         raise ValueError(f"--set {text!r}: write the setting and its values, e.g. --set cards.stop.count=3,5,8")
 
     def value(word: str):
+        if not word:
+            raise ValueError(f"--set {text!r} has an empty value; give the values separated by commas, e.g. "
+                             "--set cards.stop.count=3,5,8")
         try:
             return tomllib.loads(f"v = {word}")["v"]
         except tomllib.TOMLDecodeError:
+            if any(c in word for c in "[]{}\"'"):
+                raise ValueError(f"--set {text!r}: {word!r} is not a value: the values are separated by commas, "
+                                 "so a list, a table or a quoted text with a comma cannot be swept") from None
             return word
 
     return path, [value(word.strip()) for word in values.split(",")]

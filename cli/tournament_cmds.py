@@ -28,8 +28,8 @@ from rich.table import Table
 
 from etappe.analysis.runio import write_atomic
 from etappe.analysis.sequential import SequentialResult, design_outcomes, policy_outcomes, sequential_compare
-from etappe.analysis.tournament import (DEFAULT_CHUNK, TournamentResult, bradley_terry, head_to_head, play_tournament,
-                                        score_matrix)
+from etappe.analysis.tournament import (DEFAULT_CHUNK, TournamentResult, bradley_terry, check_bootstrap, head_to_head,
+                                        play_tournament, score_matrix)
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
@@ -38,6 +38,7 @@ from etappe.reports.race_report import design_name
 
 from .common import (RACE_LOOKAHEAD_CHUNK, console, default_chunk, fail, kept_in, parse_options, progress_bar,
                      resumed_text, split_policies)
+from .report_cmds import refuse_same_design
 
 __all__ = ["tournament_command", "sequential_command", "print_tournament", "print_sequential"]
 
@@ -61,8 +62,10 @@ def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
             cells.append("-" if i == j else f"{_pct(v)} [{_pct(lo.iat[i, j])}, {_pct(hi.iat[i, j])}]")
         table.add_row(str(r), *cells)
     console.print(table)
+    interval = ratings.attrs.get("interval", "fisher")
     how = {"fisher": "Fisher information", "bootstrap": "bootstrap", "profile": "likelihood-ratio (profile)",
-           "bootstrap+profile": "bootstrap and likelihood-ratio"}[ratings.attrs.get("interval", "fisher")]
+           "bootstrap+fisher": "bootstrap and Fisher information",
+           "bootstrap+profile": "bootstrap and likelihood-ratio"}[interval]
     rt = Table(title=f"Bradley-Terry ratings (Elo = 400 log10 strength; 95 % intervals, {how})")
     for col in ("rank", "policy", "games", "score %", "Elo", "95 % interval", "strength"):
         rt.add_column(col, justify="left" if col == "policy" else "right", overflow="fold")
@@ -72,6 +75,10 @@ def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
     console.print(rt)
     if ratings.attrs.get("regularized"):
         console.print("[yellow]note:[/] a policy won or lost every game; one virtual draw per pairing keeps the ratings finite.")
+    if interval.startswith("bootstrap+"):
+        console.print("[yellow]note:[/] every game of a pairing ended alike, so each bootstrap resample repeats it and "
+                      "cannot show its spread: the intervals are the union of the bootstrap's and the "
+                      f"{'Fisher' if interval == 'bootstrap+fisher' else 'likelihood-ratio'} ones.")
 
 
 def tournament_command(deck: str, policies: str, players: int, games: int, seed: int, option: list[str] | None,
@@ -91,6 +98,10 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
         fail("--policies needs at least two policies, e.g. --policies random,greedy,aggressive")
     if games < 1:
         fail("--games must be >= 1")
+    try:
+        check_bootstrap(bootstrap)  # before the games, not after them
+    except ValueError as exc:
+        fail(f"--{exc}")
     if anchor is not None and anchor not in names:  # checked before the games, not after them
         fail(f"--anchor {anchor!r} is not one of the policies: {', '.join(names)}")
     try:
@@ -187,6 +198,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
             options_b = parse_options(option_b) if option_b is not None else options
             design_a, design_b = load_design(deck), load_design(deck_b or deck)
             fn = design_outcomes(design_a, design_b, players, names or ["greedy"], seed, options, options_b, metric)
+            refuse_same_design(*(run.metadata(max_games) for run in fn.runs))
             # the designs by title, as the comparison report names them
             la = _title(design_a) + ("" if not options else f" ({option_text(options)})")
             lb = _title(design_b) + ("" if not options_b else f" ({option_text(options_b)})")

@@ -114,12 +114,12 @@ def tournament_header(meta: dict) -> pd.DataFrame:
 LITTLE_SCORE, LOT_SCORE = 0.55, 0.76
 
 
-def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
+def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame, h2h: pd.DataFrame) -> list[str]:
     best, worst = ratings.iloc[0], ratings.iloc[-1]
     lines = [f"Strongest: {best['policy']} (Elo {best['elo']:+.0f} [{best['elo_low']:+.0f}, {best['elo_high']:+.0f}]); "
              f"weakest: {worst['policy']} (Elo {worst['elo']:+.0f} [{worst['elo_low']:+.0f}, {worst['elo_high']:+.0f}]). "
              f"Spread {best['elo'] - worst['elo']:.0f} Elo."]
-    open_pairs = _undecided_against(best["policy"], pairs)
+    open_pairs = _undecided_against(best["policy"], h2h)
     if open_pairs:
         lines.append(f"{best['policy']} is rated highest, but its own pairing is not decided at 95 % against "
                      + ", ".join(open_pairs) + ": its score interval there includes 50 %.")
@@ -135,23 +135,18 @@ def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _undecided_against(policy: str, pairs: pd.DataFrame) -> list[str]:
+def _undecided_against(policy: str, h2h: pd.DataFrame) -> list[str]:
     """Each opponent whose pairing with `policy` has a score interval
-    including 50 %, as "opponent (score s [low, high])" from `policy`'s side."""
-    out = []
-    for r in pairs.itertuples():
-        if policy not in (r.policy_a, r.policy_b) or not r.ci_low <= 0.5 <= r.ci_high:
-            continue
-        as_a = r.policy_a == policy
-        score, low, high = (r.score_a, r.ci_low, r.ci_high) if as_a else (1 - r.score_a, 1 - r.ci_high, 1 - r.ci_low)
-        out.append(f"{r.policy_b if as_a else r.policy_a} (score {score:.1%} [{low:.1%}, {high:.1%}])")
-    return out
+    including 50 %, as "opponent (score s [low, high])" from `policy`'s side
+    (the head_to_head row, as the skill matrix shows it)."""
+    rows = h2h[(h2h["policy"] == policy) & (h2h["ci_low"] <= 0.5) & (0.5 <= h2h["ci_high"])]
+    return [f"{r.opponent} (score {r.score:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}])" for r in rows.itertuples()]
 
 
 def _se_label(ratings: pd.DataFrame) -> str:
     """What the `se` column of a bradley_terry table is, from how its intervals were made."""
-    return {"bootstrap": "sd of log strength (bootstrap)",
-            "bootstrap+profile": "se of log strength (larger of the bootstrap sd and the Fisher se)",
+    larger = "se of log strength (larger of the bootstrap sd and the Fisher se)"
+    return {"bootstrap": "sd of log strength (bootstrap)", "bootstrap+fisher": larger, "bootstrap+profile": larger,
             }.get(ratings.attrs.get("interval"), "se of log strength (Fisher)")
 
 
@@ -185,7 +180,7 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
                  on_section=on_section)
     rep.section("Run").table(tournament_header(meta))
     at = rep.section("At a glance")
-    for line in _glance(ratings, pairs):
+    for line in _glance(ratings, pairs, h2h):
         at.text(line)
 
     sm = rep.section("Skill matrix")
@@ -218,6 +213,9 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
                 "1.92 log-likelihood units of the best, finite on both sides."
                 + (" With the bootstrap each interval is the union of the two, since resampling a clean sweep "
                    "gives the same sweep every time." if ratings.attrs.get("method") == "bootstrap" else ""))
+    elif ratings.attrs.get("interval") == "bootstrap+fisher":
+        rt.text("Every game of a pairing ended alike, so each resample repeats that pairing and the bootstrap "
+                "cannot show its spread: each interval is the union of the bootstrap and Fisher intervals.")
     rt.figure(rating_chart(ratings).figure, "Elo ratings with 95 % intervals", name="ratings")
     show = ratings[["rank", "policy", "games", "score", "elo", "elo_low", "elo_high", "strength", "log_strength", "se"]]
     rt.table(show.rename(columns={"elo_low": "Elo 95 % low", "elo_high": "Elo 95 % high", "elo": "Elo",

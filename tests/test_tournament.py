@@ -74,9 +74,16 @@ def test_the_strongest_is_qualified_by_its_undecided_pairings():
     # the round robin below: z beats y in 4 of 4, whose Wilson interval for y, [0, 3.8415 / 7.8415 = .4899],
     # excludes 50 %; against x, z scores 1.5 of 4, [1 - .90811, 1 - .21943] (worked in the next test)
     r = _result([[1, 1, 1, -1], [1, 0, -1, 1], [-1, -1, -1, -1]])
-    pairs = pair_table(r)
-    assert _undecided_against("z", pairs) == ["x (score 37.5% [9.2%, 78.1%])"]
-    assert _undecided_against("x", pairs) == ["y (score 75.0% [30.1%, 95.4%])", "z (score 62.5% [21.9%, 90.8%])"]
+    h2h = head_to_head(r)
+    assert _undecided_against("z", h2h) == ["x (score 37.5% [9.2%, 78.1%])"]
+    assert _undecided_against("x", h2h) == ["y (score 75.0% [30.1%, 95.4%])", "z (score 62.5% [21.9%, 90.8%])"]
+
+
+def test_the_glance_quotes_a_score_as_the_matrix_shows_it():
+    # y scores 1039 of 2000 against x: 51.9 % in the matrix; 1 - 961 / 2000 would print 52.0 %
+    r = _result([[1] * 961 + [-1] * 1039], policies=("x", "y"))
+    h2h = head_to_head(r)
+    assert _undecided_against("y", h2h) == [f"x (score 51.9% [{h2h['ci_low'].iat[1]:.1%}, {h2h['ci_high'].iat[1]:.1%}])"]
 
 
 def test_tables_of_a_known_round_robin():
