@@ -49,6 +49,9 @@ PAIRED_METRICS = (
     ("hazard_decided", "won by the side least hit by hazards", "rate"),
     ("dead_share", "share of drawn cards wasted (discarded or held)", "share"),
 )
+# distances in each design's own unit: compared only between designs of the same unit, trip and hands per
+# game, where winner_deficit_share (a share of the trip) stands in for them
+SCALED_METRICS = ("winner_deficit", "final_gap")
 SUMS = ("n", "sum_d", "sum_d2", "sum_a", "sum_b", "sum_a2", "sum_b2")
 # units of metrics that lie in [0, 1], so that a difference of two of them lies in [-1, 1]
 BOUNDED_UNITS = ("rate", "share")

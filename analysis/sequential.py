@@ -343,7 +343,7 @@ def design_outcomes(design_a, design_b, players: int, policies: Sequence[str] | 
     from analysis.compare.game_metrics, or won_s{s}). winner_deficit and
     final_gap are refused between designs of another unit, trip or number
     of hands a game."""
-    from .compare import game_metrics
+    from .compare import SCALED_METRICS, game_metrics
     from .race import RaceRun
     from .race_summary import game_table
 
@@ -353,8 +353,7 @@ def design_outcomes(design_a, design_b, players: int, policies: Sequence[str] | 
     if metric not in (*DESIGN_METRICS, *(f"won_s{s}" for s in range(sides))):
         raise ValueError(f"unknown metric {metric!r}; one of: {', '.join(DESIGN_METRICS)}, or won_s0 to "
                          f"won_s{sides - 1} (side 0 won, ...: {sides} sides at {players} players)")
-    if metric in ("winner_deficit", "final_gap"):
-        # totals compare only on the same scale, as in the comparison report (reports/race_report.py)
+    if metric in SCALED_METRICS:
         scales = [(m["unit"], m["target"], m["multi_hand"]) for m in (run_a.metadata(0), run_b.metadata(0))]
         if scales[0] != scales[1]:
             a, b = (f"a trip of {target} {unit} in {'several hands' if multi else 'one hand'}"

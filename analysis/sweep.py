@@ -28,9 +28,11 @@ from .stats import holm
 
 __all__ = ["Sweep", "sweep_design", "sweep_table", "shown_metrics", "SWEEP_METRICS"]
 
-# The metrics a sweep shows, in order: the compare report's headline ones first.
+# The metrics a sweep shows, in order: the compare report's headline ones first, then the others that keep
+# their scale whatever the value (a swept trip rescales distances and totals: the deficit is a share of the
+# trip), less the per-seat win rates.
 SWEEP_METRICS = ("game_turns", "first_hand_gap", "first_player_gap", "hazard_decided", "dead_share",
-                 "lead_changes", "capped", "no_winner", "hands")
+                 "lead_changes", "winner_deficit_share", "hazard_turns", "capped", "no_winner", "hands")
 
 
 @dataclass

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import race_summary as rs
-from ..analysis.compare import PairedComparison, card_comparison, design_differences, headline, paired_table, seat_bias_strength
+from ..analysis.compare import (SCALED_METRICS, PairedComparison, card_comparison, design_differences, headline,
+                                paired_table, seat_bias_strength)
 from ..analysis.race_summary import RaceSummary
 from ..analysis.stats import chi_square_caution, rate, small_expected_note, wilson_interval
 from ..kernels.options import option_text
@@ -444,7 +445,7 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     # the deficit as a share of the trip stands in and the final gap is left out
     # in games of one hand the hand's first player is the game's: its rows would repeat the first player's
     skip = {"hands", "first_hand_trip_share"} if not multi else set()
-    skip |= {"winner_deficit_share"} if same_scale else {"winner_deficit", "final_gap"}
+    skip |= {"winner_deficit_share"} if same_scale else set(SCALED_METRICS)
     shown = [m for m in comparison.metrics if m not in skip]
     paired = paired_table(comparison, metrics=shown, alpha=alpha, side_labels=side_labels, fair=1.0 / La.sides)
     rep = Report(f"Comparison: {name_a} vs {name_b}, {La.players} players", on_section=on_section)

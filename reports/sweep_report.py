@@ -130,6 +130,8 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
              "correction runs over every value and metric of the sweep at once (a value equal to the file's own "
              "plays the same games, and a variant that changes no game shows no difference: no test). The first "
              "player's distance from the fair share is asked of the side that plays first in each hand where the "
-             "design plays several hands (the first player moves round), else of the game's first player. The metrics are those of the compare report "
-             "(docs/records.md); a variant is validated as a design file of its own would be.")
+             "design plays several hands (the first player moves round), else of the game's first player. The metrics are "
+             "those of the compare report (docs/records.md) less the per-seat win rates and the distances and "
+             "totals a swept setting could rescale (the winner's deficit is given as a share of the trip); a "
+             "variant is validated as a design file of its own would be.")
     return rep

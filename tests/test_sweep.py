@@ -104,6 +104,13 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
     assert [line[3:] for line in md.splitlines() if line.startswith("## ")] == ["Run", "At a glance",
                                                                                   "Every metric", "Method"]
     assert "value in the file | 5" in md and "turns per game: as written" in md
+    # every metric of the compare report that keeps its scale whatever the value (docs/designs.md): the
+    # winner's deficit as a share of the trip, not in km; no final gap, no per-seat win rates
+    every = md.split("## Every metric")[1].split("## Method")[0]
+    for label in ("winner's largest deficit (share of the trip)", "turns lost to hazards per game",
+                  "lead changes per game", "turn-cap (stall) rate", "no-winner rate", "hands per game"):
+        assert f"| {label} |" in every, label
+    assert "| winner's largest deficit |" not in every and "final gap" not in every and "win rate of" not in every
     assert "Reproduce: etappe sweep millebornes --set cards.stop.count=3,8 --players 2 --games 60 --seed 2" in md
     assert not (out / ".sweep-checkpoint.pkl").exists()
     # the header's speed: 60 games of each of three designs in the wall time it gives
