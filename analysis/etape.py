@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import check_game, package_version
-from etappe.analysis.stats import (SKILL_MOMENTS, ChiSquare, IntHistogram, chisquare_uniform, curves_from_sums, holm,
-                                   paired_from_values, ratio_interval, skill_moments, skill_table_from_moments,
-                                   wilson_interval)
+from etappe.analysis.stats import (SKILL_MOMENTS, Z95, ChiSquare, IntHistogram, chisquare_uniform, curves_from_sums, holm,
+                                   grouped_wilson, paired_from_values, ratio_interval, skill_moments,
+                                   skill_table_from_moments, wilson_interval)
 from etappe.kernels import etape as K
 from etappe.kernels.options import number_text, option_value, policy_parameters, run_numbers, whole
 
@@ -861,8 +861,10 @@ class RunSummary:
             times = np.zeros(len(groups), np.int64)
             np.add.at(shares, self.policy_of_slot, self.shares["slot"])
             np.add.at(times, self.policy_of_slot, self.times["slot"])
+            slots = self.slots_of_policy()
         elif by in ("seat", "slot"):
             groups, shares, times = np.arange(self.players), self.shares[by], self.times[by]
+            slots = np.ones(self.players, np.int64)
         else:
             raise ValueError("by must be 'seat', 'slot' or 'policy'")
         n = shares.sum(axis=1)
@@ -870,8 +872,13 @@ class RunSummary:
         wins = (shares[:, 1:] / np.arange(1, self.players + 1)).sum(axis=1)
         out = pd.DataFrame({by: groups[keep], "n": n[keep], "wins": wins[keep], "mean_time": times[keep] / n[keep]})
         out["win_rate"] = out["wins"] / out["n"]
-        out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
+        # a policy in several slots wins at most one race's worth: its races are the trials
+        out["ci_low"], out["ci_high"] = grouped_wilson(out["wins"], out["n"], out["n"] / slots[keep])
         return out
+
+    def slots_of_policy(self) -> np.ndarray:
+        """How many slots (seats of the run's policy list) each policy holds, in every race."""
+        return np.bincount(self.policy_of_slot, minlength=len(self.names))
 
     def seat_uniformity(self) -> ChiSquare:
         return chisquare_uniform(self.win_rates("seat")["wins"].to_numpy())
@@ -890,7 +897,7 @@ class RunSummary:
             out[f"{side}_points"] = policy @ self.side_points[j] / n
             tops = policy @ (self.side_tops[j][:, 1:] * share).sum(axis=1)
             out[f"{side}_top"] = tops / n
-            out[f"{side}_top_low"], out[f"{side}_top_high"] = wilson_interval(tops, n)  # as win_rates'
+            out[f"{side}_top_low"], out[f"{side}_top_high"] = grouped_wilson(tops, n, n / self.slots_of_policy())
         return pd.DataFrame(out)[n > 0].reset_index(drop=True)
 
     def profile_stats(self) -> pd.DataFrame:
@@ -929,7 +936,8 @@ class RunSummary:
             "policy": np.array(self.names, dtype=object)[policy], "n": s["n"][profile, policy],
             "mean_time": s["time"][profile, policy] / s["n"][profile, policy], "wins": s["wins"][profile, policy]})
         out["win_rate"] = out["wins"] / out["n"]
-        out["ci_low"], out["ci_high"] = wilson_interval(out["wins"], out["n"])
+        out["ci_low"], out["ci_high"] = grouped_wilson(out["wins"], out["n"],
+                                                       out["n"] / self.slots_of_policy()[policy])
         return out
 
     def joker_usage(self) -> pd.DataFrame:
@@ -972,7 +980,7 @@ class RunSummary:
             se = math.sqrt(_variance(a_n, a_s, a_ss) / a_n + _variance(b_n, b_s, b_ss) / b_n) \
                 if a_n > 1 and b_n > 1 else np.nan
             rows.append({"joker": joker, "stages_used": a_n, "time_used": a, "time_not_used": b,
-                         "difference_s": diff, "ci_low": diff - 1.96 * se, "ci_high": diff + 1.96 * se})
+                         "difference_s": diff, "ci_low": diff - Z95 * se, "ci_high": diff + Z95 * se})
         return pd.DataFrame(rows).reindex(columns=["joker", "stages_used", "time_used", "time_not_used",
                                                    "difference_s", "ci_low", "ci_high"])
 
@@ -1098,7 +1106,9 @@ def _variance(n: int, s: int, ss: int) -> float:
 # ------------------------------------------- the tables of record tables (summarize(...).<table>())
 def win_rates(races_df: pd.DataFrame, by: str = "seat") -> pd.DataFrame:
     """Win rate per seat, slot or policy with n, the mean race time and a 95 %
-    Wilson interval. A shared first place counts 1/k to each of the k leaders."""
+    Wilson interval. A shared first place counts 1/k to each of the k leaders.
+    A policy in several slots wins at most one race's worth, so its races are
+    the trials: Wilson's over races, per slot it holds (stats.grouped_wilson)."""
     return summarize(races_df, parts=("outcomes",)).win_rates(by)
 
 

@@ -33,6 +33,7 @@ import pandas as pd
 from .stats import (
     IntHistogram,
     chisquare_uniform,
+    grouped_wilson,
     mean_interval,
     rate,
     ratio_difference_interval,
@@ -621,16 +622,11 @@ def policy_rate_columns(wins, side_games, games) -> dict:
     """A policy's win rate per side-game (policy_side_games) with its 95 %
     interval. A policy on several sides of a game wins on at most one of
     them, so its sides of one game are not independent trials; its games
-    are: the interval is Wilson's of the games it won among the games it
-    played, times games per side-game (as the seat schedule fixes how many
-    sides it holds in each game). With one side a game, Wilson's over
-    side-games."""
+    are (stats.grouped_wilson; the seat schedule fixes how many sides it
+    holds in each game). With one side a game, Wilson's over side-games."""
     wins, side_games, games = (np.asarray(v, dtype=np.int64) for v in (wins, side_games, games))
-    low, high = wilson_interval(wins, games)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_side = games / side_games
-    return {"wins": wins, "n": side_games, "rate": rate(wins, side_games), "ci_low": low * per_side,
-            "ci_high": high * per_side}
+    low, high = grouped_wilson(wins, side_games, games)
+    return {"wins": wins, "n": side_games, "rate": rate(wins, side_games), "ci_low": low, "ci_high": high}
 
 
 def _finish_keys(f: pd.DataFrame, games: _Games, L: Layout) -> np.ndarray:

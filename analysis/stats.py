@@ -66,6 +66,18 @@ def wilson_interval(k, n, z: float = Z95):
     return low, high
 
 
+def grouped_wilson(wins, units, trials, z: float = Z95):
+    """Interval of the rate wins / units where the units come in `trials`
+    independent groups that each hold at most one win (a policy's seats in
+    one game: it wins on at most one of them): Wilson's of the wins among
+    the trials, times trials / units. One unit a trial: plain Wilson.
+    Returns (low, high); NaN where there is no trial."""
+    low, high = wilson_interval(wins, trials, z)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_unit = np.asarray(trials, dtype=float) / np.asarray(units, dtype=float)
+    return low * per_unit, high * per_unit
+
+
 def rate(k, n):
     """k / n with NaN for n == 0 (arrays broadcast)."""
     k = np.asarray(k, dtype=float)

@@ -311,7 +311,8 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
                                    "intervals clustered by race, as the players of a race share its deals)")
         jok.table(s.joker_stage_effect(),
                   "Stage time with the joker used minus without (observational: confounded by when "
-                  "the policies choose to play it)")
+                  "the policies choose to play it; 95 % interval of two independent means, the stages "
+                  "taken as independent)")
     if joker_values is not None:
         jok.table(joker_values, f"Worth of each joker in seconds, paired runs on the same deals "
                                 f"(seat {joker_values.attrs.get('seat', 0)} with vs without it); "
@@ -331,6 +332,7 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         "the same seeds and compares them race by race, and `etappe report a.parquet b.parquet` does the same "
         "for two runs of the same players, policies, seed and races (docs/etape.md); "
         "analysis.etape.joker_value pairs races for the jokers (Jokers above).")
-    rep.section("Anomalies").table(s.anomalies(), "Anomalies (rates of stages or races with 95 % Wilson intervals)")
+    rep.section("Anomalies").table(s.anomalies(), "Anomalies (rates of stages or races with 95 % Wilson intervals; the jokers "
+                                                   "never used are a count, without one)")
     rep.section("Caveat").text(caveat_text(meta))
     return rep

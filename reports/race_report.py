@@ -470,14 +470,15 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     tested = int(paired["p_value"].notna().sum())  # Holm's m: a metric equal in every game has no p-value
     sec.text("Per game d = A - B; mean difference with a 95 % Student t interval (of each metric on its own; "
              "for a rate or a share clipped to [-1, 1], where a difference of two of them lies: the clipped "
-             "interval holds the true difference as often), two-sided t-test p-value, and Holm's step-down "
+             "interval holds the true difference as often), two-sided t-test p-value (where every game differs by "
+             "the same non-zero amount, the exact sign test, p = 2/2^n), and Holm's step-down "
              f"correction of the p-values across the {tested} metrics below that have one (alpha {alpha}; a "
              "metric equal in every game has nothing to test): p_holm and reject are what a headline answer uses.")
     sec.table(paired.drop(columns=["key"]).rename(columns={"mean_a": name_a, "mean_b": name_b}),
               "Every metric with its interval")
     if len(paired):
-        sec.figure(plots.forest(paired[paired["sd"] > 0]).figure, "Paired differences in sd units",
-                   name="forest")
+        sec.figure(plots.forest(paired[paired["sd"] > 0]).figure, "Paired differences in sd units; metrics that "
+                   "differ by the same amount in every game have no sd and are not drawn", name="forest")
 
     sec = rep.section("Runs")
     differ = design_differences(meta_a, meta_b)

@@ -31,10 +31,12 @@ def skill_section(section, h2h: pd.DataFrame, unit: str, ahead: str, policies: s
         section.text(f"Every seat plays the same policy, so there is no skill matrix: give the seats different "
                      f"policies ({policies}) to see whether skill matters.")
         return
-    section.text(f"Head to head within this run: the share of {unit}s in which the row policy finished ahead of "
-                 f"the column policy ({ahead}). n (pairs) counts seat pairs; the intervals count the pairs of one "
+    section.text(f"Head to head within this run: the share of seat pairs (a seat of the row policy against a seat "
+                 f"of the column policy on another side of the same {unit}) in which the row policy finished ahead "
+                 f"({ahead}). n (pairs) counts seat pairs; the intervals count the pairs of one "
                  f"{unit} together (clustered by {unit}), as they are not independent. {note}")
     section.table(h2h, f"Head to head: finishing ahead (95 % interval, clustered by {unit})")
     ax = skill_heatmap(h2h, title="Skill matrix: row finishes ahead of column", score_label="score (ahead + level / 2)")
-    section.figure(ax.figure, f"Skill matrix: share of {unit}s the row policy finished ahead of the column policy",
+    section.figure(ax.figure, "Skill matrix: score of the row policy against the column policy "
+                              "((ahead + level / 2) / seat pairs)",
                    figure_name)

@@ -169,7 +169,8 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
     spread = table[table["sd"] > 0]  # in sd units: a constant difference has none (as the race report's forest)
     if len(spread):
         ax = plots.forest(spread, title=f"Paired differences ({name_a} - {name_b})")
-        sec.figure(ax.figure, "Paired differences in standard-deviation units (filled: Holm-significant)",
+        sec.figure(ax.figure, "Paired differences in standard-deviation units (filled: Holm-significant); "
+                   "metrics that differ by the same amount in every game have no sd and are not drawn",
                    name="variant_differences")
 
     sec = rep.section("Method")

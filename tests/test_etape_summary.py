@@ -151,10 +151,12 @@ def test_side_classifications_by_hand():
     assert side["mountain_top"].to_dict() == pytest.approx({"A": 0.125, "B": 0.75})
     assert side["sprint_points"].to_dict() == pytest.approx({"A": 1.0, "B": 1.0})
     assert side["sprint_top"].to_dict() == pytest.approx({"A": 5 / 12, "B": 1 / 6})
-    # Wilson, z = 1.96, z^2 = 3.8416 (win_rates' interval). A's mountain top, 0.5 of 4: p = 0.125,
-    #   centre = (0.125 + 0.4802) / 1.9604 = 0.30871, half = 1.96 sqrt(0.027344 + 0.060025) / 1.9604 = 0.29552.
+    # Wilson, z = 1.96, z^2 = 3.8416 (win_rates' interval). A holds two slots and tops on at most one of them
+    # a race, so its 2 races are the trials: 0.5 of 2, p = 0.25, centre = (0.25 + 0.9604) / 2.9208 = 0.41440,
+    # half = 1.96 sqrt(0.09375 + 0.2401) / 2.9208 = 0.38773: [0.02667, 0.80213], per slot (/ 2)
+    # [0.01334, 0.40107] (over its 4 seat-races as if independent it would be [0.01319, 0.60423]).
     # B's, 1.5 of 2: p = 0.75, centre = (0.75 + 0.9604) / 2.9208 = 0.58559, half = 0.38773.
-    assert side.loc["A", ["mountain_top_low", "mountain_top_high"]].tolist() == pytest.approx([0.01319, 0.60423],
+    assert side.loc["A", ["mountain_top_low", "mountain_top_high"]].tolist() == pytest.approx([0.01334, 0.40107],
                                                                                                 abs=1e-4)
     assert side.loc["B", ["mountain_top_low", "mountain_top_high"]].tolist() == pytest.approx([0.19786, 0.97332],
                                                                                                 abs=1e-4)
