@@ -67,6 +67,14 @@ def _table(frame: pd.DataFrame, metadata: dict) -> pa.Table:
     return table.replace_schema_metadata(merged)
 
 
+def _put_in_place(tmp: Path, path: Path) -> None:
+    """Rename the written `tmp` to `path`, its bytes on disk first: after a
+    power cut `path` is the old file or the whole new one, never torn."""
+    with open(tmp, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     """Write a whole file at once: a temporary file, then a rename, so an
     interrupted write never leaves a partial file under `path`."""
@@ -74,7 +82,7 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with _writing(path, tmp):
         tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    os.replace(tmp, path)
+    _put_in_place(tmp, path)
 
 
 @contextlib.contextmanager
@@ -99,7 +107,7 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, metadata: dict) 
     tmp = path.with_name(path.name + ".tmp")
     with _writing(path, tmp):
         pq.write_table(_table(frame, metadata), tmp)
-    os.replace(tmp, path)
+    _put_in_place(tmp, path)
 
 
 def read_metadata(path: str | os.PathLike) -> dict:
@@ -242,6 +250,16 @@ def holds_this_run(path: Path, identity: dict) -> bool:
     return True
 
 
+def finished(path: Path, identity: dict) -> bool:
+    """holds_this_run, and where the file holds the run, its chunks folder
+    removed if a stop between writing the file and removing the folder left
+    it behind (the file was renamed into place whole: its chunks are in it)."""
+    if not holds_this_run(path, identity):
+        return False
+    shutil.rmtree(path.with_name(path.name + ".parts"), ignore_errors=True)
+    return True
+
+
 class ChunkedRun:
     """Finished chunks of one run, kept safe on disk until the run is joined.
 
@@ -297,7 +315,10 @@ class ChunkedRun:
         machines (simulate --share)."""
         mine = {**json.loads(json.dumps(self.identity)), "chunk_size": self.chunk_size}
         for part in sorted(self.parts.glob("chunk-*.parquet")):
-            saved = read_metadata(part)
+            try:
+                saved = read_metadata(part)
+            except ValueError as exc:  # torn (a power cut) or not etappe's
+                raise ValueError(f"{exc}: remove it, and the same command plays its games again") from None
             if differences({"chunk_size": self.chunk_size, **saved}, mine):  # chunks saved before sizes were kept pass
                 raise ValueError(another_run(f"{part} is a chunk of another run", saved, mine))
 
@@ -334,7 +355,7 @@ class ChunkedRun:
             finally:
                 if writer is not None:
                     writer.close()
-        os.replace(tmp, self.out)
+        _put_in_place(tmp, self.out)
         if drop:
             self.drop()
         return self.out
@@ -370,7 +391,7 @@ class Checkpoint:
         tmp = self.path.with_name(self.path.name + ".tmp")
         with _writing(self.path, tmp), open(tmp, "wb") as handle:
             pickle.dump({"identity": self.identity, "state": state}, handle)
-        os.replace(tmp, self.path)
+        _put_in_place(tmp, self.path)
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)

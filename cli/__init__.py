@@ -11,8 +11,16 @@ import sys
 import threading
 
 
+# Set by a Ctrl-C while starting. Numba compiles at import time, and an exception raised inside its
+# compile callbacks is swallowed there, so main() checks this before doing anything.
+interrupted = False
+
+
 def _interrupted_while_starting(signum, frame):
-    sys.stderr.write("interrupted. Nothing was done: the command was still starting.\n")
+    global interrupted
+    if not interrupted:
+        sys.stderr.write("interrupted. Nothing was done: the command was still starting.\n")
+    interrupted = True
     raise SystemExit(130)
 
 

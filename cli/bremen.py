@@ -11,7 +11,7 @@ import pandas as pd
 import typer
 
 from etappe.analysis import bremen as A
-from etappe.analysis.runio import BATCH_ROWS, ChunkedRun, file_hash, holds_this_run, package_version, read_parquet, write_atomic
+from etappe.analysis.runio import BATCH_ROWS, ChunkedRun, file_hash, finished, package_version, read_parquet, write_atomic
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, house_steps, load_board, ring_board
 
@@ -109,7 +109,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     _, full_options = A.options_row(options, players)
     identity = run_identity(players, games, policies, seed, b.hash, full_options)  # refuses a bad policy
     run = None
-    if out is not None and holds_this_run(out, identity):
+    if out is not None and finished(out, identity):
         say_nothing_to_play(out)
         kept, meta = read_parquet(out, SUMMARY_COLUMNS)  # a chunk's worth of memory, not the whole records
         kept.attrs.update(meta)
@@ -274,7 +274,7 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
         try:
             text = ring_board(**spec, name=name)
             run = out / "runs" / f"{name}.parquet"
-            done = holds_this_run(run, {**identity, "board_hash": file_hash(text)})
+            done = finished(run, {**identity, "board_hash": file_hash(text)})
         except ValueError as exc:
             fail(f"board {name}: {exc}")
         boards.append((spec, name, text, run, done))

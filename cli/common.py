@@ -262,11 +262,17 @@ def report_kept(out) -> str:
     return f"The report in {out} is not (completely) written: the same command writes it anew."
 
 
-def joining_kept(runs) -> str:
-    """The interruption line of joining chunks into a run file: the chunks are all still there."""
-    folders = " and ".join(str(r.parts) for r in runs)
-    return (f"The run's chunks are all still in {folders}: the same command joins them into "
-            f"{runs[0].out}, playing nothing again.")
+def joining_kept(runs) -> Callable[[], str]:
+    """The interruption line of joining chunks into run files, as things stand when it comes: the chunks
+    are all still there, or the files are written whole and only their chunks folders are left."""
+    def said() -> str:
+        if all(r.out.exists() for r in runs):
+            return (f"{' and '.join(str(r.out) for r in runs)} hold the whole run; the same command removes the "
+                    "chunks folders left beside them.")
+        folders = " and ".join(str(r.parts) for r in runs)
+        return (f"The run's chunks are all still in {folders}: the same command joins them into "
+                f"{runs[0].out}, playing nothing again.")
+    return said
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from etappe.analysis import etape as E
-from etappe.analysis.runio import (ChunkedRun, differences, holds_this_run, iter_parquet, package_version,
+from etappe.analysis.runio import (ChunkedRun, differences, finished, iter_parquet, package_version,
                                    read_metadata, read_parquet)
 
 from .common import (check_share, console, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
@@ -97,7 +97,9 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     wall = 0.0  # playing time of every chunk, those of an interrupted earlier session included
     summary = Summary(identity)
     runs = None
-    if out is not None and holds_this_run(out, identity) and stages_path(out).exists():
+    # the race file is joined first: with no stages file yet, its chunks are still needed
+    if out is not None and stages_path(out).exists() and finished(out, identity) \
+            and finished(stages_path(out), identity):
         say_nothing_to_play(out)
         metadata = read_metadata(out)
         check_stages_file(out, metadata)

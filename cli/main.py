@@ -432,10 +432,13 @@ def main() -> None:
     """The `etappe` command. A file the system will not let us read or write
     is the user's to fix: it is reported in one line, not as a traceback."""
     import signal
-    import threading
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C while starting: see cli/__init__.py
+    from etappe import cli as starting  # Ctrl-C while starting: see cli/__init__.py
+
+    if starting.interrupted:  # said already, and raised where a compile callback swallowed it
+        raise SystemExit(130)
+    if signal.getsignal(signal.SIGINT) is starting._interrupted_while_starting:  # not where SIGINT is ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     interruption_told(forget=True)
     try:
         app(prog_name="etappe")

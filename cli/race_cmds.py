@@ -16,7 +16,7 @@ from etappe.analysis.compare import card_rules
 from etappe.analysis.race import RaceRun, replay
 from etappe.analysis.race_summary import policy_rate_columns, policy_side_games
 from etappe.analysis.stats import wilson_interval
-from etappe.analysis.runio import (ChunkedRun, file_hash, holds_this_run, iter_parquet, package_version,
+from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata)
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, builtin_names, load_design
@@ -153,7 +153,7 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
         identity = {k: meta[k] for k in ("design_hash", "players", "policies", "seating", "seed", "games",
                                           "version", "options")}
         try:
-            if holds_this_run(out, identity):
+            if finished(out, identity):
                 say_nothing_to_play(out)
                 read_summary(out, summary)
                 summary.print(read_metadata(out), None)

@@ -223,3 +223,42 @@ def test_a_run_with_a_lookahead_seat_is_saved_in_small_chunks(game, policy, look
     assert result.exit_code == 0, result.output
     chunks = sorted((tmp_path / "run.parquet.parts").glob("chunk-*.parquet"))
     assert [pq.read_metadata(c).num_rows for c in chunks] == [lookahead_chunk]  # one row per game (per race)
+
+
+@pytest.mark.parametrize("game", ["stapop", "etape", "bremen"])
+def test_a_stop_after_the_run_file_is_written_leaves_chunks_the_next_command_removes(game, tmp_path, monkeypatch):
+    # Stopped between renaming the joined file into place and removing the chunks folder: the file holds the
+    # whole run, so Ctrl-C says so, and the same command plays nothing and removes the folder left behind.
+    def stop(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runio.ChunkedRun, "drop", stop)
+    out = tmp_path / "run.parquet"
+    args = ("simulate", game, "--games", 8, "--chunk-size", 4, "--seed", 1, "--out", out)
+    result = run(*args)
+    files = [out, tmp_path / "run.stages.parquet"] if game == "etape" else [out]
+    assert result.exit_code == 130 and all(f.exists() for f in files)
+    assert f"interrupted. {' and '.join(map(str, files))} hold the whole run; the same command removes the chunks " \
+           "folders left beside them." in said(result)
+    assert all(f.with_name(f.name + ".parts").exists() for f in files)
+    monkeypatch.undo()
+    result = run(*args)
+    assert result.exit_code == 0 and "already holds this run: nothing to play" in " ".join(result.stdout.split())
+    assert not any(f.with_name(f.name + ".parts").exists() for f in files)
+
+
+def test_a_torn_chunk_is_named_with_what_to_do(tmp_path, monkeypatch):
+    # a power cut while a chunk was written before chunks were flushed to disk, or a chunk damaged since
+    out = tmp_path / "run.parquet"
+    args = ("simulate", "stapop", "--games", 40, "--chunk-size", 20, "--seed", 5, "--out", out)
+    interrupt_play_after(monkeypatch, 1)
+    assert run(*args).exit_code == 130
+    monkeypatch.undo()
+    chunk = out.with_name(out.name + ".parts") / "chunk-000000.parquet"
+    chunk.write_bytes(b"")
+    result = run(*args)
+    assert result.exit_code == 2
+    assert f"{chunk}: not a Parquet run file: remove it, and the same command plays its games again" in said(result)
+    chunk.unlink()
+    result = run(*args)
+    assert result.exit_code == 0 and out.exists()
