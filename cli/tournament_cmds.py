@@ -139,9 +139,11 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
         from etappe.analysis.tournament import pair_table
 
         with progress_bar(None, "report", on_stop) as bar:
+            # the tables first and the report (its HTML last) after them: a report that is there is whole
+            Path(out).mkdir(parents=True, exist_ok=True)
+            write_atomic(Path(out) / "ratings.csv", ratings.to_csv(index=False))
+            write_atomic(Path(out) / "pairings.csv", pair_table(result).to_csv(index=False))
             path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor, on_section=bar.stage).write(out)
-        write_atomic(Path(out) / "ratings.csv", ratings.to_csv(index=False))
-        write_atomic(Path(out) / "pairings.csv", pair_table(result).to_csv(index=False))
         checkpoint.unlink()
         console.print(f"report: {path}")
     return result
