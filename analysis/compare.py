@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .race_summary import RaceSummary, outcomes_by_position
-from .stats import holm, p_text, paired_difference, rate, two_run_ratio_difference
+from .stats import holm, p_text, paired_difference, paired_proportion_difference, rate, two_run_ratio_difference
 
 __all__ = [
     "PairedComparison", "game_metrics", "compare_tables", "paired_table", "design_differences", "option_differences",
@@ -228,7 +228,10 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
 
     The interval of a rate or a share (BOUNDED_UNITS) is clipped to
     [-1, 1], where its difference lies: with few games Student's t reaches
-    beyond, and the clipped interval holds the true difference as often.
+    beyond, and the clipped interval holds the true difference as often. A
+    rate of 0 or 1 a game in both runs (who won, a stall) gets Tango's score
+    interval and McNemar's exact p from its discordant games instead
+    (stats.paired_proportion_difference).
 
     Holm's correction runs across the rows of this table (the metrics shown)
     whose paired differences vary: a metric whose paired difference is 0
@@ -269,6 +272,16 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     bounded = np.array([unit in BOUNDED_UNITS for _, unit in labels], dtype=bool)
     d["ci_low"] = np.where(bounded, np.maximum(d["ci_low"], -1.0), d["ci_low"])
     d["ci_high"] = np.where(bounded, np.minimum(d["ci_high"], 1.0), d["ci_high"])
+    # A rate of 0 or 1 a game on both sides (a^2 sums to a): the discordant games give Tango's interval
+    # and McNemar's exact p, which hold their level when few games differ, where the t interval does not.
+    binary = np.array([unit == "rate" and key in comp.metrics and all(
+        comp.sums[f"sum_{r}2"][comp.metrics.index(key)] == comp.sums[f"sum_{r}"][comp.metrics.index(key)]
+        for r in "ab") for key, (_, unit) in zip(names, labels)], dtype=bool) & (n > 1)  # one pair: no spread
+    if binary.any():
+        exact = paired_proportion_difference(n[binary], (sum_d2[binary] + sum_d[binary]) / 2,
+                                             (sum_d2[binary] - sum_d[binary]) / 2)
+        for key in ("ci_low", "ci_high", "p_value"):
+            d[key][binary] = exact[key]
     constant = (d["sd"] == 0) & (d["mean"] == 0)
     d["p_value"] = np.where(constant, np.nan, d["p_value"])
     adjusted, reject = holm(d["p_value"], alpha)
@@ -500,8 +513,12 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
         # one pair of games, has no interval and no test
         numbers = f"{name_a} {r['mean_a']:.4g} vs {name_b} {r['mean_b']:.4g}"
         n = int(r["n"])
-        if r["diff"] == 0 and (r["ci_low"] == r["ci_high"] or n == 1):
-            return f"{numbers}, equal in " + ("the one paired game" if n == 1 else f"every one of the {n} paired games")
+        if r["diff"] == 0 and (r["sd"] == 0 or n == 1):
+            # a rate of 0 or 1 a game keeps an interval (paired_table): so few games leave room for a difference
+            room = (f" (95 % interval of this metric alone [{r['ci_low']:.4g}, {r['ci_high']:.4g}])"
+                    if r["ci_low"] < r["ci_high"] else "")
+            return f"{numbers}, equal in " + ("the one paired game" if n == 1 else
+                                               f"every one of the {n} paired games{room}")
         if n == 1 and pd.isna(r["diff"]):  # a distance from the fair share needs two pairs
             return "not measured from one paired game: play more games"
         if n == 1:

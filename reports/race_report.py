@@ -471,7 +471,9 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.text("Per game d = A - B; mean difference with a 95 % Student t interval (of each metric on its own; "
              "for a rate or a share clipped to [-1, 1], where a difference of two of them lies: the clipped "
              "interval holds the true difference as often), two-sided t-test p-value (where every game differs by "
-             "the same non-zero amount, the exact sign test, p = 2/2^n), and Holm's step-down "
+             "the same non-zero amount, the exact sign test, p = 2/2^n); a rate of 0 or 1 a game (who won, a "
+             "stall) takes instead Tango's score interval and McNemar's exact test of the games in which the two "
+             "differ, which hold their level when few games differ (docs/statistics.md); and Holm's step-down "
              f"correction of the p-values across the {tested} metrics below that have one (alpha {alpha}; a "
              "metric equal in every game has nothing to test): p_holm and reject are what a headline answer uses.")
     sec.table(paired.drop(columns=["key"]).rename(columns={"mean_a": name_a, "mean_b": name_b}),

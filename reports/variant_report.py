@@ -107,8 +107,10 @@ def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str
     if row["n"] == 0:
         return f"{question} Not measured: no game gives this metric in both variants."
     numbers = f"{row['metric']}: A {_g(row['mean_a'])}, B {_g(row['mean_b'])}"
-    if row["diff"] == 0 and (row["ci_low"] == row["ci_high"] or row["n"] == 1):
-        return f"{question} Equal in every one of the {int(row['n'])} pairs ({numbers})."
+    if row["diff"] == 0 and (row["sd"] == 0 or row["n"] == 1):
+        room = (f"; 95 % interval of A - B [{row['ci_low']:+.4g}, {row['ci_high']:+.4g}]"
+                if row["ci_low"] < row["ci_high"] else "")
+        return f"{question} Equal in every one of the {int(row['n'])} pairs ({numbers}{room})."
     if row["n"] == 1 and pd.isna(row["diff"]):  # a distance from the fair share needs two pairs
         return f"{question} Not measured from one pair: play more {unit}s."
     if row["n"] == 1:  # one pair has no spread: no interval, no test
@@ -186,7 +188,9 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
              f"differences are paired {unit} by {unit} (common random numbers), far more precise than two "
              f"independent runs. Each row is the mean of the per-{unit} differences (A - B) with a 95 % Student t "
              f"interval (for a rate or a share, clipped to [-1, 1]); p is the two-sided t-test (where every {unit} differs by the same non-zero amount, the "
-             f"exact sign test), and Holm's step-down correction runs over every row that has a p (a metric equal "
+             f"exact sign test); a rate of 0 or 1 a {unit} takes instead Tango's score interval and McNemar's exact "
+             f"test of the {unit}s in which the variants differ (docs/statistics.md); and Holm's step-down "
+             f"correction runs over every row that has a p (a metric equal "
              f"in every {unit} has nothing to test). A metric that needs a winner ({needs_winner}) counts only the "
              f"{unit}s with one in both variants: its n says how many.{fair}")
     caveat = bremen_report.caveat_text(a["policies"], boards) if vc.game == "bremen" else etape_report.caveat_text(a)

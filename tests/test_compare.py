@@ -17,6 +17,7 @@ from etappe.analysis.compare import (
     seat_bias_strength,
 )
 from etappe.analysis.race_summary import game_table, summarize
+from etappe.analysis.stats import paired_proportion_difference
 from etappe.cli.report_cmds import compare_summaries
 
 from test_race_summary import make_records, toy_hands, toy_meta
@@ -63,9 +64,11 @@ def test_paired_differences_by_hand(runs):
     # first player won (games with a winner): A [1, 1, -, 1], B [0, 1, -, 0]: d = [1, 0, 1], var 1/3
     r = t.loc["first_position_won"]
     assert r["n"] == 3 and r["diff"] == pytest.approx(2 / 3) and r["sd"] == pytest.approx(math.sqrt(1 / 3))
-    # 2/3 -+ 1.4343: a difference of two rates lies in [-1, 1], so the upper end, 2.10, is clipped to 1
-    assert r["ci_low"] == pytest.approx(2 / 3 - T975[2] * math.sqrt(1 / 3) / math.sqrt(3), abs=1e-5)
-    assert r["ci_high"] == 1.0
+    # a rate of 0 or 1 a game: from the discordant games, 2 where only A's first player won and none the
+    # other way, Tango's interval and McNemar's exact p: both discordant games one way, 2 x (1/2)^2
+    exact = paired_proportion_difference(3, 2, 0)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((exact["ci_low"], exact["ci_high"]))
+    assert r["p_value"] == pytest.approx(0.5)
     # capped: A [0, 0, 1, 0], B all 0: mean .25, sd .5
     r = t.loc["capped"]
     assert r["diff"] == 0.25 and r["sd"] == pytest.approx(0.5)
@@ -115,8 +118,12 @@ def test_intervals_of_rates_and_shares_are_clipped_to_where_a_difference_can_be(
     half = T975[2] / math.sqrt(3)
     assert half == pytest.approx(2.484, abs=1e-3)
     # the first player's distance from 1/2: A and B both 2/3, g = d: clipped as well
-    for key in ("first_position_won", "first_player_gap", "dead_share"):
+    for key in ("first_player_gap", "dead_share"):
         assert (t.loc[key, "ci_low"], t.loc[key, "ci_high"]) == (-1.0, 1.0)
+    # the first player won, 0 or 1 a game: one discordant game each way, Tango's interval, inside [-1, 1]
+    exact = paired_proportion_difference(3, 1, 1)
+    assert (t.loc["first_position_won", "ci_low"], t.loc["first_position_won", "ci_high"]) == pytest.approx(
+        (exact["ci_low"], exact["ci_high"])) and -1 < exact["ci_low"] < 0 < exact["ci_high"] < 1
     # a count is not bounded: its interval stays Student's
     assert (t.loc["lead_changes", "ci_low"], t.loc["lead_changes", "ci_high"]) == pytest.approx((-half, half))
 

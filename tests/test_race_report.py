@@ -11,6 +11,7 @@ import pytest
 
 from etappe.analysis.race_summary import summarize
 from etappe.analysis.runio import write_parquet
+from etappe.analysis.stats import paired_proportion_difference
 from etappe.cli.report_cmds import compare_runs, report_command, summarize_run
 from etappe.reports import plots
 from etappe.reports.race_report import build_comparison_report, build_report
@@ -143,9 +144,10 @@ def test_comparison_report_counts_holm_over_the_tested_rows_and_clips_rates(toy)
     # lost to hazards and dead share are equal in every game, hazard_decided has one pair
     assert len(rows) == 13 and sum(r[9] != "" for r in rows.values()) == 7
     assert "Holm's step-down correction of the p-values across the 7 metrics below that have one" in md
-    # first player won, d = [1, 0, 1]: 2/3 + 4.303 * sqrt(1/3) / sqrt 3 = 2.10 is clipped to 1, as said
-    assert rows["first-player win rate"][7:9] == ["-0.7676", "1"]
-    assert "for a rate or a share clipped to [-1, 1]" in md
+    # first player won, d = [1, 0, 1], 0 or 1 a game: Tango's interval of 2 discordant games of 3, as said
+    exact = paired_proportion_difference(3, 2, 0)
+    assert rows["first-player win rate"][7:9] == [f"{exact['ci_low']:.4g}", f"{exact['ci_high']:.4g}"]
+    assert "for a rate or a share clipped to [-1, 1]" in md and "Tango's score interval" in md
 
 
 def test_comparison_by_role_says_its_shares_are_clustered_by_game(toy):

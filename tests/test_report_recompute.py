@@ -61,15 +61,38 @@ def clustered_share(num_g, den_g):
 
 
 def paired(a, b, bounded=False):
-    d = np.asarray(a, float) - np.asarray(b, float)
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    d = a - b
     d = d[~np.isnan(d)]
     n, m, sd = len(d), d.mean(), d.std(ddof=1)
+    if bounded and n > 1 and set(np.unique(a)) <= {0.0, 1.0} and set(np.unique(b)) <= {0.0, 1.0}:
+        # a rate of 0 or 1 a game (docs/statistics.md): Tango's interval, McNemar's exact p
+        n10, n01 = int((d == 1).sum()), int((d == -1).sum())
+        lo, hi = tango(n, n10, n01)
+        p = st.binomtest(min(n10, n01), n10 + n01, 0.5).pvalue if n10 + n01 else float("nan")
+        return dict(n=n, diff=m, sd=sd, lo=lo, hi=hi, p=p)
     half = st.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
     lo, hi = m - half, m + half
     if bounded:
         lo, hi = max(lo, -1.0), min(hi, 1.0)
     p = 2 * st.t.sf(abs(m) / (sd / math.sqrt(n)), n - 1) if sd > 0 else float("nan")
     return dict(n=n, diff=m, sd=sd, lo=lo, hi=hi, p=p)
+
+
+def tango(n, b, c):
+    """Tango's (1998) score interval of a paired difference of proportions, b and c the discordant
+    counts, each end found with scipy's brentq from the score statistic as the paper writes it."""
+    from scipy.optimize import brentq
+
+    def score(delta):
+        big_b = -b - c + (2 * n - b + c) * delta
+        q = (-big_b + math.sqrt(big_b**2 + 8 * n * c * delta * (1 - delta))) / (4 * n)
+        return (b - c - n * delta) / math.sqrt(n * (2 * q + delta * (1 - delta)))
+
+    d, edge = (b - c) / n, 1 - 1e-12
+    lo = -1.0 if d <= -edge or score(-edge) < Z else brentq(lambda x: score(x) - Z, -edge, d, xtol=1e-14)
+    hi = 1.0 if d >= edge or score(edge) > -Z else brentq(lambda x: score(x) + Z, d, edge, xtol=1e-14)
+    return lo, hi
 
 
 def holm(ps):
