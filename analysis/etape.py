@@ -952,7 +952,7 @@ class RunSummary:
             last = [int(s[key][self.max_stage]) if self.max_stage < len(s[key]) else 0
                     for key in ("by_stage", "by_stage_sq", "by_stage_uses")]
             row = {"joker": joker, "uses": uses, "use_rate": uses / seat_races if seat_races else np.nan,
-                   "in_last_stage": last[0] / max(uses, 1)}
+                   "in_last_stage": last[0] / uses if uses else np.nan}
             # per race: x and y of each share, as the sums (x, y, x^2, y^2, xy) over the races
             shares = {"use_rate": (uses, seat_races, s["uses_sq"], self.stage_races * holders ** 2, holders * uses),
                       "in_last_stage": (last[0], uses, last[1], s["uses_sq"], last[2])}
