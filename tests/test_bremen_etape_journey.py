@@ -91,6 +91,7 @@ def test_the_all_capped_warning_blames_random_play_only_when_every_seat_is_rando
 def _row(mean_a, mean_b, n):
     diff = mean_a - mean_b
     return pd.Series({"metric": "lead changes per game", "mean_a": mean_a, "mean_b": mean_b, "diff": diff,
+                      "sd": float("nan") if n < 2 else 0.0,  # as paired_table gives them: equal in every pair
                       "ci_low": float("nan") if n < 2 else diff, "ci_high": float("nan") if n < 2 else diff,
                       "p_holm": float("nan"), "reject": False, "n": n})
 
