@@ -93,6 +93,22 @@ def freeze_once_a_chunk_is_saved(proc: subprocess.Popen, parts: Path, log: Path)
     return len(list(parts.glob("chunk-*.parquet"))) if parts.is_dir() else 1
 
 
+def killed_once_a_chunk_is_saved(args: list[str], parts: Path, log: Path) -> int:
+    """Start the command, SIGKILL it (a power cut: no handler runs, nothing is cleaned up) once a chunk
+    is saved in `parts` (freeze_once_a_chunk_is_saved); return the chunks it had saved."""
+    proc, handle = start(args, log)
+    try:
+        kept = freeze_once_a_chunk_is_saved(proc, parts, log)
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        handle.close()
+    return kept
+
+
 def resume(args: list[str]) -> subprocess.CompletedProcess:
     done = subprocess.run(CLI + args, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=ENV,
                           preexec_fn=_no_inherited_sigint_ignore)
@@ -123,16 +139,7 @@ def test_a_killed_race_run_resumes_to_the_records_of_an_uninterrupted_run(tmp_pa
     out = tmp_path / "run.parquet"
     parts = tmp_path / "run.parquet.parts"
     args = race_args(out)
-    proc, handle = start(args, tmp_path / "killed.log")
-    try:
-        kept = freeze_once_a_chunk_is_saved(proc, parts, tmp_path / "killed.log")
-        proc.send_signal(signal.SIGKILL)  # a power cut: no handler runs, nothing is cleaned up
-        assert proc.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        handle.close()
+    kept = killed_once_a_chunk_is_saved(args, parts, tmp_path / "killed.log")
     n_chunks = RACE_GAMES // RACE_CHUNK
     assert 1 <= kept < n_chunks
     assert not out.exists(), "a killed run left a file at the final path"
@@ -195,17 +202,7 @@ def test_a_killed_tournament_resumes_from_its_checkpoint_to_the_same_results(tmp
     args = ["tournament", "millebornes", "--policies", ",".join(TOUR_POLICIES), "--players", "2",
             "--games", str(TOUR_GAMES), "--seed", str(TOUR_SEED), "--bootstrap", str(TOUR_BOOTSTRAP),
             "--out", str(out)]
-    log = tmp_path / "killed.log"
-    proc, handle = start(args, log)
-    try:
-        freeze_once_a_chunk_is_saved(proc, out / ".tournament-checkpoint.pkl", log)
-        proc.send_signal(signal.SIGKILL)
-        assert proc.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        handle.close()
+    killed_once_a_chunk_is_saved(args, out / ".tournament-checkpoint.pkl", tmp_path / "killed.log")
     assert not (out / "ratings.csv").exists() and not (out / "report.md").exists()
 
     done = resume(args)

@@ -13,7 +13,6 @@ nothing from etappe.analysis or etappe.reports computes an expected value.
 import json
 import math
 import re
-from html.parser import HTMLParser
 
 import matplotlib
 
@@ -33,26 +32,14 @@ from etappe.cli import bremen as bremen_cli
 from etappe.cli import etape as etape_cli
 from etappe.cli.report_cmds import compare_game_variants
 
+from test_report_recompute import _HtmlTables, holm, inverse_ecdf, wilson
+
 Z = st.norm.ppf(0.975)
 PROFILES = ["montagne", "descente", "plaine", "contre_la_montre", "voiture_balai"]
 JOKER_COLUMN = {"crevaison": "crev", "vitamine": "vita", "braquet": "braq"}
 
 
 # ------------------------------------------------------------ my own formulas (docs/statistics.md)
-def wilson(k, n, z=Z):
-    p = k / n
-    den = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / den
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (0.0 if k <= 0 else c - h), (1.0 if k >= n else c + h)
-
-
-def inverse_ecdf(x, q):
-    """Smallest value whose ECDF reaches q (Hyndman-Fan type 1)."""
-    x = np.sort(np.asarray(x))
-    return x[max(int(math.ceil(q * len(x) - 1e-12)), 1) - 1]
-
-
 def clustered_share(num_g, den_g):
     """Ratio sum num / sum den over clusters; Wilson at Korn-Graubard's effective size
     (Kish's (sum y)^2 / sum y^2 where R is 0 or 1 or the variance is 0)."""
@@ -133,15 +120,6 @@ def paired_rate(a, b):
     return dict(r, lo=lo, hi=hi, p=p)
 
 
-def holm(ps):
-    ps = np.asarray(ps, float)
-    out, run = np.empty(len(ps)), 0.0
-    for rank, i in enumerate(np.argsort(ps, kind="stable")):
-        run = max(run, min(1.0, (len(ps) - rank) * ps[i]))
-        out[i] = run
-    return out
-
-
 def per_race(x, races):
     """Row sums of a stage x seat array, added up per race."""
     return pd.Series(x.sum(1)).groupby(races).sum().to_numpy()
@@ -189,32 +167,6 @@ def printed(cell, value):
 def check_row(row, expected, label=""):
     for col, value in expected.items():
         assert printed(row[col], value), (label, col, row[col], value)
-
-
-class _HtmlTables(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.tables, self._t, self._cell = [], None, None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self._t = []
-        elif tag == "tr" and self._t is not None:
-            self._t.append([])
-        elif tag in ("td", "th") and self._t is not None:
-            self._cell = ""
-
-    def handle_endtag(self, tag):
-        if tag == "table":
-            self.tables.append(self._t)
-            self._t = None
-        elif tag in ("td", "th") and self._t is not None:
-            self._t[-1].append(self._cell.strip())
-            self._cell = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell += data
 
 
 def html_matches_markdown(md, html):
