@@ -161,8 +161,8 @@ class Records:
 
 # ------------------------------------------------------------ reading reports
 def md_tables(text):
-    """{caption: DataFrame of strings} for every table under a **caption**."""
-    out, cap, lines, i = {}, None, text.splitlines(), 0
+    """[(caption, DataFrame of strings)] for every table, its caption the **bold** line above it."""
+    out, cap, lines, i = [], None, text.splitlines(), 0
     while i < len(lines):
         m = re.match(r"^\*\*(.+)\*\*$", lines[i].strip())
         if m:
@@ -173,14 +173,15 @@ def md_tables(text):
             while i < len(lines) and lines[i].startswith("|"):
                 rows.append([c.strip() for c in lines[i].strip("|").split("|")])
                 i += 1
-            out.setdefault(cap, pd.DataFrame(rows, columns=head))
+            out.append((cap, pd.DataFrame(rows, columns=head)))
+            cap = None
             continue
         i += 1
     return out
 
 
 def table(tables, prefix):
-    return next(f for cap, f in tables.items() if cap and cap.startswith(prefix))
+    return next(f for cap, f in tables if cap and cap.startswith(prefix))
 
 
 class _HtmlTables(HTMLParser):

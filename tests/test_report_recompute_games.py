@@ -32,7 +32,7 @@ from etappe.cli import bremen as bremen_cli
 from etappe.cli import etape as etape_cli
 from etappe.cli.report_cmds import compare_game_variants
 
-from test_report_recompute import _HtmlTables, holm, inverse_ecdf, wilson
+from test_report_recompute import _HtmlTables, holm, inverse_ecdf, md_tables, table, wilson
 
 Z = st.norm.ppf(0.975)
 PROFILES = ["montagne", "descente", "plaine", "contre_la_montre", "voiture_balai"]
@@ -133,30 +133,6 @@ def chi_square(counts):
 
 
 # ------------------------------------------------------------ reading reports
-def md_tables(text):
-    """[(caption, DataFrame of strings)] for every table, its caption the **bold** line above it."""
-    out, cap, lines, i = [], None, text.splitlines(), 0
-    while i < len(lines):
-        m = re.match(r"^\*\*(.+)\*\*$", lines[i].strip())
-        if m:
-            cap = m.group(1)
-        if lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|(---\|)+$", lines[i + 1]):
-            head = [c.strip() for c in lines[i].strip("|").split("|")]
-            rows, i = [], i + 2
-            while i < len(lines) and lines[i].startswith("|"):
-                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
-                i += 1
-            out.append((cap, pd.DataFrame(rows, columns=head)))
-            cap = None
-            continue
-        i += 1
-    return out
-
-
-def table(tables, prefix):
-    return next(f for cap, f in tables if cap and cap.startswith(prefix))
-
-
 def printed(cell, value):
     """The reports print floats as %.4g and whole numbers whole."""
     if isinstance(value, (int, np.integer)):

@@ -17,7 +17,7 @@ from etappe.kernels.race_design import DesignError
 from etappe.kernels.race_position import play_position_move
 
 from test_bremen_rules import dests, first_roll
-from test_etape_rules import card, cards_of, field, mask, new_record
+from test_etape_rules import card, cards_of, field, lay_all, mask, new_record
 from test_etape_rules import position as position_of_stage
 from test_race_rules import MB, SO, TO, legal, position, side
 
@@ -178,8 +178,7 @@ def test_etape_the_plaine_sprint_lays_only_cards_legal_when_laid():
     # whether it fits or not.
     hands = [[card(RED, 7), card(BLUE, 9)], [card(BLUE, 6), card(BLUE, 3)], [], [card(YELLOW, 3)]]
     st, opts = position_of_stage(4, EK.PLAINE, hands, jokers=[0, 0, 0, 0])
-    st[EK.S_HAND + 2] |= 1 << card(RED, 6)
-    EK.lay(st, 2, card(RED, 6))
+    lay_all(st, 2, card(RED, 6))
     st[EK.S_HAND + 2] = mask(card(GREEN, 3))
     rec = heuristic_turn(st, opts, 0)
     assert cards_of(st[EK.S_HAND]) == [card(BLUE, 9)]
@@ -193,8 +192,7 @@ def test_etape_no_sprint_in_descente():
     # on every profile (test_etape_rules pins Montagne only).
     hands = [[card(RED, 9), card(RED, 8)], [card(BLUE, 3)], [], [card(YELLOW, 3)]]
     st, opts = position_of_stage(4, EK.DESCENTE, hands, jokers=[0, 0, 0, 0])
-    st[EK.S_HAND + 2] |= 1 << card(RED, 10)
-    EK.lay(st, 2, card(RED, 10))
+    lay_all(st, 2, card(RED, 10))
     st[EK.S_HAND + 2] = mask(card(GREEN, 3))
     rec = heuristic_turn(st, opts, 0)
     assert cards_of(st[EK.S_HAND]) == [card(RED, 8)]
