@@ -4,6 +4,7 @@ Every rule and option of the rules page is set up as a position and checked
 through the position API (legal moves, effects of a move). Expected values
 come from the rules page, never from running the engine.
 """
+import inspect
 import re
 from importlib import resources
 
@@ -1139,3 +1140,37 @@ def test_a_design_file_with_a_byte_order_mark_loads(tmp_path):
     path = tmp_path / "bom.toml"
     path.write_bytes(b"\xef\xbb\xbf" + SO_TEXT.encode("utf-8"))  # as some Windows editors save UTF-8
     assert load_design(path).name == "stapop"
+
+
+# ---- the order of the cards in a design file -------------------------------------
+def in_card_order(text, lead):
+    """The design file with its [[cards]] tables reordered: the cards keyed in
+    `lead` first, the others after them in reverse order."""
+    head, *cards = re.split(r"(?m)^(?=\[\[cards\]\])", text)
+    key = {block: re.search(r'(?m)^key = "(\w+)"', block)[1] for block in cards}
+    first = [block for k in lead for block in cards if key[block] == k]
+    return head + "".join(first + [block for block in reversed(cards) if block not in first])
+
+
+# A card's type number is its place in the file. The engine reads "none" as -1 (no safety
+# protects it, no limit shows), so a check that took 0 for "none" would misread the file's
+# first card: these orders put a safety, a limit, a hazard and the go card first.
+@pytest.mark.parametrize("name, lead", [
+    ("MB", ["right_of_way"]), ("MB", ["speed_limit", "extra_tank"]), ("MB", ["stop", "end_of_limit"]),
+    ("SO", ["headwind"]), ("SO", ["tailwind", "youth_hostel"]), ("SO", ["go"]),
+])
+def test_the_rules_tests_hold_whatever_the_order_of_the_cards(monkeypatch, name, lead):
+    # docs/designs.md: the card tables may come in any order. Every Mille Bornes (Stap op) rules test
+    # above that takes no parameter runs again on the design with its cards reordered.
+    text = {"MB": MB_TEXT, "SO": SO_TEXT}[name]
+    reordered = in_card_order(text, lead)
+    design = parse_design(reordered, f"reordered {name}")
+    assert [c.key for c in design.cards][:len(lead)] == lead
+    assert sorted(c.key for c in design.cards) == sorted(c.key for c in globals()[name].cards)
+    monkeypatch.setitem(globals(), name, design)
+    prefix = {"MB": "test_mb_", "SO": "test_stapop_"}[name]
+    tests = [f for k, f in globals().items() if k.startswith(prefix) and not getattr(f, "pytestmark", None)
+             and not inspect.signature(f).parameters]
+    assert len(tests) > 15
+    for test in tests:
+        test()
