@@ -1141,7 +1141,8 @@ def test_turbulent_returns_keep_the_rule_whenever_a_placement_can(no_fit):
     kept = broken = 0
     for case in range(120):
         g = Game(players=4, options={"turbulent": True, "turbulent_no_fit": no_fit}, seed=case)
-        spots = list(rng.permutation([f for f in board.names if f[0] in "mi"]))  # forest: one animal each
+        # one animal each on a forest or road field (a road field next to a start field included)
+        spots = list(rng.permutation([f for f in board.names if f[0] in "mi" or (f[0] == "r" and f not in CORNERS)]))
         for _ in range(2):
             for corner in CORNERS:
                 stack = g.stack(corner)

@@ -393,19 +393,22 @@ def test_two_crevaisons_on_one_player(stack, skips):
     assert st[K.S_JOKERS] == 0 and st[K.S_JOKERS + 2] == 0
 
 
-def test_vitamine_swaps_a_card_and_bars_retaliation():
-    hands = [[card(RED, 10), card(BLUE, 3)], [card(GREEN, 3)], [card(YELLOW, 4), card(YELLOW, 5)],
-             [card(YELLOW, 6), card(YELLOW, 7)]]
-    st, opts = position(4, K.MONTAGNE, hands, jokers=[K.J_VITAMINE, K.J_VITAMINE, 0, 0])
-    rec = turn(st, opts, 0)
-    # Seat 0 gave its slowest card (red 10) and drew seat 1's only card,
+@pytest.mark.parametrize("a", [0, 2])  # the drawer's seat: the bar holds between any two seats
+def test_vitamine_swaps_a_card_and_bars_retaliation(a):
+    b, c, d = (a + 1) % 4, (a + 2) % 4, (a + 3) % 4
+    hands = {a: [card(RED, 10), card(BLUE, 3)], b: [card(GREEN, 3)], c: [card(YELLOW, 4), card(YELLOW, 5)],
+             d: [card(YELLOW, 6), card(YELLOW, 7)]}
+    jokers = {a: K.J_VITAMINE, b: K.J_VITAMINE, c: 0, d: 0}
+    st, opts = position(4, K.MONTAGNE, [hands[s] for s in range(4)], jokers=[jokers[s] for s in range(4)])
+    rec = turn(st, opts, a)
+    # Seat a gave its slowest card (red 10) and drew seat b's only card,
     # then laid a 3 as usual.
-    assert cards_of(st[K.S_HAND + 1]) == [card(RED, 10)]
-    assert field(rec, K.F_VITA, 0) == 1 and field(rec, K.F_LAID, 0) == 1
-    assert len(cards_of(st[K.S_HAND])) == 1
-    assert st[K.S_JOKERS] == 0
-    targets = K.vitamine_targets(st, 1)
-    assert not (targets >> 0) & 1 and (targets >> 2) & 1 and (targets >> 3) & 1
+    assert cards_of(st[K.S_HAND + b]) == [card(RED, 10)]
+    assert field(rec, K.F_VITA, a) == b and field(rec, K.F_LAID, a) == 1
+    assert len(cards_of(st[K.S_HAND + a])) == 1
+    assert st[K.S_JOKERS + a] == 0
+    targets = K.vitamine_targets(st, b)  # seat b may not answer against seat a, against the others it may
+    assert not (targets >> a) & 1 and (targets >> c) & 1 and (targets >> d) & 1
 
 
 def test_vitamine_bar_on_retaliation_lifts_in_the_next_stage():
