@@ -578,6 +578,24 @@ def test_voiture_balai_bonuses_for_last_and_second_to_last():
     assert places(rec, 5) == [3, 2, 4, 5, 1]
 
 
+@pytest.mark.parametrize("emptied, times", [
+    ({2: 1, 1: 2}, [10, -60, -30, 30]),  # two emptied: the last 60 s, the one before it 30 s
+    ({1: 1}, [10, -60, 10, 30]),          # one emptied: 60 s, and nobody before it to get 30 s
+])
+def test_voiture_balai_bonuses_when_few_riders_emptied_their_hands(emptied, times):
+    # Rules page: "the last to lay their last card gets a 60 s bonus, the one before them 30 s; ...
+    # players left holding cards ... still pay for their cards" (+10 s for a 1-6, +30 s for a 7-12).
+    hands = [[card(RED, 3)], [], [card(GREEN, 4)], [card(BLUE, 8)]]
+    for seat in emptied:
+        hands[seat] = []
+    st, opts = position(4, K.BALAI, hands)
+    for seat, order in emptied.items():
+        st[K.S_FINISH + seat] = order
+    st[K.S_NFIN] = len(emptied)
+    winner, got, _ = score(st, opts, status=2)
+    assert winner == 1 and got == times
+
+
 def test_race_time_is_the_sum_of_stage_times_and_lowest_wins():
     races, stages = E.simulate(players=4, races=5, seed=3)
     for s in range(4):
