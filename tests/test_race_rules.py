@@ -701,6 +701,26 @@ def test_mb_coup_fourre_in_teams_of_four():
     assert info["coup_fourre_by"] is None and new["sides"][1]["battle"] == "stop"
 
 
+@pytest.mark.parametrize("attacker, declines, by", [(0, [], 1), (2, [], 3), (0, [1], 3)])
+def test_coup_fourre_partners_are_asked_in_turn_order(attacker, declines, by):
+    # docs/race_rules.md: "The players of the attacked side who hold the safety are asked in turn
+    # order; the first who accepts makes it" (a design with two Right of Way). Side 1 is seats 1
+    # and 3, both holding one: after seat 0 seat 1 is asked first, after seat 2 seat 3; a partner
+    # who declines leaves it to the next.
+    text = re.sub(r'(key = "right_of_way"[^[]*?count = )1', r"\g<1>2", MB_TEXT)
+    assert text != MB_TEXT
+    design = parse_design(text, "two right of way")
+    hands = {p: list(NEUTRAL_MB) for p in range(4)}
+    hands[attacker] = ["stop", "km25", "km50", "km75", "km100", "roll", "gasoline"]
+    for seat in (1, 3):
+        hands[seat] = ["right_of_way"] + NEUTRAL_MB[1:]
+    pos = position(4, hands, [side("roll"), side("roll")], on_turn=attacker)
+    policies = ["greedy:coup_fourre=0" if p in declines else "greedy" for p in range(4)]
+    new, info = play(design, pos, "play stop on side 1", policies=policies)
+    assert info["coup_fourre_by"] == by and info["next_seat"] == by
+    assert new["sides"][1]["safeties"] == ["right_of_way"] and new["sides"][1]["battle"] == "roll"
+
+
 def test_mb_coup_fourre_in_three_teams_of_six():
     pos = coup_position(players=6, victim_seat=4, attack="accident", safety="driving_ace")
     new, info = play(MB, pos, "play accident on side 1")
