@@ -4,6 +4,7 @@ Every rule and option of the rules page is set up as a position and checked
 through the position API (legal moves, effects of a move). Expected values
 come from the rules page, never from running the engine.
 """
+import functools
 import inspect
 import re
 from importlib import resources
@@ -1189,8 +1190,21 @@ def test_the_rules_tests_hold_whatever_the_order_of_the_cards(monkeypatch, name,
     assert sorted(c.key for c in design.cards) == sorted(c.key for c in globals()[name].cards)
     monkeypatch.setitem(globals(), name, design)
     prefix = {"MB": "test_mb_", "SO": "test_stapop_"}[name]
-    tests = [f for k, f in globals().items() if k.startswith(prefix) and not getattr(f, "pytestmark", None)
-             and not inspect.signature(f).parameters]
-    assert len(tests) > 15
-    for test in tests:
-        test()
+    calls = [call for k, f in globals().items() if k.startswith(prefix) for call in parametrized_calls(f)]
+    assert len(calls) > 15
+    for call in calls:
+        call()
+
+
+def parametrized_calls(test):
+    """A test function's calls as pytest makes them from its parametrize marks
+    (none for a test that takes a fixture)."""
+    calls = [{}]
+    for mark in getattr(test, "pytestmark", []):
+        if mark.name == "parametrize":
+            names = [n.strip() for n in mark.args[0].split(",")] if isinstance(mark.args[0], str) else mark.args[0]
+            rows = [values if len(names) > 1 else (values,) for values in mark.args[1]]
+            calls = [{**call, **dict(zip(names, row))} for call in calls for row in rows]
+    if set(inspect.signature(test).parameters) != set(calls[0]):
+        return []
+    return [functools.partial(test, **call) for call in calls]
