@@ -53,11 +53,10 @@ ST_RESHUFFLES = 5
 ST_LEADER = 6          # last strict distance leader, -1
 ST_LEAD_CHANGES = 7
 ST_STOCK_EXHAUSTED = 8
-ST_COUPS = 9
 # Bit s: side s has laid the safe-trip card / any distance card this hand (a setback may have taken
 # it off again: the scoring table asks what was laid).
-ST_SAFE_TRIP_LAID = 10
-ST_DISTANCE_LAID = 11
+ST_SAFE_TRIP_LAID = 9
+ST_DISTANCE_LAID = 10
 STOCK_AT = 16
 DISCARD_AT = STOCK_AT + MAX_DECK
 HAND_AT = DISCARD_AT + MAX_TYPES
@@ -831,7 +830,6 @@ def offer_coup_fourre(state, ct, rules, attacker, target, t, policy_ids, params,
         take_from_hand(state, seat, s)
         land_safety(state, ct, rules, target, s)
         state[DISCARD_AT + t] += 1
-        state[ST_COUPS] += 1
         cards[target, s, K_PLAYED] += 1
         cards[target, s, K_COUPS] += 1
         sides_out[target, S_COUPS] += 1
