@@ -275,7 +275,7 @@ def test_stapop_disqualify_through_the_move_itself():
     own = side("go", "tailwind", {"km5": 8, "km6": 4, "km8": 2, "km10": 1})
     hand = ["km5", "km10", "km5", "km5", "km5", "km5"]
     new, info = play(SO, so_pos(own, side("go"), hand), "play km5", options=opts)
-    assert not info["hand_over"]
+    assert not info["hand_over"] and new["sides"][0].get("disqualified") is True
     pos = turn_to(new, 0, ["km10", "km5", "km5", "km5", "km5", "km5"])
     _, info = play(SO, pos, "play km10", options=opts)
     assert not info["hand_over"] and info["trip_side"] == -1
@@ -487,6 +487,7 @@ def test_mb_option_overshoot_disqualify():
     assert ALL_KM <= legal(MB, mb_pos(own, side(), DIST_HAND), options=opts)
     new, info = play(MB, mb_pos(own, side(), DIST_HAND), "play km100", options=opts)
     assert new["sides"][0]["km"] == 750 and not info["hand_over"] and info["trip_side"] == -1
+    assert new["sides"][0].get("disqualified") is True  # "can no longer win": the move itself disqualifies
     # a position beyond the trip: refused under the default, a disqualified side under the option
     beyond = mb_pos(side("roll", distance={"km100": 7, "km50": 1}), side(), DIST_HAND)
     with pytest.raises(DesignError, match=r"sides\[0\].distance: 750 km, beyond the trip of 700"):
