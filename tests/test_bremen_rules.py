@@ -310,6 +310,22 @@ def test_a_foreign_animal_may_move_only_onto_an_own_animal():
     assert dests(moves, 1, "donkey") == set()         # a foreign donkey can sit on nothing
 
 
+@pytest.mark.parametrize("rule", ["direct", "stack"])
+def test_an_own_animal_on_the_next_field_is_nothing_to_sit_on(rule):
+    # "A foreign animal may be moved only if that move ends on top of one of your own animals": on
+    # the field it lands on. m06 holds a foreign dog, and an own rooster stands on the field after
+    # it in the board's numbering (a field's four places end where the next field's begin): the
+    # foreign cat may not land on m06 under either option (foreign_onto "stack" looks through the
+    # whole stack below, which holds no own animal).
+    g = game(foreign_onto=rule)
+    g.place(1, "cat", "r10")
+    g.place(0, "dog", "r08")
+    g.place(2, "donkey", "m04")
+    g.place(2, "dog", "m06")
+    g.place(0, "rooster", g.board.names[g.board.index("m06") + 1])
+    assert dests(g.first_moves(2, 4), 1, "cat", die=2) == {"r08"}
+
+
 def test_foreign_animal_onto_own_animal_under_a_foreign_one_is_an_option():
     for rule, allowed in (("direct", False), ("stack", True)):
         g = game(foreign_onto=rule)
