@@ -621,6 +621,8 @@ def test_mb_safety_extra_turn_and_none_once_the_stock_is_empty():
     hand = ["puncture_proof", "km25", "km50", "km100", "roll", "km75", "km200"]
     _, info = play(MB, mb_pos(side(), side(), hand, stock=10), "play puncture_proof")
     assert info["next_seat"] == 0
+    _, info = play(MB, mb_pos(side(), side(), hand, stock=1), "play puncture_proof")
+    assert info["next_seat"] == 0  # one card still to draw: the stock is not empty yet
     _, info = play(MB, mb_pos(side(), side(), hand, stock=0), "play puncture_proof")
     assert info["next_seat"] == 1  # French rule (default)
     _, info = play(MB, mb_pos(side(), side(), hand, stock=0), "play puncture_proof",
