@@ -807,6 +807,14 @@ def test_option_pick_after_deal(options, after):
     assert list(stages["profile"].cat.codes) == (seen if after else blind)
 
 
+@pytest.mark.parametrize("seat", [0, 2])
+def test_option_withhold_denies_the_jokers_to_that_seat_only(seat):
+    # docs/etape.md: withhold_seat, withhold_jokers "deny one seat some jokers"; the others keep all three.
+    st, _ = position(4, options={"withhold_seat": seat, "withhold_jokers": "vitamine,braquet"})
+    every = K.J_CREVAISON | K.J_VITAMINE | K.J_BRAQUET
+    assert list(st[K.S_JOKERS:K.S_JOKERS + 4]) == [K.J_CREVAISON if s == seat else every for s in range(4)]
+
+
 @pytest.mark.parametrize("jokers, dealt", [
     (None, K.J_CREVAISON | K.J_VITAMINE | K.J_BRAQUET), ("vitamine", K.J_VITAMINE),
     ("braquet,crevaison", K.J_BRAQUET | K.J_CREVAISON), ("", 0)])
