@@ -51,7 +51,10 @@ def test_a_mutant_is_the_source_with_one_place_changed():
     assert len({m["text"] for m in found}) == len(found) and SOURCE not in {m["text"] for m in found}
 
 
-def test_it_refuses_to_mutate_its_own_repository(tmp_path):
-    with pytest.raises(SystemExit):
+def test_it_refuses_to_mutate_its_own_repository(tmp_path, capsys):
+    source = (TOOL.parents[1] / "kernels" / "race.py").read_text()
+    with pytest.raises(SystemExit) as exit_:
         sweep.main([str(TOOL.parents[1]), "kernels/race.py", "legal_moves", "--tests", "tests",
                     "--out", str(tmp_path / "out.jsonl")])
+    assert exit_.value.code == 2 and "COPY is this repository" in capsys.readouterr().err
+    assert (TOOL.parents[1] / "kernels" / "race.py").read_text() == source and not (tmp_path / "out.jsonl").exists()

@@ -1185,7 +1185,7 @@ def in_card_order(text, lead):
 ])
 def test_the_rules_tests_hold_whatever_the_order_of_the_cards(monkeypatch, name, lead):
     # docs/designs.md: the card tables may come in any order. Every Mille Bornes (Stap op) rules test
-    # above that takes no parameter runs again on the design with its cards reordered.
+    # above runs again, with each of its parameters, on the design with its cards reordered.
     text = {"MB": MB_TEXT, "SO": SO_TEXT}[name]
     reordered = in_card_order(text, lead)
     design = parse_design(reordered, f"reordered {name}")
