@@ -42,6 +42,17 @@ def test_every_mutant_of_a_small_function():
     assert not any("cache=False" in m["text"] or "x >= 0" in m["text"] for m in found)
 
 
+def test_the_mutants_of_arithmetic_on_floats():
+    source = "def spread(x, n):\n    return -x / n ** 0.5\n"
+    lines = [(m["kind"], m["mutated"]) for m in sweep.mutants(source, {"spread"})]
+    assert sorted(lines) == sorted([
+        ("operator", "-x * n ** 0.5"),            # / for *
+        ("sign", "(x)"),                          # -x
+        ("operator", "n * 0.5"),                  # ** for *
+        ("constant", "1.5"),                      # 0.5
+    ])
+
+
 def test_a_mutant_is_the_source_with_one_place_changed():
     found = sweep.mutants(SOURCE, {"fits"})
     boundary = next(m for m in found if m["mutated"] == "a <= b")

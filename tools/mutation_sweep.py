@@ -1,9 +1,9 @@
 """Mutation sweep: how many small wrong changes to the rules code do the tests catch?
 
 Each mutant changes one thing in the chosen functions of one source file (a
-comparison flipped at its boundary or negated, + for -, & for |, and for or,
-a `not` dropped, an integer constant off by one, a statement deleted, an if
-or while condition made False); the chosen tests run against it. A mutant the
+comparison flipped at its boundary or negated, + for -, & for |, * for / or
+**, and for or, a `not` or a minus sign dropped, a constant one off, a
+statement deleted, an if or while condition made False); the chosen tests run against it. A mutant the
 tests pass "survived": either a test is missing, or the change cannot be
 seen (an equivalent mutant, e.g. `b + 0` for `b - 0`). Survivors are for a
 person to read; this tool gives no verdict.
@@ -36,7 +36,8 @@ from pathlib import Path
 FLIP_COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
                 ast.NotEq: ast.Eq}
 SWAP_OPERATOR = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd,
-                 ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult, ast.LShift: ast.RShift, ast.RShift: ast.LShift}
+                 ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult, ast.LShift: ast.RShift, ast.RShift: ast.LShift,
+                 ast.Div: ast.Mult, ast.Pow: ast.Mult}
 
 
 def mutants(source: str, functions: set[str]) -> list[dict]:
@@ -72,10 +73,14 @@ def mutants(source: str, functions: set[str]) -> list[dict]:
                 add(name, node, ast.unparse(ast.BoolOp(other, node.values)), "and/or")
             elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                 add(name, node, f"({ast.unparse(node.operand)})", "not")
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                add(name, node, f"({ast.unparse(node.operand)})", "sign")
             elif isinstance(node, ast.Constant) and type(node.value) is bool:
                 add(name, node, str(not node.value), "constant")
             elif isinstance(node, ast.Constant) and type(node.value) is int:
                 add(name, node, "0" if node.value == 1 else str(node.value + 1), "constant")
+            elif isinstance(node, ast.Constant) and type(node.value) is float:
+                add(name, node, repr(node.value + 1), "constant")
             elif isinstance(node, ast.AugAssign) and type(node.op) in SWAP_OPERATOR:
                 swapped = ast.AugAssign(node.target, SWAP_OPERATOR[type(node.op)](), node.value)
                 add(name, node, ast.unparse(swapped), "operator")
@@ -104,6 +109,8 @@ def main(argv=None) -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--sample", type=int, help="test this many mutants, drawn at random")
     parser.add_argument("--seed", type=int, default=0, help="the draw of --sample")
+    parser.add_argument("--mutants", help="test just these mutants, by number (e.g. an earlier sweep's survivors, "
+                                          "against more tests), comma-separated")
     parser.add_argument("--timeout", type=int, default=300, help="seconds a mutant's tests may take (a hang: caught)")
     parser.add_argument("--jit", action="store_true", help="run the tests compiled (default: Numba's JIT off)")
     parser.add_argument("--out", type=Path, required=True, help="results, one JSON line a mutant")
@@ -116,7 +123,11 @@ def main(argv=None) -> int:
     original = path.read_text()
     found = mutants(original, set(args.functions.split(",")))
     chosen = range(len(found))
-    if args.sample is not None and args.sample < len(found):
+    if args.mutants:
+        chosen = sorted({int(k) for k in args.mutants.split(",")})
+        if chosen[-1] >= len(found):
+            parser.error(f"--mutants: there are {len(found)} mutants, numbered 0 to {len(found) - 1}")
+    elif args.sample is not None and args.sample < len(found):
         chosen = sorted(random.Random(args.seed).sample(chosen, args.sample))
     done = {json.loads(line)["mutant"] for line in args.out.read_text().splitlines()} if args.out.exists() else set()
     env = dict(os.environ)
