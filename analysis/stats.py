@@ -203,8 +203,9 @@ def ratio_interval(n, sx, sy, sxx, syy, sxy, z: float = Z95):
     Wilson's at the effective sample size R (1 - R) / var (made smaller
     for few clusters), so it stays inside [0, 1] and does not collapse at 0
     or 1, where the units of a cluster are taken as wholly alike
-    (_clustered_wilson).
-    Returns (R, ci_low, ci_high); NaN where sy is 0 or n < 2.
+    (_clustered_wilson), as they are where one cluster (n = 1) shows no
+    spread at all.
+    Returns (R, ci_low, ci_high); NaN where sy is 0.
     """
     r, var, low, high = _clustered_share(n, sx, sy, sxx, syy, sxy, z)
     return r, low, high
@@ -298,9 +299,8 @@ def two_run_ratio_difference(a, b, z: float = Z95):
         se = np.sqrt(v1 + v2)
         # a normal test here rejects about 8 % of true nulls with 10 clusters a run, 11 % with 5
         df = (v1 + v2) ** 2 / (v1**2 / (n1 - 1) + v2**2 / (n2 - 1))
-        tstat = np.abs(d) / np.where(se > 0, se, 1)
-        p = np.where(se > 0, 2 * _st.t.sf(tstat, np.where(se > 0, df, 1)), np.where(d == 0, 1.0, 0.0))
-        p = np.where(np.isnan(d) | np.isnan(se), np.nan, p)
+        # se > 0: a share of 0 or 1 has the variance of its Wilson centre (_test_variance)
+        p = 2 * _st.t.sf(np.abs(d) / se, df)
     return _squeeze({"diff": d, "ci_low": low, "ci_high": high, "p_value": p})
 
 

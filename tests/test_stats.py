@@ -8,12 +8,14 @@ import pytest
 from etappe.analysis.stats import (
     IntHistogram,
     chisquare_uniform,
+    grouped_wilson,
     hist_ecdf,
     hist_quantile,
     holm,
     p_text,
     mean_curves,
     mean_interval,
+    rate,
     paired_difference,
     paired_from_values,
     paired_proportion_difference,
@@ -21,6 +23,7 @@ from etappe.analysis.stats import (
     ratio_interval,
     skill_table,
     small_expected_note,
+    t_point,
     two_run_ratio_difference,
     wilson_interval,
     Z95,
@@ -49,6 +52,20 @@ def test_wilson_vectorised():
     assert high == pytest.approx([0.9433, 0.7634], abs=1e-4)
 
 
+def test_grouped_wilson_is_wilson_over_the_trials_per_unit():
+    # 3 wins in 10 games where the policy held 20 seats: Wilson of 3 of 10 (published: .1078, .6032),
+    # each end times 10 / 20
+    assert grouped_wilson(3, 20, 10) == pytest.approx((0.1078 / 2, 0.6032 / 2), abs=1e-4)
+    assert grouped_wilson(3, 10, 10) == pytest.approx(wilson_interval(3, 10), abs=1e-12)
+
+
+def test_rate_is_nan_where_there_is_nothing_to_count():
+    assert rate(3, 4) == 0.75 and isinstance(rate(3, 4), float)
+    assert math.isnan(rate(0, 0))
+    out = rate([1, 2], [4, 0])
+    assert out[0] == 0.25 and math.isnan(out[1])
+
+
 def test_chisquare_uniform_hand_example():
     # expected 25 each: (25 + 25 + 0 + 0) / 25 = 2.0 on 3 df
     t = chisquare_uniform([30, 20, 25, 25])
@@ -69,6 +86,12 @@ def test_chisquare_two_cells():
     assert t.df == 1
     assert t.p_value == pytest.approx(math.erfc(math.sqrt(3.0 / 2)), abs=1e-12)
     assert math.isnan(chisquare_uniform([0, 0]).statistic)
+
+
+def test_chisquare_of_one_cell_or_no_count_has_no_statistic():
+    for counts, df, n in (([7], 0, 7), ([], 0, 0), ([0, 0, 0], 2, 0)):
+        t = chisquare_uniform(counts)
+        assert math.isnan(t.statistic) and math.isnan(t.p_value) and (t.df, t.n) == (df, n), counts
 
 
 def test_chisquare_says_when_its_expected_counts_are_too_small():
@@ -120,6 +143,18 @@ def test_mean_interval():
     assert out["mean"] == 2 and out["sd"] == pytest.approx(1.0)
     # Student's t, 2 degrees of freedom: F(q) = 1/2 + q / (2 sqrt(2 + q^2)) = .975 gives q^2 = 1.805 / .0975
     assert out["ci_high"] == pytest.approx(2 + math.sqrt(1.805 / 0.0975) / math.sqrt(3), abs=1e-6)
+
+
+def test_t_points_from_the_tables():
+    # Student's t, 97.5 % points: 1 degree of freedom 12.7062, 10: 2.2281; none for a single value
+    assert t_point(2) == pytest.approx(12.7062, abs=1e-4) and t_point(11) == pytest.approx(2.2281, abs=1e-4)
+    assert math.isnan(t_point(1)) and math.isnan(t_point(0))
+
+
+def test_mean_interval_of_one_value_or_none():
+    one = mean_interval(1, 5, 25)
+    assert one["mean"] == 5 and all(math.isnan(one[k]) for k in ("sd", "se", "ci_low", "ci_high"))
+    assert all(math.isnan(v) for v in mean_interval(0, 0, 0).values())
 
 
 def test_holm_hand_example():
@@ -225,6 +260,51 @@ def test_a_clustered_share_of_0_or_1_counts_the_clusters_not_their_units():
     assert (r, low) == (0.0, 0.0) and high == pytest.approx(Z95**2 / (49 / 13 + Z95**2), abs=1e-12)
 
 
+def test_a_clustered_share_of_few_clusters_takes_student_s_t():
+    # Three games of 3 cards, 2, 0 and 1 played: R = 3/9 = 1/3, residuals x - R y = 1, -1, 0,
+    # var = 3/2 (1 + 1) / 9^2 = 1/27; n_eff = (2/9) / (1/27) (z / t_2)^2, t_2 = 4.302653 (tables),
+    # = 1.24512; Wilson at p = 1/3, n = 1.24512: centre (1/3 + 1.54272) / 4.08544 = 0.45921,
+    # half 1.96 sqrt(0.17846 + 0.61955) / 4.08544 = 0.42859
+    r, low, high = ratio_interval(3, 3, 9, 5, 27, 9)
+    assert r == pytest.approx(1 / 3) and (low, high) == pytest.approx((0.03062, 0.88780), abs=1e-4)
+    n_eff = 6 * (Z95 / 4.302653) ** 2
+    assert (low, high) == pytest.approx(wilson_interval(n_eff / 3, n_eff), abs=1e-6)
+
+
+def test_a_clustered_share_of_one_game_counts_it_as_one_trial():
+    # one game, 1 of its 3 cards played: nothing shows how alike a game's cards are, so they count
+    # as one trial: Wilson's interval of 1/3 of 1
+    r, low, high = ratio_interval(1, 1, 3, 1, 9, 3)
+    assert r == pytest.approx(1 / 3) and (low, high) == pytest.approx(wilson_interval(1 / 3, 1), abs=1e-12)
+    assert all(math.isnan(v) for v in ratio_interval(3, 0, 0, 0, 0, 0))
+
+
+def test_a_difference_of_one_game_or_without_a_second_unit_has_no_interval():
+    one_game = ratio_difference_interval(1, 1, 2, 0, 2, np.outer([1, 2, 0, 2], [1, 2, 0, 2]))
+    no_second = ratio_difference_interval(2, 1, 2, 0, 0, np.diag([1.0, 2, 0, 0]))
+    for out in (one_game, no_second):
+        assert all(math.isnan(out[k]) for k in ("diff", "ci_low", "ci_high"))
+
+
+def test_a_difference_whose_first_share_is_0_takes_its_units_as_wholly_alike():
+    """Three games, (x1, y1, x2, y2) = (0, 1, 1, 1), (0, 2, 0, 2), (0, 1, 1, 2): share 1 is 0 of 4,
+    whose Wilson upper end is taken at Kish's n = 4^2 / 6 (no residual shows how alike a game's
+    units are), u1 = z^2 / (n + z^2); share 2, 2 of 5, has its clustered interval (l2, u2). Its
+    variance is 0, so rho is 0: Newcombe's D - (u2 - R2) to D + sqrt(u1^2 + (R2 - l2)^2)."""
+    v = np.array([[0, 1, 1, 1], [0, 2, 0, 2], [0, 1, 1, 2]], dtype=float)
+    x1, y1, x2, y2 = v.sum(axis=0)
+    out = ratio_difference_interval(3, x1, y1, x2, y2, v.T @ v)
+    r2, l2, u2 = ratio_interval(3, 2, 5, 2, 9, 3)
+    u1 = Z95**2 / (16 / 6 + Z95**2)
+    assert out["diff"] == pytest.approx(-0.4)
+    assert (out["ci_low"], out["ci_high"]) == pytest.approx((-0.4 - (u2 - r2), -0.4 + math.hypot(u1, r2 - l2)))
+
+
+def test_a_share_of_a_single_unit_is_wilson_of_one():
+    # two games, one card dealt in one of them, and played: R = 1, Wilson of 1 of 1, [1 / (1 + z^2), 1]
+    assert ratio_interval(2, 1, 1, 1, 1, 1) == pytest.approx((1.0, 1 / (1 + Z95**2), 1.0), abs=1e-12)
+
+
 @pytest.mark.parametrize("per_cluster", [4, 5, 10, 3])
 def test_clusters_of_one_share_get_the_same_interval_whether_or_not_it_rounds(per_cluster):
     """100 races that each pick a profile once in `per_cluster` stages (1/5 in Tape l'étape's
@@ -250,6 +330,20 @@ def test_a_clean_sweep_in_the_skill_matrix_is_as_sure_as_its_games():
     assert (b["score"], b["ci_low"]) == (0.0, 0.0) and b["ci_high"] == pytest.approx(Z95**2 / (50 + Z95**2), abs=1e-12)
 
 
+def test_a_skill_table_leaves_partners_out_and_counts_level_finishes_as_half():
+    """Seats A, B, B, A on sides 0, 1, 0, 1: seats 0 and 2 (A and B) are partners, not opponents;
+    A meets B on the pairs (seat 0, seat 1) and (seat 3, seat 2). Game 1 finishes 3, 1, 2, 2: A ahead,
+    then level; game 2 finishes 1, 1, 1, 3: level, then A ahead. A against B: 2 ahead, 2 level of 4
+    pairs, score (2 + 2/2) / 4 = .75. Each game gives the same half points (3 of 4): no spread, so the
+    pairs of a game count as one: Wilson's interval of 1.5 of 2 (Kish's n = 4^2 / (2^2 + 2^2))."""
+    keys = [np.array([3, 1]), np.array([1, 1]), np.array([2, 1]), np.array([2, 3])]
+    table = skill_table(["A", "B", "B", "A"], keys, seat_side=[0, 1, 0, 1]).set_index("policy")
+    a, b = table.loc["A"], table.loc["B"]
+    assert (a["pairs"], a["ahead"], a["behind"], a["level"], a["score"]) == (4, 2, 0, 2, 0.75)
+    assert (b["ahead"], b["behind"], b["level"], b["score"]) == (0, 2, 2, 0.25)
+    assert (a["ci_low"], a["ci_high"]) == pytest.approx(wilson_interval(1.5, 2), abs=1e-12)
+
+
 def _run_sums(x, y):
     x, y = np.asarray(x, float), np.asarray(y, float)
     return (x.size, x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
@@ -267,6 +361,21 @@ def test_two_run_difference_p_value_is_welch_t():
     assert out["diff"] == pytest.approx(0.35)
     assert out["p_value"] == pytest.approx(2 * st.t.sf(0.35 / math.sqrt(va + vb), df), rel=1e-9)
     assert out["p_value"] == pytest.approx(0.2968, abs=1e-4)   # the normal test would say 0.2025
+
+
+def test_two_run_difference_with_a_share_of_0_tests_with_the_wilson_centre_s_variance():
+    """Run a: clusters (0, 2), (0, 3): R = 0, no residual to go on. Its test variance is that of the
+    Wilson centre at Kish's size n = 5^2 / 13: p~ = (z^2 / 2) / (n + z^2), p~ (1 - p~) / (n + z^2)
+    (Agresti and Coull). Run b as above: R = 3/5, var .0624. Welch's t on (0 - .6) over their sum."""
+    from scipy import stats as st
+    out = two_run_ratio_difference(_run_sums([0, 0], [2, 3]), _run_sums([1, 2, 0], [2, 2, 1]))
+    n, z2 = 25 / 13, Z95**2
+    centre = (z2 / 2) / (n + z2)
+    va, vb = centre * (1 - centre) / (n + z2), 0.0624
+    assert va == pytest.approx(0.038542, abs=1e-6)
+    df = (va + vb) ** 2 / (va**2 / 1 + vb**2 / 2)
+    assert out["diff"] == pytest.approx(-0.6)
+    assert out["p_value"] == pytest.approx(2 * st.t.sf(0.6 / math.sqrt(va + vb), df), rel=1e-9)
 
 
 def test_two_run_difference_p_value_holds_its_level_with_few_clusters():
@@ -297,6 +406,15 @@ def test_histogram_quantiles_and_ecdf():
     x, F = hist_ecdf([5, 6, 7], [10, 0, 90])
     assert list(x) == [5, 7] and F == pytest.approx([0.1, 1.0])
     assert math.isnan(hist_quantile([], [], 0.5))
+    x, F = hist_ecdf([], [])
+    assert x.size == F.size == 0
+
+
+def test_a_histogram_of_one_value():
+    h = IntHistogram.of([7])
+    assert (h.n, h.quantile(0.5), h.quantile(0.95)) == (1, 7, 7)
+    mean, sd = h.mean_sd()
+    assert mean == 7 and math.isnan(sd)
 
 
 def test_describe_worked_by_hand():
@@ -304,6 +422,9 @@ def test_describe_worked_by_hand():
     row = IntHistogram.of(np.array([4, 1, 3, 2, np.nan])).describe("turns")
     assert row == {"metric": "turns", "n": 4, "mean": 2.5, "sd": pytest.approx(math.sqrt(5 / 3)), "median": 2,
                    "p95": 4, "min": 1.0, "max": 4.0}
+    # 1 .. 20: the 95th percentile is 19 (its ECDF is .95), not the maximum
+    row = IntHistogram.of(range(1, 21)).describe("turns")
+    assert (row["median"], row["p95"], row["max"]) == (10, 19, 20.0)
     empty = IntHistogram().describe("none")
     assert empty["n"] == 0 and all(math.isnan(empty[k]) for k in ("mean", "sd", "median", "p95", "min", "max"))
 
@@ -320,6 +441,12 @@ def test_int_histogram_merge():
     mean, sd = IntHistogram.of([1, 2, 3]).mean_sd()
     assert mean == 2 and sd == pytest.approx(1.0)
     assert IntHistogram().merge(a) == a
+    assert b.merge(a) == m  # the first one reaching the higher values
+    assert a.merge(IntHistogram.of([4])) == IntHistogram.of([3, 4, 5, 5])
+    # values that repeat: 1, 1, 3 has mean 5/3 and sample sd sqrt(((2/3)^2 2 + (4/3)^2) / 2) = sqrt(4/3)
+    assert IntHistogram.of([1, 3, 1]).mean_sd() == pytest.approx((5 / 3, math.sqrt(4 / 3)))
+    frame = IntHistogram.of([5, 7, 5]).frame()
+    assert frame.to_dict("list") == {"value": [5, 7], "count": [2, 1], "ecdf": [pytest.approx(2 / 3), 1.0]}
     assert IntHistogram.of([np.nan, 2.0]) == IntHistogram.of([2])
     with pytest.raises(ValueError, match="whole numbers"):
         IntHistogram.of([1.0, 2.5])  # not rounded in silence
@@ -333,6 +460,7 @@ def test_mean_curves_clusters_the_rows_of_one_game():
     row = mean_curves(long, "x", cluster="game").iloc[0]
     assert (row["n"], row["mean"]) == (6, 3)
     assert row["sd"] == pytest.approx(math.sqrt(16 / 5))  # the spread of single results
+    assert (row["band_low"], row["band_high"]) == pytest.approx((3 - math.sqrt(16 / 5), 3 + math.sqrt(16 / 5)))
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((3 - 4.968275, 3 + 4.968275), abs=1e-5)
     # the six rows as independent results would give 3 +- t(5) sqrt(16 / 5 / 6) = 3 +- 2.570582 * 0.730297
     unclustered = mean_curves(long, "x").iloc[0]
@@ -366,6 +494,8 @@ def test_paired_proportion_difference_matches_published_values():
     assert (out["ci_low"], out["ci_high"]) == pytest.approx((-0.517, -0.026), abs=5e-4)
     assert out["p_value"] == pytest.approx(2 * 9 / 256)  # 2 P(X <= 1), X ~ Bin(8, 1/2): 0.0703
     # no discordant game: nothing to test, and the interval is Wilson's 0-of-n bound either way, z^2 / (n + z^2)
+    # as many games only A's as only B's: McNemar's p is 1 (twice P(X <= 3), X ~ Bin(6, 1/2), is 1.3125)
+    assert paired_proportion_difference(20, 3, 3)["p_value"] == 1.0
     out = paired_proportion_difference(30, 0, 0)
     bound = 1.959964**2 / (30 + 1.959964**2)
     assert np.isnan(out["p_value"]) and (out["ci_low"], out["ci_high"]) == pytest.approx((-bound, bound))
