@@ -14,7 +14,7 @@ import pytest
 
 from etappe.analysis.race import simulate
 from etappe.kernels import race as K
-from etappe.kernels.race_design import DesignError, load_design, parse_design
+from etappe.kernels.race_design import DesignError, load_design, parse_design, turn_cap
 from etappe.kernels.race_position import legal_moves_of, play_position_move, position_state
 
 MB = load_design("millebornes")
@@ -1120,6 +1120,16 @@ def test_turn_cap_cuts_a_hand_off_and_reports_it():
     df = simulate("millebornes", players=2, games=20, seed=1, options={"turn_cap": 8})
     assert (df["hand"] == 0).all() and (df["capped"] == 1).all() and (df["turns"] == 8).all()
     assert (df["winner_side"] == -1).all()
+
+
+def test_default_turn_cap_follows_the_deck():
+    # docs/designs.md: a play-out design's cap is the deck plus the players plus one, which no legal
+    # hand reaches; a reshuffle design's is 40 turns a card. The rulebooks' decks: Mille Bornes 106
+    # cards (101 for 2 or 3 players), Stap op 99.
+    assert (turn_cap(MB, 4), turn_cap(MB, 6), turn_cap(MB, 2)) == (106 + 4 + 1, 106 + 6 + 1, 101 + 2 + 1)
+    assert turn_cap(SO, 4) == turn_cap(SO, 2) == 40 * 99
+    _, rules = MB.tables(4)
+    assert rules[K.R_TURN_CAP] == 111 and MB.tables(4, {"turn_cap": 50})[1][K.R_TURN_CAP] == 50
 
 
 @pytest.mark.parametrize("removal, field, problem", [

@@ -1,0 +1,150 @@
+"""Every check of a design file, one mistake at a time: refused with the field and the problem.
+
+docs/designs.md: "Every mistake is refused with the file, the field and the problem", with the
+ranges and the constraints of its tables. Each case makes one mistake in a small design that is
+valid as written (the first test), so that the refusal is that mistake's and no other.
+"""
+import pytest
+
+from etappe.kernels.race_design import DesignError, parse_design
+
+TINY = """\
+[design]
+name = "tiny"
+players = [2]
+hand_size = 2
+stock_exhausted = "play_out"
+
+[target]
+kind = "sum"
+trip = 100
+
+[[cards]]
+key = "go"
+role = "go"
+count = 6
+
+[[cards]]
+key = "km50"
+role = "distance"
+value = 50
+count = 10
+
+[[cards]]
+key = "stop"
+role = "hazard"
+remedy = "go"
+count = 2
+
+[[cards]]
+key = "flat"
+role = "hazard"
+remedy = "spare"
+count = 2
+
+[[cards]]
+key = "spare"
+role = "remedy"
+count = 2
+
+[[cards]]
+key = "limit"
+role = "limit"
+count = 2
+
+[[cards]]
+key = "end_limit"
+role = "end_limit"
+count = 2
+
+[[cards]]
+key = "ace"
+role = "safety"
+protects = ["flat"]
+count = 1
+
+[[cards]]
+key = "thief"
+role = "setback"
+removes = "km50"
+count = 1
+"""
+
+
+def card(key, role, extra=""):
+    return f'\n[[cards]]\nkey = "{key}"\nrole = "{role}"\ncount = 1\n{extra}'
+
+
+def test_the_small_design_is_valid_as_written():
+    design = parse_design(TINY, "tiny.toml")
+    assert [c.key for c in design.cards] == ["go", "km50", "stop", "flat", "spare", "limit", "end_limit", "ace", "thief"]
+    assert sum(design.counts(2).values()) == 28
+
+
+# (what is wrong, the text replaced, its replacement, the field named, the problem)
+MISTAKES = [
+    ("no card types", TINY, "cards = []\n" + TINY[:TINY.index("[[cards]]")], "cards", "a design needs cards"),
+    ("a key twice", "", card("km50", "distance", "value = 25"), "cards", "card key 'km50' appears more than once"),
+    ("no go card", 'key = "go"\nrole = "go"', 'key = "go"\nrole = "remedy"', "cards",
+     "no card with role 'go'; every design needs one"),
+    ("no distance card", 'role = "distance"\nvalue = 50', 'role = "end_limit"', "cards",
+     "no card with role 'distance'; every design needs one"),
+    ("two go cards", "", card("roll", "go"), "cards", "more than one card type with role 'go'"),
+    ("a go card of count 0", 'role = "go"\ncount = 6', 'role = "go"\ncount = 0', "cards[0] (go).count",
+     "the go card has count 0: no side could ever start moving"),
+    ("a limit and nothing to lift it", 'key = "end_limit"\nrole = "end_limit"\ncount = 2', 'key = "end_limit"\nrole = "limit"\ncount = 2',
+     "cards", "a limit (or start_under_limit) needs a card with role 'end_limit' to lift it"),
+    ("a remedy that is no card", 'remedy = "spare"', 'remedy = "spanner"', "cards[3] (flat).remedy",
+     "no card 'spanner' in this design"),
+    ("a remedy that is a distance card", 'remedy = "spare"', 'remedy = "km50"', "cards[3] (flat).remedy",
+     "'km50' has role 'distance'; a remedy must be a 'remedy' or the 'go' card"),
+    ("a remedy of count 0", 'role = "remedy"\ncount = 2', 'role = "remedy"\ncount = 0', "cards[3] (flat).remedy",
+     "'spare' has count 0: a side hit by 'flat' could never move again"),
+    ("a safety protecting nothing", 'protects = ["flat"]', "protects = []", "cards[7] (ace).protects",
+     "a safety must protect at least one hazard, limit or setback"),
+    ("a safety protecting no card", 'protects = ["flat"]', 'protects = ["puncture"]', "cards[7] (ace).protects",
+     "no card 'puncture' in this design"),
+    ("a safety protecting a remedy", 'protects = ["flat"]', 'protects = ["spare"]', "cards[7] (ace).protects",
+     "'spare' has role 'remedy'; a safety protects hazards, limits or setbacks"),
+    ("two safeties for one hazard", "", card("ace2", "safety", 'protects = ["flat"]'), "cards[9] (ace2).protects",
+     "'flat' is already protected by 'ace'"),
+    ("a setback removing a go card", 'removes = "km50"', 'removes = "go"', "cards[8] (thief).removes",
+     "'go' is not a distance card of this design"),
+    ("a setback removing no card", 'removes = "km50"', 'removes = "km75"', "cards[8] (thief).removes",
+     "'km75' is not a distance card of this design"),
+    ("a per-card target in a sum design", "value = 50\n", "value = 50\ntarget = 2\n", "cards[1] (km50).target",
+     "per-card targets belong to set targets; this design's target is a sum"),
+    ("a remedy for no hazard", "", card("oil", "remedy"), "cards[9] (oil)",
+     "a remedy for no hazard: no hazard names it as its remedy"),
+    ("hands that take the whole deck", "hand_size = 2", "hand_size = 14", "design.hand_size",
+     "14 cards to each of 2 players take 28 of the deck's 28: none would be left to draw"),
+    ("a deck over 400 cards", 'value = 50\ncount = 10', 'value = 50\ncount = 383', "cards", "401 cards; at most 400"),
+    ("33 card types", "", "".join(card(f"oil{i}", "remedy") for i in range(24)), "cards", "33 card types; at most 32"),
+    ("a distance of 0 km", "value = 50", "value = 0", "cards[1] (km50).value", "must be at least 1, not 0"),
+    ("a distance beyond 10 000 km", "value = 50", "value = 10001", "cards[1] (km50).value",
+     "must be at most 10000, not 10001"),
+    ("an unknown rule option", "", "\n[options]\nrefuel = true\n", "options.refuel", "unknown rule option; known: "),
+    ("options that are no table", "[design]", "options = 3\n[design]", "options", "must be a table"),
+    ("an empty name", 'name = "tiny"', 'name = " "', "design.name", "must not be empty"),
+    ("an unknown field of [design]", 'name = "tiny"', 'name = "tiny"\ncolour = "red"', "design.colour",
+     "unknown field; expected one of: "),
+    ("an unknown table", "", '\n[rules]\nfast = true\n', "rules", "unknown field; expected one of: "),
+    ("a sum target without its trip", "trip = 100\n", "", "target.trip", "missing: a sum target needs its trip in km"),
+]
+
+
+@pytest.mark.parametrize("old, new, field, problem", [m[1:] for m in MISTAKES], ids=[m[0] for m in MISTAKES])
+def test_one_mistake_is_refused_naming_the_field_and_the_problem(old, new, field, problem):
+    text = TINY + new if old == "" else TINY.replace(old, new, 1)
+    assert text != TINY
+    with pytest.raises(DesignError) as refused:
+        parse_design(text, "tiny.toml")
+    assert str(refused.value).startswith(f"tiny.toml: {field}: {problem}"), str(refused.value)
+
+
+def test_a_set_target_may_ask_for_none_of_a_distance_card():
+    # docs/designs.md: a distance card's target is 0 to 400; with 0 the kind is complete from the start
+    text = TINY.replace('kind = "sum"\ntrip = 100', 'kind = "set"').replace("value = 50\n", "value = 50\ntarget = 2\n")
+    text += card("km25", "distance", "value = 25\ntarget = 0")
+    design = parse_design(text, "tiny.toml")
+    assert [c.target for c in design.cards if c.role == "distance"] == [2, 0]
