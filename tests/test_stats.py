@@ -342,6 +342,13 @@ def test_a_skill_table_leaves_partners_out_and_counts_level_finishes_as_half():
     assert (a["pairs"], a["ahead"], a["behind"], a["level"], a["score"]) == (4, 2, 0, 2, 0.75)
     assert (b["ahead"], b["behind"], b["level"], b["score"]) == (0, 2, 2, 0.25)
     assert (a["ci_low"], a["ci_high"]) == pytest.approx(wilson_interval(1.5, 2), abs=1e-12)
+    # seat 0 plays A in game 1 and C in game 2, seat 1 B in both: A and C never meet, so they have no
+    # row; A and B meet on one pair, A ahead: score 1, Wilson's interval of 1 of 1
+    table = skill_table([np.array(["A", "C"]), "B"], [np.array([2, 1]), np.array([1, 2])])
+    assert sorted(zip(table["policy"], table["opponent"])) == [("A", "B"), ("B", "A"), ("B", "C"), ("C", "B")]
+    a = table.set_index(["policy", "opponent"]).loc[("A", "B")]
+    assert (a["pairs"], a["ahead"], a["score"]) == (1, 1, 1.0)
+    assert (a["ci_low"], a["ci_high"]) == pytest.approx(wilson_interval(1, 1), abs=1e-12)
 
 
 def _run_sums(x, y):
@@ -363,19 +370,22 @@ def test_two_run_difference_p_value_is_welch_t():
     assert out["p_value"] == pytest.approx(0.2968, abs=1e-4)   # the normal test would say 0.2025
 
 
-def test_two_run_difference_with_a_share_of_0_tests_with_the_wilson_centre_s_variance():
-    """Run a: clusters (0, 2), (0, 3): R = 0, no residual to go on. Its test variance is that of the
-    Wilson centre at Kish's size n = 5^2 / 13: p~ = (z^2 / 2) / (n + z^2), p~ (1 - p~) / (n + z^2)
-    (Agresti and Coull). Run b as above: R = 3/5, var .0624. Welch's t on (0 - .6) over their sum."""
+@pytest.mark.parametrize("x, share", [([0, 0], 0.0), ([2, 3], 1.0), ([1, 1.5], 0.5)])
+def test_two_run_difference_where_a_run_shows_no_spread_tests_with_the_wilson_centre_s_variance(x, share):
+    """Run a: clusters (x, y) with y = 2, 3 and one share in both (0, 1 or 1/2), so no residual to go
+    on. Its test variance is that of the Wilson centre at Kish's size n = 5^2 / 13:
+    p~ = (R n + z^2 / 2) / (n + z^2), p~ (1 - p~) / (n + z^2) (Agresti and Coull). Run b as above:
+    R = 3/5, var .0624. Welch's t on R - .6 over their sum, on 1 and 2 degrees of freedom."""
     from scipy import stats as st
-    out = two_run_ratio_difference(_run_sums([0, 0], [2, 3]), _run_sums([1, 2, 0], [2, 2, 1]))
+    out = two_run_ratio_difference(_run_sums(x, [2, 3]), _run_sums([1, 2, 0], [2, 2, 1]))
     n, z2 = 25 / 13, Z95**2
-    centre = (z2 / 2) / (n + z2)
+    centre = (share * n + z2 / 2) / (n + z2)
     va, vb = centre * (1 - centre) / (n + z2), 0.0624
-    assert va == pytest.approx(0.038542, abs=1e-6)
+    if share == 0:
+        assert va == pytest.approx(0.038542, abs=1e-6)
     df = (va + vb) ** 2 / (va**2 / 1 + vb**2 / 2)
-    assert out["diff"] == pytest.approx(-0.6)
-    assert out["p_value"] == pytest.approx(2 * st.t.sf(0.6 / math.sqrt(va + vb), df), rel=1e-9)
+    assert out["diff"] == pytest.approx(share - 0.6)
+    assert out["p_value"] == pytest.approx(2 * st.t.sf(abs(share - 0.6) / math.sqrt(va + vb), df), rel=1e-9)
 
 
 def test_two_run_difference_p_value_holds_its_level_with_few_clusters():
@@ -465,6 +475,11 @@ def test_mean_curves_clusters_the_rows_of_one_game():
     # the six rows as independent results would give 3 +- t(5) sqrt(16 / 5 / 6) = 3 +- 2.570582 * 0.730297
     unclustered = mean_curves(long, "x").iloc[0]
     assert unclustered["ci_high"] == pytest.approx(3 + 1.877288, abs=1e-5)
+    # groups come out sorted by name, each with its own numbers, whatever the order of the rows
+    two = pd.concat([long.assign(group="h", y=long["y"] + 10), long])
+    rows = mean_curves(two, "x", cluster="game")
+    assert list(rows["group"]) == ["g", "h"] and list(rows["mean"]) == [3, 13]
+    assert list(rows["ci_high"] - rows["mean"]) == pytest.approx([4.968275] * 2, abs=1e-5)
     # one row per game: the same interval as without clusters
     single = long.assign(game=range(6))
     assert mean_curves(single, "x", cluster="game").iloc[0]["ci_high"] == pytest.approx(unclustered["ci_high"])
