@@ -717,8 +717,6 @@ def _check_reachable(v: "_Validator", d: Design) -> None:
             trip, extension = d.trip_for(n)
             for goal, what in ((trip, "trip"), (extension, "extension")):
                 where = f"players.{n}.{what}" if what in d.per_players.get(n, {}) else f"target.{what}"
-                if goal > MAX_DISTANCE:
-                    v.fail(where, f"{goal} {d.unit} is longer than the engine's {MAX_DISTANCE}")
                 if goal and not _sum_reachable(goal, [(c.value, min(counts[c.key], c.cap or counts[c.key])) for c in distances]):
                     v.fail(where, f"{goal} {d.unit} cannot be laid exactly with this deck's distance cards")
         _check_removals_keep_answers(v, d, n)

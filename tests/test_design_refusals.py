@@ -77,11 +77,13 @@ def card(key, role, extra=""):
 
 def test_the_small_design_is_valid_as_written():
     design = parse_design(TINY, "tiny.toml")
-    assert [c.key for c in design.cards] == ["go", "km50", "stop", "flat", "spare", "limit", "end_limit", "ace", "thief"]
+    assert [c.key for c in design.cards] == ["go", "km50", "stop", "flat", "spare", "limit", "end_limit", "ace",
+                                             "thief"]
     assert sum(design.counts(2).values()) == 28
 
 
-# (what is wrong, the text replaced, its replacement, the field named, the problem)
+# (what is wrong, the text replaced, its replacement, the field named, the problem); the text "" adds the
+# replacement at the end; tuples of them make several edits
 MISTAKES = [
     ("no card types", TINY, "cards = []\n" + TINY[:TINY.index("[[cards]]")], "cards", "a design needs cards"),
     ("a key twice", "", card("km50", "distance", "value = 25"), "cards", "card key 'km50' appears more than once"),
@@ -92,7 +94,8 @@ MISTAKES = [
     ("two go cards", "", card("roll", "go"), "cards", "more than one card type with role 'go'"),
     ("a go card of count 0", 'role = "go"\ncount = 6', 'role = "go"\ncount = 0', "cards[0] (go).count",
      "the go card has count 0: no side could ever start moving"),
-    ("a limit and nothing to lift it", 'key = "end_limit"\nrole = "end_limit"\ncount = 2', 'key = "end_limit"\nrole = "limit"\ncount = 2',
+    ("a limit and nothing to lift it", 'key = "end_limit"\nrole = "end_limit"',
+     'key = "end_limit"\nrole = "limit"',
      "cards", "a limit (or start_under_limit) needs a card with role 'end_limit' to lift it"),
     ("a remedy that is no card", 'remedy = "spare"', 'remedy = "spanner"', "cards[3] (flat).remedy",
      "no card 'spanner' in this design"),
@@ -129,17 +132,120 @@ MISTAKES = [
     ("an unknown field of [design]", 'name = "tiny"', 'name = "tiny"\ncolour = "red"', "design.colour",
      "unknown field; expected one of: "),
     ("an unknown table", "", '\n[rules]\nfast = true\n', "rules", "unknown field; expected one of: "),
-    ("a sum target without its trip", "trip = 100\n", "", "target.trip", "missing: a sum target needs its trip in km"),
+    ("a sum target without its trip", "trip = 100\n", "", "target.trip",
+     "missing: a sum target needs its trip in km, the trip of every player count without a [players.N] trip of "
+     "its own"),
+    ("a trip for some player counts only", ("players = [2]", "trip = 100\n", ""),
+     ("players = [2, 3]", "", "\n[players.2]\ntrip = 100\n"), "target.trip",
+     "missing: a sum target needs its trip in km, the trip of every player count without a [players.N] trip "
+     "of its own (3 players: no players.3.trip)"),
+    # [players.N]
+    ("a player count the design does not list", "", "\n[players.3]\ntrip = 100\n", "players.3",
+     "not one of design.players"),
+    ("a player count that is no table", "", "\n[players]\n2 = 5\n", "players.2", "must be a table"),
+    ("an unknown field of a player count", "", "\n[players.2]\nteams = 2\n", "players.2.teams",
+     "unknown field; expected one of: "),
+    ("teams of 0", "", "\n[players.2]\nteam_size = 0\n", "players.2.team_size", "must be at least 1, not 0"),
+    ("one team", "", "\n[players.2]\nteam_size = 2\n", "players.2.team_size", "a game needs at least two sides"),
+    ("teams that do not divide the players", "", "\n[players.2]\nteam_size = 3\n", "players.2.team_size",
+     "2 players cannot form teams of 3"),
+    ("a trip of 0", "", "\n[players.2]\ntrip = 0\n", "players.2.trip", "must be at least 1, not 0"),
+    ("an extension no longer than the trip", "", "\n[players.2]\nextension = 100\n", "players.2.extension",
+     "the extension must be longer than the trip"),
+    ("a removal of no card", "", "\n[players.2]\nremove = { spanner = 1 }\n", "players.2.remove.spanner",
+     "no such card in this design"),
+    ("a removal of more than the deck has", "", "\n[players.2]\nremove = { flat = 3 }\n",
+     "players.2.remove.flat", "removes 3 but the deck has 2"),
+    ("a removal that leaves too few to deal", ("hand_size = 2", ""),
+     ("hand_size = 13", "\n[players.2]\nremove = { km50 = 2 }\n"), "players.2.remove",
+     "leaves 26 cards for 2 players, but 13 cards to each of them take 26: none would be left to draw"),
+    # [scoring]
+    ("scoring that is no table", "[design]", "scoring = 3\n[design]", "scoring", "must be a table"),
+    ("a game target of 0", "", "\n[scoring]\ngame_target = 0\n", "scoring.game_target", "must be at least 1, not 0"),
+    ("a safe trip card that is no distance card", "",
+     '\n[scoring]\ngame_target = 1000\nsafe_trip = 300\nsafe_trip_card = "go"\n', "scoring.safe_trip_card",
+     "'go' is not a distance card of this design"),
 ]
+
+
+def edited(text, *edits):
+    """text with each (old, new) made in turn: old replaced once by new, or new added at the end where
+    old is empty."""
+    for old, new in edits:
+        assert old == "" or old in text, old
+        text = text + new if old == "" else text.replace(old, new, 1)
+    return text
 
 
 @pytest.mark.parametrize("old, new, field, problem", [m[1:] for m in MISTAKES], ids=[m[0] for m in MISTAKES])
 def test_one_mistake_is_refused_naming_the_field_and_the_problem(old, new, field, problem):
-    text = TINY + new if old == "" else TINY.replace(old, new, 1)
-    assert text != TINY
+    edits = zip(old, new) if isinstance(old, tuple) else [(old, new)]
+    with pytest.raises(DesignError) as refused:
+        parse_design(edited(TINY, *edits), "tiny.toml")
+    assert str(refused.value).startswith(f"tiny.toml: {field}: {problem}"), str(refused.value)
+
+
+def test_32_card_types_are_accepted():
+    text = TINY + "".join(card(f"d{i}", "distance", "value = 1") for i in range(23))
+    assert len(parse_design(text, "tiny.toml").cards) == 32
+
+
+def test_a_hazard_removed_with_its_remedy_or_never_dealt_needs_no_remedy():
+    # a side can be hit only by a hazard in the deck: none, then no remedy is needed either
+    parse_design(TINY + "\n[players.2]\nremove = { flat = 2, spare = 2 }\n", "tiny.toml")
+    parse_design(TINY.replace('remedy = "spare"\ncount = 2', 'remedy = "spare"\ncount = 0')
+                 .replace('role = "remedy"\ncount = 2', 'role = "remedy"\ncount = 0'), "tiny.toml")
+
+
+LIMITED = TINY.replace("value = 50\n", "value = 50\nlimited = true\n").replace(
+    'role = "limit"\ncount = 2', 'role = "limit"\ncount = 1')
+
+
+@pytest.mark.parametrize("edit, field", [
+    (('role = "end_limit"\ncount = 2', 'role = "end_limit"\ncount = 0'), "cards[6] (end_limit).count"),
+    (("", "\n[players.2]\nremove = { end_limit = 2 }\n"), "players.2.remove.end_limit"),
+])
+def test_a_limit_nothing_can_lift_on_a_trip_that_needs_limited_cards_is_refused(edit, field):
+    """docs/designs.md: limit cards to play while the target needs distance cards the limit blocks, and
+    no end_limit card left (count 0, or after a player count's remove) nor a safety against the limit.
+    One limit card is enough to limit a side; the field named is where the end_limit went."""
+    parse_design(LIMITED, "tiny.toml")
+    text = edited(LIMITED, edit)
     with pytest.raises(DesignError) as refused:
         parse_design(text, "tiny.toml")
-    assert str(refused.value).startswith(f"tiny.toml: {field}: {problem}"), str(refused.value)
+    assert str(refused.value) == (
+        f"tiny.toml: {field}: 'end_limit' has count 0 for 2 players and no safety protects from the limit, but "
+        "limit can limit a side and the target needs km50, which a limited side cannot lay: no game could end")
+    # a safety against the limit lifts it too
+    parse_design(text.replace('protects = ["flat"]', 'protects = ["flat", "limit"]'), "tiny.toml")
+
+
+SET = TINY.replace('kind = "sum"\ntrip = 100', 'kind = "set"').replace("value = 50\n", "value = 50\ntarget = 2\n")
+
+
+@pytest.mark.parametrize("old, new, field, problem", [
+    ("target = 2", "target = 0", "cards", "the set target is empty for 2 players: give distance cards a `target`"),
+    ("target = 2", "target = 11", "cards[1] (km50).target", "needs 11 but the deck has 10 for 2 players"),
+    ("target = 2", "target = 2\ncap = 1", "cards[1] (km50).target", "needs 2 but cap is 1"),
+    ("value = 50\ntarget = 2", "value = 10000\ntarget = 3", "", ""),  # 30 000 km: the most, accepted
+    (("value = 50\ntarget = 2", ""), ("value = 10000\ntarget = 3", card("m1", "distance", "value = 1\ntarget = 1")),
+     "cards", "the set target is 30001 km for 2 players; at most 30000"),
+])
+def test_a_set_target_the_deck_cannot_lay_is_refused(old, new, field, problem):
+    text = edited(SET, *(zip(old, new) if isinstance(old, tuple) else [(old, new)]))
+    if not field:
+        assert parse_design(text, "tiny.toml").trip_for(2) == (30000, 0)
+        return
+    with pytest.raises(DesignError) as refused:
+        parse_design(text, "tiny.toml")
+    assert str(refused.value) == f"tiny.toml: {field}: {problem}"
+
+
+def test_a_player_count_s_set_is_the_whole_set_for_it():
+    # docs/designs.md: [players.N] target is "the set for this player count": cards it leaves out need none
+    text = SET + card("km25", "distance", "value = 25\ntarget = 1") + "\n[players.2]\ntarget = { km50 = 3 }\n"
+    design = parse_design(text, "tiny.toml")
+    assert design.set_target(2)["km25"] == 0 and design.trip_for(2) == (150, 0)
 
 
 def test_a_set_target_may_ask_for_none_of_a_distance_card():
