@@ -663,9 +663,11 @@ class RunSummary:
         # progress: per (by, value), [sum, group, stage]
         self.progress = {(by, value): np.zeros((len(_CURVE_SUMS), len(self._groups(by)), 0), np.int64)
                          for by in ("policy", "seat") for value in ("gap", "cum")}
-        # numbered cards: per card (colour * 12 + value - 1), dealt and left in hand
+        # numbered cards: per card (colour * 12 + value - 1), dealt and left in hand; per value (index
+        # value - 1), the sums over the races of left^2, dealt^2 and left * dealt (the left share's interval)
         self.dealt = np.zeros(64, np.int64)
         self.left = np.zeros(64, np.int64)
+        self.value_moments = np.zeros((12, 3), np.int64)
 
     def _groups(self, by: str) -> list[str]:
         # seat names sort as the seats do: at most 6 players
@@ -748,8 +750,12 @@ class RunSummary:
         if "progress" in parts:
             self._add_progress(df, stage, race)
         if "cards" in parts:
-            self.dealt += _bit_counts(_seats(df, "dealt", self.players))
-            self.left += _bit_counts(_seats(df, "hand", self.players))
+            dealt, left = (_bits_by_row(_seats(df, field, self.players)) for field in ("dealt", "hand"))
+            self.dealt += dealt.sum(axis=0)
+            self.left += left.sum(axis=0)
+            # a race's cards go together (a blocked stage leaves many): the interval is clustered by race
+            y, x = (_by_race_and_value(bits, race, races) for bits in (dealt, left))
+            self.value_moments += np.stack([(x * x).sum(axis=0), (y * y).sum(axis=0), (x * y).sum(axis=0)], axis=1)
         self.stages += len(df)
         self.stage_races += races
 
@@ -1038,7 +1044,7 @@ class RunSummary:
         for v in range(vmin, vmax + 1):
             cards = [colour * 12 + v - 1 for colour in range(4)]
             got, left = int(self.dealt[cards].sum()), int(self.left[cards].sum())
-            lo, hi = wilson_interval(left, got)
+            _, lo, hi = ratio_interval(self.stage_races, left, got, *map(float, self.value_moments[v - 1]))
             seconds = opts[K.O_LOW_SECS] if v <= 6 else opts[K.O_HIGH_SECS]
             rows.append({"value": v, "seconds_if_left": int(seconds), "dealt": got,
                          "laid": got - left, "left": left, "left_share": left / got if got else float("nan"),
@@ -1088,10 +1094,18 @@ def _profile_codes(profile: pd.Series) -> np.ndarray:
     return pd.Categorical(profile, categories=K.PROFILE_NAMES).codes.astype(np.int64)
 
 
-def _bit_counts(masks: np.ndarray) -> np.ndarray:
-    """How many of the 64-bit masks have each bit set (bit 0 first)."""
-    octets = np.ascontiguousarray(masks, dtype="<i8").reshape(-1).view(np.uint8).reshape(-1, 8)
-    return np.unpackbits(octets, axis=1, bitorder="little").sum(axis=0, dtype=np.int64)
+def _by_race_and_value(bits: np.ndarray, race: np.ndarray, races: int) -> np.ndarray:
+    """[race, value - 1]: the numbered cards of each value among bits ([row, card] counts, card =
+    colour * 12 + value - 1), summed over each race's rows."""
+    out = np.zeros((races, 12), np.int64)
+    np.add.at(out, race, bits[:, :48].reshape(-1, 4, 12).sum(axis=1))
+    return out
+
+
+def _bits_by_row(masks: np.ndarray) -> np.ndarray:
+    """[row, bit]: how many of a row's 64-bit masks (rows x seats) have the bit set (bit 0 first)."""
+    octets = np.ascontiguousarray(masks, dtype="<i8").view(np.uint8).reshape(*masks.shape, 8)
+    return np.unpackbits(octets, axis=-1, bitorder="little").sum(axis=1, dtype=np.int64)
 
 
 def _mean(total, n) -> float:

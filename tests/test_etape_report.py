@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 
 from etappe.analysis import etape as E  # noqa: E402
 from etappe.analysis.runio import read_metadata  # noqa: E402
-from etappe.analysis.stats import IntHistogram  # noqa: E402
+from etappe.analysis.stats import Z95, IntHistogram, wilson_interval  # noqa: E402
 from etappe.cli import etape as C  # noqa: E402
 from etappe.reports.etape import build_report  # noqa: E402
 
@@ -377,6 +377,24 @@ def test_card_values_by_hand():
     assert v.loc[3, "left_share"] == pytest.approx(1 / 3)
     assert tuple(v.loc[10, ["dealt", "laid", "left", "seconds_if_left"]]) == (2, 1, 1, 30)
     assert v.loc[5, "dealt"] == 0 and np.isnan(v.loc[5, "left_share"])
+
+
+def test_card_values_left_share_interval_counts_the_cards_of_a_race_together():
+    # Two races of one stage, 3 players: seat 0 is dealt two 3s in each (cards 2, 14, then 26, 38),
+    # keeps both in race 0 and lays both in race 1: 2 of 4 left, x = (2, 0) of y = (2, 2) by race.
+    # Residuals x - y/2 = 1, -1: var = 2/1 (1 + 1) / 4^2 = 1/4, n_eff = (1/4) / (1/4) (z / t_1)^2 with
+    # t_1 = 12.7062 (tables): Wilson's interval at that size, far wider than plain Wilson's of 2 of 4.
+    def mask(*cards):
+        return sum(1 << c for c in cards)
+
+    stages = _stages([[(0, 0, 0)], [(0, 0, 0)]], dealt_0=[mask(2, 14), mask(26, 38)], hand_0=[mask(2, 14), 0],
+                     dealt_1=[0, 0], hand_1=[0, 0], dealt_2=[0, 0], hand_2=[0, 0])
+    stages.attrs["options"] = {}
+    three = E.card_values(stages).set_index("value").loc[3]
+    assert (three["dealt"], three["left"], three["left_share"]) == (4, 2, 0.5)
+    n_eff = (Z95 / 12.7062) ** 2
+    assert (three["left_low"], three["left_high"]) == pytest.approx(wilson_interval(n_eff / 2, n_eff), abs=1e-5)
+    assert three["left_high"] - three["left_low"] > 0.95
 
 
 def test_report_shows_paired_joker_values_when_given():

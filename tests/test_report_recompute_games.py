@@ -485,14 +485,16 @@ def test_etape_profiles_cards_jokers_sides_anomalies(etape_run):
             slots = R.slots_of(row["policy"])
             check_row(row, dict(n=int(mine.sum()), mean_time=times[m][mine].mean(), wins=wins,
                                 win_rate=wins / mine.sum(), ci_low=lo / slots, ci_high=hi / slots), (profile, "policy"))
-    dealt = R.seat("dealt", S).astype(np.uint64).ravel()
-    held = R.seat("hand", S).astype(np.uint64).ravel()
+    dealt, held = R.seat("dealt", S).astype(np.uint64), R.seat("hand", S).astype(np.uint64)
     for _, row in table(t, "Numbered cards by value").iterrows():
         v = int(row["value"])
-        d, h = (sum(int(((masks >> np.uint64(c * 12 + v - 1)) & np.uint64(1)).sum()) for c in range(4))
-                for masks in (dealt, held))
-        check_row(row, dict(seconds_if_left=R.opts["low_card_seconds" if v <= 6 else "high_card_seconds"], dealt=d,
-                            laid=d - h, left=h, left_share=h / d, left_low=wilson(h, d)[0], left_high=wilson(h, d)[1]))
+        # per stage and seat, the cards of value v among the masks; per race, their sums (a race's go together)
+        d, h = (per_race(sum((masks >> np.uint64(c * 12 + v - 1)) & np.uint64(1) for c in range(4)).astype(int),
+                         S["race"]) for masks in (dealt, held))
+        _, lo, hi = clustered_share(h, d)
+        check_row(row, dict(seconds_if_left=R.opts["low_card_seconds" if v <= 6 else "high_card_seconds"],
+                            dealt=d.sum(), laid=d.sum() - h.sum(), left=h.sum(), left_share=h.sum() / d.sum(),
+                            left_low=lo, left_high=hi))
     jokers = table(t, "Use and immediate effect").set_index("joker")
     last = (S["stage"] == R.K - 1).to_numpy()[:, None]
     for joker, column in JOKER_COLUMN.items():
