@@ -168,20 +168,19 @@ MISTAKES = [
 ]
 
 
-def edited(text, *edits):
-    """text with each (old, new) made in turn: old replaced once by new, or new added at the end where
-    old is empty."""
-    for old, new in edits:
-        assert old == "" or old in text, old
-        text = text + new if old == "" else text.replace(old, new, 1)
+def edited(text, old, new):
+    """text with old replaced once by new, or new added at the end where old is empty; tuples of old and
+    new make their edits in turn."""
+    for one_old, one_new in zip(old, new) if isinstance(old, tuple) else [(old, new)]:
+        assert one_old == "" or one_old in text, one_old
+        text = text + one_new if one_old == "" else text.replace(one_old, one_new, 1)
     return text
 
 
 @pytest.mark.parametrize("old, new, field, problem", [m[1:] for m in MISTAKES], ids=[m[0] for m in MISTAKES])
 def test_one_mistake_is_refused_naming_the_field_and_the_problem(old, new, field, problem):
-    edits = zip(old, new) if isinstance(old, tuple) else [(old, new)]
     with pytest.raises(DesignError) as refused:
-        parse_design(edited(TINY, *edits), "tiny.toml")
+        parse_design(edited(TINY, old, new), "tiny.toml")
     assert str(refused.value).startswith(f"tiny.toml: {field}: {problem}"), str(refused.value)
 
 
@@ -210,7 +209,7 @@ def test_a_limit_nothing_can_lift_on_a_trip_that_needs_limited_cards_is_refused(
     no end_limit card left (count 0, or after a player count's remove) nor a safety against the limit.
     One limit card is enough to limit a side; the field named is where the end_limit went."""
     parse_design(LIMITED, "tiny.toml")
-    text = edited(LIMITED, edit)
+    text = edited(LIMITED, *edit)
     with pytest.raises(DesignError) as refused:
         parse_design(text, "tiny.toml")
     assert str(refused.value) == (
@@ -232,7 +231,7 @@ SET = TINY.replace('kind = "sum"\ntrip = 100', 'kind = "set"').replace("value = 
      "cards", "the set target is 30001 km for 2 players; at most 30000"),
 ])
 def test_a_set_target_the_deck_cannot_lay_is_refused(old, new, field, problem):
-    text = edited(SET, *(zip(old, new) if isinstance(old, tuple) else [(old, new)]))
+    text = edited(SET, old, new)
     if not field:
         assert parse_design(text, "tiny.toml").trip_for(2) == (30000, 0)
         return
