@@ -21,7 +21,7 @@ import pandas as pd
 from etappe.kernels import race as K
 from etappe.kernels.race_design import (
     CARD_COLUMNS, HAND_CAP, R_EXTENSION, R_GAME_TARGET, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TRIP, R_TURN_CAP, SIDE_COLUMNS,
-    Design, DesignError, load_design,
+    Design, DesignError, load_design, parse_design,
 )
 from etappe.kernels.options import MAX_KEY, whole
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
@@ -89,6 +89,7 @@ class RaceRun:
             "design_title": d.title,
             "design_file": d.source,
             "design_hash": file_hash(d.text),
+            "design_text": d.text,  # so that a replay needs no design file, nor the folder the run was made in
             "reconstructed": d.reconstructed,
             "players": self.players,
             "sides": self.sides,
@@ -383,19 +384,23 @@ def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
     if game is not None and "games" in meta and not 0 <= game < meta["games"]:
         raise ValueError(f"game {game}: the run has {meta['games']} games (0 to {meta['games'] - 1})")
     try:
-        run = RaceRun(meta["design_file"].removeprefix("builtin:"), meta["players"],
-                      [p["name"] if isinstance(p, Mapping) else p for p in meta["policies"]], meta["seed"],
-                      meta["options"], meta.get("seating", "fixed"))
+        # the design as the run recorded it; a run file written before etappe kept the text names its file
+        design = (parse_design(meta["design_text"], meta["design_file"]) if "design_text" in meta
+                  else meta["design_file"].removeprefix("builtin:"))
+        run = RaceRun(design, meta["players"], [p["name"] if isinstance(p, Mapping) else p for p in meta["policies"]],
+                      meta["seed"], meta["options"], meta.get("seating", "fixed"))
     except ValueError as exc:
-        relative = [f for f in [meta["design_file"]] + [_spec_file(p) for p in meta["policies"]]
-                    if f and not f.startswith("builtin:") and not Path(f).is_absolute()]
+        files = ([] if "design_text" in meta else [meta["design_file"]]) + [_spec_file(p) for p in meta["policies"]]
+        relative = [f for f in files if f and not f.startswith("builtin:") and not Path(f).is_absolute()]
         where = (f" ({', '.join(relative)}: paths relative to the folder the run was made in; run the replay "
                  "from there)" if relative else "")
         raise ValueError(f"the run's design or policies cannot be loaded now: {exc}{where}") from None
-    fields = ("design_hash", "players", "policies", "seating", "seed", "options")
+    # the design as played, too: a design built in Python (a sweep's variant) keeps its file's text
+    fields = ("design_hash", "players", "policies", "seating", "seed", "options", "cards", "scoring", "hand_size",
+              "target_kind", "stock_exhausted", "start_under_limit", "turn_cap", "target", "extension")
     changed = differences({f: meta[f] for f in fields if f in meta},
                           {f: v for f, v in run.metadata(0).items() if f in fields and f in meta})
     if changed:
-        raise ValueError(f"the design file or a policy file changed since the run ({'; '.join(changed)}); "
+        raise ValueError(f"the design or a policy file changed since the run ({'; '.join(changed)}); "
                          "the replay would not be the run's game")
     return run

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from etappe.analysis.race import RaceRun
-from etappe.analysis.runio import ChunkedRun, read_metadata
+from etappe.analysis.runio import ChunkedRun, read_metadata, read_parquet, write_parquet
 from etappe.cli.main import app
 from etappe.kernels.race_design import load_design
 
@@ -489,30 +489,67 @@ def test_replay_of_a_run_file_plays_its_game_from_the_run_metadata(tmp_path, mon
     assert result.exit_code == 0 and "note: the run was played by etappe" in result.stderr
 
 
-def test_replay_of_a_run_file_refuses_a_design_file_edited_since_the_run(tmp_path):
+def test_replay_of_a_run_file_plays_the_design_it_holds_after_its_file_was_edited(tmp_path):
     design = tmp_path / "mine.toml"
     design.write_text(load_design("stapop").text, "utf-8")
     out = tmp_path / "run.parquet"
     assert run("simulate", design, "--players", 2, "--games", 3, "--out", out).exit_code == 0
+    before = run("replay", out, "--game", 1)
+    assert before.exit_code == 0, before.stderr
+    design.write_text(load_design("stapop").text.replace("count = 14", "count = 15", 1), "utf-8")
+    after = run("replay", out, "--game", 1)
+    assert after.exit_code == 0 and after.stdout == before.stdout, after.stderr
+    design.unlink()
+    assert run("replay", out, "--game", 1).stdout == before.stdout
+
+
+def test_replay_of_an_older_run_file_without_the_design_text_refuses_an_edited_design_file(tmp_path):
+    design = tmp_path / "mine.toml"
+    design.write_text(load_design("stapop").text, "utf-8")
+    out = tmp_path / "run.parquet"
+    assert run("simulate", design, "--players", 2, "--games", 3, "--out", out).exit_code == 0
+    frame, meta = read_parquet(out)
+    del meta["design_text"]  # as etappe wrote run files before it kept the text
+    write_parquet(frame, out, meta)
     assert run("replay", out, "--game", 1).exit_code == 0
     design.write_text(load_design("stapop").text.replace("count = 14", "count = 15", 1), "utf-8")
     result = run("replay", out, "--game", 1)
-    assert result.exit_code == 2 and "changed since the run (design_hash" in result.stderr, result.stderr
+    text = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and "changed since the run (cards[0].count 14, not 15; design_hash" in text, text
 
 
-def test_replay_elsewhere_of_a_run_given_a_relative_design_path_says_where_it_reads_it(tmp_path, monkeypatch):
+def test_replay_elsewhere_of_a_run_given_relative_paths(tmp_path, monkeypatch):
     made, elsewhere = tmp_path / "made", tmp_path / "elsewhere"
     made.mkdir(), elsewhere.mkdir()
     (made / "mine.toml").write_text(load_design("stapop").text, "utf-8")
     monkeypatch.chdir(made)
     assert run("simulate", "mine.toml", "--players", 2, "--games", 3, "--out", "run.parquet").exit_code == 0
+    here = run("replay", "run.parquet", "--game", 1)
     monkeypatch.chdir(elsewhere)
-    result = run("replay", made / "run.parquet", "--game", 1)
+    # the design is the run file's own
+    assert run("replay", made / "run.parquet", "--game", 1).stdout == here.stdout
+    # a policy is its file, read by the path the run was given (this run's metadata says a seat played
+    # mine.py:choose, which is not in this folder)
+    frame, meta = read_parquet(made / "run.parquet")
+    meta["policies"][1] = {"name": "mine.py:choose", "family": "user", "params": {}}
+    write_parquet(frame, elsewhere / "own.parquet", meta)
+    result = run("replay", elsewhere / "own.parquet", "--game", 1)
     text = " ".join(result.stderr.split())
-    assert result.exit_code == 2 and "mine.toml: no such design file" in text, text
-    assert "(mine.toml: paths relative to the folder the run was made in; run the replay from there)" in text
-    monkeypatch.chdir(made)
-    assert run("replay", made / "run.parquet", "--game", 1).exit_code == 0
+    assert result.exit_code == 2 and "user policy 'mine.py:choose': no file mine.py" in text, text
+    assert "(mine.py: paths relative to the folder the run was made in; run the replay from there)" in text
+
+
+def test_replay_refuses_metadata_whose_design_plays_other_cards_than_the_run(tmp_path):
+    # a design built in Python, as a sweep's variant, keeps its file's text: a replay from that text
+    # would play the design as written, not the run's game
+    from etappe.analysis.race import replay, simulate
+    from etappe.kernels.race_design import design_variant
+
+    variant = design_variant(load_design("millebornes"), "cards.stop.count", 3)
+    df = simulate(variant, players=2, games=2, seed=1, threads=1)
+    # three stops, one of them out of the two-player deck (players.2.remove), where the file's five leave four
+    with pytest.raises(ValueError, match=r"changed since the run \(cards\[\d+\]\.count 2, not 4; "):
+        replay(df.attrs, game=0)
 
 
 @pytest.mark.parametrize("deck, players, seed, game", [("stapop", 2, 3, 4), ("millebornes", 2, 1, 0),
