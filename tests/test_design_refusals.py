@@ -6,7 +6,8 @@ valid as written (the first test), so that the refusal is that mistake's and no 
 """
 import pytest
 
-from etappe.kernels.race_design import DesignError, parse_design
+from etappe.analysis.race import simulate
+from etappe.kernels.race_design import R_ROLE_MASKS, ROLES, DesignError, parse_design
 
 TINY = """\
 [design]
@@ -184,9 +185,16 @@ def test_one_mistake_is_refused_naming_the_field_and_the_problem(old, new, field
     assert str(refused.value).startswith(f"tiny.toml: {field}: {problem}"), str(refused.value)
 
 
-def test_32_card_types_are_accepted():
+def test_32_card_types_are_accepted_and_played():
     text = TINY + "".join(card(f"d{i}", "distance", "value = 1") for i in range(23))
-    assert len(parse_design(text, "tiny.toml").cards) == 32
+    design = parse_design(text, "tiny.toml")
+    assert len(design.cards) == 32
+    # the engine holds a role's cards as the bits of an int32: the 32nd card is its sign bit
+    _, rules = design.tables(2)
+    distance_bits = int(rules[R_ROLE_MASKS + ROLES.index("distance")]) & 0xFFFFFFFF
+    assert distance_bits == 1 << 1 | sum(1 << i for i in range(9, 32))  # km50, then d0 to d22
+    df = simulate(design, players=2, games=200, seed=1, threads=1)
+    assert (df["s0_d22_played"] + df["s1_d22_played"]).sum() > 0
 
 
 def test_a_hazard_removed_with_its_remedy_or_never_dealt_needs_no_remedy():
