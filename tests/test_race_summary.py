@@ -385,6 +385,15 @@ def test_multi_hand_games():
     assert tuple(tt.loc["winner's largest deficit (km)", ["n", "min", "max"]]) == (2, 50, 300)
 
 
+def test_hands_with_the_extension_called_or_the_trip_completed_count_every_side():
+    hands = mb_hands()  # side 1 calls the extension in hand 2 of game 0
+    hands[2] = dict(hands[2], trip_side=1)
+    hands[3] = dict(hands[3], trip_side=0, extension_side=0)  # side 0 too, as the one hand of game 1
+    rows = game_end_rates(summarize(make_records(hands, mb_meta()))).set_index("event")
+    assert tuple(rows.loc["hands with an extension called", ["count", "n"]]) == (2, 4)
+    assert tuple(rows.loc["hands where a side completed the trip", ["count", "n"]]) == (2, 4)
+
+
 def test_extension_rows_only_where_the_design_has_an_extension():
     # Mille Bornes at 4 players races 1000 with no extension: "hands with an extension called,
     # 0 of N" would read as a rule nobody used; a one-hand design with an extension shows it.
