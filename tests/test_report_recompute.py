@@ -315,6 +315,14 @@ def test_card_balance(runs):
         key = byname[name]
         vt, rc = R.card[(key, "victim_turns")].sum(), R.card[(key, "received")].sum()
         assert row["victim_turns"] == str(int(vt)) and printed(row["turns_lost_per_hazard"], vt / rc)
+        # the victims' win rate: game x side units hit at least once, in the games with a winner
+        hit = R.card[(key, "received")][R.has_w] > 0
+        units = hit.sum(1)
+        assert row["n_victims"] == str(int(units.sum()))
+        if units.sum():
+            rate_lo_hi = clustered_share((hit & won).sum(1), units)
+            assert all(printed(row[c], v) for c, v in zip(["victim_win_rate", "victim_win_low", "victim_win_high"],
+                                                          rate_lo_hi))
     decided = R.hazard_decided()
     decided = decided[~np.isnan(decided)]
     lo, hi = wilson(decided.sum(), len(decided))
