@@ -237,8 +237,13 @@ def runs(tmp_path_factory):
         df = simulate(design, players=4, games=GAMES, policies=POLICIES, seed=SEED, seating="rotate", threads=1)
         write_parquet(df, tmp / f"{tag}.parquet", df.attrs)
         out[tag] = Records(df)
+    df = simulate("millebornes", players=4, games=GAMES, policies=POLICIES, seed=SEED, seating="rotate", threads=1)
+    write_parquet(df, tmp / "mb.parquet", df.attrs)
+    out["mb"] = Records(df)
     report_command(tmp / "a.parquet", tmp / "ra")
     compare_runs(tmp / "a.parquet", tmp / "b.parquet", tmp / "rab")
+    compare_runs(tmp / "a.parquet", tmp / "mb.parquet", tmp / "ramb")
+    out["ramb"] = (tmp / "ramb" / "report.md").read_text()
     out["ra"] = (tmp / "ra" / "report.md").read_text()
     out["rab"] = (tmp / "rab" / "report.md").read_text()
     out["ra_html"] = (tmp / "ra" / "report.html").read_text()
@@ -387,6 +392,53 @@ def test_paired_differences_holm_and_headline(runs):
     r = mine["turns per game"]
     assert longer["answer"] == ("A: Stap op" if r["diff"] > 0 else "B: Stap op")
     assert f"[{r['lo']:.4g}, {r['hi']:.4g}]" in longer["evidence"]
+
+
+def two_run_share_difference(A, keys_a, B, keys_b):
+    """The played share of cards `keys_a` in run A minus that of `keys_b` in B (docs/statistics.md, two
+    runs' card shares): each share clustered by game, the Newcombe (MOVER, rho 0) interval of the two
+    Wilson intervals, Welch's t test on the clustered variances."""
+    shares = []
+    for R, keys in ((A, keys_a), (B, keys_b)):
+        played = sum(R.card[(k, "played")].sum(1) for k in keys).astype(float)
+        drawn = sum(R.card[(k, "drawn")].sum(1) for k in keys).astype(float)
+        share, lo, hi = clustered_share(played, drawn)
+        var = R.G / (R.G - 1) * ((played - share * drawn) ** 2).sum() / drawn.sum() ** 2
+        shares.append((share, lo, hi, var, R.G, drawn.sum()))
+    (ra, la, ua, va, ga, da), (rb, lb, ub, vb, gb, db) = shares
+    d = ra - rb
+    df = (va + vb) ** 2 / (va**2 / (ga - 1) + vb**2 / (gb - 1))
+    p = 2 * st.t.sf(abs(d) / math.sqrt(va + vb), df)
+    return dict(a=ra, b=rb, n_a=da, n_b=db, diff=d, lo=d - math.hypot(ra - la, ub - rb),
+                hi=d + math.hypot(ua - ra, rb - lb), p=p)
+
+
+@pytest.mark.parametrize("other, by", [("b", "card"), ("mb", "role")])
+def test_unpaired_card_shares_of_a_comparison(runs, other, by):
+    # Stap op against its redesign: the cards both decks have; against Mille Bornes, whose card keys are
+    # all others, the cards pooled by role
+    A, B = runs["a"], runs[other]
+    t = md_tables(runs["rab" if other == "b" else "ramb"])
+    printed_rows = table(t, "Played and dead shares (unpaired)")
+    if by == "card":
+        groups = {c["key"]: ([c["key"]], [c["key"]]) for c in A.cards if c["key"] in {d["key"] for d in B.cards}}
+    else:
+        roles_b = {d["role"] for d in B.cards}
+        groups = {r: ([c["key"] for c in A.cards if c["role"] == r], [d["key"] for d in B.cards if d["role"] == r])
+                  for r in dict.fromkeys(c["role"] for c in A.cards) if r in roles_b}
+    assert len(groups) >= 4 and sorted(set(printed_rows[by])) == sorted(groups)
+    mine = {g: two_run_share_difference(A, ka, B, kb) for g, (ka, kb) in groups.items()}
+    adjusted = dict(zip(mine, holm([m["p"] for m in mine.values()])))
+    name_a, _, name_b = printed_rows.columns[list(printed_rows.columns).index("rate") + 1:][:3]
+    for _, row in printed_rows.iterrows():
+        m, dead = mine[row[by]], row["rate"] == "dead share"
+        sign = -1 if dead else 1
+        assert row["rate"] in ("played share", "dead share")
+        assert printed(row[name_a], 1 - m["a"] if dead else m["a"]) and printed(row[name_b], 1 - m["b"] if dead else m["b"])
+        assert row["n_a"] == str(int(m["n_a"])) and row["n_b"] == str(int(m["n_b"]))
+        low, high = (-m["hi"], -m["lo"]) if dead else (m["lo"], m["hi"])
+        assert printed(row["diff"], sign * m["diff"]) and printed(row["ci_low"], low) and printed(row["ci_high"], high)
+        assert printed(row["p_value"], m["p"]) and printed(row["p_holm"], adjusted[row[by]])
 
 
 def test_html_twin_carries_the_markdown_numbers(runs):
