@@ -190,9 +190,10 @@ class RaceSummary:
       role_played, role_drawn and their per-game role_played_sq,
       role_drawn_sq, role_played_drawn [L] (L = Layout.roles: the cards of a
       role summed in each game, for comparing designs role by role)
-      prog_side_s1/s2[S, R], prog_pos_s1/s2[S, R], prog_pos_n[S]
+      prog_side_s1/s2[S, R], prog_pos_s1/s2[S, R] (every hand counts in
+      every round, so their n is the hands)
     Histograms: game_turns, hands_per_game, hand_turns, lead_changes,
-      winner_deficit, final_gap, winner_score_deficit, hazard_turns.
+      winner_deficit, final_gap, winner_score_deficit.
     """
 
     layout: Layout
@@ -525,7 +526,6 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     h["lead_changes"] = IntHistogram.of(t["lead_changes"].to_numpy())
     h["winner_deficit"] = IntHistogram.of(t["winner_deficit"].to_numpy())
     h["final_gap"] = IntHistogram.of(t["final_gap"].to_numpy())
-    h["hazard_turns"] = IntHistogram.of(t["hazard_turns"].to_numpy())
     if "winner_score_deficit" in t:
         h["winner_score_deficit"] = IntHistogram.of(t["winner_score_deficit"].to_numpy())
 

@@ -200,6 +200,7 @@ def test_progress_bands(toy):
     pos = progress_table(s, "position")
     first = pos[pos["group"] == "position 1"].set_index("round")
     assert first.loc[3, "mean"] == 87.5  # 100, 100, 50, 100
+    assert first.loc[3, "sd"] == pytest.approx(25.0)  # sqrt((3 x 12.5² + 37.5²) / 3)
     second = pos[pos["group"] == "position 2"].set_index("round")
     assert second.loc[3, "mean"] == 55.0  # 60, 80, 50, 30
 
