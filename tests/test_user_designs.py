@@ -127,6 +127,18 @@ def test_an_option_that_changes_nothing_in_the_design_is_refused_not_ignored(tmp
     code, text = run_with("millebornes", 2, "coup_fourre=false", "coup_fourre_turn_after_stock_empty=false")
     assert code == 2 and "coup_fourre is false" in text, text
     assert run_with("millebornes", 2, "coup_fourre=false")[0] == 0
+    # a stock rebuilt when it runs out is never empty (Mille Bornes with Stap op's stock rule; its
+    # delayed-action bonus, for a trip after the stock ran out, goes too), and a deck without a limit
+    # card (two players of a small design) cannot lay a limit on a limit
+    rebuilt = _write(tmp_path, edited(edited(MB_TEXT, 'stock_exhausted = "play_out"', 'stock_exhausted = "reshuffle"'),
+                                      "delayed_action = 300", "# delayed_action = 300"), "rebuilt.toml")
+    no_limit = _write(tmp_path, _small_design(100, [(25, 10)], tables=""), "no_limit.toml")
+    for deck, option, why in (
+            (rebuilt, "safety_extra_turn_after_stock_empty=true", "its stock is rebuilt when it runs out, so it is never empty"),
+            (rebuilt, "coup_fourre_turn_after_stock_empty=false", "its stock is rebuilt when it runs out, so it is never empty"),
+            (no_limit, "limit_on_limit=true", "its deck has no limit card")):
+        code, text = run_with(str(deck), 2, option)
+        assert code == 2 and f"option {option} given for this run changes nothing in" in text and why in text, text
     # an option set to its default changes nothing anywhere, and is no mistake
     assert run_with("stapop", 4, "coup_fourre=true")[0] == 0
     # a comparison applies --option to both designs: the refusal says how to set it for one
