@@ -513,6 +513,15 @@ def test_skill_matrix_leaves_out_partners():
     assert len(h) == 2
 
 
+def test_skill_matrix_puts_the_winner_ahead_of_a_side_that_went_further():
+    # docs/designs.md: a side past the trip under overshoot = "disqualify" cannot win, though it went
+    # furthest; the winner finishes ahead of everyone, then the total decides
+    hands = [dict(game=0, winner_side=1, total=[120, 100], distance=[120, 100], disqualified=[1, 0])]
+    h = head_to_head(summarize(make_records(hands, make_meta()))).set_index(["policy", "opponent"])
+    row = h.loc[("random", "greedy(a=1)")]
+    assert (row["pairs"], row["ahead"], row["behind"], row["level"]) == (1, 0, 1, 0)
+
+
 def test_no_skill_matrix_when_every_seat_plays_the_same_policy():
     meta = make_meta(policies=[{"name": "random", "params": {}}] * 2)
     assert head_to_head(summarize(make_records(toy_hands(), meta))).empty
