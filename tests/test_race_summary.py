@@ -17,7 +17,9 @@ from etappe.analysis.race_summary import (
     game_table,
     head_to_head,
     hist_frame,
+    layout_from,
     length_table,
+    mirrored_policies,
     outcomes_by_policy,
     outcomes_by_position,
     outcomes_by_seat,
@@ -520,6 +522,21 @@ def test_skill_matrix_puts_the_winner_ahead_of_a_side_that_went_further():
     h = head_to_head(summarize(make_records(hands, make_meta()))).set_index(["policy", "opponent"])
     row = h.loc[("random", "greedy(a=1)")]
     assert (row["pairs"], row["ahead"], row["behind"], row["level"]) == (1, 0, 1, 0)
+
+
+@pytest.mark.parametrize("policies, seating, mirrored", [
+    ("AABB", "fixed", True),  # side 0 (seats 0, 2): A + B, side 1 (seats 1, 3): A + B
+    ("ABAB", "fixed", False),  # side 0: A + A, side 1: B + B
+    ("AABB", "rotate", True),  # moved one seat on: B + A and A + B, still the same
+    ("AAAB", "fixed", False),
+    ("AAAA", "fixed", False),  # one policy: nothing to measure, nothing hidden
+])
+def test_two_teams_holding_the_same_policies_are_mirrored(policies, seating, mirrored):
+    # 4 players in 2 teams, partners opposite: a team of A and B against a team of A and B cannot show
+    # which of A and B is stronger
+    meta = make_meta(players=4, sides=2, seat_side=[0, 1, 0, 1], seating=seating,
+                     policies=[{"name": p, "params": {}} for p in policies])
+    assert mirrored_policies(layout_from(meta)) == mirrored
 
 
 def test_no_skill_matrix_when_every_seat_plays_the_same_policy():
