@@ -205,6 +205,8 @@ def test_progress_bands(toy):
     assert first.loc[3, "sd"] == pytest.approx(25.0)  # sqrt((3 x 12.5² + 37.5²) / 3)
     second = pos[pos["group"] == "position 2"].set_index("round")
     assert second.loc[3, "mean"] == 55.0  # 60, 80, 50, 30
+    with pytest.raises(ValueError, match="by must be 'side' or 'position'"):
+        progress_table(s, "seat")
 
 
 def test_card_balance(toy):
@@ -311,10 +313,16 @@ def test_goes_with_losing_rule():
 
 def test_anomalies(toy):
     a = anomalies(summarize(toy)).set_index("check")
-    cap = a.loc["games that hit the turn / hand cap"]
-    assert cap["count"] == 1 and cap["detail"] == "games 2"
-    assert a.loc["card accounting breaks (drawn != played + discarded + in hand)", "count"] == 0
-    assert a.loc["card types drawn but never played", "count"] == 0
+    # every check of the toy run: 4 games of one hand, 2 sides, 2 card types (game 2 capped), no safety,
+    # nobody disqualified, no extension; each card's drawn = played + discarded + in hand, in 4 x 2 x 2 counts
+    assert {check: (row["count"], row["of"], row["detail"]) for check, row in a.iterrows()} == {
+        "games that hit the turn / hand cap": (1, 4, "games 2"),
+        "games with no winner and no cap (a tie, or every side disqualified)": (0, 4, ""),
+        "hands that hit the turn cap": (1, 4, ""),
+        "card types drawn but never played": (0, 2, ""),
+        "card types never drawn": (0, 2, ""),
+        "card accounting breaks (drawn != played + discarded + in hand)": (0, 16, ""),
+    }
     broken = toy.copy()
     broken.loc[0, "s0_go_drawn"] = 9
     a = anomalies(summarize(broken, toy.attrs)).set_index("check")
@@ -380,6 +388,10 @@ def test_multi_hand_games():
     # game 0 starts with seat 0, game 1 with seat 1: both won by the side that played second
     assert list(outcomes_by_position(s)["wins"]) == [0, 2]
     assert int(s.c["extension_called"]) == 1 and int(s.c["capped_games"]) == 1
+    # game 0's hand 1 hit the turn cap; neither game hit the hand cap
+    checks = anomalies(s).set_index("check")
+    assert tuple(checks.loc["games that hit the hand cap (no side reached the game target)", ["count", "of"]]) == (0, 2)
+    assert tuple(checks.loc["hands that hit the turn cap", ["count", "of"]]) == (1, 4)
     cb = card_balance(s).set_index("card")
     assert cb.loc["extra_tank", "coups"] == 1 and bool(cb.loc["extra_tank", "safety"])
     tt = tension_table(s).set_index("metric")
