@@ -338,6 +338,17 @@ def _assert_same(a, b):
     assert a.examples == b.examples
 
 
+def test_metadata_without_sides_cards_or_rounds_is_read_from_the_columns(toy):
+    # run files of early etappe versions lack them: the sides follow the seats, the card keys and the
+    # progress rounds the record columns (s0_<key>_drawn, s0_r<round>); the roles are unknown
+    meta = {k: v for k, v in toy.attrs.items() if k not in ("sides", "cards", "progress_rounds")}
+    bare, full = summarize(toy, meta), summarize(toy)
+    L = bare.layout
+    assert (L.sides, L.cards, L.card_names, L.card_roles, L.rounds) == (2, ("go", "flat"), ("go", "flat"), ("", ""), 3)
+    for key in ("card_drawn", "card_played", "side_wins", "prog_side_s1", "prog_pos_s2"):
+        np.testing.assert_array_equal(bare.c[key], full.c[key], err_msg=key)
+
+
 def test_merge_equals_whole(toy):
     whole = summarize(toy)
     parts = summarize(toy.iloc[:1], toy.attrs).merge(summarize(toy.iloc[1:], toy.attrs))
@@ -407,6 +418,16 @@ def test_hands_with_the_extension_called_or_the_trip_completed_count_every_side(
     rows = game_end_rates(summarize(make_records(hands, mb_meta()))).set_index("event")
     assert tuple(rows.loc["hands with an extension called", ["count", "n"]]) == (2, 4)
     assert tuple(rows.loc["hands where a side completed the trip", ["count", "n"]]) == (2, 4)
+
+
+def test_chunks_that_split_a_game_of_several_hands_sum_up_as_the_whole():
+    # a chunk of records can end inside a game (hands 0 and 1 of game 0 here, hand 2 in the next): its
+    # rows wait for the rest of the game, which is summarized whole
+    frame = make_records(mb_hands(), mb_meta())
+    whole = summarize(frame)
+    for cut in (1, 2, 3):
+        _assert_same(whole, summarize_chunks([frame.iloc[:cut], frame.iloc[cut:]], frame.attrs))
+    _assert_same(whole, summarize_chunks([frame.iloc[[i]] for i in range(len(frame))], frame.attrs))
 
 
 def test_extension_rows_only_where_the_design_has_an_extension():
