@@ -139,6 +139,10 @@ MISTAKES = [
      "stock_exhausted, title, unit"),
     ("an unknown table", "", '\n[rules]\nfast = true\n', "rules",
      "unknown field; expected one of: cards, design, options, players, scoring, target"),
+    ("a target that is no table", ("[design]", '[target]\nkind = "sum"\ntrip = 100\n'), ("target = 3\n[design]", ""),
+     "target", "must be a table"),
+    ("a flag that is not true or false", "value = 50\n", 'value = 50\nlimited = "yes"\n', "cards[1] (km50).limited",
+     "must be true or false, not 'yes'"),
     ("a sum target without its trip", "trip = 100\n", "", "target.trip",
      "missing: a sum target needs its trip in km, the trip of every player count without a [players.N] trip of "
      "its own"),
