@@ -430,6 +430,17 @@ def test_chunks_that_split_a_game_of_several_hands_sum_up_as_the_whole():
     _assert_same(whole, summarize_chunks([frame.iloc[[i]] for i in range(len(frame))], frame.attrs))
 
 
+def test_records_out_of_order_are_summarized_as_in_order():
+    # a game's hands given last first (two rows, and the whole run): the game's end is its last hand
+    frame = make_records(mb_hands(), mb_meta())
+    two = frame.iloc[:2].copy()
+    two["last_hand"] = [0, 1]  # game 0 cut to its first two hands
+    for rows in (two, frame):
+        ordered = game_table(rows, frame.attrs)
+        pd.testing.assert_frame_equal(game_table(rows.iloc[::-1], frame.attrs), ordered)
+    assert game_table(two.iloc[::-1], frame.attrs)["final_gap"].tolist() == [1700 - 1500]
+
+
 def test_extension_rows_only_where_the_design_has_an_extension():
     # Mille Bornes at 4 players races 1000 with no extension: "hands with an extension called,
     # 0 of N" would read as a rule nobody used; a one-hand design with an extension shows it.
