@@ -403,6 +403,8 @@ def test_multi_hand_games():
     checks = anomalies(s).set_index("check")
     assert tuple(checks.loc["games that hit the hand cap (no side reached the game target)", ["count", "of"]]) == (0, 2)
     assert tuple(checks.loc["hands that hit the turn cap", ["count", "of"]]) == (1, 4)
+    # Extra Tank was drawn once, the Roll never
+    assert tuple(checks.loc["card types never drawn", ["count", "of", "detail"]]) == (1, 2, "Roll")
     cb = card_balance(s).set_index("card")
     assert cb.loc["extra_tank", "coups"] == 1 and bool(cb.loc["extra_tank", "safety"])
     tt = tension_table(s).set_index("metric")
@@ -428,6 +430,11 @@ def test_chunks_that_split_a_game_of_several_hands_sum_up_as_the_whole():
     for cut in (1, 2, 3):
         _assert_same(whole, summarize_chunks([frame.iloc[:cut], frame.iloc[cut:]], frame.attrs))
     _assert_same(whole, summarize_chunks([frame.iloc[[i]] for i in range(len(frame))], frame.attrs))
+
+
+def test_a_run_of_no_games_has_an_empty_game_table(toy):
+    table = game_table(toy.iloc[:0], toy.attrs)
+    assert len(table) == 0 and list(table.columns) == list(game_table(toy, toy.attrs).columns)
 
 
 def test_records_out_of_order_are_summarized_as_in_order():
