@@ -13,6 +13,7 @@ from etappe.analysis.compare import (
     compare_tables,
     game_metrics,
     headline,
+    lacks,
     paired_table,
     seat_bias_strength,
 )
@@ -387,6 +388,40 @@ def test_headline_names_no_design_on_a_difference_it_cannot_tell_from_noise(runs
     turns = paired.set_index("key").loc["game_turns"]
     assert turns["diff"] == pytest.approx(2.0) and not turns["reject"]
     assert h.loc["Which has longer games?", "answer"] == "no clear difference (leaning Stap op)"
+
+
+def test_what_a_run_lacks_to_measure_a_headline_metric(runs):
+    a, _ = runs  # the toy run: 3 games with a winner, flat tyres cost turns in games 0 (a winner) and 2
+    s = summarize(a)
+    assert lacks("hazard_decided", s, "A") == "" and lacks("first_player_gap", s, "A") == ""
+    # no winner lost a turn: the toy run with the victims' turns of game 0 taken away (game 2 has no winner)
+    spared = a.copy()
+    spared[["s0_flat_victim_turns", "s1_flat_victim_turns"]] = spared[["s0_flat_victim_turns",
+                                                                       "s1_flat_victim_turns"]].where(spared["game"] != 0, 0)
+    assert lacks("hazard_decided", summarize(spared, a.attrs), "A") == "no game of A with a winner lost a turn to hazards"
+    # no hazard in the deck
+    meta = dict(a.attrs, cards=[dict(c, role="go" if c["key"] == "go" else "remedy") for c in a.attrs["cards"]])
+    assert lacks("hazard_decided", summarize(a, meta), "A") == "A has no hazards, limits or setbacks"
+    # no winner: every game capped, as a turn cap cuts them off
+    capped = a.assign(winner_side=-1, capped=1)
+    assert lacks("first_player_gap", summarize(capped, a.attrs), "A") == "no game of A had a winner (4 hit the turn or hand cap)"
+
+
+def test_distance_from_the_fair_share_of_two_paired_games():
+    # A wins as first player in both games (1, 1: .5 from 1/2), B in one (1, 0: on the fair share, counted
+    # above it): g = a - b = [0, 1], mean .5, sd sqrt(.5), interval .5 +- t(1 df) x .5 = 12.71 x .5
+    r = _pairs([1, 1], [1, 0])
+    assert r["n"] == 2 and r["diff"] == pytest.approx(0.5) and r["sd"] == pytest.approx(math.sqrt(0.5))
+    assert (r["ci_low"], r["ci_high"]) == (-1.0, 1.0)  # .5 -+ 6.35, clipped to where a difference of rates can be
+
+
+def test_headline_of_one_paired_game_says_so(runs):
+    a, b = runs
+    one_a, one_b = a[a["game"] == 0], b[b["game"] == 0]
+    one_b = one_b.assign(game_turns=one_a["game_turns"].to_numpy())  # the same length in the one game
+    paired = paired_table(compare_tables(game_table(one_a, a.attrs), game_table(one_b, a.attrs)), fair=0.5)
+    h = headline(summarize(one_a, a.attrs), summarize(one_b, a.attrs), paired, "A", "B").set_index("question")
+    assert h.loc["Which has longer games?", "evidence"] == "A 10 vs B 10, equal in the one paired game"
 
 
 def test_game_metrics_columns(runs):
