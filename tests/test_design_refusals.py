@@ -221,6 +221,8 @@ LIMITED = TINY.replace("value = 50\n", "value = 50\nlimited = true\n").replace(
 @pytest.mark.parametrize("edit, field", [
     (('role = "end_limit"\ncount = 2', 'role = "end_limit"\ncount = 0'), "cards[6] (end_limit).count"),
     (("", "\n[players.2]\nremove = { end_limit = 2 }\n"), "players.2.remove.end_limit"),
+    ((('role = "end_limit"\ncount = 2', ""), ('role = "end_limit"\ncount = 1', "\n[players.2]\nremove = { end_limit = 1 }\n")),
+     "players.2.remove.end_limit"),  # the one end_limit card, removed
 ])
 def test_a_limit_nothing_can_lift_on_a_trip_that_needs_limited_cards_is_refused(edit, field):
     """docs/designs.md: limit cards to play while the target needs distance cards the limit blocks, and
