@@ -405,6 +405,13 @@ def test_what_a_run_lacks_to_measure_a_headline_metric(runs):
     # no winner: every game capped, as a turn cap cuts them off
     capped = a.assign(winner_side=-1, capped=1)
     assert lacks("first_player_gap", summarize(capped, a.attrs), "A") == "no game of A had a winner (4 hit the turn or hand cap)"
+    # games of several hands where no hand's trip was completed (each hand went to the cap or the stock ran
+    # out): the first player within the hand cannot be asked about, unless the comparison asks of the game
+    from test_race_summary import mb_hands, mb_meta
+
+    multi = summarize(make_records(mb_hands(), mb_meta()))
+    assert lacks("first_hand_gap", multi, "A") == "no hand of A completed the trip"
+    assert lacks("first_hand_gap", multi, "A", multi_hand=False) == ""
 
 
 def test_distance_from_the_fair_share_of_two_paired_games():
