@@ -144,6 +144,27 @@ def test_paired_signs_and_reported_difference():
     assert r.mean_diff == 2.0
 
 
+def test_reported_difference_of_varying_games_is_the_t_interval_of_the_games_used():
+    # A ahead in every game, by 1 and 3 in turn: the test stops where Wald's bound says (reference), and
+    # the mean difference is that of the games used, with Student's t interval
+    from scipy import stats as st
+
+    r = sequential_compare(lambda start, count: (np.ones(count, np.int8), 1.0 + 2 * ((start + np.arange(count)) % 2)),
+                           chunk=7)
+    n = reference(np.ones(1000))[1]
+    d = 1.0 + 2 * (np.arange(n) % 2)
+    half = st.t.ppf(0.975, n - 1) * d.std(ddof=1) / math.sqrt(n)
+    assert r.games_used == n and r.mean_diff == pytest.approx(d.mean())
+    assert (r.diff_low, r.diff_high) == pytest.approx((d.mean() - half, d.mean() + half))
+
+
+@pytest.mark.parametrize("kwargs, message", [({"chunk": 0}, "chunk must be 1 to"), ({"max_games": 0}, "max_games must be 1 to"),
+                                             ({"chunk": 2.5}, "chunk must be a whole number")])
+def test_chunk_and_cap_must_be_whole_numbers_of_games(kwargs, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        sequential_compare(const(1), **kwargs)
+
+
 def test_policy_duel_uses_the_tournament_games():
     fn = policy_outcomes("millebornes", 2, "greedy", "random", seed=3)
     t = play_tournament("millebornes", 2, ["greedy", "random"], games=20, seed=3)
