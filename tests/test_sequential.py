@@ -55,7 +55,7 @@ def test_boundaries_follow_wald():
         SequentialTest(delta=0.6)
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 100, 1000])
+@pytest.mark.parametrize("chunk", [1, 7, 19, 100, 1000])  # 19: the deciding 39th game opens the third chunk
 def test_always_a_stops_where_the_formula_says(chunk):
     n = math.ceil(math.log(0.95 / 0.025) / math.log(1.1))     # 39
     assert SequentialTest().signs_to_decide() == n == 39
@@ -111,12 +111,40 @@ def test_chunked_scan_equals_the_plain_reference(q, seed):
         assert (r.decision, r.games_used) == expect
 
 
+def test_counts_and_share_of_a_mixed_stream_are_those_of_the_games_used():
+    # signs of any size (a difference of points, say): only their sign counts; q and its Wilson interval
+    # over the uneven games used (Wilson written out here)
+    rng = np.random.default_rng(5)
+    stream = rng.choice([3, 1, -2, -1, 0], p=[0.3, 0.25, 0.2, 0.15, 0.1], size=4000)
+    signs = np.sign(stream)
+    decision, used = reference(signs)
+    steps = []
+    r = sequential_compare(lambda s, c: stream[s:s + c], chunk=64, max_games=4000, progress=steps.append)
+    plus, minus = int((signs[:used] > 0).sum()), int((signs[:used] < 0).sum())
+    assert (r.decision, r.games_used, r.plus, r.minus, r.zeros) == (decision, used, plus, minus, used - plus - minus)
+    n, q, z = plus + minus, plus / (plus + minus), 1.959964
+    centre, half = (q + z * z / (2 * n)) / (1 + z * z / n), z * math.sqrt(q * (1 - q) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert (r.q, r.q_low, r.q_high) == pytest.approx((q, centre - half, centre + half))
+    assert r.mean_diff == pytest.approx(signs[:used].mean())  # without differences, the signs stand for them
+    # the progress callback hears of every chunk played
+    assert steps == [64] * (r.games_played // 64) and r.games_played == 64 * math.ceil(used / 64)
+
+
+def test_an_outcome_function_that_returns_other_games_is_refused():
+    with pytest.raises(ValueError, match=r"outcomes\(0, 10\) returned 9 games"):
+        sequential_compare(lambda s, c: np.ones(c - 1, np.int8), chunk=10)
+
+
 def test_cap_gives_undecided():
     def alt(start, count):
         return np.where(np.arange(start, start + count) % 2 == 0, 1, -1)
 
     r = sequential_compare(alt, chunk=50, max_games=120)
     assert r.decision == "undecided" and not r.decided and r.games_used == r.games_played == 120
+    assert r.verdict == "undecided after 120 games (cap reached)"
+    even = sequential_compare(const(0), chunk=50, max_games=120)
+    assert even.verdict == ("undecided after 120 games (cap reached): no game had a difference (every game even "
+                            "or undefined), and the test reads only the games where A or B is ahead")
 
 
 def test_error_rates_on_simulated_streams():
