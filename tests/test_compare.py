@@ -431,6 +431,13 @@ def test_headline_of_one_paired_game_says_so(runs):
     assert h.loc["Which has longer games?", "evidence"] == "A 10 vs B 10, equal in the one paired game"
 
 
+def test_pairs_of_other_games_are_refused():
+    comp = PairedComparison()
+    with pytest.raises(ValueError, match="paired metric frames must hold the same games in the same order"):
+        comp.add_pairs(pd.DataFrame({"game_turns": [1.0, 2.0]}, index=[0, 1]),
+                       pd.DataFrame({"game_turns": [1.0, 2.0]}, index=[1, 0]))
+
+
 def test_game_metrics_columns(runs):
     a, _ = runs
     m = game_metrics(game_table(a, a.attrs))
@@ -457,6 +464,9 @@ def test_design_differences_from_the_runs_metadata():
     # with each card's rules (rules page: Stop cleared by Roll; 200s blocked by Speed Limit, two at most)
     assert rows.loc["card Stop (Feu rouge) (stop)"].tolist() == ["-", "4 x hazard; cleared by roll"]
     assert rows.loc["card 200 km (km200)"].tolist() == ["-", "4 x distance 200 km; blocked by the limit; at most 2"]
+    # Right of Way: a safety against Stop and Speed Limit that also acts as a permanent Roll
+    assert rows.loc["card Right of Way (Prioritaire) (right_of_way)"].tolist() == [
+        "-", "1 x safety; protects stop, speed_limit; permanent go"]
     assert not any(item.startswith("option") for item in rows.index)  # the same options
     # a redesign: only what was changed is listed
     eight = dict(mb, cards=[dict(c, count=7) if c["key"] == "stop" else c for c in mb["cards"]],
