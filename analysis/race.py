@@ -305,7 +305,7 @@ def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
 
     Returns a DataFrame, one row per hand (columns: docs/records.md), with
     the run's identity in `df.attrs`: game ("race"), design, design_file,
-    design_hash, players, policies, seating, seed, games, options, version,
+    design_hash, design_text, players, policies, seating, seed, games, options, version,
     wall_seconds and the design's cards and targets: everything to replay a
     game (`replay(df.attrs, game=i)`) or to write a run file
     (`etappe.analysis.runio.write_parquet(df, path, df.attrs)`).
