@@ -329,7 +329,6 @@ def policy_outcomes(design, players: int, policy_a: str, policy_b: str, seed: in
     def fn(start: int, count: int) -> np.ndarray:
         return play_pair(run, start, count)
 
-    fn.run = run  # type: ignore[attr-defined]
     fn.what = "wins more often"  # type: ignore[attr-defined]
     return fn
 

@@ -210,7 +210,9 @@ def test_design_duel_signs_match_the_records():
         per.append(game_metrics(game_table(df, df.attrs))["game_turns"].to_numpy(float))
     assert diffs.tolist() == (per[0] - per[1]).tolist()
     assert signs.tolist() == np.sign(per[0] - per[1]).astype(int).tolist()
-    with pytest.raises(ValueError, match="unknown metric 'nonsense'"):
+    # four players, each a side of their own in both designs (neither has teams at 4): won_s0 to won_s3
+    with pytest.raises(ValueError, match=r"^unknown metric 'nonsense'; one of: game_turns, .*, dead_share, or won_s0 "
+                                         r"to won_s3 \(side 0 won, \.\.\.: 4 sides at 4 players\)$"):
         design_outcomes("stapop", "touring", 4, metric="nonsense")
     # the Python API words the verdict as the sign test it is, as the CLI does, not as wins
     result = sequential_compare(fn, chunk=15, max_games=30, labels=("stapop", "touring"))
