@@ -53,6 +53,15 @@ def test_boundaries_follow_wald():
     assert s.upper == pytest.approx(math.log(19)) and s.lower == pytest.approx(-math.log(19))
     with pytest.raises(ValueError, match=r"delta must lie in \(0, 0\.5\)"):
         SequentialTest(delta=0.6)
+    for alpha, beta in ((0.0, 0.05), (1.0, 0.05), (0.05, 0.0), (0.05, 0.5)):
+        with pytest.raises(ValueError, match=r"alpha must lie in \(0, 1\) and beta in \(0, 0\.5\)"):
+            SequentialTest(alpha=alpha, beta=beta)
+    for p0, p1 in ((0.5, 0.5), (0.0, 0.5), (0.5, 1.0)):
+        with pytest.raises(ValueError, match=r"p0 and p1 must differ and lie in \(0, 1\)"):
+            Sprt(p0, p1, 0.05, 0.05)
+    for alpha, beta in ((0.0, 0.05), (0.05, 1.0), (0.6, 0.4)):
+        with pytest.raises(ValueError, match=r"alpha and beta must lie in \(0, 1\) with alpha \+ beta < 1"):
+            Sprt(0.5, 0.6, alpha, beta)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 19, 100, 1000])  # 19: the deciding 39th game opens the third chunk
@@ -133,6 +142,21 @@ def test_counts_and_share_of_a_mixed_stream_are_those_of_the_games_used():
 def test_an_outcome_function_that_returns_other_games_is_refused():
     with pytest.raises(ValueError, match=r"outcomes\(0, 10\) returned 9 games"):
         sequential_compare(lambda s, c: np.ones(c - 1, np.int8), chunk=10)
+
+
+@pytest.mark.parametrize("chunk", [1, 10, 29, 30, 60, 300])
+def test_a_test_that_accepted_its_null_stays_there_across_chunks(chunk):
+    # 29 games B ahead, then A ahead in every game. Test A (q = .55 against 1/2) falls to its lower bound
+    # ln(.05 / .975) = -2.970 at the 29th game (29 ln .9 = -3.055; 28 ln .9 = -2.950) and accepts that A is
+    # not better: it stays there. Test B climbs to 29 ln 1.1 = 2.764, below its upper bound ln(.95 / .025)
+    # = 3.638, then falls by ln .9 a game and accepts its null after m A-ahead games, 2.764 + m ln .9 <=
+    # -2.970: m = 55. Both nulls accepted: "same" after 29 + 55 = 84 games. Had test A gone on, it would
+    # have reached its upper bound (A better) after 71 more.
+    stream = np.r_[np.full(29, -1), np.ones(300)].astype(np.int8)
+    assert reference(stream) == ("same", 84)
+    r = sequential_compare(lambda s, c: stream[s:s + c], chunk=chunk, max_games=len(stream))
+    assert (r.decision, r.games_used, r.plus, r.minus) == ("same", 84, 55, 29)
+    assert r.llr_a == pytest.approx(29 * math.log(0.9)) and r.llr_b == pytest.approx(29 * math.log(1.1) + 55 * math.log(0.9))
 
 
 def test_cap_gives_undecided():
