@@ -195,6 +195,15 @@ def test_one_mistake_is_refused_naming_the_field_and_the_problem(old, new, field
     assert str(refused.value) == f"tiny.toml: {field}: {problem}", str(refused.value)
 
 
+def test_a_bremen_board_file_given_as_a_design_is_named_as_one():
+    # docs/bremen.md: a board file holds [board] and [fields], and [links] only where it has some
+    board = '[board]\nname = "mine"\n\n[fields]\nhouse = "house"\n'
+    with pytest.raises(DesignError) as refused:
+        parse_design(board, "mine.toml")
+    assert str(refused.value) == ("mine.toml: design: missing table: this is a Bremen board file, not a deck design; "
+                                  "`etappe bremen validate` checks it, `--board` plays it")
+
+
 def test_32_card_types_are_accepted_and_played():
     text = TINY + "".join(card(f"d{i}", "distance", "value = 1") for i in range(23))
     design = parse_design(text, "tiny.toml")
