@@ -122,7 +122,9 @@ def test_chunked_scan_equals_the_plain_reference(q, seed):
 
 def test_counts_and_share_of_a_mixed_stream_are_those_of_the_games_used():
     # signs of any size (a difference of points, say): only their sign counts; q and its Wilson interval
-    # over the uneven games used (Wilson written out here)
+    # over the uneven games used (Wilson as the report tests write it out)
+    from test_report_recompute import wilson
+
     rng = np.random.default_rng(5)
     stream = rng.choice([3, 1, -2, -1, 0], p=[0.3, 0.25, 0.2, 0.15, 0.1], size=4000)
     signs = np.sign(stream)
@@ -131,9 +133,7 @@ def test_counts_and_share_of_a_mixed_stream_are_those_of_the_games_used():
     r = sequential_compare(lambda s, c: stream[s:s + c], chunk=64, max_games=4000, progress=steps.append)
     plus, minus = int((signs[:used] > 0).sum()), int((signs[:used] < 0).sum())
     assert (r.decision, r.games_used, r.plus, r.minus, r.zeros) == (decision, used, plus, minus, used - plus - minus)
-    n, q, z = plus + minus, plus / (plus + minus), 1.959964
-    centre, half = (q + z * z / (2 * n)) / (1 + z * z / n), z * math.sqrt(q * (1 - q) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    assert (r.q, r.q_low, r.q_high) == pytest.approx((q, centre - half, centre + half))
+    assert (r.q, r.q_low, r.q_high) == pytest.approx((plus / (plus + minus), *wilson(plus, plus + minus)))
     assert r.mean_diff == pytest.approx(signs[:used].mean())  # without differences, the signs stand for them
     # the progress callback hears of every chunk played
     assert steps == [64] * (r.games_played // 64) and r.games_played == 64 * math.ceil(used / 64)
