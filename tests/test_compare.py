@@ -21,7 +21,7 @@ from etappe.analysis.race_summary import game_table, summarize
 from etappe.analysis.stats import paired_proportion_difference
 from etappe.cli.report_cmds import compare_summaries
 
-from test_race_summary import make_records, toy_hands, toy_meta
+from test_race_summary import make_records, mb_hands, mb_meta, toy_hands, toy_meta
 
 # Student's t 97.5 % points by degrees of freedom (tables): intervals of means use them
 T975 = {2: 4.302653, 3: 3.182446}
@@ -360,7 +360,6 @@ def test_headline_first_player_bias_within_hands():
     # runs, but in A the side playing first in a hand completes both trips of games 0, 1, 4, 5, ...
     # (share 1) and one of two in the others (1/2): mean 3/4, 1/4 from the fair share; in B always
     # one of two (1/2, on the fair share). g = a - b = 1/2 or 0 by halves: mean 1/4.
-    from test_race_summary import mb_meta
 
     meta = mb_meta()
     a = make_records(two_hand_games(lambda g: (g // 2) % 2 == 0), meta)
@@ -407,8 +406,6 @@ def test_what_a_run_lacks_to_measure_a_headline_metric(runs):
     assert lacks("first_player_gap", summarize(capped, a.attrs), "A") == "no game of A had a winner (4 hit the turn or hand cap)"
     # games of several hands where no hand's trip was completed (each hand went to the cap or the stock ran
     # out): the first player within the hand cannot be asked about, unless the comparison asks of the game
-    from test_race_summary import mb_hands, mb_meta
-
     multi = summarize(make_records(mb_hands(), mb_meta()))
     assert lacks("first_hand_gap", multi, "A") == "no hand of A completed the trip"
     assert lacks("first_hand_gap", multi, "A", multi_hand=False) == ""
