@@ -11,6 +11,7 @@ from importlib import resources
 
 import numpy as np
 import pytest
+from card_order import in_card_order
 
 from etappe.analysis.race import simulate
 from etappe.kernels import race as K
@@ -1177,15 +1178,6 @@ def test_a_design_file_with_a_byte_order_mark_loads(tmp_path):
 
 
 # ---- the order of the cards in a design file -------------------------------------
-def in_card_order(text, lead):
-    """The design file with its [[cards]] tables reordered: the cards keyed in
-    `lead` first, the others after them in reverse order."""
-    head, *cards = re.split(r"(?m)^(?=\[\[cards\]\])", text)
-    key = {block: re.search(r'(?m)^key = "(\w+)"', block)[1] for block in cards}
-    first = [block for k in lead for block in cards if key[block] == k]
-    return head + "".join(first + [block for block in reversed(cards) if block not in first])
-
-
 # A card's type number is its place in the file. The engine reads "none" as -1 (no safety
 # protects it, no limit shows), so a check that took 0 for "none" would misread the file's
 # first card: these orders put a safety, a limit, a hazard and the go card first.
