@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from card_order import in_card_order
 from scipy.stats import chisquare
 from typer.testing import CliRunner
 
@@ -27,6 +28,7 @@ from etappe.kernels.race_design import MAX_DISTANCE, load_design, parse_design
 from etappe.kernels.race_policies import PRESETS, parse_policy
 from etappe.kernels.race_position import play_position_move, position_state
 
+MB_TEXT = (resources.files("etappe.kernels") / "designs" / "millebornes.toml").read_text("utf-8")
 MB = load_design("millebornes")
 ROLL = {"battle": "roll"}
 USER = f"{Path(__file__).resolve().parents[1] / 'docs' / 'examples' / 'distance_first.py'}:distance_first"
@@ -38,9 +40,9 @@ def race_position(hand, sides, players=2, others=None):
     return {"players": players, "on_turn": 0, "stock": 30, "hands": hands, "sides": sides}
 
 
-def greedy_picks(design, position, spec, keys=12):
+def greedy_picks(design, position, spec, keys=12, options=None):
     """Greedy's moves from `position` under `keys` decision keys, as 'play X [on N]' / 'discard X'."""
-    state, ct, rules, seat = position_state(design, position, seed=1)
+    state, ct, rules, seat = position_state(design, position, seed=1, options=options)
     params = np.array(parse_policy(spec).params)
     picks = set()
     for key in range(1, keys + 1):
@@ -75,6 +77,23 @@ def test_attack_weight_ranks_attacks_as_documented(what, hand, own, expected):
         assert greedy_picks(MB, position, spec) == {move}, (what, spec)
 
 
+# The boundaries of the attack weight (docs/policies.md, Greedy's scores), with the target at
+# 200 of 700 km: an attack scores 40 x attack + 200 / 701 = 40 x attack + 0.285.
+@pytest.mark.parametrize("what, hand, own, below, above", [
+    # a remedy scores 80: 1.99 gives 79.89, 2 gives 80.29
+    ("remedy", ["spare_tire", "stop"], {"battle": "flat_tire"}, (1.99, "play spare_tire on 0"), (2.0, "play stop on 1")),
+    # 25 km of 700 scores 60 + 10 x 25 / 700 = 60.36: 1.5 gives 60.29, 1.51 gives 60.69
+    ("distance", ["km25", "stop"], ROLL, (1.5, "play km25 on 0"), (1.51, "play stop on 1")),
+    # an end of limit scores 50: 1.24 gives 49.89, 1.26 gives 50.69
+    ("end of limit", ["end_of_limit", "stop"], {"battle": "roll", "limit": "speed_limit"},
+     (1.24, "play end_of_limit on 0"), (1.26, "play stop on 1")),
+])
+def test_the_attack_weight_crosses_each_play_where_the_scores_say(what, hand, own, below, above):
+    position = race_position(hand, [own, {"battle": "roll", "distance": {"km100": 2}}])
+    for attack, move in (below, above):
+        assert greedy_picks(MB, position, f"greedy:attack={attack}") == {move}, (what, attack)
+
+
 def test_target_leader_attacks_the_leader_or_the_next_side():
     # three sides: seat 0's next side is 1; side 2 has the most distance
     position = race_position(["stop", "km25", "km50", "gasoline", "repairs", "spare_tire", "km75"],
@@ -101,6 +120,95 @@ def test_hold_safeties_keeps_a_safety_unless_it_clears_a_hazard():
     useful = race_position(["driving_ace", "km25", "km50", "km75", "km100", "gasoline", "repairs"],
                            [{"battle": "flat_tire"}, {"battle": "stop"}])
     assert greedy_picks(MB, useful, "hoarder") == {"play driving_ace on 0"}
+
+
+def test_next_target_counts_the_turn_order_from_the_seat_on_turn():
+    # seat 2 of 3 on turn: its next side is 0, then 1; side 1 leads
+    position = {"players": 3, "on_turn": 2, "stock": 30,
+                "hands": {"2": ["stop", "km25", "km50", "gasoline", "repairs", "spare_tire", "km75"]},
+                "sides": [{"battle": "roll", "distance": {"km100": 1}}, {"battle": "roll", "distance": {"km100": 3}},
+                          {"battle": "stop"}]}
+    assert greedy_picks(MB, position, "greedy") == {"play stop on 1"}
+    assert greedy_picks(MB, position, "next_target") == {"play stop on 0"}
+
+
+# A card's type number is its place in the design file; these orders put a hazard, the limit
+# and a remedy first (the engine reads -1 as "none", never 0).
+CARD_ORDERS = [[], ["accident"], ["flat_tire"], ["speed_limit"], ["spare_tire"]]
+
+
+def in_order(lead):
+    return parse_design(in_card_order(MB_TEXT, lead), "reordered millebornes.toml") if lead else MB
+
+
+@pytest.mark.parametrize("lead", CARD_ORDERS)
+def test_a_held_safety_is_laid_only_where_it_clears_the_hazard_or_limit(lead):
+    design = in_order(lead)
+    # rolling under a speed limit: the driving ace clears no limit, so it is held (0.5) and the
+    # 25 km card laid (60.36); right of way clears the limit (100)
+    limited = [{"battle": "roll", "limit": "speed_limit"}, ROLL]
+    assert greedy_picks(design, race_position(["driving_ace", "km25", "km200"], limited),
+                        "hoarder") == {"play km25 on 0"}
+    assert greedy_picks(design, race_position(["right_of_way", "km25", "km200"], limited),
+                        "hoarder") == {"play right_of_way on 0"}
+    # after an accident the driving ace clears it (100) before the repairs (80)
+    hit = [{"battle": "accident"}, ROLL]
+    assert greedy_picks(design, race_position(["driving_ace", "repairs", "km25"], hit),
+                        "hoarder") == {"play driving_ace on 0"}
+
+
+def test_greedy_lays_the_card_that_ends_the_trip_exactly_under_option_overshoot_disqualify():
+    # at 650 of 700 km: 50 km completes the trip (60.71), 75 km would disqualify the side
+    position = race_position(["km50", "km25", "km75"], [{"battle": "roll", "distance": {"km200": 2, "km100": 2,
+                                                                                          "km50": 1}}, ROLL])
+    assert greedy_picks(MB, position, "greedy", options={"overshoot": "disqualify"}) == {"play km50 on 0"}
+
+
+# Greedy's discards (docs/policies.md, Greedy's scores): stopped by an accident with no repairs,
+# against an opponent stopped and limited, no card can be played and greedy discards the card of
+# the lowest keep value. 700 km trip: a distance card keeps 1 + 4 x value / 700 - 0.5 per other
+# copy (25 km 1.14, 50 km 1.29, 75 km 1.43, 100 km 1.57, 200 km 2.14); a go card 2.5 (a second
+# copy 0.5), a remedy 2, an attack card 1.5; a card of no further use -5, one never laid -10.
+STUCK = {"battle": "accident"}
+BLOCKED = {"battle": "stop", "limit": "speed_limit"}
+
+
+@pytest.mark.parametrize("what, hand, own, opponent, expected", [
+    ("an attack card (1.5) before a remedy (2) or 100 km (1.57)", ["gasoline", "stop", "roll", "km200", "km100"],
+     STUCK, BLOCKED, "stop"),
+    ("a distance card beyond the trip (-10): 650 + 75 > 700, while 50 km ends it exactly",
+     ["km75", "km50", "km25", "gasoline", "spare_tire", "roll", "stop"],
+     {"battle": "accident", "distance": {"km200": 2, "km100": 2, "km50": 1}}, BLOCKED, "km75"),
+    ("a distance card whose type is at its cap (-10): two 200 km laid",
+     ["km200", "km25", "km50", "gasoline", "spare_tire", "roll", "stop"],
+     {"battle": "accident", "distance": {"km200": 2}}, BLOCKED, "km200"),
+    ("a second copy of a distance card: 100 km twice (1.07 each) before 25 km (1.14)",
+     ["km100", "km100", "km25", "gasoline", "roll", "stop"], STUCK, BLOCKED, "km100"),
+    ("a second go card (0.5) before 25 km (1.14)", ["roll", "roll", "km25", "gasoline", "stop"], STUCK, BLOCKED, "roll"),
+    ("a second remedy (0.3) before 25 km (1.14)", ["gasoline", "gasoline", "km25", "roll"], STUCK, BLOCKED, "gasoline"),
+    ("200 km (2.14) before a go card (2.5)", ["roll", "km200"], STUCK, BLOCKED, "km200"),
+    ("an end of limit (2) before 200 km (2.14)", ["end_of_limit", "km200", "roll"], STUCK, BLOCKED, "end_of_limit"),
+    ("a go card under a permanent go (-5)", ["roll", "km25", "gasoline", "stop"],
+     {"battle": "accident", "safeties": ["right_of_way"]}, BLOCKED, "roll"),
+    ("an end of limit when immune to limits (-5)", ["end_of_limit", "km25", "gasoline", "stop"],
+     {"battle": "accident", "safeties": ["right_of_way"]}, BLOCKED, "end_of_limit"),
+    ("a remedy its safety makes useless (-5)", ["spare_tire", "km25", "gasoline", "stop"],
+     {"battle": "accident", "safeties": ["puncture_proof"]}, BLOCKED, "spare_tire"),
+    ("an attack card every opponent is protected from (-5)", ["flat_tire", "km25", "gasoline", "roll"],
+     STUCK, {"battle": "stop", "limit": "speed_limit", "safeties": ["puncture_proof"]}, "flat_tire"),
+])
+@pytest.mark.parametrize("lead", CARD_ORDERS)
+@pytest.mark.parametrize("seat", [0, 1])
+def test_greedy_discards_the_card_of_the_lowest_keep_value(what, hand, own, opponent, expected, lead, seat):
+    sides = [own, opponent] if seat == 0 else [opponent, own]
+    position = {"players": 2, "on_turn": seat, "stock": 30, "hands": {str(seat): hand}, "sides": sides}
+    assert greedy_picks(in_order(lead), position, "greedy") == {f"discard {expected}"}, what
+
+
+def test_greedy_keeps_a_stage_card_still_needed_over_a_go_card():
+    # Stap op, stopped at a level crossing: a stage card of an incomplete kind keeps 3, a go card 2.5
+    position = race_position(["go", "km5", "km10"], [{"battle": "crossing"}, {"battle": "flat_tyre", "limit": "headwind"}])
+    assert greedy_picks(load_design("stapop"), position, "greedy") == {"discard go"}
 
 
 def completing_position(opponent_km):
@@ -149,8 +257,7 @@ def test_a_user_policy_answers_coup_fourre_and_extension_with_the_greedy_default
 
 def test_a_remedy_for_two_hazards_is_kept_while_one_can_still_hit():
     # A user design: a second hazard, nail, also cleared by the spare tire, with a safety of its own.
-    text = (resources.files("etappe.kernels") / "designs" / "millebornes.toml").read_text("utf-8")
-    text += ('\n[[cards]]\nkey = "nail"\nrole = "hazard"\ncount = 2\nremedy = "spare_tire"\n'
+    text = MB_TEXT + ('\n[[cards]]\nkey = "nail"\nrole = "hazard"\ncount = 2\nremedy = "spare_tire"\n'
              '\n[[cards]]\nkey = "nail_guard"\nrole = "safety"\ncount = 1\nprotects = ["nail"]\n')
     design = parse_design(text, "two_hazards_one_remedy.toml")
     hand = ["spare_tire", "km25", "km50", "km75", "km100", "gasoline", "repairs"]
@@ -162,6 +269,11 @@ def test_a_remedy_for_two_hazards_is_kept_while_one_can_still_hit():
     # protected from the nail only: the flat tire can still hit, so the spare tire (keep value 2)
     # stays and the 25 km card (1 + 4 x 25 / 700) goes; protected from both, the spare tire is useless
     assert discard(["nail_guard"]) == {"discard km25"}
+    # and at 2 it goes before 200 km (2.14), after an attack card (1.5); a second copy (0.3) before 25 km
+    for cards, expected in ((["spare_tire", "km200", "roll"], "spare_tire"), (["spare_tire", "km200", "stop"], "stop"),
+                            (["spare_tire", "spare_tire", "km25"], "spare_tire")):
+        position = race_position(cards, [{"battle": "accident", "safeties": ["nail_guard"]}, BLOCKED])
+        assert greedy_picks(design, position, "greedy") == {f"discard {expected}"}
     assert discard(["puncture_proof"]) == {"discard km25"}
     assert discard(["puncture_proof", "nail_guard"]) == {"discard spare_tire"}
 
