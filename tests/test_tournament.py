@@ -265,6 +265,40 @@ def test_bootstrap_intervals_are_seeded():
     assert np.allclose(b1["se"], fisher["se"], rtol=0.5)
 
 
+def test_bootstrap_interval_is_the_percentile_interval_of_the_refits(monkeypatch):
+    import etappe.analysis.tournament as T
+
+    # refits given by hand: policy x's resampled ratings 0.0, 0.1, ..., 0.9; y, z the negatives, halved
+    fits = np.column_stack([np.arange(10) / 10, -np.arange(10) / 20, -np.arange(10) / 20])
+    monkeypatch.setattr(T, "_bootstrap_theta", lambda *a: fits)
+    rng = np.random.default_rng(2)
+    bt = bradley_terry(_result(np.where(rng.random((3, 400)) < 0.6, 1, -1)), bootstrap=10).set_index("policy")
+    # the 2.5 % and 97.5 % points of 0.0 .. 0.9 (linear interpolation): 0.0225 and 0.8775
+    assert (bt.loc["x", "ci_low"], bt.loc["x", "ci_high"]) == pytest.approx((0.0225, 0.8775))
+    assert bt.loc["x", "se"] == pytest.approx(np.std(np.arange(10) / 10, ddof=1))
+    assert bt.attrs["interval"] == "bootstrap"
+    # a clean sweep: the union with the profile interval, which is wider on the swept side
+    profile = bradley_terry(_result(np.ones((3, 400)))).set_index("policy")
+    swept = bradley_terry(_result(np.ones((3, 400))), bootstrap=10).set_index("policy")
+    assert swept.attrs["interval"] == "bootstrap+profile"
+    assert swept.loc["x", "ci_low"] == pytest.approx(min(profile.loc["x", "ci_low"], 0.0225))
+    assert swept.loc["x", "ci_high"] == pytest.approx(max(profile.loc["x", "ci_high"], 0.8775))
+    assert swept.loc["x", "se"] == pytest.approx(max(profile.loc["x", "se"], np.std(np.arange(10) / 10, ddof=1)))
+    assert (swept.loc["x", "ci_low"], swept.loc["x", "ci_high"]) != (profile.loc["x", "ci_low"],
+                                                                     profile.loc["x", "ci_high"])
+
+
+def test_bootstrap_refits_are_anchored_like_the_ratings():
+    from etappe.analysis.tournament import _bootstrap_theta
+
+    rng = np.random.default_rng(4)
+    r = _result(np.where(rng.random((3, 300)) < [[0.7], [0.6], [0.45]], 1, -1))
+    centred = _bootstrap_theta(r, ["x", "y", "z"], 20, 9, None)
+    anchored = _bootstrap_theta(r, ["x", "y", "z"], 20, 9, "y")
+    assert np.allclose(centred.sum(axis=1), 0) and (anchored[:, 1] == 0).all()
+    np.testing.assert_allclose(anchored, centred - centred[:, [1]], atol=1e-12)
+
+
 # ------------------------------------------------------------------ real games
 def test_pairing_matches_a_rotated_simulation():
     """Pair (A, B) of a tournament plays exactly the games of `simulate` with seats rotated."""
@@ -295,7 +329,7 @@ def test_team_pairing_matches_a_rotated_simulation():
 def test_tournament_rejects_bad_pools():
     with pytest.raises(ValueError, match="a tournament needs at least two policies"):
         play_tournament("stapop", 2, ["greedy"], games=4)
-    with pytest.raises(ValueError, match="policy given twice: greedy"):
+    with pytest.raises(ValueError, match="^policy given twice: greedy$"):
         play_tournament("stapop", 2, ["greedy", "greedy"], games=4)
 
 
