@@ -359,9 +359,6 @@ def _mle_exists(W: np.ndarray) -> bool:
     """The MLE is finite iff the directed graph i -> j (i scored against j) is strongly connected."""
     from scipy.sparse.csgraph import connected_components
 
-    k = W.shape[0]
-    if k < 2:
-        return True
     n, _ = connected_components(W > 0, directed=True, connection="strong")
     return n == 1
 
