@@ -153,6 +153,24 @@ def test_no_winner_games_count_half():
         bradley_terry(pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [1], "wins_b": [1], "games": [3]}))
 
 
+def test_one_game_without_a_winner_is_enough_for_a_finite_rating():
+    # B never won, but its one game without a winner scores half a point: the MLE exists, 9.5 : 0.5
+    f = pd.DataFrame({"policy_a": ["A"], "policy_b": ["B"], "wins_a": [9], "wins_b": [0], "no_winner": [1]})
+    bt = bradley_terry(f).set_index("policy")
+    assert bt.attrs["regularized"] is False and bt.attrs["interval"] == "fisher"
+    assert bt.loc["A", "log_strength"] - bt.loc["B", "log_strength"] == pytest.approx(math.log(19), abs=1e-9)
+    # the documented columns, and only those
+    assert list(bradley_terry(f).columns) == ["policy", "games", "score", "log_strength", "se", "ci_low", "ci_high",
+                                              "strength", "elo", "elo_low", "elo_high", "rank"]
+
+
+def test_a_pairing_of_no_games_has_no_score():
+    f = pd.DataFrame({"policy_a": ["A", "A"], "policy_b": ["B", "C"], "wins_a": [3, 0], "wins_b": [1, 0]})
+    h = head_to_head(f).set_index(["policy", "opponent"])
+    assert h.loc[("A", "B"), "score"] == 0.75 and h.loc[("B", "A"), "score"] == 0.25
+    assert np.isnan(h.loc[("A", "C"), "score"]) and np.isnan(h.loc[("C", "A"), "score"])
+
+
 def test_groups_that_never_met_have_no_common_scale():
     # A-B and C-D only: any shift of C and D together fits the games as well
     f = pd.DataFrame({"policy_a": ["A", "C"], "policy_b": ["B", "D"], "wins_a": [6, 3], "wins_b": [4, 7]})
@@ -437,6 +455,50 @@ def test_interrupted_tournament_resumes_from_its_checkpoint(tmp_path, monkeypatc
     with pytest.raises(typer.Exit) as stop:
         tournament_command(*args)
     assert stop.value.exit_code == 2 and "belongs to a different run" in capsys.readouterr().err
+
+def test_progress_counts_every_game_once_and_a_resume_needs_no_progress(tmp_path, monkeypatch):
+    import etappe.analysis.tournament as T
+
+    args = ("millebornes", 2, ["random", "greedy", "aggressive"])
+    calls = []
+    whole = play_tournament(*args, games=5, seed=4, chunk_size=2, progress=calls.append)
+    assert sum(calls) == 15 and all(c in (0, 1, 2) for c in calls)   # 3 pairings of 5 games, chunks of 2
+    real_play_pair = T.play_pair
+
+    def interrupted_at(n):
+        played = {"n": 0}
+
+        def play(*a, **k):
+            played["n"] += 1
+            if played["n"] == n:
+                raise KeyboardInterrupt
+            return real_play_pair(*a, **k)
+        return play
+
+    for progress in ([].append, None):
+        checkpoint = tmp_path / f"checkpoint-{progress is None}.pkl"
+        monkeypatch.setattr(T, "play_pair", interrupted_at(5))   # in the second pairing, after 4 chunks
+        with pytest.raises(KeyboardInterrupt):
+            play_tournament(*args, games=5, seed=4, chunk_size=2, checkpoint=checkpoint)
+        monkeypatch.setattr(T, "play_pair", real_play_pair)
+        resumed_from = []
+        again = play_tournament(*args, games=5, seed=4, chunk_size=2, checkpoint=checkpoint, progress=progress,
+                                on_resume=resumed_from.append)
+        assert resumed_from == [7]   # 5 games of the first pairing, 2 of the second
+        np.testing.assert_array_equal(again.outcomes, whole.outcomes)
+        if progress is not None:
+            assert sum(progress.__self__) == 15
+
+
+def test_a_chunk_that_comes_back_incomplete_is_refused(monkeypatch):
+    import etappe.analysis.tournament as T
+
+    run = T.PairRun("millebornes", 2, "random", "greedy", seed=1)
+    real_play = T.PairRun.play
+    monkeypatch.setattr(T.PairRun, "play", lambda self, start, count: real_play(self, start, count).iloc[:-1])
+    with pytest.raises(RuntimeError, match="a chunk of the pairing came back incomplete"):
+        T.play_pair(run, 0, 3)
+
 
 def test_elo_scale_constant():
     assert ELO_PER_NAT == pytest.approx(400 / math.log(10))
