@@ -234,6 +234,45 @@ def test_sweep_interval_of_two_policies_is_the_penalized_likelihood_ratio_interv
     assert 0.0125 < top < 0.0188
 
 
+def test_profile_intervals_of_three_policies_by_a_search_of_their_own():
+    """The sweep table with one virtual draw per pairing; for each policy i the profile
+    log-likelihood at theta_i = v (ratings summing to 0) leaves one free rating, maximized
+    here by a one-dimensional search; the interval is where it is within z^2 / 2 of the top."""
+    from scipy.optimize import brentq, minimize_scalar
+    from scipy.special import log_expit
+
+    bt = bradley_terry(_sweep_table()).set_index("policy")
+    names = ["greedy", "random", "lookahead"]          # the table's order of first appearance
+    # points of row against column (greedy 200 : 0 random, 70 : 130 lookahead; random 0 : 200
+    # lookahead), each plus the virtual half point
+    W = np.array([[0, 200.5, 70.5], [0.5, 0, 0.5], [130.5, 200.5, 0]])
+
+    def loglik(theta):
+        return float((W * log_expit(theta[:, None] - theta[None, :])).sum())
+
+    def profile(i, v):
+        j, k = [m for m in range(3) if m != i]
+
+        def ratings(u):
+            theta = np.empty(3)
+            theta[i], theta[j], theta[k] = v, u, -v - u
+            return theta
+        return -minimize_scalar(lambda u: -loglik(ratings(u)), bounds=(-30, 30), method="bounded",
+                                options={"xatol": 1e-10}).fun
+
+    z = 1.959963984540054
+    top = -minimize_scalar(lambda v: -profile(0, v), bounds=(-10, 10), method="bounded",
+                           options={"xatol": 1e-10}).fun
+    for i, name in enumerate(names):
+        est = bt.loc[name, "log_strength"]
+        assert profile(i, est) == pytest.approx(top, abs=1e-6)
+
+        def drop(v):
+            return top - profile(i, v) - z * z / 2
+        assert bt.loc[name, "ci_low"] == pytest.approx(brentq(drop, est - 20, est), abs=1e-4), name
+        assert bt.loc[name, "ci_high"] == pytest.approx(brentq(drop, est, est + 20), abs=1e-4), name
+
+
 def test_bootstrap_of_a_sweep_keeps_a_finite_honest_interval():
     rng = np.random.default_rng(3)
     # pairs (greedy, lookahead), (greedy, random), (lookahead, random): random never scores
