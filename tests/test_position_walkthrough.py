@@ -221,6 +221,24 @@ def test_analyze_policies_are_those_positions_md_names(mb):
     assert {r["move"] for r in rows} == set(legal_moves_of(mb, pos))
 
 
+def test_analyze_plays_out_a_position_with_nothing_hidden_as_worked_by_hand(mb):
+    # The stock is empty and the opponent's hand too: every deal of the unseen cards is the same
+    # world, so each move's chance is 0 or 1. Seat 0 at 625 km holds 25 and 50 km; the opponent is
+    # at 675 km. Playing either card, the opponent passes, seat 0 lays the other: 700 km, the trip
+    # (700 + 400 against 675): a win. After a discard seat 0 ends at 675 (a tie: no strictly best
+    # score) or 650 km: a loss.
+    pos = {"players": 2, "on_turn": 0, "stock": 0, "hands": {"0": ["km25", "km50"]}, "hand_sizes": {"1": 0},
+           "sides": [{"battle": "roll", "distance": {"km200": 2, "km100": 2, "km25": 1}},
+                     {"battle": "roll", "distance": {"km200": 2, "km100": 2, "km75": 1}}]}
+    chances = {r["move"]: r["probability"] for r in analyze_position(mb, pos, playouts=6)}
+    assert chances == {"play km25": 1.0, "play km50": 1.0, "discard km25": 0.0, "discard km50": 0.0}
+    # with the opponent at 625 km, 650 or 675 km is the strictly best score: every move wins (700
+    # against 625 is less than greedy's 100 km margin for calling the extension)
+    pos["sides"][1]["distance"] = {"km200": 2, "km100": 2, "km25": 1}
+    chances = {r["move"]: r["probability"] for r in analyze_position(mb, pos, playouts=6)}
+    assert chances == {"play km25": 1.0, "play km50": 1.0, "discard km25": 1.0, "discard km50": 1.0}
+
+
 # ---- replays --------------------------------------------------------------------------------------
 
 def _check_mille_bornes_replay(text, sides=2):
