@@ -243,6 +243,15 @@ def test_coup_fourre_is_the_probability_of_calling_it():
         assert abs(rate - p) < 4 * (p * (1 - p) / len(keys)) ** 0.5 + 1e-12, (spec, rate)
 
 
+def test_random_calls_the_extension_half_the_time():
+    # docs/policies.md: random "answers coup fourré and extension questions at 50 %", whatever the lead
+    state, ct, rules, seat = position_state(MB, completing_position(650), seed=1)
+    s = parse_policy("random")
+    keys = [np.uint64(k) for k in np.random.default_rng(6).integers(1, 2**63, 4000)]
+    rate = np.mean([K.wants_extension(state, rules, seat, s.kernel_id, np.array(s.params), key)[0] for key in keys])
+    assert abs(rate - 0.5) < 4 * (0.25 / len(keys)) ** 0.5
+
+
 def test_a_user_policy_answers_coup_fourre_and_extension_with_the_greedy_defaults():
     # docs/policies.md: "Coup fourré and extension questions are answered for a user policy by the
     # greedy defaults": coup_fourre = 1 (always), extension_margin = 100 km. The user's row was all
