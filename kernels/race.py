@@ -1063,8 +1063,8 @@ def determinize(state, ct, rules, seat, scratch, key):
 
 
 @allocating
-def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, win_only, totals, squares,
-                   diffs, diff_squares, counts):
+def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, win_only, totals, diffs,
+                   diff_squares, counts):
     """Flat Monte Carlo over determinizations with common random numbers.
 
     Each of `worlds` times: deal the cards `seat` cannot see afresh
@@ -1072,7 +1072,7 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
     and play on with greedy players (the greedy rows of `params`) for
     params[P_HORIZON] turns, every move with the same random keys, so the
     moves are compared on equal luck. Adds each move's values into
-    totals[i], squares[i], counts[i], and its paired differences with move
+    totals[i], counts[i], and its paired differences with move
     `baseline` into diffs[i], diff_squares[i]. Returns the key."""
     players = rules[R_PLAYERS]
     sides = rules[R_SIDES]
@@ -1111,7 +1111,6 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
             v = values[i]
             d = v - values[baseline]
             totals[i] += v
-            squares[i] += v * v
             diffs[i] += d
             diff_squares[i] += d * d
             counts[i] += 1.0
@@ -1137,13 +1136,12 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
         if moves[i] == baseline_move:
             baseline = i
     totals = np.zeros(n)
-    squares = np.zeros(n)
     diffs = np.zeros(n)
     diff_squares = np.zeros(n)
     counts = np.zeros(n)
     worlds = max(2, int(params[P_PLAYOUTS]) // n)
     key = evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, win_only, totals,
-                         squares, diffs, diff_squares, counts)
+                         diffs, diff_squares, counts)
     return moves[confident_best(diffs, diff_squares, worlds, baseline, params[P_CONFIDENCE])], key
 
 

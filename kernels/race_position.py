@@ -466,7 +466,7 @@ def analyze_position(design: str | Path | Design, position: dict, playouts: int 
         raise DesignError(f"analyze plays the hand out with a greedy-family policy, not {policy!r}")
     params = np.array(spec.params, np.float64)
     params[K.P_HORIZON] = 0  # to the end of the hand
-    sums = [np.zeros(n) for _ in range(5)]
+    sums = [np.zeros(n) for _ in range(4)]  # totals, diffs, diff_squares, counts
     key = np.uint64(seed + 1)
     done = 0
     while done < playouts:
@@ -478,6 +478,6 @@ def analyze_position(design: str | Path | Design, position: dict, playouts: int 
         if progress:
             progress(batch)
     side = seat % int(rules[K.R_SIDES])
-    wins, counts = sums[0], sums[4]
+    wins, counts = sums[0], sums[3]
     return [{"move": describe_move(design, int(moves[i]), side), "wins": int(round(wins[i])),
              "playouts": int(counts[i]), "probability": wins[i] / counts[i]} for i in range(n)]
