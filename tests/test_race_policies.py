@@ -187,6 +187,82 @@ def lookahead_choice(position, hidden_seed, key):
                              *RaceRun("millebornes", 2, ["lookahead"], 0).policy_functions)[0])
 
 
+def hidden_cards(state, seat, players):
+    """Card type -> count in the stock and the hands other than `seat`'s."""
+    counts = Counter(int(t) for t in state[K.STOCK_AT:K.STOCK_AT + state[K.ST_STOCK_N]])
+    for p in range(players):
+        if p != seat:
+            for t in range(K.MAX_TYPES):
+                counts[t] += int(state[K.HAND_AT + p * K.MAX_TYPES + t])
+    return +counts
+
+
+@pytest.mark.parametrize("on_turn", [0, 1])
+def test_determinize_deals_the_unseen_cards_afresh_and_only_them(on_turn):
+    # docs/policies.md: the look-ahead deals the cards it has not seen (from the deck, its own
+    # hand, the discard pile and the tableaux) afresh into the stock and the other hands.
+    position = dict(MIDGAME, players=3, on_turn=on_turn, discard=["km25", "km25", "accident"],
+                    hands={str(on_turn): MIDGAME["hands"]["0"][:6]},
+                    sides=MIDGAME["sides"] + [{"battle": "accident", "distance": {"km50": 2}}])
+    state, ct, rules, seat = position_state(load_design("millebornes"), position, seed=2)
+    public = [(K.DISCARD_AT, K.HAND_AT), (K.HAND_AT + seat * K.MAX_TYPES, K.HAND_AT + (seat + 1) * K.MAX_TYPES),
+              (K.HAND_N_AT, K.HELD_AT), (K.SIDE_AT, K.STATE_SIZE), (0, K.STOCK_AT)]
+    deals = set()
+    for key in range(1, 7):
+        world = np.empty_like(state)
+        K.determinize(state, ct, rules, seat, world, np.uint64(key))
+        assert K.check_state(world, ct, rules) == 0
+        for start, end in public:   # the own hand, the hand sizes, the discards and tableaux: as they were
+            np.testing.assert_array_equal(world[start:end], state[start:end])
+        assert hidden_cards(world, seat, 3) == hidden_cards(state, seat, 3)
+        deals.add(world.tobytes())
+    assert len(deals) == 6
+
+
+@pytest.mark.parametrize("design, sides, win_only, value", [
+    # scored (Mille Bornes): its hand score minus the best other side's, in thousands: 650 km and a
+    # safety (100) against 600 km; with win_only, 1 for the strictly best score
+    ("millebornes", [{"distance": {"km200": 2, "km100": 2, "km50": 1}, "safeties": ["driving_ace"]},
+                     {"distance": {"km200": 2, "km100": 2}}], False, 0.15),
+    ("millebornes", [{"distance": {"km200": 2, "km100": 2, "km50": 1}, "safeties": ["driving_ace"]},
+                     {"distance": {"km200": 2, "km100": 2}}], True, 1.0),
+    ("millebornes", [{"distance": {"km200": 2, "km100": 2}}, {"distance": {"km200": 2, "km100": 2}}], True, 0.0),
+    ("millebornes", [{"distance": {"km200": 1}}, {"distance": {"km200": 2, "km100": 2}}], False, -0.4),
+    # three sides: the best of the other two (600 km, not the last side's 500)
+    ("millebornes", [{"distance": {"km200": 2, "km100": 2, "km50": 1}, "safeties": ["driving_ace"]},
+                     {"distance": {"km200": 2, "km100": 2}}, {"distance": {"km100": 5}}], False, 0.15),
+    # not scored (Stap op, 100 km): 0.5 plus half the distance lead over the trip
+    ("stapop", [{"distance": {"km5": 4}}, {"distance": {"km10": 1}}], False, 0.55),
+    ("stapop", [{"distance": {"km5": 2}}, {"distance": {"km10": 2}}], False, 0.45),
+    ("stapop", [{"distance": {"km5": 4}}, {"distance": {"km10": 1}}], True, 0.0),
+])
+def test_a_playout_ends_with_the_documented_value(design, sides, win_only, value):
+    position = {"players": len(sides), "on_turn": 0, "stock": 20, "hands": {"0": []}, "sides": sides}
+    state, ct, rules, _ = position_state(load_design(design), position, seed=1)
+    sides_out = np.zeros((len(sides), K.S_NCOLS), np.int32)
+    assert K.playout_value(ct, rules, state, 0, False, sides_out, win_only) == pytest.approx(value)
+
+
+def test_a_playout_value_after_the_trip_or_a_disqualification():
+    # not scored: 1 for completing the trip, 0 for another side completing it or for the own
+    # disqualification; a disqualified opponent is out of the race (the lead is over the others)
+    position = {"players": 3, "on_turn": 0, "stock": 20, "hands": {"0": []},
+                "sides": [{"distance": {"km5": 4}}, {"distance": {"km10": 1}}, {"distance": {"km10": 2, "km8": 1}}]}
+    state, ct, rules, _ = position_state(load_design("stapop"), position, seed=1)
+    sides_out = np.zeros((3, K.S_NCOLS), np.int32)
+
+    def value(side, trip_side=-1, disqualified=()):
+        world = state.copy()
+        world[K.ST_TRIP_SIDE] = trip_side
+        for s in disqualified:
+            world[K.SIDE_AT + s * K.SIDE_STRIDE + K.SD_DISQ] = 1
+        return K.playout_value(ct, rules, world, side, False, sides_out, False)
+    assert value(0) == pytest.approx(0.5 + 0.5 * (20 - 28) / 100)
+    assert value(0, trip_side=0) == 1.0 and value(1, trip_side=0) == 0.0
+    assert value(0, disqualified=[0]) == 0.0
+    assert value(0, disqualified=[2]) == pytest.approx(0.5 + 0.5 * (20 - 10) / 100)
+
+
 def test_lookahead_never_uses_hidden_cards():
     # The same public position with the stock and the opponent's hand dealt
     # differently: with the same policy key, the decision must be the same,
