@@ -263,6 +263,18 @@ def test_a_playout_value_after_the_trip_or_a_disqualification():
     assert value(0, disqualified=[2]) == pytest.approx(0.5 + 0.5 * (20 - 10) / 100)
 
 
+def test_lookahead_plays_the_only_legal_move():
+    # stopped by an accident, one card that cannot be laid: its discard is the one move
+    position = {"players": 2, "on_turn": 0, "stock": 30, "hands": {"0": ["km200"]},
+                "sides": [{"battle": "accident"}, {"battle": "stop", "limit": "speed_limit"}]}
+    state, ct, rules, seat = position_state(load_design("millebornes"), position, seed=0)
+    moves = np.full(K.MAX_MOVES, -1, np.int32)
+    params = np.array(parse_policy("lookahead").params)
+    functions = RaceRun("millebornes", 2, ["lookahead"], 0).policy_functions
+    move = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(3), *functions)[0]
+    assert move == 4 * 8 + K.DISCARD   # km200 is card type 4 of the design file
+
+
 def test_lookahead_never_uses_hidden_cards():
     # The same public position with the stock and the opponent's hand dealt
     # differently: with the same policy key, the decision must be the same,
