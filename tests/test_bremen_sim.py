@@ -240,6 +240,18 @@ def test_winner_and_cap_are_consistent(mixed):
     assert (won >= 7).all() and (won == points[done].max(axis=1)).all()
 
 
+def test_points_after_a_round_never_reached_are_the_final_points():
+    # docs/bremen.md: "a game that ended before round R carries its final points"
+    df = A.simulate(players=4, games=300, seed=3)
+    turns, checked = df["turns"].to_numpy(), 0
+    for s in range(4):
+        for r in K.PROGRESS_ROUNDS:
+            over = turns <= (r - 1) * 4   # the game ended before round r began
+            np.testing.assert_array_equal(df[f"points_r{r}_s{s}"][over], df[f"points_s{s}"][over])
+            checked += over.sum()
+    assert checked > 1000
+
+
 def test_capped_games_are_recorded_not_hidden():
     df = simulate(players=4, games=20, policies=["random"] * 4, seed=5, options={"max_turns": 30})
     assert len(df) == 20 and df["capped"].all() and (df["winner_seat"] == -1).all()

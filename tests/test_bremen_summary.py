@@ -38,6 +38,21 @@ def _four_games() -> pd.DataFrame:
     return df
 
 
+def test_progress_by_seat_and_by_position_are_the_means_of_the_records(run):
+    # docs/bremen.md: points_rR_sK, seat K's points at the end of round R; position p is the
+    # seat p places after the starting player
+    s = A.summarize(run)
+    first = run["first_seat"].to_numpy()
+    for by, seat_of in (("seat", lambda k: np.full(len(run), k)), ("position", lambda k: (first + k) % 4)):
+        t = s.progress_table(by)
+        assert len(t) == 4 * len(K.PROGRESS_ROUNDS)
+        for row in t.itertuples():
+            k = int(re.match(r"(?:seat|position) (\d)", row.group)[1])
+            seats = seat_of(k)
+            x = np.array([run[f"points_r{row.round}_s{seat}"].iloc[g] for g, seat in enumerate(seats)], float)
+            assert (row.n, row.mean, row.sd) == (len(run), pytest.approx(x.mean()), pytest.approx(x.std(ddof=1))), row
+
+
 def test_length_and_cap_by_hand():
     s = A.summarize(_four_games())
     assert (s.games, s.index_min, s.index_max) == (4, 0, 3)

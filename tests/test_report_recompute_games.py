@@ -363,6 +363,8 @@ def test_bremen_length_tension_progress_sources(bremen_run):
                      ("final gap: winner minus the best other (points)", R.final_gap()[R.decided].astype(int))):
         check_row(tension.loc[label], summary(x), label)
     progress = table(t, "Mean points after each checkpoint round, per policy")
+    assert sorted(set(progress["group"])) == sorted(set(R.policy))   # every policy, at every round
+    assert len(progress) == len(set(R.policy)) * progress["round"].nunique() > 0
     for _, row in progress.iterrows():
         values = np.stack([R.df[f"points_r{row['round']}_s{s}"].to_numpy() for s in range(R.P)], 1)
         mask = np.tile([p == row["group"] for p in R.policy], (R.G, 1))
