@@ -255,6 +255,7 @@ def test_points_after_a_round_never_reached_are_the_final_points():
 def test_capped_games_are_recorded_not_hidden():
     df = simulate(players=4, games=20, policies=["random"] * 4, seed=5, options={"max_turns": 30})
     assert len(df) == 20 and df["capped"].all() and (df["winner_seat"] == -1).all()
+    assert df["capped"].dtype == bool   # docs/bremen.md: "`capped` is true"
 
 
 def test_robber_die_shows_r_one_time_in_six(mixed):
