@@ -167,8 +167,9 @@ def test_with_one_policy_the_sweep_findings_are_the_seats():
     assert found["win rate of seat 0 vs 1/4"] == "above"
     assert [found[f"win rate of seat {s} vs 1/4"] for s in (1, 2, 3)] == ["below"] * 3
     assert "win rate of g vs 1/4" not in found
+    df["points_storm_s0"], df["points_chase_s1"] = 3, 1   # storms: 300 of the 400 points
     _, numbers = A.sweep_summary([df])
-    assert numbers.loc[0, ["win_seat 0", "win_seat 1"]].tolist() == [0.7, 0.1]
+    assert numbers.loc[0, ["win_seat 0", "win_seat 1", "storm_share"]].tolist() == [0.7, 0.1, 0.75]
 
 
 def _hand_run(games: int, policies: list[str], board: str = "b") -> pd.DataFrame:
