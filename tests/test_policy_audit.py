@@ -188,6 +188,7 @@ BLOCKED = {"battle": "stop", "limit": "speed_limit"}
     ("a second remedy (0.3) before 25 km (1.14)", ["gasoline", "gasoline", "km25", "roll"], STUCK, BLOCKED, "gasoline"),
     ("200 km (2.14) before a go card (2.5)", ["roll", "km200"], STUCK, BLOCKED, "km200"),
     ("an end of limit (2) before 200 km (2.14)", ["end_of_limit", "km200", "roll"], STUCK, BLOCKED, "end_of_limit"),
+    ("a remedy (2) before 200 km (2.14)", ["gasoline", "km200", "roll"], STUCK, BLOCKED, "gasoline"),
     ("a go card under a permanent go (-5)", ["roll", "km25", "gasoline", "stop"],
      {"battle": "accident", "safeties": ["right_of_way"]}, BLOCKED, "roll"),
     ("an end of limit when immune to limits (-5)", ["end_of_limit", "km25", "gasoline", "stop"],
