@@ -275,6 +275,28 @@ def test_lookahead_plays_the_only_legal_move():
     assert move == 4 * 8 + K.DISCARD   # km200 is card type 4 of the design file
 
 
+def test_lookahead_keeps_greedys_move_among_moves_of_equal_value():
+    # Nothing hidden (empty stock, the opponent's hand empty), two useless cards (the opponent is
+    # protected from both): either discard ends the hand the same way, 850 points against 800.
+    # Greedy picks one at random; no other move does better, so the look-ahead plays greedy's.
+    position = {"players": 2, "on_turn": 0, "stock": 0, "hands": {"0": ["accident", "flat_tire"]},
+                "hand_sizes": {"1": 0},
+                "sides": [{"battle": "roll", "distance": {"km200": 2, "km100": 2, "km50": 1},
+                           "safeties": ["extra_tank", "right_of_way"]},
+                          {"battle": "roll", "distance": {"km200": 2, "km100": 2},
+                           "safeties": ["driving_ace", "puncture_proof"]}]}
+    state, ct, rules, seat = position_state(load_design("millebornes"), position, seed=0)
+    moves = np.empty(K.MAX_MOVES, np.int32)
+    params = np.array(parse_policy("lookahead:playouts=8").params)
+    functions = RaceRun("millebornes", 2, ["lookahead"], 0).policy_functions
+    picks = set()
+    for key in map(np.uint64, range(1, 13)):
+        greedy = int(K.greedy_move_call(state, ct, rules, seat, params, key)[0])
+        assert K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, key, *functions)[0] == greedy
+        picks.add(greedy & 7 == K.DISCARD and greedy >> 3)
+    assert len(picks) == 2   # greedy chose each discard for some key
+
+
 def test_lookahead_never_uses_hidden_cards():
     # The same public position with the stock and the opponent's hand dealt
     # differently: with the same policy key, the decision must be the same,
