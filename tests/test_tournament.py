@@ -514,7 +514,8 @@ def test_progress_counts_every_game_once_and_a_resume_needs_no_progress(tmp_path
             return real_play_pair(*a, **k)
         return play
 
-    for progress in ([].append, None):
+    for resumed_calls in ([], None):   # a resume reporting progress, and one without a progress callback
+        progress = resumed_calls.append if resumed_calls is not None else None
         checkpoint = tmp_path / f"checkpoint-{progress is None}.pkl"
         monkeypatch.setattr(T, "play_pair", interrupted_at(5))   # in the second pairing, after 4 chunks
         with pytest.raises(KeyboardInterrupt):
@@ -525,8 +526,8 @@ def test_progress_counts_every_game_once_and_a_resume_needs_no_progress(tmp_path
                                 on_resume=resumed_from.append)
         assert resumed_from == [7]   # 5 games of the first pairing, 2 of the second
         np.testing.assert_array_equal(again.outcomes, whole.outcomes)
-        if progress is not None:
-            assert sum(progress.__self__) == 15
+        if resumed_calls is not None:
+            assert sum(resumed_calls) == 15   # the 7 already played, once, and the 8 played now
 
 
 def test_a_chunk_that_comes_back_incomplete_is_refused(monkeypatch):
