@@ -151,17 +151,25 @@ MIDGAME = {
 }
 
 
+def hidden_cards(state, seat, players):
+    """Card type -> count in the stock and the hands other than `seat`'s."""
+    counts = Counter(int(t) for t in state[K.STOCK_AT:K.STOCK_AT + state[K.ST_STOCK_N]])
+    for p in range(players):
+        if p != seat:
+            for t in range(K.MAX_TYPES):
+                counts[t] += int(state[K.HAND_AT + p * K.MAX_TYPES + t])
+    return +counts
+
+
 def redeal_hidden(state, seat, players, seed):
     """The same public position with the hidden cards (the stock and the
     other hands) dealt differently: only card locations nobody but their
     holder can see change."""
     state = state.copy()
-    hidden = list(state[K.STOCK_AT:K.STOCK_AT + state[K.ST_STOCK_N]])
+    hidden = list(hidden_cards(state, seat, players).elements())
     for p in range(players):
         if p != seat:
-            for t in range(K.MAX_TYPES):
-                hidden += [t] * int(state[K.HAND_AT + p * K.MAX_TYPES + t])
-                state[K.HAND_AT + p * K.MAX_TYPES + t] = 0
+            state[K.HAND_AT + p * K.MAX_TYPES:K.HAND_AT + (p + 1) * K.MAX_TYPES] = 0
     np.random.default_rng(seed).shuffle(hidden)
     n = int(state[K.ST_STOCK_N])
     state[K.STOCK_AT:K.STOCK_AT + n] = hidden[:n]
@@ -185,16 +193,6 @@ def lookahead_choice(position, hidden_seed, key):
     params = np.array(parse_policy("lookahead:playouts=40,horizon=10,confidence=0").params)
     return int(K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(key),
                              *RaceRun("millebornes", 2, ["lookahead"], 0).policy_functions)[0])
-
-
-def hidden_cards(state, seat, players):
-    """Card type -> count in the stock and the hands other than `seat`'s."""
-    counts = Counter(int(t) for t in state[K.STOCK_AT:K.STOCK_AT + state[K.ST_STOCK_N]])
-    for p in range(players):
-        if p != seat:
-            for t in range(K.MAX_TYPES):
-                counts[t] += int(state[K.HAND_AT + p * K.MAX_TYPES + t])
-    return +counts
 
 
 @pytest.mark.parametrize("on_turn", [0, 1])
@@ -272,7 +270,8 @@ def test_lookahead_plays_the_only_legal_move():
     params = np.array(parse_policy("lookahead").params)
     functions = RaceRun("millebornes", 2, ["lookahead"], 0).policy_functions
     move = K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, np.uint64(3), *functions)[0]
-    assert move == 4 * 8 + K.DISCARD   # km200 is card type 4 of the design file
+    km200 = [c.key for c in load_design("millebornes").cards].index("km200")
+    assert move == km200 * 8 + K.DISCARD   # a move is card type * 8 + target
 
 
 def test_lookahead_keeps_greedys_move_among_moves_of_equal_value():
@@ -293,8 +292,9 @@ def test_lookahead_keeps_greedys_move_among_moves_of_equal_value():
     for key in map(np.uint64, range(1, 13)):
         greedy = int(K.greedy_move_call(state, ct, rules, seat, params, key)[0])
         assert K.choose_move(state, ct, rules, seat, moves, K.POLICY_LOOKAHEAD, params, key, *functions)[0] == greedy
-        picks.add(greedy & 7 == K.DISCARD and greedy >> 3)
-    assert len(picks) == 2   # greedy chose each discard for some key
+        assert greedy & 7 == K.DISCARD
+        picks.add(greedy >> 3)
+    assert len(picks) == 2   # greedy discarded each card for some key
 
 
 def test_lookahead_never_uses_hidden_cards():
