@@ -462,10 +462,7 @@ def _per_stage(stages_df: pd.DataFrame, field: str = "cum") -> tuple[np.ndarray,
     """(race ids (R,), the per-seat `field` (R, stages, n)) with the stages in order."""
     n = _players(stages_df)
     order = _stage_order(stages_df)
-    races = stages_df["race"].to_numpy()
-    if order is not None:
-        races = races[order]
-    ids, counts = np.unique(races, return_counts=True)
+    ids, counts = np.unique(stages_df["race"].to_numpy(), return_counts=True)
     if len(ids) and (counts != counts[0]).any():
         raise ValueError("every race must have all its stages in the table")
     per = int(counts[0]) if len(ids) else 0
@@ -609,7 +606,8 @@ class RunSummary:
     The races and the stages may come in separate chunks, but a chunk of
     stages must hold every stage of each race it holds (lengths, tension and
     the jokers' intervals are per race). `parts` (PARTS, default all): the
-    tables to keep; each reads only its own columns.
+    tables to keep; each reads only its own columns, and a table whose part
+    was not kept is refused (the anomalies need the jokers part too).
 
         s = summarize(races_df, stages_df)     # or cli.etape.summarize_run("run.parquet")
         s.win_rates("policy"); s.profile_stats()
@@ -859,8 +857,16 @@ class RunSummary:
         return out
 
     # ------------------------------------------------------------ tables
+    def _need(self, *parts: str) -> None:
+        """Refuse a table whose sums this summary did not keep (its `parts`), rather than give zeros."""
+        missing = [part for part in parts if part not in self.parts]
+        if missing:
+            raise ValueError(f"this summary was made without the part(s) {', '.join(missing)} that the table "
+                             f"reads; make it with parts including them (known: {', '.join(PARTS)})")
+
     def win_rates(self, by: str = "seat") -> pd.DataFrame:
         """win_rates(races_df, by): by, n, wins, mean_time, win_rate, ci_low, ci_high."""
+        self._need("outcomes")
         if by == "policy":
             groups = np.array(self.names, dtype=object)
             shares = np.zeros((len(groups), self.players + 1), np.int64)
@@ -890,10 +896,12 @@ class RunSummary:
         return chisquare_uniform(self.win_rates("seat")["wins"].to_numpy())
 
     def head_to_head(self) -> pd.DataFrame:
+        self._need("skill")
         order = sorted(self.first_seen, key=self.first_seen.get)  # skill_table's: policies in order of first seat
         return skill_table_from_moments([self.names[c] for c in order], self.skill[np.ix_(order, order)], self.races)
 
     def side_classifications(self) -> pd.DataFrame:
+        self._need("side")
         policy = np.zeros((len(self.names), self.players), np.int64)  # [policy, slot]: 1 where the slot plays it
         policy[self.policy_of_slot, np.arange(self.players)] = 1
         n = policy @ self.side_tops[0].sum(axis=1)
@@ -907,6 +915,7 @@ class RunSummary:
         return pd.DataFrame(out)[n > 0].reset_index(drop=True)
 
     def profile_stats(self) -> pd.DataFrame:
+        self._need("profiles")
         s, rows = self.profile, []
         for c, profile in enumerate(K.PROFILE_NAMES):
             k = int(s["stages"][c])
@@ -935,6 +944,7 @@ class RunSummary:
         return pd.DataFrame(rows)
 
     def profile_by_policy(self) -> pd.DataFrame:
+        self._need("profiles")
         s = self.profile_policy
         profile, policy = np.nonzero(s["n"])  # profiles in their order, policies by name
         out = pd.DataFrame({
@@ -947,6 +957,7 @@ class RunSummary:
         return out
 
     def joker_usage(self) -> pd.DataFrame:
+        self._need("jokers")
         rows = []
         for joker, _ in JOKER_COLUMNS:
             if joker not in self.jokers or not self.stage_races:  # no races: no uses to share out, no row
@@ -955,8 +966,7 @@ class RunSummary:
             holders = len(self.holders[joker])  # a race's holders: every stage row holds every seat
             seat_races = self.stage_races * holders
             uses = s["uses"]
-            last = [int(s[key][self.max_stage]) if self.max_stage < len(s[key]) else 0
-                    for key in ("by_stage", "by_stage_sq", "by_stage_uses")]
+            last = [int(s[key][self.max_stage]) for key in ("by_stage", "by_stage_sq", "by_stage_uses")]
             row = {"joker": joker, "uses": uses, "use_rate": uses / seat_races if seat_races else np.nan,
                    "in_last_stage": last[0] / uses if uses else np.nan}
             # per race: x and y of each share, as the sums (x, y, x^2, y^2, xy) over the races
@@ -976,6 +986,7 @@ class RunSummary:
         return pd.DataFrame(rows).reindex(columns=order + ["cards_per_use"])
 
     def joker_stage_effect(self) -> pd.DataFrame:
+        self._need("jokers")
         rows = []
         for joker, _ in JOKER_COLUMNS:
             if joker not in self.jokers:  # not in the game: no stage "without" it to compare with
@@ -991,6 +1002,7 @@ class RunSummary:
                                                    "difference_s", "ci_low", "ci_high"])
 
     def anomalies(self) -> pd.DataFrame:
+        self._need("anomalies", "jokers")
         usage = self.joker_usage()  # the jokers of the game only
         unused = list(usage.loc[usage["uses"] == 0, "joker"])
         rows = [
@@ -1010,20 +1022,24 @@ class RunSummary:
         return out
 
     def length_table(self) -> pd.DataFrame:
+        self._need("length")
         rows = [self.turns_stage.describe("turns per stage"), self.turns_race.describe("turns per race")]
         rows += [hist.describe(f"turns per stage: {name}")
                  for name, hist in zip(K.PROFILE_NAMES, self.turns_profile) if hist.n]
         return pd.DataFrame(rows)
 
     def tension_table(self) -> pd.DataFrame:
+        self._need("tension")
         return pd.DataFrame([self.tension[key].describe(label) for key, label in TENSION_LABELS.items()])
 
     def leader_holds(self) -> dict:
+        self._need("tension")
         k, n = self.leader_wins, self.leader_n
         lo, hi = wilson_interval(k, n)
         return {"wins": k, "n": n, "rate": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi}
 
     def progress_table(self, by: str = "policy", value: str = "gap") -> pd.DataFrame:
+        self._need("progress")
         if by not in ("policy", "seat"):
             raise ValueError("by must be 'policy' or 'seat'")
         if value not in ("gap", "cum"):
@@ -1038,6 +1054,7 @@ class RunSummary:
         return curves_from_sums(keys, n, s.astype(float), ss.astype(float), clusters)
 
     def card_values(self) -> pd.DataFrame:
+        self._need("cards")
         opts = option_vector(self.attrs.get("options", {}))
         vmin, vmax = K.value_range(self.players)
         rows = []

@@ -91,6 +91,25 @@ def test_merging_summaries_of_other_runs_is_refused(records):
         E.RunSummary(races.attrs, parts=("outcomes", "speed"))
 
 
+def test_a_table_whose_part_was_not_kept_is_refused_not_given_as_zeros(records):
+    races, stages = records
+    outcomes = E.summarize(races, stages, parts=("outcomes",))
+    assert outcomes.win_rates("seat")["n"].sum() == 4 * 45
+    for table, part in (("head_to_head", "skill"), ("side_classifications", "side"), ("profile_stats", "profiles"),
+                        ("profile_by_policy", "profiles"), ("joker_usage", "jokers"),
+                        ("joker_stage_effect", "jokers"), ("length_table", "length"), ("tension_table", "tension"),
+                        ("leader_holds", "tension"), ("progress_table", "progress"), ("card_values", "cards")):
+        with pytest.raises(ValueError, match=f"made without the part.s. {part} that the table reads"):
+            getattr(outcomes, table)()
+    # the anomalies' last row counts the jokers never used: it needs the jokers' sums too
+    with pytest.raises(ValueError, match="without the part.s. jokers"):
+        E.summarize(races, stages, parts=("anomalies",)).anomalies()
+    with pytest.raises(ValueError, match="without the part.s. outcomes"):
+        E.summarize(races, stages, parts=("skill",)).seat_uniformity()
+    pd.testing.assert_frame_equal(E.summarize(races, stages, parts=("anomalies", "jokers")).anomalies(),
+                                  E.summarize(races, stages).anomalies())
+
+
 def test_a_summary_holds_no_records():
     # its counts, sums and histograms of whole numbers do not grow with the races (the stage times'
     # and turns' histograms span the values met, which widen a little)
