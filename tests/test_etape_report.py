@@ -299,6 +299,30 @@ def test_race_tension_breaks_gc_ties_on_stage_places_by_hand():
     assert t["winner_deficit"].tolist() == [10, 30, 10] and t["final_gap"].tolist() == [20, 10, 0]
 
 
+def test_race_tension_reads_the_stages_of_each_race_in_order_whatever_the_row_order():
+    # the races in reverse (as chunks joined out of order), then every row shuffled
+    expected = E.race_tension(TENSION)
+    for rows in (TENSION.sort_values(["race", "stage"], ascending=[False, True]),
+                 TENSION.sample(frac=1, random_state=3)):
+        rows = rows.copy()
+        rows.attrs = TENSION.attrs
+        pd.testing.assert_frame_equal(E.race_tension(rows), expected)
+
+
+def test_race_tension_of_two_stage_and_one_stage_races_by_hand():
+    # TENSION's first two stages: race 0 led by seat 0 after stage 1, won by seat 1 (140);
+    # race 1 without a sole leader after stage 1 (50, 50, 60), won by seat 2 (70);
+    # race 2 led and won by seat 0
+    t = E.race_tension(TENSION[TENSION["stage"] < 2])
+    assert list(t["winner"]) == [1, 2, 0] and list(t["leader_before_last"]) == [0, -1, 0]
+    assert t["leader_before_last_won"].tolist()[::2] == [0, 1] and np.isnan(t["leader_before_last_won"][1])
+    assert list(t["lead_changes"]) == [1, 0, 0]
+    # one stage: no leader before the last
+    one = E.race_tension(TENSION[TENSION["stage"] == 0])
+    assert list(one["leader_before_last"]) == [-1, -1, -1] and one["leader_before_last_won"].isna().all()
+    assert list(one["winner"]) == [0, -1, 0]
+
+
 def test_tension_table_by_hand():
     table = E.tension_table(TENSION).set_index("metric")
     lead = table.loc["GC lead changes per race"]
@@ -342,6 +366,12 @@ def test_progress_table_by_hand():
     assert cum.loc[("y", 1), "mean"] == 85  # 120 and 50
     seat = E.progress_table(stages, "seat", "gap").set_index(["group", "after_stage"])
     assert seat.loc[("seat 2", 2), "mean"] == 10  # 20 and 0
+    # a table of the second stages only: no rows after stage 1, which has none, and the rows after stage 2 as before
+    last = stages[stages["stage"] == 1]
+    last.attrs = stages.attrs
+    only = E.progress_table(last, "policy", "gap")
+    assert list(zip(only["group"], only["after_stage"])) == [("x", 2), ("y", 2)]
+    pd.testing.assert_frame_equal(only.set_index(["group", "after_stage"]), gap.loc[[("x", 2), ("y", 2)]])
 
 
 def test_head_to_head_by_hand():
