@@ -436,6 +436,15 @@ def test_report_shows_paired_joker_values_when_given():
     without, _ = E.simulate(4, 30, POLICIES, 2, {"withhold_seat": 0, "withhold_jokers": "vitamine"})
     worth = (without["time_0"] - races["time_0"]).mean()
     assert values.set_index("joker").loc["vitamine", "value_s"] == pytest.approx(worth)
+    assert list(values.columns) == ["joker", "races", "value_s", "ci_low", "ci_high", "p_value", "p_holm",
+                                    "win_rate_gain", "win_gain_low", "win_gain_high"]
+    # Holm's correction over the three jokers, by hand: the smallest p times 3, the next times 2, the
+    # largest as it is, each at least the one before and at most 1
+    order = values["p_value"].sort_values().index
+    adjusted, floor = {}, 0.0
+    for rank, i in enumerate(order):
+        floor = adjusted[i] = min(1.0, max(floor, (3 - rank) * values.loc[i, "p_value"]))
+    assert values["p_holm"].tolist() == pytest.approx([adjusted[i] for i in values.index])
     md = build_report(races, stages, values).to_markdown()
     assert "paired runs on the same deals" in md
     for row in values.itertuples():  # the table in the report holds these values
