@@ -47,6 +47,16 @@ def test_race_one_policy_as_a_string_plays_every_seat():
     assert df["game"].nunique() == 3 and df.attrs["games"] == 3 and df.attrs["seed"] == 2
 
 
+def test_rotated_seating_moves_each_policy_one_seat_on_each_game():
+    # docs/records.md: with seating "rotate" the k-th policy given sits in seat (k - game) mod players
+    given = ["greedy", "random", "aggressive", "spender"]
+    df = R.simulate("stapop", players=4, games=6, policies=given, seed=2, seating="rotate")
+    names = df.attrs["policy_names"]
+    for game, row in df.groupby("game").first().iterrows():
+        seated = [names[row[f"seat{p}_policy"]] for p in range(4)]
+        assert seated == [given[(p + game) % 4] for p in range(4)], game
+
+
 def test_race_options_must_be_a_dict():
     with pytest.raises(TypeError, match="options must be a dict"):
         R.simulate("millebornes", players=2, games=1, options=["overshoot=disqualify"])
