@@ -545,6 +545,24 @@ def test_a_set_of_jokers_is_one_option_value_however_written():
                          {"jokers": "vitamine,crevaison"})
 
 
+def test_the_record_tables_have_the_documented_columns_and_types():
+    # docs/etape.md, Records, written out: the race and stage fields, per colour c and per seat s
+    races, stages = E.simulate(players=3, races=4, seed=1)
+    seat = ["slot", "time", "rank", "mountain", "sprint"]
+    assert list(races.columns) == ["race", "winner", "capped_stages", "blocked_stages"] + [
+        f"{field}_{s}" for field in seat for s in range(3)]
+    seat = ["slot", "time", "cum", "cards", "secs", "passes", "skipped", "laid", "crev", "vita", "braq", "finish",
+            "side", "hand", "dealt", "place"]
+    assert list(stages.columns) == ["race", "stage", "picker", "profile", "start", "winner", "blocked", "capped",
+                                    "turns"] + [f"{field}_{c}" for c in range(4) for field in ("coln", "lo", "hi")] + [
+        f"{field}_{s}" for field in seat for s in range(3)]
+    assert stages["blocked"].dtype == bool and stages["capped"].dtype == bool
+    assert list(stages["profile"].cat.categories) == ["montagne", "descente", "plaine", "contre_la_montre",
+                                                      "voiture_balai"]
+    assert sorted(races.attrs) == ["first_race", "game", "options", "players", "policies", "races", "seed",
+                                   "stages_per_race", "version", "wall_seconds"]
+
+
 def test_the_policies_a_run_records_play_it_again():
     # docs/etape.md, Records: df.attrs holds the canonical specs with every parameter,
     # everything needed to replay a race; a parameter of 8 digits is recorded as given.

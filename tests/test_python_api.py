@@ -57,6 +57,16 @@ def test_rotated_seating_moves_each_policy_one_seat_on_each_game():
         assert seated == [given[(p + game) % 4] for p in range(4)], game
 
 
+def test_race_progress_hears_each_chunks_games_not_its_hands():
+    # simulate's docstring: progress is called after each chunk with the games it finished (an increment);
+    # Mille Bornes plays several hands a game, one row each
+    heard = []
+    df = R.simulate("millebornes", players=2, games=7, seed=3, chunk_size=3, progress=heard.append)
+    assert heard == [3, 3, 1] and len(df) > 7
+    with pytest.raises(ValueError, match="chunk_size must be 1 to"):
+        R.simulate("millebornes", players=2, games=7, chunk_size=0)
+
+
 def test_race_options_must_be_a_dict():
     with pytest.raises(TypeError, match="options must be a dict"):
         R.simulate("millebornes", players=2, games=1, options=["overshoot=disqualify"])
