@@ -281,7 +281,7 @@ def iter_chunks(run: RaceRun, games: int, chunk_size: int = DEFAULT_CHUNK, start
 def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
              policies: Sequence[str] | str | None = ("greedy",), seed: int = 0, options: dict | None = None,
              seating: str = "fixed", threads: int | None = None, chunk_size: int = DEFAULT_CHUNK,
-             progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+             progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Play games 0 .. games-1 of a race design and return their records.
 
     design: built-in name (stapop, millebornes, touring), a TOML path, or a
@@ -300,8 +300,9 @@ def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
     threads: Numba threads for this call (default: all cores); results do
         not depend on it.
     chunk_size: games played per kernel call.
-    progress: called after each chunk with the number of games that chunk
-        finished (an increment, not a running total).
+    progress: progress(done, total) is called once the kernels are ready
+        (done 0) and after each chunk, with the games finished so far, as in
+        Bremen's and Tape l'étape's `simulate`.
 
     Returns a DataFrame, one row per hand (columns: docs/records.md), with
     the run's identity in `df.attrs`: game ("race"), design, design_file,
@@ -328,12 +329,14 @@ def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
         numba.set_num_threads(threads)
     try:
         run.load_kernels()  # the compile is not playing time
+        if progress:
+            progress(0, games)
         started = time.perf_counter()
         frames = []
-        for _, frame in iter_chunks(run, games, chunk_size):
+        for index, frame in iter_chunks(run, games, chunk_size):
             frames.append(frame)
             if progress:
-                progress(len(frame[frame["last_hand"] == 1]))
+                progress(min(games, (index + 1) * chunk_size), games)
         if not frames:
             frames.append(run.play(0, 0))
     finally:

@@ -57,14 +57,27 @@ def test_rotated_seating_moves_each_policy_one_seat_on_each_game():
         assert seated == [given[(p + game) % 4] for p in range(4)], game
 
 
-def test_race_progress_hears_each_chunks_games_not_its_hands():
-    # simulate's docstring: progress is called after each chunk with the games it finished (an increment);
-    # Mille Bornes plays several hands a game, one row each
+def test_progress_hears_the_games_done_and_their_total_in_every_game():
+    # the simulate docstrings: progress(done, total) once the kernels are ready and after each chunk,
+    # in games (Mille Bornes plays several hands a game, one row each) or races
     heard = []
-    df = R.simulate("millebornes", players=2, games=7, seed=3, chunk_size=3, progress=heard.append)
-    assert heard == [3, 3, 1] and len(df) > 7
+    df = R.simulate("millebornes", players=2, games=7, seed=3, chunk_size=3, progress=lambda *a: heard.append(a))
+    assert heard == [(0, 7), (3, 7), (6, 7), (7, 7)] and len(df) > 7
+    heard.clear()
+    B.simulate(4, 7, seed=3, chunk=3, progress=lambda *a: heard.append(a))
+    assert heard == [(0, 7), (3, 7), (6, 7), (7, 7)]
+    heard.clear()
+    E.simulate(4, 7, seed=3, chunk=3, progress=lambda *a: heard.append(a))
+    assert heard == [(0, 7), (3, 7), (6, 7), (7, 7)]
     with pytest.raises(ValueError, match="chunk_size must be 1 to"):
         R.simulate("millebornes", players=2, games=7, chunk_size=0)
+
+
+def test_race_attrs_hold_what_the_docstring_lists():
+    df = R.simulate("stapop", players=2, games=3, seed=4)
+    listed = ("game design design_file design_hash design_text players policies seating seed games options "
+              "version wall_seconds").split()
+    assert set(listed) <= set(df.attrs) and df.attrs["wall_seconds"] >= 0 and df.attrs["games"] == 3
 
 
 def test_race_options_must_be_a_dict():
