@@ -77,6 +77,10 @@ def test_win_rates_share_tied_wins_per_seat_and_policy():
     assert by_policy["win_rate"].to_dict() == pytest.approx({"A": 0.25, "B": 0.75, "C": 0.0})
     # Mean times: A (10 + 50) / 2, B (10 + 20) / 2, C (30 + 40) / 2.
     assert by_policy["mean_time"].to_dict() == pytest.approx({"A": 30.0, "B": 15.0, "C": 35.0})
+    # no races: no rows (as a groupby of nothing), not rows of n = 0
+    for by in ("seat", "slot", "policy"):
+        empty = E.win_rates(race_table().iloc[:0], by)
+        assert empty.empty and list(empty.columns) == [by, "n", "wins", "mean_time", "win_rate", "ci_low", "ci_high"]
 
 
 def test_wins_are_printed_whole_when_whole_else_with_one_decimal():

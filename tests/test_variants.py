@@ -98,6 +98,10 @@ def test_tape_l_etape_win_shares_split_a_shared_first_place():
     assert got[["won_seat0", "won_seat1", "won_seat2"]].to_numpy().tolist() == [[0.5, 0.5, 0], [0, 0, 1]]
     # race 0: seats 0 and 1 (slots 0 and 1) share; race 1: seat 2 (slot 1) wins
     assert got[["won_slot0", "won_slot1", "won_slot2"]].to_numpy().tolist() == [[0.5, 0.5, 0], [0, 1, 0]]
+    # one policy in every slot: the slots are the seats' shares again, and no row of their own
+    races.attrs["policies"] = ["heuristic"] * 3
+    assert list(E.paired_metrics(races, stages).columns) == [*E.PAIRED_METRICS, "won_seat0", "won_seat1",
+                                                             "won_seat2"]
 
 
 def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_path, monkeypatch):
