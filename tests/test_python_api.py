@@ -78,6 +78,16 @@ def test_race_attrs_hold_what_the_docstring_lists():
     listed = ("game design design_file design_hash design_text players policies seating seed games options "
               "version wall_seconds").split()
     assert set(listed) <= set(df.attrs) and df.attrs["wall_seconds"] >= 0 and df.attrs["games"] == 3
+    # each card's count and share of the target, from the rules page (race_games.md): Stap op's
+    # 100 km is a set of 8 x 5, 4 x 6, 2 x 8 and 2 x 10 km stages of 24, 12, 8 and 8 cards;
+    # Mille Bornes' target is a sum, no card's share, and 2 players remove one of each of 5 hazards from 106
+    cards = {c["key"]: (c["count"], c["target"]) for c in df.attrs["cards"]}
+    assert [cards[k] for k in ("km5", "km6", "km8", "km10")] == [(24, 8), (12, 4), (8, 2), (8, 2)]
+    assert sum(count for count, _ in cards.values()) == 99
+    mb = R.simulate("millebornes", players=2, games=0).attrs["cards"]
+    assert not any(c["target"] for c in mb) and sum(c["count"] for c in mb) == 101
+    with pytest.raises(ValueError, match="seating must be 'fixed' or 'rotate'"):
+        R.simulate("stapop", players=2, games=1, seating="rotated")
 
 
 def test_race_options_must_be_a_dict():
