@@ -372,6 +372,11 @@ def test_progress_table_by_hand():
     only = E.progress_table(last, "policy", "gap")
     assert list(zip(only["group"], only["after_stage"])) == [("x", 2), ("y", 2)]
     pd.testing.assert_frame_equal(only.set_index(["group", "after_stage"]), gap.loc[[("x", 2), ("y", 2)]])
+    # race 0 alone: y is one seat-row a stage (gaps 20, then 0), a row of n = 1 and no spread
+    first = stages[stages["race"] == 0]
+    first.attrs = stages.attrs
+    y = E.progress_table(first, "policy", "gap").set_index(["group", "after_stage"]).loc["y"]
+    assert y["n"].tolist() == [1, 1] and y["mean"].tolist() == [20, 0]
 
 
 def test_head_to_head_by_hand():
