@@ -102,6 +102,9 @@ def test_user_policy_returning_an_illegal_index_is_reported(tmp_path):
                    "    return n_moves\n")
     with pytest.raises(PolicyError, match="not one of the legal moves"):
         simulate("stapop", players=2, games=2, policies=[f"{bad}:pick", "greedy"], seed=1)
+    # the message names the policy, its seat and the first game it failed in (every game here)
+    with pytest.raises(PolicyError, match=r"policy '.*bad\.py:pick' \(seat 1\) .*\(game 0, hand 0\)"):
+        simulate("stapop", players=2, games=2, policies=["greedy", f"{bad}:pick"], seed=1)
 
 
 def test_a_user_policy_never_draws_the_numbers_of_its_next_decision(tmp_path):
