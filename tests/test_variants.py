@@ -50,9 +50,17 @@ def test_the_comparison_plays_the_games_simulate_plays(tmp_path):
     # paired means are those of one run of each variant played whole.
     a = B.simulate(3, 30, ["greedy", "random", "greedy"], 5)
     b = B.simulate(3, 30, ["greedy", "random", "greedy"], 5, options={"harder": True})
+    heard = []
     vc = V.compare_variants("bremen", 3, 30, ["greedy", "random", "greedy"], 5, {}, {"harder": True},
-                            tmp_path / "ck.pkl", chunk_size=7)
+                            tmp_path / "ck.pkl", chunk_size=7, progress=heard.append)
+    assert heard == [7, 14, 21, 28, 30]  # the games played per variant so far, after each chunk
+    assert vc.meta_a["games"] == vc.meta_b["games"] == 30 and vc.meta_a["wall_seconds"] > 0
     table = V.variant_table(vc).set_index("key")
+    # the first player's distance from the fair share, 1/3 at 3 players (games with a winner)
+    for run, mean in ((a, "mean_a"), (b, "mean_b")):
+        won = run[run["winner_seat"] >= 0]
+        rate = (won["winner_seat"] == won["first_seat"]).mean()
+        assert table.loc["first_player_gap", mean] == pytest.approx(abs(rate - 1 / 3))
     for key in ("turns", "storms", "won_s1"):
         column = "winner_seat" if key == "won_s1" else key
         values_a = (a[column] == 1) if key == "won_s1" else a[column]
@@ -81,6 +89,16 @@ def test_a_board_of_ones_own_against_the_default_names_the_reconstruction(tmp_pa
     vc = V.compare_variants("bremen", 2, 20, ["greedy", "greedy"], 1, {}, {}, board_b=str(files["ring"]))
     md = build_variant_report(vc).to_markdown()
     assert "Board A (default-reconstruction) and board B (ring) are reconstructions (see the caveat)." in md
+
+
+def test_tape_l_etape_labels_name_the_policies_of_seats_and_slots():
+    same = V.metric_labels("etape", {"players": 3, "policies": ["heuristic"] * 3})
+    assert same["won_seat2"] == ("win share of seat 2 (heuristic)", "share")
+    mixed = V.metric_labels("etape", {"players": 3, "policies": ["heuristic", "random", "heuristic"]})
+    assert mixed["won_seat0"] == ("win share of seat 0", "share")  # seats rotate through the slots' policies
+    assert [mixed[f"won_slot{k}"][0] for k in range(3)] == [
+        "win share of policy slot 0 (heuristic)", "win share of policy slot 1 (random)",
+        "win share of policy slot 2 (heuristic)"]
 
 
 def test_tape_l_etape_win_shares_split_a_shared_first_place():
