@@ -69,11 +69,9 @@ def test_progress_hears_the_games_done_and_their_total_in_every_game():
     heard.clear()
     E.simulate(4, 7, seed=3, chunk=3, progress=lambda *a: heard.append(a))
     assert heard == [(0, 7), (3, 7), (6, 7), (7, 7)]
-    with pytest.raises(ValueError, match="chunk_size must be 1 to"):
-        R.simulate("millebornes", players=2, games=7, chunk_size=0)
 
 
-def test_race_attrs_hold_what_the_docstring_lists():
+def test_race_attrs_hold_what_the_docstring_lists_and_the_rules_pages_cards():
     df = R.simulate("stapop", players=2, games=3, seed=4)
     listed = ("game design design_file design_hash design_text players policies seating seed games options "
               "version wall_seconds").split()
@@ -86,8 +84,13 @@ def test_race_attrs_hold_what_the_docstring_lists():
     assert sum(count for count, _ in cards.values()) == 99
     mb = R.simulate("millebornes", players=2, games=0).attrs["cards"]
     assert not any(c["target"] for c in mb) and sum(c["count"] for c in mb) == 101
+
+
+def test_race_unknown_seating_and_chunk_size_0_are_refused_by_name():
     with pytest.raises(ValueError, match="seating must be 'fixed' or 'rotate'"):
         R.simulate("stapop", players=2, games=1, seating="rotated")
+    with pytest.raises(ValueError, match="chunk_size must be 1 to"):
+        R.simulate("millebornes", players=2, games=7, chunk_size=0)
 
 
 def test_race_options_must_be_a_dict():
