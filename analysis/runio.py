@@ -82,16 +82,17 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with _writing(path, tmp):
         tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    _put_in_place(tmp, path)
 
 
 @contextlib.contextmanager
 def _writing(path: Path, tmp: Path):
-    """Around writing `tmp` in place of `path`: a failed write (a full disk)
-    leaves no partial file and names the file, which Arrow's errors do not;
-    an interrupted one (Ctrl-C) leaves no partial file either."""
+    """Around writing `tmp` in place of `path`, then puts it in place: a
+    failed write (a full disk) leaves no partial file and names the file,
+    which Arrow's errors do not; an interrupted one (Ctrl-C, also while the
+    bytes go to disk before the rename) leaves no partial file either."""
     try:
         yield
+        _put_in_place(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise OSError(f"{path}: could not be written ({exc})") from None
@@ -107,7 +108,6 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, metadata: dict) 
     tmp = path.with_name(path.name + ".tmp")
     with _writing(path, tmp):
         pq.write_table(_table(frame, metadata), tmp)
-    _put_in_place(tmp, path)
 
 
 def read_metadata(path: str | os.PathLike) -> dict:
@@ -302,8 +302,8 @@ class ChunkedRun:
             # named for this process: machines sharing a disk (simulate --share) may stamp the folder at once
             tmp = stamp.with_name(f"identity.json.{socket.gethostname()}.{os.getpid()}.tmp")
             stamped = identity if chunk_size is None else {**identity, "chunk_size": chunk_size}
-            tmp.write_text(json.dumps(stamped, sort_keys=True))
-            os.replace(tmp, stamp)
+            with _writing(stamp, tmp):
+                tmp.write_text(json.dumps(stamped, sort_keys=True))
         self._check_chunks()
 
     def _part(self, index: int) -> Path:
@@ -334,7 +334,7 @@ class ChunkedRun:
         return pq.read_table(self._part(index)).to_pandas()
 
     def seconds(self, index: int) -> float:
-        return float(read_metadata(self._part(index)).get("seconds", 0.0))
+        return float(read_metadata(self._part(index))["seconds"])
 
     def join(self, n_chunks: int, metadata: dict, progress=None, drop: bool = True) -> Path:
         """Join parts 0..n_chunks-1 into the output file and drop the parts
@@ -355,7 +355,6 @@ class ChunkedRun:
             finally:
                 if writer is not None:
                     writer.close()
-        _put_in_place(tmp, self.out)
         if drop:
             self.drop()
         return self.out
@@ -391,7 +390,6 @@ class Checkpoint:
         tmp = self.path.with_name(self.path.name + ".tmp")
         with _writing(self.path, tmp), open(tmp, "wb") as handle:
             pickle.dump({"identity": self.identity, "state": state}, handle)
-        _put_in_place(tmp, self.path)
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
