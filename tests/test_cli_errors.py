@@ -2,6 +2,7 @@
 refused with a specific message, never silently read as something else (a default, an option that does nothing
 here)."""
 import os
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -50,6 +51,12 @@ def test_what_differs_keeps_the_difference_of_two_long_values_in_view():
     found = runio.differences({"policies": ["random", common + "8,balai=1"]},
                               {"policies": ["random", common + "7,balai=1"]})
     assert found == ['policies[1] ...ta_cards=2,braq_min=8,balai=1", not ...ta_cards=2,braq_min=7,balai=1"']  # 20 before
+    # a value still too long from 20 characters before the difference is cut at the end too: 60 in all
+    found = runio.differences({"spec": "a" * 70 + "X" + "b" * 100}, {"spec": "a" * 70 + "Y" + "b" * 100})
+    assert found == ["spec {}, not {}".format(*("..." + "a" * 20 + c + "b" * 33 + "..." for c in "XY"))]
+    assert all(len(side) == 60 for side in runio.brief_pair("a" * 70 + "X" + "b" * 100, "a" * 70 + "Y" + "b" * 100))
+    # a nested table against a value: shown whole, not searched field by field
+    assert runio.differences({"options": {"trip": 700}}, {"options": 5}) == ['options {"trip": 700}, not 5']
     # values that fit are shown whole
     assert runio.differences({"seed": 1}, {"seed": 2}) == ["seed 1, not 2"]
 
@@ -73,7 +80,8 @@ def test_checkpoints_damaged_or_of_another_run_are_refused_by_name(tmp_path):
 
 
 def test_a_failed_write_names_the_file_and_leaves_no_partial_file(tmp_path, monkeypatch):
-    def disk_full(*args, **kwargs):
+    def disk_full(table, where, **kwargs):
+        Path(where).write_bytes(b"PAR1 half a file")  # the disk fills part way through
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(runio.pq, "write_table", disk_full)
