@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .runio import check_game
 from .stats import (
     IntHistogram,
     chisquare_uniform,
@@ -119,9 +120,7 @@ def policy_label(policy) -> str:
 
 def layout_from(meta: dict, columns=None) -> Layout:
     """The run layout from its metadata (card keys fall back to the columns)."""
-    game = meta.get("game", "race")
-    if game != "race":  # another game's records: their columns are not the race designs'
-        raise ValueError(f"a run of {game}, not of a race design: summarize it with etappe.analysis.{game}")
+    check_game(meta, "race", "the run is")  # another game's records: their columns are not the race designs'
     players = int(meta.get("players", len(meta.get("seat_side", [])) or 2))
     seat_side = tuple(int(s) for s in meta.get("seat_side", range(players)))
     sides = int(meta.get("sides", max(seat_side) + 1))

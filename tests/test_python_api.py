@@ -372,17 +372,30 @@ def test_a_chunk_size_below_one_is_a_value_error(play):
 def test_a_frame_of_another_game_is_refused_by_name():
     from etappe.analysis.race_summary import summarize
 
-    with pytest.raises(ValueError, match="bremen"):
-        summarize(B.simulate(players=2, games=2))
-    with pytest.raises(ValueError, match="race"):
-        B.summarize(R.simulate("stapop", players=2, games=2))
+    race, bremen = R.simulate("stapop", players=2, games=2), B.simulate(players=2, games=2)
+    races = E.simulate(players=3, races=2)[0]
+    refusals = [(lambda: summarize(bremen), "the run is from the 'bremen' game, not 'race': read it with "
+                                            "etappe.analysis.bremen"),
+                (lambda: B.summarize(race), "the frame is from the 'race' game, not 'bremen': read it with "
+                                            "etappe.analysis.race_summary"),
+                (lambda: E.summarize(bremen), "the frame is from the 'bremen' game, not 'etape': read it with "
+                                              "etappe.analysis.bremen"),
+                (lambda: B.summarize(races), "the frame is from the 'etape' game, not 'bremen': read it with "
+                                             "etappe.analysis.etape")]
+    for summarize_other, message in refusals:
+        with pytest.raises(ValueError) as refused:
+            summarize_other()
+        assert str(refused.value) == message
 
 
 def test_bremen_from_run_file_refuses_another_games_run(tmp_path):
     df = R.simulate("stapop", players=2, games=1)
     write_parquet(df, tmp_path / "race.parquet", df.attrs)
-    with pytest.raises(ValueError, match="race"):
-        B.from_run_file(tmp_path / "race.parquet")
+    for read in (B.from_run_file, B.summarize_run_file):
+        with pytest.raises(ValueError) as refused:
+            read(tmp_path / "race.parquet")
+        assert str(refused.value) == (f"{tmp_path / 'race.parquet'} is from the 'race' game, not 'bremen': "
+                                      "read it with etappe.analysis.race_summary")
 
 
 def test_etape_report_of_a_races_frame_needs_its_stages():
