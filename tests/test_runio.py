@@ -101,7 +101,7 @@ def test_ctrl_c_while_the_bytes_go_to_disk_leaves_the_old_file_and_no_temporary_
     runio.write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "run.parquet", {"seed": 1})
     runio.Checkpoint(tmp_path / ".checkpoint.pkl", {"seed": 1}).save({"games_done": 1})
 
-    def interrupted(fd):
+    def interrupted(*args):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(runio.os, "fsync", interrupted)
@@ -113,8 +113,35 @@ def test_ctrl_c_while_the_bytes_go_to_disk_leaves_the_old_file_and_no_temporary_
         with pytest.raises(KeyboardInterrupt):
             write()
     monkeypatch.undo()
+    # Ctrl-C before the temporary file is made: the interruption itself comes out, not a missing file
+    monkeypatch.setattr(runio.pq, "write_table", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runio.write_parquet(pd.DataFrame({"x": [3]}), tmp_path / "run.parquet", {"seed": 1})
+    monkeypatch.undo()
     assert (tmp_path / "report.html").read_text() == "old page"
     assert runio.read_parquet(tmp_path / "run.parquet")[0]["x"].tolist() == [1]
     assert runio.Checkpoint(tmp_path / ".checkpoint.pkl", {"seed": 1}).load() == {"games_done": 1}
     assert sorted(os.listdir(tmp_path)) == [".checkpoint.pkl", "next.parquet.parts", "report.html", "run.parquet"]
     assert os.listdir(tmp_path / "next.parquet.parts") == []  # the chunks folder, not stamped yet
+
+
+def test_chunks_are_joined_in_order_into_the_run_file_one_progress_step_each(tmp_path):
+    out = tmp_path / "run.parquet"
+    parts = runio.ChunkedRun(out, {"seed": 1}, chunk_size=2)
+    for index in (2, 0, 1):  # saved in any order, as threads or machines finish them
+        parts.save(index, pd.DataFrame({"game": [2 * index, 2 * index + 1]}), seconds=0.5)
+    steps = []
+    assert parts.join(3, {"seed": 1, "games": 6}, progress=steps.append) == out
+    assert steps == [1, 1, 1]
+    records, meta = runio.read_parquet(out)
+    assert records["game"].tolist() == [0, 1, 2, 3, 4, 5] and meta == {"seed": 1, "games": 6}
+    assert os.listdir(tmp_path) == ["run.parquet"]
+
+
+def test_chunks_are_not_started_beside_a_finished_run_of_other_games(tmp_path):
+    out = tmp_path / "run.parquet"
+    runio.write_parquet(pd.DataFrame({"game": [0]}), out, {"seed": 1, "games": 1})
+    with pytest.raises(ValueError) as refused:
+        runio.ChunkedRun(out, {"seed": 2, "games": 1})
+    assert str(refused.value) == f"{out} holds another run (seed 1, not 2); remove it or write to another --out"
+    assert os.listdir(tmp_path) == ["run.parquet"]
