@@ -172,6 +172,39 @@ def test_with_one_policy_the_sweep_findings_are_the_seats():
     assert numbers.loc[0, ["win_seat 0", "win_seat 1", "storm_share"]].tolist() == [0.7, 0.1, 0.75]
 
 
+def test_a_board_sweep_says_which_findings_hold_on_every_board():
+    def board_run(board, wins):
+        df = A.records_frame(np.zeros((100, K.N_REC), np.int32), 4)
+        df["seed_index"] = range(100)
+        df["winner_seat"] = np.repeat(np.arange(4), wins)
+        df["points_storm_s0"] = 1
+        df.attrs = {"players": 4, "policies": ["g"] * 4, "board": board, "board_hash": board * 2}
+        return df
+
+    # Wilson, 95 %, against 1/4: 70 of 100 (0.604, 0.781) above; 10 (0.055, 0.174) and 5 (0.022, 0.112)
+    # below; 25 (0.176, 0.343) holds it; 35 (0.264, 0.447) above
+    runs = [board_run("a", [70, 10, 10, 10]), board_run("b", [70, 10, 10, 10]), board_run("c", [25, 5, 35, 35])]
+    verdicts, numbers = A.sweep_summary(runs)
+    table = verdicts.set_index("finding")
+    assert list(verdicts.columns) == ["finding", "holds_everywhere", "most_common", "boards_agreeing", "a", "b", "c"]
+    assert table.loc["win rate of seat 0 vs 1/4"].tolist() == [False, "above", "2 of 3", "above", "above",
+                                                                "undecided"]
+    assert table.loc["win rate of seat 1 vs 1/4"].tolist() == [True, "below", "3 of 3", "below", "below", "below"]
+    assert table.loc["win rate of seat 2 vs 1/4"].tolist() == [False, "below", "2 of 3", "below", "below", "above"]
+    assert numbers["board"].tolist() == ["a", "b", "c"] and numbers["board_hash"].tolist() == ["aa", "bb", "cc"]
+    assert numbers["win_seat 2"].tolist() == [0.1, 0.1, 0.35] and numbers["games"].tolist() == [100] * 3
+    # the same from summaries as from record tables
+    again, numbers_again = A.sweep_summary([A.summarize(df) for df in runs])
+    assert again.equals(verdicts) and numbers_again.equals(numbers)
+
+
+def test_a_verdict_on_an_interval_needs_both_ends_and_the_threshold():
+    assert [A.yes_no(*bounds, 0.5) for bounds in ((0.6, 0.7), (0.2, 0.4), (0.4, 0.6), (0.5, 0.6))] == [
+        "yes", "no", "undecided", "undecided"]
+    nan = float("nan")
+    assert [A.yes_no(*args) for args in ((nan, 0.4, 0.5), (0.6, nan, 0.5), (0.6, 0.7, nan))] == ["n/a"] * 3
+
+
 def _hand_run(games: int, policies: list[str], board: str = "b") -> pd.DataFrame:
     """`games` decided games of ten turns, seat 0 winning each; the run identity a report reads."""
     df = A.records_frame(np.zeros((games, K.N_REC), np.int32), len(policies))
