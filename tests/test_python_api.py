@@ -86,11 +86,9 @@ def test_race_attrs_hold_what_the_docstring_lists_and_the_rules_pages_cards():
     assert not any(c["target"] for c in mb) and sum(c["count"] for c in mb) == 101
 
 
-def test_race_unknown_seating_and_chunk_size_0_are_refused_by_name():
+def test_race_unknown_seating_is_refused_by_name():
     with pytest.raises(ValueError, match="seating must be 'fixed' or 'rotate'"):
         R.simulate("stapop", players=2, games=1, seating="rotated")
-    with pytest.raises(ValueError, match="chunk_size must be 1 to"):
-        R.simulate("millebornes", players=2, games=7, chunk_size=0)
 
 
 def test_race_options_must_be_a_dict():
@@ -110,9 +108,14 @@ def test_race_simulate_of_another_game_points_to_its_module():
         R.simulate("bremen", games=1)
 
 
-def test_race_threads_are_given_back():
+@pytest.mark.parametrize("play", [lambda **kw: R.simulate("stapop", players=2, games=2, **kw),
+                                  lambda **kw: B.simulate(players=2, games=2, **kw),
+                                  lambda **kw: E.simulate(players=3, races=2, **kw)], ids=["race", "bremen", "etape"])
+def test_threads_are_those_asked_for_during_the_run_and_given_back(play):
     before = numba.get_num_threads()
-    R.simulate("stapop", players=2, games=2, threads=1)
+    during = []
+    play(threads=1, progress=lambda done, total: during.append(numba.get_num_threads()))
+    assert during and set(during) == {1}
     assert numba.get_num_threads() == before
 
 
@@ -144,9 +147,23 @@ def test_bremen_policies_repeat_around_the_table_as_in_the_race_games():
         B.simulate(players=4, games=2, policies=["greedy", "random", "greedy"])
 
 
-def test_bremen_attrs_hold_the_number_of_games():
-    df = B.simulate(players=2, games=7, seed=5)
-    assert len(df) == 7 and df.attrs["games"] == 7 and df.attrs["seed"] == 5
+def test_bremen_attrs_hold_what_the_docstring_lists():
+    df = B.simulate(players=2, games=7, seed=5, first_game=3)
+    assert len(df) == 7 and df["game"].tolist() == list(range(3, 10))
+    assert set(df.attrs) == {"game", "board", "board_path", "board_hash", "board_reconstruction", "players",
+                             "policies", "seed", "games", "first_game", "options", "version", "wall_s",
+                             "games_per_s", "progress_rounds"}
+    assert (df.attrs["game"], df.attrs["games"], df.attrs["seed"], df.attrs["first_game"]) == ("bremen", 7, 5, 3)
+    assert df.attrs["games_per_s"] == pytest.approx(7 / df.attrs["wall_s"])
+    # docs/bremen.md: the rounds of the points_rR_sK columns
+    assert df.attrs["progress_rounds"] == [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50]
+
+
+@pytest.mark.parametrize("players", [1, 5])
+def test_bremen_takes_two_to_four_players(players):
+    with pytest.raises(ValueError) as refused:
+        B.simulate(players=players, games=1)
+    assert str(refused.value) == f"Bremer Stadtmusikanten takes 2 to 4 players, got {players}"
 
 
 @pytest.mark.parametrize("kwargs, field", [({"seed": -1}, "seed=-1"), ({"games": -2}, "games=-2")])
@@ -361,12 +378,15 @@ def test_a_count_of_the_wrong_type_names_the_argument(play, count):
         play(count)
 
 
-@pytest.mark.parametrize("play", [lambda: R.simulate("stapop", players=2, games=3, chunk_size=-1),
-                                  lambda: B.simulate(players=2, games=3, chunk=-1),
-                                  lambda: E.simulate(players=3, races=3, chunk=-1)], ids=["race", "bremen", "etape"])
-def test_a_chunk_size_below_one_is_a_value_error(play):
-    with pytest.raises(ValueError, match="chunk"):
-        play()
+@pytest.mark.parametrize("size", [0, -1])
+@pytest.mark.parametrize("play, name", [(lambda n: R.simulate("stapop", players=2, games=3, chunk_size=n), "chunk_size"),
+                                        (lambda n: B.simulate(players=2, games=3, chunk=n), "chunk"),
+                                        (lambda n: E.simulate(players=3, races=3, chunk=n), "chunk")],
+                         ids=["race", "bremen", "etape"])
+def test_a_chunk_size_below_one_is_a_value_error(play, name, size):
+    with pytest.raises(ValueError) as refused:
+        play(size)
+    assert str(refused.value) == f"{name} must be 1 to {2**63 - 1}, not {size}"
 
 
 def test_a_frame_of_another_game_is_refused_by_name():
