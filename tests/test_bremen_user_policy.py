@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from etappe.analysis.bremen import simulate
+from etappe.analysis.bremen import Game, simulate
 from etappe.cli import bremen as C
 from etappe.cli.main import app as main_app
 
@@ -65,8 +65,15 @@ def test_the_seats_stream_advances_the_same_whatever_the_user_draws(tmp_path):
 
 def test_an_index_that_is_no_legal_move_stops_the_run_naming_seat_and_policy(tmp_path):
     beyond = policy_file(tmp_path, "    return n_moves\n")
-    with pytest.raises(ValueError, match=r"on seat 1 answered with a move index outside 0 \.\. n_moves-1"):
-        simulate(2, 5, ["greedy", beyond], seed=1, options=OPTIONS)
+    said = (f"user policy {beyond!r} on seat 1 answered with a move index outside 0 .. n_moves-1 in game 3; "
+            "a policy returns the index of one of the n_moves legal moves")
+    with pytest.raises(ValueError) as refused:
+        simulate(2, 5, ["greedy", beyond], seed=1, options=OPTIONS, first_game=3)
+    assert str(refused.value) == said
+    # the same from the scenario API's play, seat 1 failing at its first turn
+    with pytest.raises(ValueError) as refused:
+        Game(players=2, options=OPTIONS).play(["greedy", beyond], turns=5, seed=1, game_index=3)
+    assert str(refused.value) == said
     result = cli("--players", 2, "--games", 5, "--policy", f"greedy,{beyond}")
     message = " ".join(result.stderr.split())
     assert result.exit_code == 2 and "seat 1" in message and "mine.py:mine" in message
