@@ -223,3 +223,50 @@ def test_report_refuses_run_files_that_do_not_pair(tmp_path):
     assert result.exit_code == 2 and "differ in games 20 against 30" in " ".join(result.stderr.split())
     result = run("report", tmp_path / "a.parquet", tmp_path / "c.parquet", "--out", tmp_path / "r")
     assert result.exit_code == 2 and "runs of the same variant" in " ".join(result.stderr.split())
+
+
+def test_compare_variants_refusals_from_python_name_the_problem():
+    def refused(error, **changes):
+        args = {"game": "etape", "players": 3, "games": 4, "policies": ["random"], "seed": 1, "options_a": {},
+                "options_b": {"mode": "endurance"}, **changes}
+        with pytest.raises(error) as caught:
+            V.compare_variants(**args)
+        return str(caught.value)
+
+    assert refused(ValueError, game="race") == "race: a variant comparison is for bremen and etape"
+    assert refused(ValueError, chunk_size=0) == f"chunk_size must be 1 to {2**63 - 1}, not 0"
+    assert "chunk_size" in refused(TypeError, chunk_size="5")
+    same = ("the two variants are the same ({}, every rule option equal{}): on the same seeds every paired "
+            "difference would be 0; give option B (--option-b, options_b) a value other than option A's (the "
+            "default, or --option, options_a)")
+    assert refused(ValueError, options_b={"mode": "sprint"}) == same.format("etape", "")
+    assert refused(ValueError, game="bremen", options_b={"harder": False}) == same.format("bremen", ", the same board")
+
+
+def test_compare_variants_counts_playing_time_across_a_resume(tmp_path, monkeypatch):
+    # each variant's wall_seconds is the playing time of its chunks, those played before a resume included
+    real_play, calls = V._play, {"n": 0}
+
+    def timed_play(*args):
+        metrics, meta, _ = real_play(*args)
+        if args[3] > 0:  # a chunk of games, not the zero-game check
+            calls["n"] += 1
+            if calls["n"] == 3:  # in the second chunk (two variants a chunk)
+                raise KeyboardInterrupt
+        return metrics, meta, 0.25
+
+    monkeypatch.setattr(V, "_play", timed_play)
+    args = ("etape", 3, 6, "random", 1, {}, {"mode": "endurance"}, tmp_path / "ck.pkl")
+    heard = []
+    with pytest.raises(KeyboardInterrupt):
+        V.compare_variants(*args, chunk_size=2, on_resume=heard.append)
+    assert heard == []  # a fresh start resumes nothing
+    vc = V.compare_variants(*args, chunk_size=2, on_resume=heard.append)
+    assert heard == [2]  # the first chunk was kept
+    # one spec for every seat, with random's defaults (docs/etape.md: joker_p 0.25, more_p 0.5)
+    assert vc.meta_a["policies"] == vc.meta_b["policies"] == ["random:joker_p=0.25,more_p=0.5"] * 3
+    assert vc.meta_a["wall_seconds"] == vc.meta_b["wall_seconds"] == 0.75  # 3 chunks of 0.25 s
+    # started again on its last checkpoint (every chunk played) without an on_resume to tell: nothing played
+    calls["n"] = -100
+    again = V.compare_variants(*args, chunk_size=2)
+    assert calls["n"] == -100 and again.meta_a["wall_seconds"] == 0.75
