@@ -2,17 +2,21 @@
 values, each variant checked as a file of its own and played on the same
 seeds as the design as written."""
 import re
+from types import SimpleNamespace
 
 import matplotlib
 
 matplotlib.use("Agg")
 
+import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from etappe.analysis import sweep as sweep_module
 from etappe.analysis.race import RaceRun, simulate
-from etappe.analysis.race_summary import game_table
-from etappe.analysis.sweep import sweep_design, sweep_table
+from etappe.analysis.race_summary import game_table, summarize
+from etappe.analysis.sweep import SWEEP_METRICS, sweep_design, sweep_table
 from etappe.cli.main import app
 from etappe.kernels.race_design import DesignError, design_variant, file_setting, load_design
 
@@ -141,3 +145,91 @@ def test_sweep_refusals_name_the_problem(tmp_path):
         result = run("sweep", *args, "--games", 10, "--out", tmp_path / "s")
         assert result.exit_code == 2 and message in " ".join(result.stderr.split()), (args, result.stderr)
     assert not (tmp_path / "s").exists()
+
+
+def _same_summary(a, b):
+    return (a.layout == b.layout and a.c.keys() == b.c.keys()
+            and all(np.array_equal(a.c[k], b.c[k]) for k in a.c))
+
+
+def test_each_value_is_summarized_as_a_run_of_its_own_design_would_be(tmp_path):
+    sweep = sweep_design("millebornes", "cards.stop.count", [3, 8], players=2, games=40, seed=4, chunk_size=15)
+    assert sweep.values == [3, 8] and sweep.base_value == 5 and sweep.path == "cards.stop.count"
+    for design, summary, meta in [(MB, sweep.base, sweep.base_meta),
+                                  *((design_variant(MB, "cards.stop.count", v), s, m)
+                                    for v, s, m in zip([3, 8], sweep.summaries, sweep.metas))]:
+        alone = simulate(design, players=2, games=40, seed=4)
+        assert _same_summary(summary, summarize(alone))
+        assert meta["design_hash"] == alone.attrs["design_hash"] and meta["games"] == 40
+    assert len(sweep.comparisons) == 2
+
+
+def test_the_table_orders_metrics_then_values_with_holm_across_the_whole_sweep():
+    sweep = sweep_design("stapop", "cards.go.count", [10, 12], players=2, games=200, seed=6)
+    table = sweep_table(sweep)
+    keys = [k for k in SWEEP_METRICS if k != "first_hand_gap"]  # one hand a game: the game's first player
+    assert list(dict.fromkeys(table["key"])) == [k for k in keys if k in set(table["key"])]
+    assert "first_player_gap" in set(table["key"])
+    assert all(group.tolist() == [10, 12] for _, group in table.groupby("key", sort=False)["value"])
+    assert table["n"].dtype == np.int64 and (table["n"] == 200).all()
+    # Holm over every row of the sweep (values x metrics), not within one value: the smallest p times m
+    tested = table.dropna(subset=["p_value"])
+    smallest = tested["p_value"].idxmin()
+    assert table.loc[smallest, "p_holm"] == pytest.approx(min(1.0, len(tested) * tested["p_value"].min()))
+    # the first player's distance from the fair share, 1/2 at 2 players, from each design's own games
+    gap = table.set_index(["key", "value"]).loc[("first_player_gap", 10)]
+    for design, column in ((design_variant(SO, "cards.go.count", 10), "variant"), (SO, "as_written")):
+        frame = simulate(design, players=2, games=200, seed=6)
+        won = game_table(frame, frame.attrs)["first_position_won"].dropna()
+        assert gap[column] == pytest.approx(abs(won.mean() - 0.5))
+
+
+def test_progress_playing_time_and_a_resume_give_the_sweep_played_in_one_go(tmp_path, monkeypatch):
+    args = ("millebornes", "cards.stop.count", [3, 8])
+    kwargs = {"players": 2, "games": 50, "seed": 9, "chunk_size": 20, "checkpoint": tmp_path / "ck.pkl"}
+    whole = sweep_design(*args, players=2, games=50, seed=9, chunk_size=20)
+    clock = {"t": 0.0}
+
+    def perf_counter():  # every play takes 0.25 s
+        clock["t"] += 0.25
+        return clock["t"]
+
+    monkeypatch.setattr(sweep_module, "time", SimpleNamespace(perf_counter=perf_counter))  # the sweep's clock only
+    real_play, calls = RaceRun.play, {"n": 0}
+
+    def flaky_play(self, start, count):
+        calls["n"] += 1
+        if calls["n"] == 5:  # in the second chunk (three designs a chunk)
+            raise KeyboardInterrupt
+        return real_play(self, start, count)
+
+    monkeypatch.setattr(RaceRun, "play", flaky_play)
+    heard, resumed = [], []
+    with pytest.raises(KeyboardInterrupt):
+        sweep_design(*args, progress=heard.append, on_resume=resumed.append, **kwargs)
+    assert heard == [0, 20, 20, 20, 20] and resumed == []  # games of all three designs; the fourth play is kept
+    heard.clear()
+    again = sweep_design(*args, progress=heard.append, on_resume=resumed.append, **kwargs)
+    assert resumed == [20] and heard == [60, 20, 20, 20, 10, 10, 10]  # 20 games of each design were kept
+    assert again.wall_seconds == 9 * 0.25  # the three plays before the interruption count too
+    assert _same_summary(again.base, whole.base)
+    assert all(_same_summary(a, b) for a, b in zip(again.summaries, whole.summaries))
+    untimed = ["p_holm", "p_value", "diff", "ci_low", "ci_high", "variant", "as_written"]
+    pd.testing.assert_frame_equal(sweep_table(again)[untimed], sweep_table(whole)[untimed])
+
+
+def test_sweep_design_refusals_from_python_name_the_problem():
+    def refused(error, values=(3, 8), **changes):
+        with pytest.raises(error) as caught:
+            sweep_design("millebornes", changes.pop("path", "cards.stop.count"), values,
+                         **{"players": 2, "games": 10, **changes})
+        return str(caught.value)
+
+    assert refused(TypeError, values="3,8") == "values is a list of the setting's values, e.g. [3, 5, 8], not '3,8'"
+    assert refused(ValueError, values=[]) == "give at least one value to sweep"
+    assert refused(ValueError, values=[3, 3]) == "a value is given twice: 3, 3"
+    assert refused(ValueError, games=0) == f"games must be 1 to {2**63 - 1}, not 0"
+    assert refused(ValueError, chunk_size=0) == f"chunk_size must be 1 to {2**63 - 1}, not 0"
+    assert refused(ValueError, path="options.turn_cap", values=[50, 100], options={"turn_cap": 80}) == (
+        "options.turn_cap is swept and also given for the run (--option turn_cap): the run's option would override "
+        "every value; give it in one place")

@@ -55,6 +55,7 @@ def test_the_comparison_plays_the_games_simulate_plays(tmp_path):
                             tmp_path / "ck.pkl", chunk_size=7, progress=heard.append)
     assert heard == [7, 14, 21, 28, 30]  # the games played per variant so far, after each chunk
     assert vc.meta_a["games"] == vc.meta_b["games"] == 30 and vc.meta_a["wall_seconds"] > 0
+    assert vc.meta_a["first_game"] == vc.meta_b["first_game"] == 0  # games 0 .. 29, as simulate's above
     table = V.variant_table(vc).set_index("key")
     # the first player's distance from the fair share, 1/3 at 3 players (games with a winner)
     for run, mean in ((a, "mean_a"), (b, "mean_b")):
