@@ -172,12 +172,12 @@ def test_each_value_is_summarized_as_a_run_of_its_own_design_would_be(tmp_path):
 
 
 def test_the_table_orders_metrics_then_values_with_holm_across_the_whole_sweep():
-    sweep = sweep_design("stapop", "cards.go.count", [10, 12], players=2, games=200, seed=6)
+    sweep = sweep_design("stapop", "cards.go.count", [8, 10, 12], players=2, games=200, seed=6)
     table = sweep_table(sweep)
     keys = [k for k in SWEEP_METRICS if k != "first_hand_gap"]  # one hand a game: the game's first player
     assert list(dict.fromkeys(table["key"])) == [k for k in keys if k in set(table["key"])]
     assert "first_player_gap" in set(table["key"])
-    assert table["value"].tolist() == [10, 12] * (len(table) // 2)  # each metric's values together
+    assert table["value"].tolist() == [8, 10, 12] * (len(table) // 3)  # each metric's values together
     assert table["n"].dtype == np.int64 and (table["n"] == 200).all()
     # Holm over every row of the sweep (values x metrics), not within one value: the smallest p times m
     tested = table.dropna(subset=["p_value"])
