@@ -170,6 +170,9 @@ SIDES = '[[sides]]\nbattle = "roll"\n[[sides]]\nbattle = "roll"\n'
     (GOOD.replace("on_turn = 0", "on_turn = 2") + SIDES, "on_turn"),
     (GOOD + 'hand_sizes = { "1" = 3 }\n' + SIDES, "hand_sizes.1"),
     (GOOD.replace("players = 2", "players = 5") + SIDES, "players"),
+    (GOOD.replace("players = 2\n", "") + SIDES, "players"),
+    (GOOD.replace("stock = 40", "stock = 40\ntrip = 1000\nextension_side = 2") + SIDES, "extension_side"),
+    (GOOD.replace("on_turn = 0", "on_turn = 1") + SIDES, "hands"),  # seat 1's hand is not given
 ])
 def test_position_mistakes_name_the_field(tmp_path, text, field):
     path = tmp_path / "pos.toml"
