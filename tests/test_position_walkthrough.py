@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 
 from etappe.analysis.race import PolicyError, load_design, replay, simulate
 from etappe.cli.main import app
-from etappe.kernels.race_design import DesignError
-from etappe.kernels.race_position import analyze_position, legal_moves_of, play_position_move
+from etappe.kernels import race as K
+from etappe.kernels.race_design import MAX_TYPES, DesignError
+from etappe.kernels.race_position import analyze_position, legal_moves_of, play_position_move, position_state
 
 ROOT = Path(__file__).resolve().parents[1]
 POSITIONS_MD = (ROOT / "docs" / "positions.md").read_text()
@@ -150,6 +151,7 @@ stock = 40
 hands = { "0" = ["km100", "km200", "km50", "roll", "stop", "accident", "km25"] }
 """
 SIDES = '[[sides]]\nbattle = "roll"\n[[sides]]\nbattle = "roll"\n'
+GOOD_HAND = ["km100", "km200", "km50", "roll", "stop", "accident", "km25"]
 
 
 @pytest.mark.parametrize("text, field", [
@@ -173,6 +175,9 @@ SIDES = '[[sides]]\nbattle = "roll"\n[[sides]]\nbattle = "roll"\n'
     (GOOD.replace("players = 2\n", "") + SIDES, "players"),
     (GOOD.replace("stock = 40", "stock = 40\ntrip = 1000\nextension_side = 2") + SIDES, "extension_side"),
     (GOOD.replace("on_turn = 0", "on_turn = 1") + SIDES, "hands"),  # seat 1's hand is not given
+    # 101 cards less the 7 in hand leave 94 unseen: a stock of 90 and seat 1's 6 cards need 96
+    (GOOD.replace("stock = 40", "stock = 90") + SIDES, "stock"),
+    ('players = 2\non_turn = 0\nstock = 0\nhands = { "0" = [] }\nhand_sizes = { "1" = 0 }\n' + SIDES, "stock"),
 ])
 def test_position_mistakes_name_the_field(tmp_path, text, field):
     path = tmp_path / "pos.toml"
@@ -181,6 +186,23 @@ def test_position_mistakes_name_the_field(tmp_path, text, field):
     assert result.exit_code == 2, result.output
     assert f"{field}:" in result.output and "Traceback" not in result.output
     assert not isinstance(result.exception, (KeyError, AttributeError, TypeError))
+
+
+def test_a_short_hand_while_the_stock_holds_cards_is_named_with_its_count(mb):
+    position = {"players": 2, "on_turn": 0, "stock": 40, "hands": {"0": GOOD_HAND}, "hand_sizes": {"1": 3},
+                "sides": [{"battle": "roll"}, {"battle": "roll"}]}
+    with pytest.raises(DesignError) as refused:
+        legal_moves_of(mb, position)
+    assert str(refused.value) == "position: hand_sizes.1: 3 cards, but a hand holds 6 while the stock holds cards"
+
+
+def test_the_cards_nobody_sees_are_dealt_at_random_with_the_seed(mb):
+    position = {"players": 2, "on_turn": 0, "stock": 40, "hands": {"0": GOOD_HAND},
+                "sides": [{"battle": "roll"}, {"battle": "roll"}]}
+    hidden = [tuple(position_state(mb, position, seed=seed)[0][K.HAND_AT + MAX_TYPES:K.HAND_AT + 2 * MAX_TYPES])
+              for seed in range(6)]
+    assert len(set(hidden)) > 1  # six deals of seat 1's 6 cards from 94 are not all alike
+    assert hidden[0] == tuple(position_state(mb, position, seed=0)[0][K.HAND_AT + MAX_TYPES:K.HAND_AT + 2 * MAX_TYPES])
 
 
 def test_hand_sizes_of_a_listed_hand_must_agree_with_it(mb):
