@@ -28,6 +28,21 @@ def run(*args):
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
+def interrupt_the_fifth_play(monkeypatch) -> dict:
+    """RaceRun.play raises KeyboardInterrupt on its fifth call, in a sweep's
+    second chunk (three designs a chunk); returns the count of calls."""
+    real_play, calls = RaceRun.play, {"n": 0}
+
+    def flaky_play(self, start, count):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt
+        return real_play(self, start, count)
+
+    monkeypatch.setattr(RaceRun, "play", flaky_play)
+    return calls
+
+
 def test_a_variant_changes_one_setting_and_is_checked_as_a_file_would_be():
     eight = design_variant(MB, "cards.stop.count", 8)
     # the rules page: 2 and 3 players play without one Stop, 4 and 6 with all of them
@@ -84,16 +99,8 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
     out = tmp_path / "sweep"
     args = ("sweep", "millebornes", "--set", "cards.stop.count=3,8", "--games", 60, "--chunk-size", 20,
             "--seed", 2, "--out", out)
-    calls = {"n": 0}
     real_play = RaceRun.play
-
-    def flaky_play(self, start, count):
-        calls["n"] += 1
-        if calls["n"] == 5:  # in the second chunk (three designs a chunk)
-            raise KeyboardInterrupt
-        return real_play(self, start, count)
-
-    monkeypatch.setattr(RaceRun, "play", flaky_play)
+    calls = interrupt_the_fifth_play(monkeypatch)
     assert run(*args).exit_code != 0
     assert (out / ".sweep-checkpoint.pkl").exists() and not (out / "report.md").exists()
     calls["n"] = 0
@@ -202,15 +209,7 @@ def test_progress_playing_time_and_a_resume_give_the_sweep_played_in_one_go(tmp_
         return clock["t"]
 
     monkeypatch.setattr(sweep_module, "time", SimpleNamespace(perf_counter=perf_counter))  # the sweep's clock only
-    real_play, calls = RaceRun.play, {"n": 0}
-
-    def flaky_play(self, start, count):
-        calls["n"] += 1
-        if calls["n"] == 5:  # in the second chunk (three designs a chunk)
-            raise KeyboardInterrupt
-        return real_play(self, start, count)
-
-    monkeypatch.setattr(RaceRun, "play", flaky_play)
+    interrupt_the_fifth_play(monkeypatch)
     heard, resumed = [], []
     with pytest.raises(KeyboardInterrupt):
         sweep_design(*args, progress=heard.append, on_resume=resumed.append, **kwargs)
