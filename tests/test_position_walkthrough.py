@@ -196,6 +196,16 @@ def test_a_short_hand_while_the_stock_holds_cards_is_named_with_its_count(mb):
     assert str(refused.value) == "position: hand_sizes.1: 3 cards, but a hand holds 6 while the stock holds cards"
 
 
+@pytest.mark.parametrize("players", [None, 2.0, "2"])
+def test_players_must_be_given_as_a_whole_number(mb, players):
+    position = {"on_turn": 0, "stock": 40, "hands": {"0": GOOD_HAND}, "sides": [{"battle": "roll"}] * 2}
+    if players is not None:
+        position["players"] = players
+    with pytest.raises(DesignError) as refused:
+        legal_moves_of(mb, position)
+    assert str(refused.value) == "position: players: missing or not a whole number"
+
+
 def test_the_cards_nobody_sees_are_dealt_at_random_with_the_seed(mb):
     position = {"players": 2, "on_turn": 0, "stock": 40, "hands": {"0": GOOD_HAND},
                 "sides": [{"battle": "roll"}, {"battle": "roll"}]}
