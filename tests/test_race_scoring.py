@@ -76,6 +76,9 @@ def test_safe_trip_only_without_a_200():
     other = tab({"km50": 1})
     assert hand_end(2, [with200, other], stock=10, trip_side=0)[0] == 700 + 400
     assert hand_end(2, [without, other], stock=10, trip_side=0)[0] == 700 + 400 + 300
+    # the same from the second side
+    assert hand_end(2, [other, with200], stock=10, trip_side=1)[1] == 700 + 400
+    assert hand_end(2, [other, without], stock=10, trip_side=1)[1] == 700 + 400 + 300
 
 
 @pytest.mark.parametrize("players", [2, 3])
