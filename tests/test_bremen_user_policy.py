@@ -123,3 +123,15 @@ def test_the_example_picks_the_move_nearest_the_house_first_on_a_tie():
     state = np.zeros(80, np.int32)
     assert nearest(state, dist, moves, 4, 0, np.zeros(8), np.uint64(1)) == 1
     assert nearest(state, dist, moves[2:], 2, 0, np.zeros(8), np.uint64(1)) == 0  # field 4 before field 3
+
+
+def test_the_game_an_illegal_answer_is_reported_in_does_not_depend_on_the_chunks(tmp_path):
+    # now and then an index one past the last legal move: the first failing game lies in some later chunk
+    rare = policy_file(tmp_path, "    i, key = randint(key, 40)\n    return n_moves if i == 0 else 0\n", "rare")
+    said = []
+    for chunk in (1000, 3, 1):
+        with pytest.raises(ValueError) as refused:
+            simulate(2, 200, ["greedy", rare], seed=4, options=OPTIONS, chunk=chunk, first_game=10)
+        said.append(str(refused.value))
+    game = int(said[0].split(" in game ")[1].split(";")[0])
+    assert game >= 13 and said == [said[0]] * 3  # beyond the first chunk of 3, the same game each time
