@@ -16,12 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from etappe.analysis import runio
-from etappe.analysis.race import RaceRun
 from etappe.cli import race_cmds, tournament_cmds
 from etappe.cli.main import app
+from interrupts import interrupt_play_after
 
 runner = CliRunner()
-PLAY = RaceRun.play
 
 
 def run(*args):
@@ -30,19 +29,6 @@ def run(*args):
 
 def said(result) -> str:
     return " ".join(result.stderr.split())
-
-
-def interrupt_play_after(monkeypatch, calls: int):
-    """RaceRun.play raises KeyboardInterrupt on its call number `calls` + 1."""
-    real, seen = PLAY, {"n": 0}
-
-    def play(self, first, count):
-        seen["n"] += 1
-        if seen["n"] > calls:
-            raise KeyboardInterrupt
-        return real(self, first, count)
-
-    monkeypatch.setattr(RaceRun, "play", play)
 
 
 def test_run_files_are_read_one_row_group_at_a_time(tmp_path):

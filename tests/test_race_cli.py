@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from etappe.analysis.race import RaceRun
 from etappe.analysis.runio import ChunkedRun, read_metadata, read_parquet, write_parquet
 from etappe.cli.main import app
+from interrupts import interrupt_play_after
 from etappe.kernels.race_design import load_design
 
 runner = CliRunner()
@@ -852,16 +853,8 @@ def test_interrupted_compare_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     out = tmp_path / "cmp"
     args = ("compare", "stapop", "millebornes", "--games", 300, "--chunk-size", 100, "--seed", 2, "--out", out)
     # Interrupt the run during its second chunk pair ...
-    calls = {"n": 0}
     real_play = RaceRun.play
-
-    def flaky_play(self, start, count):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real_play(self, start, count)
-
-    monkeypatch.setattr(RaceRun, "play", flaky_play)
+    calls = interrupt_play_after(monkeypatch, 2)
     assert run(*args).exit_code != 0
     assert (out / ".compare-checkpoint.pkl").exists() and not (out / "report.md").exists()
     # ... then run it again: the first chunk pair is not played again.

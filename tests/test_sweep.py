@@ -18,6 +18,7 @@ from etappe.analysis.race import RaceRun, simulate
 from etappe.analysis.race_summary import game_table, summarize
 from etappe.analysis.sweep import SWEEP_METRICS, sweep_design, sweep_table
 from etappe.cli.main import app
+from interrupts import interrupt_play_after
 from etappe.kernels.race_design import DesignError, design_variant, file_setting, load_design
 
 MB = load_design("millebornes")
@@ -26,21 +27,6 @@ SO = load_design("stapop")
 
 def run(*args):
     return CliRunner().invoke(app, [str(a) for a in args])
-
-
-def interrupt_the_fifth_play(monkeypatch) -> dict:
-    """RaceRun.play raises KeyboardInterrupt on its fifth call, in a sweep's
-    second chunk (three designs a chunk); returns the count of calls."""
-    real_play, calls = RaceRun.play, {"n": 0}
-
-    def flaky_play(self, start, count):
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise KeyboardInterrupt
-        return real_play(self, start, count)
-
-    monkeypatch.setattr(RaceRun, "play", flaky_play)
-    return calls
 
 
 def test_a_variant_changes_one_setting_and_is_checked_as_a_file_would_be():
@@ -100,7 +86,7 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
     args = ("sweep", "millebornes", "--set", "cards.stop.count=3,8", "--games", 60, "--chunk-size", 20,
             "--seed", 2, "--out", out)
     real_play = RaceRun.play
-    calls = interrupt_the_fifth_play(monkeypatch)
+    calls = interrupt_play_after(monkeypatch, 4)  # in the second chunk (three designs a chunk)
     assert run(*args).exit_code != 0
     assert (out / ".sweep-checkpoint.pkl").exists() and not (out / "report.md").exists()
     calls["n"] = 0
@@ -209,10 +195,12 @@ def test_progress_playing_time_and_a_resume_give_the_sweep_played_in_one_go(tmp_
         return clock["t"]
 
     monkeypatch.setattr(sweep_module, "time", SimpleNamespace(perf_counter=perf_counter))  # the sweep's clock only
-    interrupt_the_fifth_play(monkeypatch)
+    real_play = RaceRun.play
+    interrupt_play_after(monkeypatch, 4)  # in the second chunk (three designs a chunk)
     heard, resumed = [], []
     with pytest.raises(KeyboardInterrupt):
         sweep_design(*args, progress=heard.append, on_resume=resumed.append, **kwargs)
+    monkeypatch.setattr(RaceRun, "play", real_play)
     assert heard == [0, 20, 20, 20, 20] and resumed == []  # games of all three designs; the fourth play is kept
     heard.clear()
     again = sweep_design(*args, progress=heard.append, on_resume=resumed.append, **kwargs)
