@@ -320,7 +320,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     finally:
         numba.set_num_threads(previous)
     wall = time.perf_counter() - start
-    df = records_frame(out, players)
+    df = records_frame(out, players, first_game)
     df.attrs.update(
         game="bremen", board=b.name, board_path=b.path, board_hash=b.hash,
         board_reconstruction=b.reconstruction, seed=int(seed), games=int(games), first_game=int(first_game),
@@ -334,9 +334,10 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     return df
 
 
-def records_frame(out: np.ndarray, players: int) -> pd.DataFrame:
-    """Kernel record rows -> the documented record table."""
-    cols = {"game": out[:, K.R_GAME].astype(np.int64), "seed_index": out[:, K.R_GAME].astype(np.int64)}
+def records_frame(out: np.ndarray, players: int, first_game: int = 0) -> pd.DataFrame:
+    """Kernel record rows of games first_game, first_game + 1, ... -> the documented record table."""
+    numbers = np.int64(first_game) + np.arange(len(out), dtype=np.int64)
+    cols = {"game": numbers, "seed_index": numbers.copy()}
     for name, j in _RECORD_COLUMNS.items():
         cols[name] = out[:, j]
     cols["capped"] = cols["capped"].astype(bool)

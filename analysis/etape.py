@@ -226,7 +226,7 @@ def short_names(specs) -> dict:
 
 
 def _frames(race_out, stage_out, n, first_race, n_stages):
-    races = {"race": np.arange(first_race, first_race + len(race_out))}
+    races = {"race": np.int64(first_race) + np.arange(len(race_out), dtype=np.int64)}  # int64 to 2**63 - 1
     races["winner"] = race_out[:, K.R_WINNER]
     races["capped_stages"] = race_out[:, K.R_CAPPED]
     races["blocked_stages"] = race_out[:, K.R_BLOCKED]

@@ -123,20 +123,20 @@ P_CONFIDENCE = 11  # look-ahead: standard errors another move must beat greedy's
 N_PARAM = 12
 
 # --- records (one int32 row per game) ----------------------------------------
-R_GAME = 0
-R_WINNER = 1
-R_CAPPED = 2
-R_TURNS = 3
-R_ROLLS = 4
-R_ROBBER_MOVES = 5
-R_SENT_ROBBER = 6
-R_SENT_KNOCK = 7
-R_EXTRA_ROLLS = 8
-R_CHAIN_MAX = 9
-R_STORMS = 10
-R_CHASES = 11
-R_FIRST_SEAT = 12
-R_POINTS = 13    # 4 per seat block: points, storm, robber bonus, chase
+# (no game number: an int32 would cut numbers from 2**31 on; the caller knows them)
+R_WINNER = 0
+R_CAPPED = 1
+R_TURNS = 2
+R_ROLLS = 3
+R_ROBBER_MOVES = 4
+R_SENT_ROBBER = 5
+R_SENT_KNOCK = 6
+R_EXTRA_ROLLS = 7
+R_CHAIN_MAX = 8
+R_STORMS = 9
+R_CHASES = 10
+R_FIRST_SEAT = 11
+R_POINTS = 12    # 4 per seat block: points, storm, robber bonus, chase
 R_LEAD_CHANGES = R_POINTS + 16  # times the sole points leader changed (checked after every turn)
 R_MAX_DEFICIT = R_LEAD_CHANGES + 1  # per seat: largest (leader's points - own) after any turn
 R_PROGRESS = R_MAX_DEFICIT + 4      # per seat block of N_PROGRESS: points after PROGRESS_ROUNDS[k]
@@ -1280,7 +1280,6 @@ def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, di
         row = out[i]
         row[:] = 0
         play_game(state, pols, params, pkeys, kind, adj, deg, dist, binfo, opts, key, row, (lookahead, users))
-        row[R_GAME] = g
         row[R_WINNER] = state[S_WINNER]
         row[R_CAPPED] = state[S_CAPPED]
         row[R_TURNS] = state[S_TURNS]

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import numba
+import pandas as pd
 import pytest
 
 from etappe.analysis import bremen as B
@@ -355,6 +356,22 @@ def test_play_position_move_is_the_same_for_the_same_seed():
 def test_seed_above_2_63_is_a_value_error(play, seed):
     with pytest.raises(ValueError, match="seed"):
         play(seed)
+
+
+def test_the_largest_seed_and_game_numbers_play_and_keep_their_numbers():
+    # docs/python.md: games (races) are numbered up to 2**63 - 1, the kernels' 64-bit signed keys.
+    # Each row keeps its number exactly (an int32 record cut Bremen's from 2**31 on; a float
+    # rounded Tape l'étape's), and a game played alone is the same game.
+    last = 2**63 - 1
+    bremen = B.simulate(players=2, games=2, seed=last, first_game=last - 1)
+    assert bremen["game"].tolist() == bremen["seed_index"].tolist() == [last - 1, last]
+    alone = B.simulate(players=2, games=1, seed=last, first_game=last)
+    pd.testing.assert_frame_equal(alone.drop(columns=["game", "seed_index"]),
+                                  bremen.iloc[1:].reset_index(drop=True).drop(columns=["game", "seed_index"]))
+    races, stages = E.simulate(players=3, races=2, seed=last, first_race=last - 1)
+    assert races["race"].tolist() == [last - 1, last]
+    assert stages["race"].unique().tolist() == [last - 1, last]
+    assert R.simulate("stapop", players=2, games=1, seed=last).attrs["seed"] == last
 
 
 def test_race_policies_none_is_the_default():
