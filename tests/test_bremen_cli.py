@@ -1,5 +1,6 @@
 """Bremer Stadtmusikanten CLI and reports: run files, resumable chunks, report
 contents, the board sweep."""
+import math
 import re
 
 import matplotlib
@@ -251,6 +252,30 @@ def test_summary_without_decided_games_shows_no_nan():
                                            "-o", "max_turns=5"])
     assert result.exit_code == 0, result.output
     assert "nan" not in result.output
+    assert "summary (among the 0 decided games)" in result.stdout
+    for seat in range(4):
+        assert re.search(rf"│ {seat} +│ 0 +│ - +│ - +│", result.stdout), result.stdout
+    assert "3 games, 3 without a winner (turn cap); 5.0 turns per game" in result.stdout
+
+
+def test_simulate_summary_counts_each_seats_wins_among_the_decided_games():
+    result = CliRunner().invoke(main_app, ["simulate", "bremen", "--players", "3", "--games", "40", "--seed", "7",
+                                           "-o", "max_turns=60"])
+    assert result.exit_code == 0, result.output
+    df = simulate(3, 40, ["greedy"] * 3, 7, options={"max_turns": 60})
+    decided = int((df["winner_seat"] >= 0).sum())
+    assert 0 < decided < 40  # some games capped: the rates are among the others, a fair share 1/3
+    assert f"summary (among the {decided} decided games)" in result.stdout
+    z = 1.959964  # Wilson's score interval at 95 %
+    for seat in range(3):
+        wins = int((df["winner_seat"] == seat).sum())
+        p = wins / decided
+        centre = (p + z * z / (2 * decided)) / (1 + z * z / decided)
+        half = z * math.sqrt(p * (1 - p) / decided + z * z / (4 * decided**2)) / (1 + z * z / decided)
+        row = rf"│ {seat} +│ {wins} +│ {p:.3f} +│ {centre - half:.3f} - {centre + half:.3f} +│"
+        assert re.search(row, result.stdout), (row, result.stdout)
+    assert (f"40 games, {40 - decided} without a winner (turn cap); {df['turns'].mean():.1f} turns per game"
+            in result.stdout)
 
 
 def test_sweep_resumes_refuses_another_study_and_reports_only_its_boards(tmp_path):

@@ -8,6 +8,8 @@ r09-m06, r21-m14; middle ring m00..m15 to inner ring i00..i07 at m00-i00,
 m04-i02, m08-i04, m12-i06; the house next to i01, i03, i05, i07.
 Four players: seat c plays colour c. Every test puts seat 0 on turn.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -61,6 +63,16 @@ def test_default_board_is_the_documented_reconstruction():
     assert [b.names[b.binfo[1 + c]] for c in range(4)] == ["r00", "r06", "r12", "r18"]
 
 
+def _house_behind_a_bridge(text):
+    """The ring board with the house linked to the inner ring through a bridge, b9, and to a forest
+    field of its own, f9: only a full pyramid enters the house, and a carrying animal never enters a
+    bridge."""
+    for k in (1, 3, 5, 7):
+        text = text.replace(f'  ["i0{k}", "house"],\n', "")
+    return (text.replace('house = "house"', 'b9 = "bridge"\nf9 = "forest"\nhouse = "house"')
+            .replace("chains = [", 'chains = [["i01", "b9", "house"], ["f9", "house"],'))
+
+
 def _write(tmp_path, text):
     path = tmp_path / "board.toml"
     path.write_text(text)
@@ -90,6 +102,13 @@ def _write(tmp_path, text):
      "house", "the house has no forest neighbour"),
     (lambda t: t.replace("[links]", "".join(f'z{k} = "road"\n' for k in range(65_535)) + "[links]"), None,
      "65586 fields, at most 65535"),
+    (lambda t: "board = 1\n" + t[t.index("[fields]"):], None, "[board] must be a table (name, reconstruction), got 1"),
+    (lambda t: t.replace('r05 = "road"', "r05 = 5"), "r05", "kind must be a string, got 5"),
+    (lambda t: t.replace("chains = [", 'chains = [["r05"],'), None,
+     "a link chain needs at least two field names, got ['r05']"),
+    (lambda t: t.replace("chains = [", 'chains = [["r05", 6],'), None,
+     "a link chain holds field names (strings), got 6 in ['r05', 6]"),
+    (_house_behind_a_bridge, "r00", "house reachable from the start field of colour 0 only from a bridge"),
 ])
 def test_board_errors_name_file_field_and_problem(tmp_path, edit, field, problem):
     path = _write(tmp_path, edit(ring_board()))
@@ -99,6 +118,12 @@ def test_board_errors_name_file_field_and_problem(tmp_path, edit, field, problem
     assert str(path) in message and problem in message
     if field:
         assert f"field '{field}'" in message
+
+
+def test_a_board_file_that_cannot_be_read_is_named_with_why(tmp_path):
+    missing = tmp_path / "no_such_board.toml"
+    with pytest.raises(BoardError, match=f"^{re.escape(str(missing))}: cannot read board file \\(No such file or directory\\)$"):
+        load_board(missing)
 
 
 def test_unreachable_house_is_an_error(tmp_path):
