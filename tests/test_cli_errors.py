@@ -230,6 +230,15 @@ def test_policy_parameters_with_commas_still_pass_the_empty_name_check():
     assert "target_leader must be 0 or 1, not 0.5" in result.stderr and "empty policy name" not in result.output
 
 
+def test_a_policy_list_is_split_between_policies_never_inside_ones_parameters():
+    # docs/policies.md: the commas between a policy's key=value parameters stay with it, whichever seat
+    from etappe.cli.common import split_policies
+
+    assert split_policies("greedy, random") == ["greedy", "random"]
+    assert split_policies("random,greedy:attack=2,hold_safeties=0,lookahead:playouts=10,horizon=5,greedy") == [
+        "random", "greedy:attack=2,hold_safeties=0", "lookahead:playouts=10,horizon=5", "greedy"]
+
+
 def test_an_interrupted_sequential_compare_does_not_promise_to_resume(monkeypatch):
     # The sequential test keeps nothing on disk: Ctrl-C must not say that the same command resumes it.
     from etappe.cli import tournament_cmds
