@@ -61,6 +61,7 @@ def test_default_board_is_the_documented_reconstruction():
     assert "m06" in neighbours["r09"] and "m14" in neighbours["r21"]
     assert {"i00", "m01", "m15"} == neighbours["m00"]
     assert [b.names[b.binfo[1 + c]] for c in range(4)] == ["r00", "r06", "r12", "r18"]
+    assert all((b.adj[i, b.deg[i]:] == -1).all() for i in range(len(b.names)))  # padded -1, as documented
 
 
 def _house_behind_a_bridge(text):
@@ -109,6 +110,12 @@ def _write(tmp_path, text):
     (lambda t: t.replace("chains = [", 'chains = [["r05", 6],'), None,
      "a link chain holds field names (strings), got 6 in ['r05', 6]"),
     (_house_behind_a_bridge, "r00", "house reachable from the start field of colour 0 only from a bridge"),
+    # colour 1's stretch of road, r01 to r11, with its two ways into the forest cut: only through the
+    # start fields of colours 0 and 2, which animals never enter
+    (lambda t: t.replace('  ["r03", "b0", "m02"],\n', "").replace('  ["r09", "m06"],\n', "")
+     .replace('b0 = "bridge"\n', ""), "r06",
+     "house unreachable from the start field of colour 1: the walk from it ends at r00, r12, start field(s) of "
+     "other colours, which animals never enter"),
 ])
 def test_board_errors_name_file_field_and_problem(tmp_path, edit, field, problem):
     path = _write(tmp_path, edit(ring_board()))
