@@ -9,6 +9,8 @@ m04-i02, m08-i04, m12-i06; the house next to i01, i03, i05, i07.
 Four players: seat c plays colour c. Every test puts seat 0 on turn.
 """
 import re
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -125,6 +127,26 @@ def test_board_errors_name_file_field_and_problem(tmp_path, edit, field, problem
     assert str(path) in message and problem in message
     if field:
         assert f"field '{field}'" in message
+
+
+def test_ring_board_with_its_defaults_is_the_default_board_file():
+    # ring_board's docstring: the defaults give the documented reconstruction (boards/default.toml)
+    generated = tomllib.loads(ring_board())
+    written = tomllib.loads(Path(load_board().path).read_text())
+    assert generated["fields"] == written["fields"] and generated["links"] == written["links"]
+    assert generated["board"]["generator"] == written["board"]["generator"]
+
+
+@pytest.mark.parametrize("chain, shown", [
+    ('["zz", "r01", "r02", "r03"]', "(chain ['zz', 'r01', ...])"),
+    ('["r01", "r02", "zz", "r03", "r04"]', "(chain [..., 'r02', 'zz', 'r03', ...])"),
+    ('["r01", "r02", "zz"]', "(chain [..., 'r02', 'zz'])"),
+])
+def test_an_unknown_name_in_a_chain_is_shown_with_its_neighbours(tmp_path, chain, shown):
+    path = _write(tmp_path, ring_board().replace("chains = [", f"chains = [{chain},"))
+    with pytest.raises(BoardError) as err:
+        load_board(path)
+    assert str(err.value) == f"{path}: field 'zz': link to unknown field: not in [fields] {shown}"
 
 
 def test_a_board_file_that_cannot_be_read_is_named_with_why(tmp_path):
