@@ -230,6 +230,13 @@ def test_policy_parameters_with_commas_still_pass_the_empty_name_check():
     assert "target_leader must be 0 or 1, not 0.5" in result.stderr and "empty policy name" not in result.output
 
 
+@pytest.mark.parametrize("item", ["harder", "=true", " =true"])
+def test_an_option_without_a_name_and_value_is_refused(item):
+    result = run("simulate", "stapop", "--games", 10, "--option", item)
+    assert result.exit_code == 2
+    assert f"--option {item!r}: expected name=value, e.g. --option harder=true" in " ".join(result.stderr.split())
+
+
 def test_a_policy_list_is_split_between_policies_never_inside_ones_parameters():
     # docs/policies.md: the commas between a policy's key=value parameters stay with it, whichever seat
     from etappe.cli.common import split_policies
