@@ -396,8 +396,9 @@ def share_games(share: tuple[int, int] | None, total: int, chunk: int) -> int:
 def check_share(share: tuple[int, int] | None, n_chunks: int, chunk: int, unit: str) -> None:
     """Refuse a share that would hold no chunk of the run."""
     if share is not None and share[0] > n_chunks:
-        fail(f"--share {share[0]}/{share[1]}: the run has {n_chunks} chunk{'s' if n_chunks > 1 else ''} of "
-             f"{chunk:,} {unit}, so share {share[0]} has none; use at most {n_chunks} shares, or a smaller --chunk-size")
+        chunks = f"{n_chunks} chunk{'s' if n_chunks > 1 else ''}"
+        fail(f"--share {share[0]}/{share[1]}: the run has {chunks} of {chunk:,} {unit}, so share {share[0]} has "
+             f"none; use at most {n_chunks} share{'s' if n_chunks > 1 else ''}, or a smaller --chunk-size")
 
 
 def say_share_written(share: tuple[int, int], runs, n_chunks: int) -> None:

@@ -163,10 +163,14 @@ def test_a_run_shared_over_two_machines_joins_into_the_run_of_one(tmp_path):
 
 def test_a_share_is_refused_where_it_cannot_be_played(tmp_path):
     for share, message in (("3/2", "give K/M"), ("0/2", "give K/M"), ("a/b", "give K/M"),
-                           ("4/4", "the run has 3 chunks of 100 games, so share 4 has none")):
+                           ("4/4", "the run has 3 chunks of 100 games, so share 4 has none; use at most 3 shares")):
         result = run("simulate", "stapop", "--games", 250, "--chunk-size", 100, "--out", tmp_path / "r.parquet",
                      "--share", share)
         assert result.exit_code == 2 and message in " ".join(result.stderr.split()), share
+    result = run("simulate", "stapop", "--games", 50, "--chunk-size", 100, "--out", tmp_path / "one.parquet",
+                 "--share", "2/2")  # one chunk: said in the singular
+    assert result.exit_code == 2 and ("the run has 1 chunk of 100 games, so share 2 has none; use at most 1 share, "
+                                      "or a smaller --chunk-size") in " ".join(result.stderr.split())
     result = run("simulate", "stapop", "--games", 250, "--share", "1/2")
     assert result.exit_code == 2 and "--share needs --out" in result.stderr
 
