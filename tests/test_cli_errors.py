@@ -139,6 +139,17 @@ def test_help_shows_the_policies_command_whole():
     assert "Tape l'étape" not in replay.stdout and "--sequential" not in replay.stdout
 
 
+@pytest.mark.parametrize("command", ["report", "replay"])
+def test_a_file_that_is_no_run_file_is_refused_saying_why_once(command, tmp_path):
+    notes = tmp_path / "notes.parquet"
+    notes.write_text("my notes, not a run")
+    result = run(command, notes)
+    assert result.exit_code == 2
+    # the reader's reason, without the file's name said twice
+    assert (f"error: {notes}: not a run file written by `etappe simulate --out` (not a Parquet run file)"
+            in " ".join(result.stderr.split()))
+
+
 def test_a_bar_says_the_kernels_compile_until_its_first_progress():
     # A first run compiles for half a minute before any game is played; the
     # bar must not sit at 0 without saying why, nor say it once games run.
@@ -160,6 +171,7 @@ def test_a_report_bar_names_the_section_it_builds_and_says_done_at_the_end():
         bar.stage("Cards")
         assert bar._progress.tasks[1].description == "report: Cards"
     assert bar._progress.tasks[1].description == "report: done"  # not the last section's name
+    assert bar._progress.tasks[1].total == bar._progress.tasks[1].completed == 1  # and drawn full
     with progress_bar(None, "report") as bar:  # a bar of unknown length: the report on its own line
         bar.stage("Caveat")
         assert bar._progress.tasks[0].description == "report: Caveat"

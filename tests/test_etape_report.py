@@ -573,6 +573,19 @@ def test_a_run_without_its_stages_file_is_refused_by_name(run, tmp_path):
     assert "Errno" not in result.stderr
 
 
+def test_the_stages_file_given_for_the_run_file_names_the_run_file(run, tmp_path):
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    stages = run[0].with_name("run.stages.parquet")
+    assert stages.exists()
+    result = CliRunner().invoke(app, ["report", str(stages), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and not (tmp_path / "rep").exists()
+    assert (f"{stages}: this is the stages file of a Tape l'étape run; give the run file run.parquet (its stages "
+            "are read beside it)") in " ".join(result.stderr.split())
+
+
 def test_a_run_from_an_older_etappe_without_stage_places_is_refused_in_words(run, tmp_path):
     # Stage places (place_s) came with the gc_tie option: a run written before has none, and its
     # report would stop on a KeyError.

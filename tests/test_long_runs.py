@@ -179,6 +179,7 @@ def test_a_quick_step_shows_no_bar_and_a_slow_one_ends_full(monkeypatch):
         import time
 
         time.sleep(0.05)  # the timer shows the bar
+        assert slow._progress.live.is_started  # drawn, not only marked as shown
         slow.done_quietly()
         assert slow._shown and slow._progress.tasks[0].completed == 1
 

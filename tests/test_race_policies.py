@@ -485,12 +485,17 @@ def test_policies_command_lists_every_preset():
 def test_policies_command_lists_the_other_games_too():
     # the policies `simulate etape|bremen --policy` accepts, and the rule options with their defaults
     # (and the ranges the commands enforce: docs/etape.md, docs/bremen.md)
-    for game, names, option in (("etape", ("heuristic", "high", "blocker", "connector", "random", "lookahead"),
-                                 "endurance_stages=5 (1 to 5)"),  # rules page: Endurance, k stages each (default 5)
-                                ("bremen", ("random", "greedy", "lookahead"), "target=7 (1 to 100)")):  # rules: 7 points
+    # A yes/no option offers its other value; a named choice its others.
+    for game, names, options in (("etape", ("heuristic", "high", "blocker", "connector", "random", "lookahead"),
+                                  ("endurance_stages=5 (1 to 5)",  # rules page: Endurance, k stages each (default 5)
+                                   "rotate_seats=true (or false)")),
+                                 ("bremen", ("random", "greedy", "lookahead"),
+                                  ("target=7 (1 to 100)",  # rules: 7 points
+                                   "harder=false (or true)", "tie_rule=mover_first (or mover_last)"))):
         out = subprocess.run([sys.executable, "-m", "etappe.cli", "policies", game], capture_output=True,
                              text=True, check=True).stdout
-        assert all(name in out for name in names) and option in out, out
+        lines = [line.strip() for line in out.splitlines()]
+        assert all(name in out for name in names) and all(option in lines for option in options), out
 
 
 @pytest.mark.parametrize("spec, message", [
