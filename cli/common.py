@@ -85,7 +85,6 @@ def writable_folder(path: Path, what: str = "--out") -> None:
     Nothing is created here (a command refused later leaves no empty
     folder): the folder, or the nearest folder above it that exists, must
     be writable; writing creates the rest."""
-    path = Path(path)
     if path.exists() and not path.is_dir():
         fail(f"{what} {path}: exists and is not a folder")
     existing = path
