@@ -868,7 +868,9 @@ def test_interrupted_compare_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     result = run(*args)
     assert result.exit_code == 0, result.stderr
     assert calls["n"] == 4  # two chunk pairs left of three
-    assert f"resuming the run at {out}: 100 of 300 games per design already played" in " ".join(result.stderr.split())
+    # on one line however long the path (soft-wrapped), so that it reads and copies whole
+    said = f"resuming the run at {out}: 100 of 300 games per design already played"
+    assert len(said) > 80 and any(said in line for line in result.stderr.splitlines()), result.stderr
     assert not (out / ".compare-checkpoint.pkl").exists()
     resumed = (out / "report.md").read_text()
     # The same comparison played in one go gives the same report numbers.
