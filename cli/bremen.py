@@ -77,11 +77,11 @@ def warn_capped(df: pd.DataFrame) -> None:
                   f"Nobody reached the target within {cap} turns: raise -o max_turns.")
         err_console.print(f"warning: all {capped} games hit the turn cap of {cap} turns: none has a winner, so "
                           f"there are no win rates. {advice}",
-                          markup=False, highlight=False, soft_wrap=True)
+                          markup=False, highlight=False)
     elif capped:
         err_console.print(f"warning: {capped} of {len(df)} games hit the turn cap of {cap} turns: no winner; "
                           f"the win rates are among the other {len(df) - capped}.",
-                          markup=False, highlight=False, soft_wrap=True)
+                          markup=False, highlight=False)
 
 
 SUMMARY_COLUMNS = ["winner_seat", "turns", "capped"]  # what `simulate` prints and warns about
@@ -158,7 +158,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     elif run is not None:
         with progress_bar(len(chunks), f"joining the chunks into {out}", joining_kept([run])) as joined:
             run.join(len(chunks), dict(df.attrs), joined)  # streamed chunk by chunk into the file
-        console.print(f"wrote {out} ({games} games)", highlight=False, soft_wrap=True)
+        console.print(f"wrote {out} ({games} games)", highlight=False)
     warn_capped(df)
     return df
 

@@ -17,14 +17,16 @@ MAX_SEED = 2**63 - 1  # seeds and game indices travel as 64-bit signed integers
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
                                       help="Root seed (0 to 2^63-1); game i uses keys derived from (seed, i).")]
 
-console = Console()
-err_console = Console(stderr=True)
+# Soft wrap: a line longer than the screen is left for the terminal to wrap,
+# never broken by a newline inside a path or a command to copy.
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def print_error(message: str) -> None:
     """An error on one line (greppable). The message is plain text: escaped,
     so that "[links]" is not read as markup and dropped."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -208,7 +210,7 @@ class Bar:
 
     def say(self, text: str) -> None:
         """A line for the user, above the bar."""
-        self._progress.console.print(text, highlight=False, soft_wrap=True)
+        self._progress.console.print(text, highlight=False)
 
     def finish(self) -> None:
         """Show the work of unknown length as done (a full bar)."""
@@ -231,7 +233,7 @@ _told = threading.Event()  # set once a bar has said what an interruption kept
 def say_interrupted(kept: str) -> None:
     """The one line Ctrl-C prints (on stderr): "interrupted." and what is kept, how to go on."""
     _told.set()
-    err_console.print(f"interrupted. {kept}", highlight=False, soft_wrap=True, markup=False)
+    err_console.print(f"interrupted. {kept}", highlight=False, markup=False)
 
 
 def interruption_told(forget: bool = False) -> bool:
@@ -356,7 +358,7 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
 def say_nothing_to_play(out) -> None:
     """What `simulate` says when its --out file already holds the run (it then
     prints the run's summary from the file)."""
-    console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False, soft_wrap=True)
+    console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False)
 
 
 ShareOpt = Annotated[str | None, typer.Option(
@@ -408,7 +410,7 @@ def say_share_written(share: tuple[int, int], runs, n_chunks: int) -> None:
     console.print(f"share {share[0]}/{share[1]}: its chunks are saved in {parts}; {there} of the run's {n_chunks} "
                   f"chunks are there. Once every share's chunks are in that folder, run the same command without "
                   f"--share: it joins them into {runs[0].out} (and plays any chunk still missing).",
-                  highlight=False, soft_wrap=True)
+                  highlight=False)
 
 
 def resume_in_chunks_of(run, asked: int, total: int, unit: str) -> int:
@@ -420,7 +422,7 @@ def resume_in_chunks_of(run, asked: int, total: int, unit: str) -> int:
     if done:
         other = f", in its chunks of {chunk:,} (not --chunk-size {asked:,}: the records are the same)" \
             if chunk != asked else ""
-        console.print(resumed_text(run.out, done, total, unit) + other, highlight=False, soft_wrap=True)
+        console.print(resumed_text(run.out, done, total, unit) + other, highlight=False)
     return chunk
 
 

@@ -160,7 +160,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
             runs[1].join(n_chunks, metadata, joined, drop=False)
             for run in runs:
                 run.drop()
-        console.print(f"wrote {out} ({races} races) and its stages {stages_path(out)}", highlight=False, soft_wrap=True)
+        console.print(f"wrote {out} ({races} races) and its stages {stages_path(out)}", highlight=False)
     return summary, metadata
 
 

@@ -161,6 +161,16 @@ def test_a_run_shared_over_two_machines_joins_into_the_run_of_one(tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(one), pd.read_parquet(whole))
 
 
+def test_a_long_path_is_said_on_one_line_never_broken(tmp_path):
+    # Output goes to pipes and logs of 80 columns: a path cut by a newline cannot be copied.
+    out = tmp_path / ("a_folder_with_a_long_name_" * 3) / "run.parquet"
+    result = run("simulate", "stapop", "--games", 10, "--out", out)
+    assert result.exit_code == 0 and len(f"wrote {out}") > 80
+    assert f"wrote {out} (10 games)" in result.stdout.splitlines()
+    result = run("report", out.with_name("missing.parquet"))
+    assert f"error: {out.with_name('missing.parquet')}: no such run file" in result.stderr.splitlines()
+
+
 def test_a_share_is_refused_where_it_cannot_be_played(tmp_path):
     for share, message in (("3/2", "give K/M"), ("0/2", "give K/M"), ("a/b", "give K/M"),
                            ("4/4", "the run has 3 chunks of 100 games, so share 4 has none; use at most 3 shares")):
