@@ -305,8 +305,6 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
     from etappe.analysis.stats import wilson_interval
 
     d = design_or_fail(deck)
-    if playouts < 1:
-        fail("--playouts must be at least 1")
     if len(split_policies(policy)) > 1:
         fail(f"--policy {policy}: analyze plays the hand out with one policy for every seat")
     try:
