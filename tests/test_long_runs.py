@@ -157,11 +157,14 @@ def test_bars_name_the_default_player_count_and_the_reading_of_a_finished_run(tm
         bars.append(what)
         with real(total, what, resumable, compiles) as bar:
             yield bar
+        played.append(bar._progress.tasks[0].completed)
 
+    played = []
     monkeypatch.setattr(race_cmds, "progress_bar", recording)
     out = tmp_path / "run.parquet"
     assert run("simulate", "stapop", "--games", 20, "--out", out).exit_code == 0
     assert bars[0] == "stapop x4"  # was "stapop xNone" without --players
+    assert played[0] == 20  # the bar counted every game played
     bars.clear()
     result = run("simulate", "stapop", "--games", 20, "--out", out)
     assert result.exit_code == 0 and "already holds this run" in result.stdout

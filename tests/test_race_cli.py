@@ -30,14 +30,32 @@ def test_decks_list_and_show():
         assert name in result.stdout
     shown = run("decks", "show", "millebornes")
     assert shown.exit_code == 0 and "right_of_way" in shown.stdout and "permanent go" in shown.stdout
+    # the rules page: hands of 6, no reshuffle, 101 cards for 2 or 3 players, 106 for more; 4 play as two teams
+    lines = [line.strip() for line in shown.stdout.splitlines()]
+    assert "players [2, 3, 4, 6], hand 6, stock: play out, start under limit: False, unit km" in lines
+    assert "2 players: 2 sides, trip 700, extension 1000, deck 101 cards" in lines
+    assert "4 players: 2 sides, trip 1000, deck 106 cards" in lines
     # the rules page: every option matters in Mille Bornes, but 4 players (two teams) have no extension
     text = " ".join(shown.stdout.split())
     assert "options that change nothing here" not in text
     assert "options that change nothing at 4 players: failed_extension_trip_points" in text
     # Stap op: no safeties and no scoring table (rules page), so only four options are its own
-    text = " ".join(run("decks", "show", "stapop").stdout.split())
+    shown = run("decks", "show", "stapop").stdout
+    # the rules page: 99 cards, hands of 5, reshuffled, everyone starts under headwind, exactly 100 km
+    assert "players [2, 3, 4, 5, 6], hand 5, stock: reshuffle, start under limit: True, unit km" in shown
+    assert "4 players: 4 sides, trip 100, deck 99 cards" in shown
+    text = " ".join(shown.split())
     assert "options: overshoot=forbid, limit_on_limit=false, discard=always, turn_cap=0" in text
     assert "coup_fourre, coup_fourre_turn_after_stock_empty (no safety protects from an attack)" in text
+
+
+def test_decks_show_keeps_each_card_key_whole_on_a_narrow_screen(monkeypatch):
+    from etappe.cli import common
+
+    monkeypatch.setattr(common.console, "_width", 50)  # a narrow terminal: the other columns wrap
+    lines = [line.strip() for line in run("decks", "show", "millebornes").stdout.splitlines()]
+    # the key is what a user types (--set cards.KEY...): never cut
+    assert all(any(line.startswith(f"│ {key} ") for line in lines) for key in ("puncture_proof", "right_of_way"))
 
 
 def test_decks_show_toml_prints_the_design_file_to_copy(tmp_path):
@@ -809,9 +827,8 @@ def test_replayed_moves_follow_the_rules_page():
         assert referee_mille_bornes_replay(text) == turns > 200  # every move of every hand checked
 
 
-def test_analyze_prefers_the_winning_card(tmp_path):
-    position = tmp_path / "p.toml"
-    position.write_text("""
+# Both sides need one stage card; only laying the 10 km now is a sure win.
+KM10_WINS_POSITION = """
 players = 2
 on_turn = 0
 stock = 30
@@ -824,8 +841,20 @@ distance = { km5 = 8, km6 = 4, km8 = 2, km10 = 1 }
 battle = "go"
 limit = "tailwind"
 distance = { km5 = 7, km6 = 4, km8 = 2, km10 = 2 }
-""")
-    # Both sides need one stage card; only laying the 10 km now is a sure win.
+"""
+
+
+def test_analyze_plays_at_least_one_playout(tmp_path):
+    position = tmp_path / "p.toml"
+    position.write_text(KM10_WINS_POSITION)
+    assert run("analyze", "stapop", position, "--playouts", 1).exit_code == 0  # the fewest
+    result = run("analyze", "stapop", position, "--playouts", 0)
+    assert result.exit_code == 2 and "--playouts" in result.stderr and "greater than or equal to 1" in result.stderr
+
+
+def test_analyze_prefers_the_winning_card(tmp_path):
+    position = tmp_path / "p.toml"
+    position.write_text(KM10_WINS_POSITION)
     result = run("analyze", "stapop", position, "--playouts", 40)
     assert result.exit_code == 0, result.stderr
     first_row = next(line for line in result.stdout.split("\n") if line.startswith("│"))
