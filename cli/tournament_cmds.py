@@ -1,23 +1,6 @@
-"""The work behind `etappe tournament` and `etappe compare --sequential`.
-
-Plain functions; cli/main.py wires them into the typer app, e.g.
-
-    @app.command()
-    def tournament(deck: DeckArg,
-                   policies: Annotated[str, typer.Option("--policies", help="Policies, comma separated (at least two).")],
-                   players: PlayersOpt = 2,
-                   games: Annotated[int, typer.Option("--games", "-n", help="Games per pairing.")] = 2000,
-                   seed: SeedOpt = 0, option: OptionOpt = None,
-                   out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the report.")] = None,
-                   bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples over game indices for the rating intervals (0: Fisher information, which treats the pairings as independent although they share deals, and can be too narrow).")] = 200,
-                   anchor: Annotated[Optional[str], typer.Option("--anchor", help="Policy fixed at Elo 0.")] = None,
-                   ) -> None:
-        \"\"\"Round robin of policies: head-to-head matrix and Bradley-Terry / Elo ratings.\"\"\"
-        tournament_cmds.tournament_command(deck, policies, players, games, seed, option, out,
-                                           bootstrap=bootstrap, anchor=anchor)
-
-and `sequential_command` likewise (see its docstring for the options).
-"""
+"""The work behind `etappe tournament` and `etappe compare --sequential`:
+plain functions, which cli/main.py wires into the typer app with their
+options."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -371,6 +371,7 @@ def test_simulate_never_overwrites_another_run(tmp_path):
     (("simulate", "bremen", "--seating", "rotate"), "--seating is for the race games"),
     (("compare", "stapop", "millebornes", "--games", 0), "--games"),
     (("replay", "stapop", "--game", 2**64), "--game"),
+    (("replay", "stapop", "--game", -1), "--game"),
     (("report", "x.stages.parquet"), "no such run file"),
     (("moves", "stapop", "nothere.toml"), "nothere.toml: no such position file"),
     (("analyze", "stapop", "nothere.toml"), "nothere.toml: no such position file"),
