@@ -345,6 +345,14 @@ def test_the_race_commands_name_the_race_designs_when_given_another_game(command
     assert f"{command[0]} is for the race designs" in result.output and f"not {command[1]}" in result.output
 
 
+def test_replay_of_another_games_run_file_names_its_game(tmp_path):
+    out = tmp_path / "bremen.parquet"
+    assert run("simulate", "bremen", "--games", 5, "--out", out).exit_code == 0
+    result = run("replay", out, "--game", 2)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{out}: a run of bremen; replay is for the race designs" in " ".join(result.stderr.split())
+
+
 @pytest.mark.parametrize("command", ["simulate", "replay"])
 def test_a_design_without_four_players_asks_for_players_instead_of_refusing_an_unasked_4(command, tmp_path):
     # simulate and replay play 4 players unless told: a two- and three-player design says that
