@@ -179,6 +179,38 @@ def test_a_run_shared_over_two_machines_joins_into_the_run_of_one(tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(one), pd.read_parquet(whole))
 
 
+def test_simulate_summary_counts_what_the_records_hold(tmp_path):
+    # Mille Bornes at 4: two teams, seats 0 and 2 against 1 and 3 (rules page), games of several hands.
+    out = tmp_path / "run.parquet"
+    result = run("simulate", "millebornes", "--players", 4, "--games", 30, "--seed", 3, "--policy", "greedy,random",
+                 "--out", out)
+    assert result.exit_code == 0, result.stderr
+    hands = pd.read_parquet(out)
+    games = hands[hands["last_hand"] == 1]
+    winner = games["winner_side"]
+    decided = int((winner >= 0).sum())
+    z = 1.959963984540054
+
+    def wilson(wins):  # worked here, not by etappe's statistics
+        p = wins / decided
+        centre = (p + z * z / (2 * decided)) / (1 + z * z / decided)
+        half = z * (p * (1 - p) / decided + z * z / (4 * decided**2)) ** 0.5 / (1 + z * z / decided)
+        return f"{p:.3f} +│ {centre - half:.3f} - {centre + half:.3f}"
+
+    assert f"summary (win rates among the {decided} games with a winner)" in result.stdout
+    for seat, side, policy in ((0, 0, "greedy"), (1, 1, "random"), (2, 0, "greedy"), (3, 1, "random")):
+        wins = int((winner == side).sum())
+        assert re.search(rf"│ {seat} +│ {side} +│ {policy} +│ {wins} +│ {wilson(wins)} +│", result.stdout), result.stdout
+    # each policy plays one side here: its side-games are the decided games, its wins its side's
+    assert re.search(rf"│ greedy +│ {decided} +│ {int((winner == 0).sum())} +│ {wilson(int((winner == 0).sum()))} +│",
+                     result.stdout), result.stdout
+    line = " ".join(result.stdout.split())
+    assert (f"30 games, {len(hands)} hands, {games['game_turns'].mean():.1f} turns per game, "
+            f"no winner {30 - decided}, turn cap hit {int((games['capped'] == 1).sum())}, hand cap ({read_metadata(out)['hand_cap']} hands) hit "
+            f"{int((games['capped'] == 2).sum())};") in line
+    assert len(hands) > 30  # several hands a game (to 5000 points), so hands and games are told apart
+
+
 def test_a_long_path_is_said_on_one_line_never_broken(tmp_path):
     # Output goes to pipes and logs of 80 columns: a path cut by a newline cannot be copied.
     out = tmp_path / ("a_folder_with_a_long_name_" * 3) / "run.parquet"
