@@ -179,6 +179,14 @@ def test_a_run_shared_over_two_machines_joins_into_the_run_of_one(tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(one), pd.read_parquet(whole))
 
 
+def wilson_by_hand(wins, n, z=1.959963984540054):
+    """Wilson's 95 % interval, worked here rather than by etappe's statistics."""
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * (p * (1 - p) / n + z * z / (4 * n**2)) ** 0.5 / (1 + z * z / n)
+    return centre - half, centre + half
+
+
 def test_simulate_summary_counts_what_the_records_hold(tmp_path):
     # Mille Bornes at 4: two teams, seats 0 and 2 against 1 and 3 (rules page), games of several hands.
     out = tmp_path / "run.parquet"
@@ -189,13 +197,10 @@ def test_simulate_summary_counts_what_the_records_hold(tmp_path):
     games = hands[hands["last_hand"] == 1]
     winner = games["winner_side"]
     decided = int((winner >= 0).sum())
-    z = 1.959963984540054
 
-    def wilson(wins):  # worked here, not by etappe's statistics
-        p = wins / decided
-        centre = (p + z * z / (2 * decided)) / (1 + z * z / decided)
-        half = z * (p * (1 - p) / decided + z * z / (4 * decided**2)) ** 0.5 / (1 + z * z / decided)
-        return f"{p:.3f} +│ {centre - half:.3f} - {centre + half:.3f}"
+    def wilson(wins):
+        low, high = wilson_by_hand(wins, decided)
+        return f"{wins / decided:.3f} +│ {low:.3f} - {high:.3f}"
 
     assert f"summary (win rates among the {decided} games with a winner)" in result.stdout
     for seat, side, policy in ((0, 0, "greedy"), (1, 1, "random"), (2, 0, "greedy"), (3, 1, "random")):
@@ -209,6 +214,25 @@ def test_simulate_summary_counts_what_the_records_hold(tmp_path):
             f"no winner {30 - decided}, turn cap hit {int((games['capped'] == 1).sum())}, hand cap ({read_metadata(out)['hand_cap']} hands) hit "
             f"{int((games['capped'] == 2).sum())};") in line
     assert len(hands) > 30  # several hands a game (to 5000 points), so hands and games are told apart
+
+
+def test_simulate_summary_of_a_policy_on_two_sides_of_each_game(tmp_path):
+    # Stap op at 3: greedy,random,greedy seats greedy at 0 and 2, two of the three sides of every game. It wins at most
+    # once a game, so its interval is over games (docs/statistics.md): Wilson's of its wins among the decided
+    # games, halved to a rate per side-game.
+    out = tmp_path / "run.parquet"
+    result = run("simulate", "stapop", "--players", 3, "--games", 40, "--seed", 2, "--policy",
+                 "greedy,random,greedy", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    winner = pd.read_parquet(out)["winner_side"]
+    decided = int((winner >= 0).sum())
+    greedy_wins, random_wins = int(winner.isin([0, 2]).sum()), int((winner == 1).sum())
+    low, high = wilson_by_hand(greedy_wins, decided)
+    assert re.search(rf"│ greedy +│ {2 * decided} +│ {greedy_wins} +│ {greedy_wins / (2 * decided):.3f} +│ "
+                     rf"{low / 2:.3f} - {high / 2:.3f} +│", result.stdout), result.stdout
+    low, high = wilson_by_hand(random_wins, decided)
+    assert re.search(rf"│ random +│ {decided} +│ {random_wins} +│ {random_wins / decided:.3f} +│ "
+                     rf"{low:.3f} - {high:.3f} +│", result.stdout), result.stdout
 
 
 def test_a_long_path_is_said_on_one_line_never_broken(tmp_path):
