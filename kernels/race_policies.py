@@ -51,7 +51,7 @@ PRESETS = {
 LOOKAHEAD_PARAMETERS = {
     "playouts": (P_PLAYOUTS, 200.0, "playouts per decision: playouts / (legal moves) deals of the unseen "
                                      "cards, each played out after every legal move"),
-    "horizon": (P_HORIZON, 30.0, "turns each playout looks ahead (0: to the end of the hand)"),
+    "horizon": (P_HORIZON, 30.0, "turns each playout looks ahead"),  # its range says what 0 means
     "confidence": (P_CONFIDENCE, 2.0, "play another move than greedy's only when the playouts show it better "
                                       "by this many standard errors of the paired difference"),
 }
