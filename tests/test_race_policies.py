@@ -480,6 +480,13 @@ def test_policies_command_lists_every_preset():
                          check=True).stdout
     for name in ("random", "greedy", "aggressive", "builder", "hoarder", "spender", "cautious", "lookahead"):
         assert name in out
+    # each family's parameters under its heading, each with its default and valid values, said once
+    lines = out.splitlines()
+    look, greedy = lines.index("lookahead parameters:"), lines.index("greedy parameters (override with name:key=value,...):")
+    assert look < greedy
+    assert ("  horizon (default 30; a whole number, 0 to 32767 (0: to the end of the hand)): turns each playout looks "
+            "ahead") in lines[look + 1:greedy]
+    assert any(line.startswith("  attack (default 1.75; a number >= 0): ") for line in lines[greedy + 1:])
 
 
 def test_policies_command_lists_the_other_games_too():
