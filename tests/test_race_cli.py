@@ -235,6 +235,19 @@ def test_simulate_summary_of_a_policy_on_two_sides_of_each_game(tmp_path):
                      rf"{low:.3f} - {high:.3f} +│", result.stdout), result.stdout
 
 
+@pytest.mark.parametrize("args, title", [
+    (("stapop", "millebornes"), "# Comparison: Stap op vs Mille Bornes, 2 players"),
+    (("bremen", "--option-b", "harder=true"), "# Bremer Stadtmusikanten: harder=false (A) against harder=true (B), "
+                                               "4 players")])
+def test_compare_without_players_plays_the_documented_default(args, title, tmp_path):
+    # --help: "default: 2 for the race designs, 4 for etape and bremen"
+    out = tmp_path / "cmp"
+    result = run("compare", *args, "--games", 10, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert f"wrote {out / 'report.html'} and {out / 'report.md'}" in result.stdout.splitlines()
+    assert (out / "report.md").read_text().splitlines()[0] == title
+
+
 def test_a_long_path_is_said_on_one_line_never_broken(tmp_path):
     # Output goes to pipes and logs of 80 columns: a path cut by a newline cannot be copied.
     out = tmp_path / ("a_folder_with_a_long_name_" * 3) / "run.parquet"
