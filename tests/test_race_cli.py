@@ -248,6 +248,13 @@ def test_compare_without_players_plays_the_documented_default(args, title, tmp_p
     assert (out / "report.md").read_text().splitlines()[0] == title
 
 
+def test_compare_without_out_writes_the_documented_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # --help: "default: compare"
+    result = run("compare", "stapop", "millebornes", "--games", 10)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "compare" / "report.md").exists() and (tmp_path / "compare" / "report.html").exists()
+
+
 def test_a_long_path_is_said_on_one_line_never_broken(tmp_path):
     # Output goes to pipes and logs of 80 columns: a path cut by a newline cannot be copied.
     out = tmp_path / ("a_folder_with_a_long_name_" * 3) / "run.parquet"
