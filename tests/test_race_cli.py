@@ -662,7 +662,8 @@ def test_replay_refuses_metadata_whose_design_plays_other_cards_than_the_run(tmp
         replay(df.attrs, game=0)
 
 
-@pytest.mark.parametrize("deck, players, seed, game", [("stapop", 2, 3, 4), ("millebornes", 2, 1, 0),
+# (stapop, 2, 3, 0): side 0 completes the trip, the first side's number
+@pytest.mark.parametrize("deck, players, seed, game", [("stapop", 2, 3, 4), ("stapop", 2, 3, 0), ("millebornes", 2, 1, 0),
                                                         ("millebornes", 4, 2, 3), ("touring", 3, 5, 1)])
 def test_replay_ends_saying_who_won(deck, players, seed, game):
     result = run("replay", deck, "--players", players, "--seed", seed, "--game", game)
