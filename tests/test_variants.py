@@ -208,6 +208,9 @@ def test_a_comparison_of_one_race_says_it_has_no_interval(tmp_path):
     (("compare", "stapop", "millebornes", "--board", "x.toml"), "for bremen only"),
     (("compare", "etape", "--option-b", "mode=endurance", "-p", 2), "3 to 6 players"),
     (("compare", "bremen", "--option-b", "no_such_option=1"), "no_such_option"),
+    (("compare", "bremen", "--option-b", "harder=true", "--seating", "rotate"),
+     "--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, and Bremen draws "
+     "the first player of each game"),
 ])
 def test_compare_refusals_name_the_problem(tmp_path, args, message):
     result = run(*args, "--games", 5, "--out", tmp_path / "out")
