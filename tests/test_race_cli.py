@@ -687,6 +687,20 @@ def test_replay_ends_saying_who_won(deck, players, seed, game):
     assert f"side {record['winner_side'].iloc[-1]} wins" in lines[-1]
 
 
+def test_replay_says_each_extension_decision():
+    # The rules page: a side completing 700 km at 2 players may call the extension to 1000; docs/policies.md:
+    # cautious never calls it, bold always does.
+    cautious = run("replay", "millebornes", "--players", 2, "--policy", "cautious", "--seed", 1, "--game", 0).stdout
+    lines = cautious.splitlines()
+    ends = [i for i, line in enumerate(lines) if re.match(r"-- hand over after \d+ turns: side \d completes", line)]
+    assert ends and "calls the extension" not in cautious
+    for i in ends:
+        side = re.search(r"side (\d)", lines[i]).group(1)
+        assert lines[i - 1].strip() == f"side {side} completes the trip and does not extend"
+    bold = run("replay", "millebornes", "--players", 2, "--policy", "bold", "--seed", 1, "--game", 0).stdout
+    assert "does not extend" not in bold and "calls the extension to 1000 km" in bold
+
+
 def test_replay_of_a_capped_game_says_nobody_won():
     # Stap op: each player needs 16 stage cards, so no 4-player game ends within 30 turns.
     result = run("replay", "stapop", "--players", 4, "--seed", 1, "--game", 0, "--option", "turn_cap=30")
