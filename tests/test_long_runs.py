@@ -171,6 +171,24 @@ def test_bars_name_the_default_player_count_and_the_reading_of_a_finished_run(tm
     assert bars == [f"reading {out}"]  # a run of millions of games takes seconds to read back
 
 
+def test_the_compare_bar_names_both_designs_and_counts_the_games_of_both(tmp_path, monkeypatch):
+    from etappe.cli import main
+
+    bars = []
+    real = main.progress_bar
+
+    @contextlib.contextmanager
+    def recording(total, what, resumable=True, compiles=False):
+        with real(total, what, resumable, compiles) as bar:
+            yield bar
+        bars.append((what, total, bar._progress.tasks[0].completed))
+
+    monkeypatch.setattr(main, "progress_bar", recording)
+    assert run("compare", "stapop", "millebornes", "--games", 30, "--chunk-size", 10,
+               "--out", tmp_path / "cmp").exit_code == 0
+    assert bars == [("stapop vs millebornes", 60, 60)]
+
+
 def test_a_quick_step_shows_no_bar_and_a_slow_one_ends_full(monkeypatch):
     from etappe.cli import common
 

@@ -248,9 +248,10 @@ def test_compare_without_players_plays_the_documented_default(args, title, tmp_p
     assert (out / "report.md").read_text().splitlines()[0] == title
 
 
-def test_compare_without_out_writes_the_documented_folder(tmp_path, monkeypatch):
+@pytest.mark.parametrize("designs", [("stapop", "millebornes"), ("bremen", "--option-b", "harder=true")])
+def test_compare_without_out_writes_the_documented_folder(designs, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # --help: "default: compare"
-    result = run("compare", "stapop", "millebornes", "--games", 10)
+    result = run("compare", *designs, "--games", 10)
     assert result.exit_code == 0, result.output
     assert (tmp_path / "compare" / "report.md").exists() and (tmp_path / "compare" / "report.html").exists()
 

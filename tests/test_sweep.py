@@ -138,6 +138,7 @@ def test_sweep_refusals_name_the_problem(tmp_path):
         result = run("sweep", *args, "--games", 10, "--out", tmp_path / "s")
         assert result.exit_code == 2 and message in " ".join(result.stderr.split()), (args, result.stderr)
     assert not (tmp_path / "s").exists()
+    assert "bremen sweep" not in run("sweep", "etape", "--set", "x=1").stderr  # boards are Bremen's only
 
 
 def _same_summary(a, b):

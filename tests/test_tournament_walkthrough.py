@@ -289,6 +289,8 @@ def test_sweep_values_play_the_games_of_each_variant_written_as_a_file(tmp_path)
      "--metric is for --sequential with two designs"),
     (("compare", "stapop", "touring", "--sequential", "--metric", "first_player_gap"), "unknown metric 'first_player_gap'"),
     (("compare", "stapop", "touring", "--sequential", "--chunk-size", 10), "--chunk-size is not used with --sequential"),
+    (("compare", "stapop", "touring", "--sequential", "--seating", "rotate"),
+     "--seating rotate is not available with --sequential (its games are paired on the same seats)"),
     (("compare", "stapop", "touring", "--alpha", 0.1), "--alpha: for --sequential only"),
     (("compare", "bremen", "--sequential", "--option-b", "harder=true"), "--sequential is for the race designs"),
     (("compare", "millebornes", "--sequential", "--policy", "greedy,greedy:attack=1.75"),
