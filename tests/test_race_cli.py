@@ -702,6 +702,24 @@ def test_replay_says_each_extension_decision():
     assert "does not extend" not in bold and "calls the extension to 1000 km" in bold
 
 
+def test_replay_shows_a_seat_without_cards_passing():
+    # The rules page, Mille Bornes: no reshuffle; once the stock is empty the hands are played out and "a player
+    # with no card passes". Game 7 (3 players, seed 1) has one: the seat's cards are all gone by then.
+    lines = run("replay", "millebornes", "--players", 3, "--seed", 1, "--game", 7).stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.endswith("has no card and passes"))
+    seat = re.search(r"seat (\d) has no card", lines[at]).group(1)
+    start = max(i for i in range(at) if lines[i].startswith("== hand "))
+    held = 0
+    for line in lines[start + 1:at]:  # after "== hand N: seat S plays first =="
+        if line.strip().startswith(f"seat {seat} is dealt:"):
+            held += len(line.split(":")[1].split())
+        elif re.search(rf"seat {seat} draws ", line):
+            held += 1
+        elif re.search(rf"seat {seat} (plays|discards|COUP FOURRÉ) ", line):
+            held -= 1
+    assert held == 0 and "draws" not in " ".join(lines[start:at][-6:])  # and the stock is empty
+
+
 def test_replay_of_a_capped_game_says_nobody_won():
     # Stap op: each player needs 16 stage cards, so no 4-player game ends within 30 turns.
     result = run("replay", "stapop", "--players", 4, "--seed", 1, "--game", 0, "--option", "turn_cap=30")

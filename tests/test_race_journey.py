@@ -90,6 +90,9 @@ def test_the_hand_cap_is_not_reported_as_the_turn_cap(tmp_path):
     last = df[df["last_hand"] == 1]
     assert (last["hand"] == 59).all() and (last["capped"] == 2).all()
     assert (df["capped"] != 1).all() and (df["turns"] <= 7).all() and (df["winner_side"] == -1).all()
+    replayed = run("replay", path, "--players", 2, "--seed", 1, "--game", 0).stdout.splitlines()
+    assert replayed[-1] == "== game over: no winner: no side reached 1000000 in 60 hands (the hand cap)"
+    assert sum(line.startswith("== hand ") for line in replayed) == 60
 
     out = tmp_path / "run.parquet"
     result = run("simulate", path, "--players", 2, "--games", 4, "--seed", 1, "--out", out)
