@@ -1,6 +1,7 @@
 """Tape l'étape: the simulate command's files, the report, and the report's
 statistics on small hand-made record tables (values worked out by hand)."""
 import contextlib
+import re
 import shutil
 import types
 
@@ -791,7 +792,10 @@ def test_simulate_out_says_what_it_wrote(tmp_path):
     out = tmp_path / "run.parquet"
     result = CliRunner().invoke(app, ["simulate", "etape", "--games", "12", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert f"wrote {out} (12 races) and its stages {tmp_path / 'run.stages.parquet'}" in " ".join(result.stdout.split())
+    said = " ".join(result.stdout.split())
+    assert f"wrote {out} (12 races) and its stages {tmp_path / 'run.stages.parquet'}" in said
+    # and its summary: 4 players by default, in sprint mode a stage per player (rules page): 48 stages
+    assert re.search(r"12 races, \d+ with a shared first place; of the 48 stages \d+ blocked", said), said
     result = CliRunner().invoke(app, ["simulate", "etape", "--games", "12"])
     assert "wrote" not in result.stdout
 
