@@ -444,6 +444,7 @@ def test_simulate_never_overwrites_another_run(tmp_path):
     (("simulate", "stapop", "--games", 0), "--games"),
     (("simulate", "stapop", "--chunk-size", 0), "--chunk-size"),
     (("simulate", "stapop", "--threads", 10_000), "--threads must be 1 to"),
+    (("compare", "stapop", "millebornes", "--threads", 10_000), "--threads must be 1 to"),
     (("simulate", "stapop", "--board", "b.toml"), "--board is for bremen only"),
     (("simulate", "bremen", "--seating", "rotate"), "--seating is for the race games"),
     (("compare", "stapop", "millebornes", "--games", 0), "--games"),

@@ -99,7 +99,9 @@ def test_the_hand_cap_is_not_reported_as_the_turn_cap(tmp_path):
     assert result.exit_code == 0, result.output
     line = " ".join(result.stdout.split())
     assert "no winner 4, turn cap hit 0, hand cap (60 hands) hit 4" in line
-    assert run("report", out, "--out", tmp_path / "rep").exit_code == 0
+    result = run("report", out, "--out", tmp_path / "rep")
+    assert result.exit_code == 0
+    assert f"wrote {tmp_path / 'rep' / 'report.html'} and {tmp_path / 'rep' / 'report.md'}" in result.stdout.splitlines()
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "| hands that hit the turn cap | 0 | 240 |" in md
     assert "| games that hit the hand cap (no side reached the game target) | 4 | 4 |" in md
