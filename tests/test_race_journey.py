@@ -80,6 +80,14 @@ def test_a_remove_that_leaves_too_few_cards_to_deal_is_refused(tmp_path):
     parse_design(text.replace("remove = { km50 = 1, stop = 1 }", "remove = {}"), "mine.toml")
 
 
+def test_a_play_out_hand_where_nobody_laid_any_distance_has_no_winner(tmp_path):
+    # docs/designs.md: without [scoring], a play-out hand that ends without a completed trip goes to the
+    # longest distance; a tie has no winner, and 0 km each is a tie (no side is disqualified here).
+    replayed = run("replay", _write(tmp_path, TINY), "--players", 2, "--seed", 1, "--game", 0).stdout.splitlines()
+    assert replayed[-3:] == ["   side 0: 0 km, hand score 0, total 0", "   side 1: 0 km, hand score 0, total 0",
+                             "== game over: no winner: nobody completed the trip and the longest distance, 0, is tied"]
+
+
 def test_the_hand_cap_is_not_reported_as_the_turn_cap(tmp_path):
     # A scored design whose game target cannot be reached: a hand scores at most 100 km + 100 for the
     # trip, so 60 hands (the hand cap, docs/designs.md) make at most 12 000 of 1 000 000. A play-out
