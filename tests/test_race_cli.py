@@ -245,6 +245,7 @@ def test_compare_without_players_plays_the_documented_default(args, title, tmp_p
     result = run("compare", *args, "--games", 10, "--out", out)
     assert result.exit_code == 0, result.output
     assert f"wrote {out / 'report.html'} and {out / 'report.md'}" in result.stdout.splitlines()
+    assert "resuming" not in result.output  # a fresh run has nothing to resume
     assert (out / "report.md").read_text().splitlines()[0] == title
 
 
