@@ -146,6 +146,15 @@ def _same_summary(a, b):
             and all(np.array_equal(a.c[k], b.c[k]) for k in a.c))
 
 
+def test_a_setting_and_its_values_are_read_as_written_with_spaces_or_without():
+    from etappe.cli.report_cmds import sweep_values
+
+    # each value as TOML reads it (3, 0.5, true), else a bare word (docs/designs.md: `--set`)
+    assert sweep_values(" cards.stop.count = 3, 5 ,8") == ("cards.stop.count", [3, 5, 8])
+    assert sweep_values("options.overshoot=forbid,disqualify") == ("options.overshoot", ["forbid", "disqualify"])
+    assert sweep_values("options.limit_on_limit=true,false") == ("options.limit_on_limit", [True, False])
+
+
 def test_each_value_is_summarized_as_a_run_of_its_own_design_would_be(tmp_path):
     sweep = sweep_design("millebornes", "cards.stop.count", [3, 8], players=2, games=40, seed=4, chunk_size=15)
     assert sweep.values == [3, 8] and sweep.base_value == 5 and sweep.path == "cards.stop.count"
