@@ -189,6 +189,29 @@ def test_the_compare_bar_names_both_designs_and_counts_the_games_of_both(tmp_pat
     assert bars == [("stapop vs millebornes", 60, 60)]
 
 
+@pytest.mark.parametrize("args, expected", [
+    (("sweep", "stapop", "--set", "cards.go.count=12,16", "--players", 2), ("stapop cards.go.count x2", 60, 60)),
+    (("compare", "bremen", "--option-b", "harder=true", "--players", 2), ("bremen A and B", 20, 20))])
+def test_sweep_and_variant_bars_count_every_game_they_play(args, expected, tmp_path, monkeypatch):
+    # a sweep plays the design as written and each value (3 runs of 20 games); a variant comparison
+    # counts its games once for both variants; in chunks of 5, each chunk's games once
+    from etappe.cli import common
+
+    bars = []
+    real = common.progress_bar
+
+    @contextlib.contextmanager
+    def recording(total, what, resumable=True, compiles=False):
+        with real(total, what, resumable, compiles) as bar:
+            yield bar
+        bars.append((what, total, bar._progress.tasks[0].completed))
+
+    monkeypatch.setattr(common, "progress_bar", recording)
+    result = run(*args, "--games", 20, "--chunk-size", 5, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert bars == [expected]
+
+
 def test_a_quick_step_shows_no_bar_and_a_slow_one_ends_full(monkeypatch):
     from etappe.cli import common
 
