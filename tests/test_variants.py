@@ -224,7 +224,9 @@ def test_report_refuses_run_files_that_do_not_pair(tmp_path):
                         ("c.parquet", ["-n", 20])):
         assert run("simulate", "bremen", "-p", 2, "--seed", 1, *extra, "--out", tmp_path / name).exit_code == 0
     result = run("report", tmp_path / "a.parquet", tmp_path / "b.parquet", "--out", tmp_path / "r")
-    assert result.exit_code == 2 and "differ in games 20 against 30" in " ".join(result.stderr.split())
+    assert result.exit_code == 2 and ("cannot be compared: a comparison is of two variants (rule options, boards) "
+                                      "on the same games, and these runs differ in games 20 against 30"
+                                      ) in " ".join(result.stderr.split())
     result = run("report", tmp_path / "a.parquet", tmp_path / "c.parquet", "--out", tmp_path / "r")
     assert result.exit_code == 2 and "runs of the same variant" in " ".join(result.stderr.split())
 
