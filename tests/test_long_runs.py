@@ -148,34 +148,10 @@ def test_ctrl_c_while_the_command_starts_is_one_line_not_a_traceback(capsys):
     assert capsys.readouterr().err == "interrupted. Nothing was done: the command was still starting.\n"
 
 
-def test_bars_name_the_default_player_count_and_the_reading_of_a_finished_run(tmp_path, monkeypatch):
+def record_bars(monkeypatch, module) -> list:
+    """Make `module`'s progress bars record (what, total, completed) as each ends."""
     bars = []
-    real = race_cmds.progress_bar
-
-    @contextlib.contextmanager
-    def recording(total, what, resumable=True, compiles=False):
-        bars.append(what)
-        with real(total, what, resumable, compiles) as bar:
-            yield bar
-        played.append(bar._progress.tasks[0].completed)
-
-    played = []
-    monkeypatch.setattr(race_cmds, "progress_bar", recording)
-    out = tmp_path / "run.parquet"
-    assert run("simulate", "stapop", "--games", 20, "--out", out).exit_code == 0
-    assert bars[0] == "stapop x4"  # was "stapop xNone" without --players
-    assert played[0] == 20  # the bar counted every game played
-    bars.clear()
-    result = run("simulate", "stapop", "--games", 20, "--out", out)
-    assert result.exit_code == 0 and "already holds this run" in result.stdout
-    assert bars == [f"reading {out}"]  # a run of millions of games takes seconds to read back
-
-
-def test_the_compare_bar_names_both_designs_and_counts_the_games_of_both(tmp_path, monkeypatch):
-    from etappe.cli import main
-
-    bars = []
-    real = main.progress_bar
+    real = module.progress_bar
 
     @contextlib.contextmanager
     def recording(total, what, resumable=True, compiles=False):
@@ -183,7 +159,26 @@ def test_the_compare_bar_names_both_designs_and_counts_the_games_of_both(tmp_pat
             yield bar
         bars.append((what, total, bar._progress.tasks[0].completed))
 
-    monkeypatch.setattr(main, "progress_bar", recording)
+    monkeypatch.setattr(module, "progress_bar", recording)
+    return bars
+
+
+def test_bars_name_the_default_player_count_and_the_reading_of_a_finished_run(tmp_path, monkeypatch):
+    bars = record_bars(monkeypatch, race_cmds)
+    out = tmp_path / "run.parquet"
+    assert run("simulate", "stapop", "--games", 20, "--out", out).exit_code == 0
+    # "stapop x4", not "stapop xNone", without --players; the bar counted every game played
+    assert bars[0] == ("stapop x4", 20, 20)
+    bars.clear()
+    result = run("simulate", "stapop", "--games", 20, "--out", out)
+    assert result.exit_code == 0 and "already holds this run" in result.stdout
+    assert [what for what, _, _ in bars] == [f"reading {out}"]  # millions of games take seconds to read back
+
+
+def test_the_compare_bar_names_both_designs_and_counts_the_games_of_both(tmp_path, monkeypatch):
+    from etappe.cli import main
+
+    bars = record_bars(monkeypatch, main)
     assert run("compare", "stapop", "millebornes", "--games", 30, "--chunk-size", 10,
                "--out", tmp_path / "cmp").exit_code == 0
     assert bars == [("stapop vs millebornes", 60, 60)]
@@ -197,16 +192,7 @@ def test_sweep_and_variant_bars_count_every_game_they_play(args, expected, tmp_p
     # counts its games once for both variants; in chunks of 5, each chunk's games once
     from etappe.cli import common
 
-    bars = []
-    real = common.progress_bar
-
-    @contextlib.contextmanager
-    def recording(total, what, resumable=True, compiles=False):
-        with real(total, what, resumable, compiles) as bar:
-            yield bar
-        bars.append((what, total, bar._progress.tasks[0].completed))
-
-    monkeypatch.setattr(common, "progress_bar", recording)
+    bars = record_bars(monkeypatch, common)
     result = run(*args, "--games", 20, "--chunk-size", 5, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert bars == [expected]
