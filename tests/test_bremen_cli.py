@@ -1,6 +1,5 @@
 """Bremer Stadtmusikanten CLI and reports: run files, resumable chunks, report
 contents, the board sweep."""
-import math
 import re
 
 import matplotlib
@@ -10,6 +9,7 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
+from by_hand import wilson  # noqa: E402
 from etappe.analysis.bremen import from_run_file, simulate  # noqa: E402
 from etappe.analysis.runio import read_metadata  # noqa: E402
 from etappe.cli import bremen as C  # noqa: E402
@@ -266,13 +266,10 @@ def test_simulate_summary_counts_each_seats_wins_among_the_decided_games():
     decided = int((df["winner_seat"] >= 0).sum())
     assert 0 < decided < 40  # some games capped: the rates are among the others, a fair share 1/3
     assert f"summary (among the {decided} decided games)" in result.stdout
-    z = 1.959964  # Wilson's score interval at 95 %
     for seat in range(3):
         wins = int((df["winner_seat"] == seat).sum())
-        p = wins / decided
-        centre = (p + z * z / (2 * decided)) / (1 + z * z / decided)
-        half = z * math.sqrt(p * (1 - p) / decided + z * z / (4 * decided**2)) / (1 + z * z / decided)
-        row = rf"│ {seat} +│ {wins} +│ {p:.3f} +│ {centre - half:.3f} - {centre + half:.3f} +│"
+        low, high = wilson(wins, decided)
+        row = rf"│ {seat} +│ {wins} +│ {wins / decided:.3f} +│ {low:.3f} - {high:.3f} +│"
         assert re.search(row, result.stdout), (row, result.stdout)
     assert (f"40 games, {40 - decided} without a winner (turn cap); {df['turns'].mean():.1f} turns per game"
             in result.stdout)

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
+from by_hand import wilson  # noqa: E402
 from etappe.analysis import etape as E  # noqa: E402
 from etappe.analysis.runio import read_metadata  # noqa: E402
 from etappe.analysis.stats import Z95, IntHistogram, wilson_interval  # noqa: E402
@@ -630,19 +631,11 @@ def test_policies_listing_gives_the_valid_values(capsys):
 Z = 1.959964
 
 
-def _wilson(k, n):
-    """Wilson's score interval, written out: (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)."""
-    p = k / n
-    half = Z * np.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
-    low, high = (p + Z * Z / (2 * n) - half) / (1 + Z * Z / n), (p + Z * Z / (2 * n) + half) / (1 + Z * Z / n)
-    return max(low, 0.0), min(high, 1.0)  # exactly 0 at k = 0 and 1 at k = n, but for rounding
-
-
 def test_every_rate_of_the_outcomes_profiles_and_anomalies_has_its_interval(run):
     _, races, stages = run
     md = build_report(races, stages).to_markdown()
     shared = int((races["winner"] < 0).sum())
-    low, high = _wilson(shared, 60)
+    low, high = wilson(shared, 60)
     assert (f"Races with a shared first place: {shared / 60:.1%} [{low:.1%}, {high:.1%}] (95 % Wilson "
             "interval).") in md
     anomalies = md[md.index("## Anomalies"):]
@@ -650,11 +643,11 @@ def test_every_rate_of_the_outcomes_profiles_and_anomalies_has_its_interval(run)
     assert "| jokers in the game never used | 0 | 3 | 0 |  |  |" in anomalies  # a count of 3 jokers: no interval
     for profile, group in stages.groupby("profile", observed=True):
         none = int((group["winner"] < 0).sum())
-        low, high = _wilson(none, len(group))
+        low, high = wilson(none, len(group))
         assert f"no stage winner in {none / len(group):.2%} [{low:.2%}, {high:.2%}]" in md, profile
         won = group[group["winner"] >= 0]  # the fair 1/4 is a share of the stages somebody won
         picker = int((won["winner"] == won["picker"]).sum())
-        low, high = _wilson(picker, len(won))
+        low, high = wilson(picker, len(won))
         assert (f"{picker / len(won):.1%} [{low:.1%}, {high:.1%}] of those with a winner (fair 25.0%)") in md, profile
     assert "gains -" not in md  # a picker behind the others loses seconds
     # 60 races over 4 seats expect 15 wins a seat: no word on small expected counts
@@ -699,7 +692,7 @@ def test_joker_shares_have_intervals_clustered_by_race():
     # 2 * .08 / 25, effective size .24 / .0064 * .0237936
     df_factor = (Z / 12.706205) ** 2
     for key, r, n in (("use_rate", 5 / 6, 5), ("in_last_stage", 0.2, 0.16 / 0.0576), ("on_self", 0.4, 0.24 / 0.0064)):
-        assert (crev[f"{key}_low"], crev[f"{key}_high"]) == pytest.approx(_wilson(r * n * df_factor, n * df_factor),
+        assert (crev[f"{key}_low"], crev[f"{key}_high"]) == pytest.approx(wilson(r * n * df_factor, n * df_factor),
                                                                           abs=1e-5), key
     # the Vitamine, never played: 0 of 3 players in each of 2 races, taken as wholly alike within a
     # race: Wilson's interval of 0 in 2; of its 0 uses none in the last stage: no share, no interval

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from etappe.analysis.race import RaceRun
 from etappe.analysis.runio import ChunkedRun, read_metadata, read_parquet, write_parquet
 from etappe.cli.main import app
+from by_hand import wilson
 from interrupts import interrupt_play_after
 from etappe.kernels.race_design import load_design
 
@@ -179,14 +180,6 @@ def test_a_run_shared_over_two_machines_joins_into_the_run_of_one(tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(one), pd.read_parquet(whole))
 
 
-def wilson_by_hand(wins, n, z=1.959963984540054):
-    """Wilson's 95 % interval, worked here rather than by etappe's statistics."""
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * (p * (1 - p) / n + z * z / (4 * n**2)) ** 0.5 / (1 + z * z / n)
-    return centre - half, centre + half
-
-
 def test_simulate_summary_counts_what_the_records_hold(tmp_path):
     # Mille Bornes at 4: two teams, seats 0 and 2 against 1 and 3 (rules page), games of several hands.
     out = tmp_path / "run.parquet"
@@ -198,16 +191,16 @@ def test_simulate_summary_counts_what_the_records_hold(tmp_path):
     winner = games["winner_side"]
     decided = int((winner >= 0).sum())
 
-    def wilson(wins):
-        low, high = wilson_by_hand(wins, decided)
+    def rate_cells(wins):
+        low, high = wilson(wins, decided)
         return f"{wins / decided:.3f} +│ {low:.3f} - {high:.3f}"
 
     assert f"summary (win rates among the {decided} games with a winner)" in result.stdout
     for seat, side, policy in ((0, 0, "greedy"), (1, 1, "random"), (2, 0, "greedy"), (3, 1, "random")):
         wins = int((winner == side).sum())
-        assert re.search(rf"│ {seat} +│ {side} +│ {policy} +│ {wins} +│ {wilson(wins)} +│", result.stdout), result.stdout
+        assert re.search(rf"│ {seat} +│ {side} +│ {policy} +│ {wins} +│ {rate_cells(wins)} +│", result.stdout), result.stdout
     # each policy plays one side here: its side-games are the decided games, its wins its side's
-    assert re.search(rf"│ greedy +│ {decided} +│ {int((winner == 0).sum())} +│ {wilson(int((winner == 0).sum()))} +│",
+    assert re.search(rf"│ greedy +│ {decided} +│ {int((winner == 0).sum())} +│ {rate_cells(int((winner == 0).sum()))} +│",
                      result.stdout), result.stdout
     line = " ".join(result.stdout.split())
     assert (f"30 games, {len(hands)} hands, {games['game_turns'].mean():.1f} turns per game, "
@@ -227,10 +220,10 @@ def test_simulate_summary_of_a_policy_on_two_sides_of_each_game(tmp_path):
     winner = pd.read_parquet(out)["winner_side"]
     decided = int((winner >= 0).sum())
     greedy_wins, random_wins = int(winner.isin([0, 2]).sum()), int((winner == 1).sum())
-    low, high = wilson_by_hand(greedy_wins, decided)
+    low, high = wilson(greedy_wins, decided)
     assert re.search(rf"│ greedy +│ {2 * decided} +│ {greedy_wins} +│ {greedy_wins / (2 * decided):.3f} +│ "
                      rf"{low / 2:.3f} - {high / 2:.3f} +│", result.stdout), result.stdout
-    low, high = wilson_by_hand(random_wins, decided)
+    low, high = wilson(random_wins, decided)
     assert re.search(rf"│ random +│ {decided} +│ {random_wins} +│ {random_wins / decided:.3f} +│ "
                      rf"{low:.3f} - {high:.3f} +│", result.stdout), result.stdout
 
