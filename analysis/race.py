@@ -27,6 +27,7 @@ from etappe.kernels.options import MAX_KEY, whole
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
 
 from .runio import differences, file_hash, package_version
+from .stats import counted
 
 __all__ = ["load_design", "simulate", "replay", "run_of", "iter_chunks", "RaceRun", "DesignError", "PolicyError"]
 
@@ -385,7 +386,7 @@ def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
     if game is not None:
         game = whole("game", game)
     if game is not None and "games" in meta and not 0 <= game < meta["games"]:
-        raise ValueError(f"game {game}: the run has {meta['games']} games (0 to {meta['games'] - 1})")
+        raise ValueError(f"game {game}: the run has {counted(meta['games'], 'game')} (0 to {meta['games'] - 1})")
     try:
         # the design as the run recorded it; a run file written before etappe kept the text names its file
         design = (parse_design(meta["design_text"], meta["design_file"]) if "design_text" in meta

@@ -384,6 +384,11 @@ def paired_from_values(a, b, z: float = Z95):
     return paired_difference(d.size, d.sum(), (d * d).sum(), z)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun for a sentence: "1 game", "2 games"."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {plural or noun + 's'}"
+
+
 def p_text(p: float) -> str:
     """A p-value for a sentence, "p = 0.0123", or "p < 1e-300" where it
     underflowed to 0 (a p is never exactly 0)."""

@@ -12,6 +12,7 @@ import typer
 
 from etappe.analysis import bremen as A
 from etappe.analysis.runio import BATCH_ROWS, ChunkedRun, file_hash, finished, package_version, read_parquet, write_atomic
+from etappe.analysis.stats import counted
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, house_steps, load_board, ring_board
 
@@ -75,7 +76,7 @@ def warn_capped(df: pd.DataFrame) -> None:
         advice = ("All-random Bremen play practically never ends (docs/bremen.md): seat greedy or lookahead "
                   "players, or raise -o max_turns." if all_random else
                   f"Nobody reached the target within {cap} turns: raise -o max_turns.")
-        err_console.print(f"warning: all {capped} games hit the turn cap of {cap} turns: none has a winner, so "
+        err_console.print(f"warning: all {counted(capped, 'game')} hit the turn cap of {cap} turns: none has a winner, so "
                           f"there are no win rates. {advice}",
                           markup=False, highlight=False)
     elif capped:
@@ -158,7 +159,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     elif run is not None:
         with progress_bar(len(chunks), f"joining the chunks into {out}", joining_kept([run])) as joined:
             run.join(len(chunks), dict(df.attrs), joined)  # streamed chunk by chunk into the file
-        console.print(f"wrote {out} ({games} games)", highlight=False)
+        console.print(f"wrote {out} ({counted(games, 'game')})", highlight=False)
     warn_capped(df)
     return df
 
@@ -285,10 +286,10 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
         path = out / "boards" / f"{name}.toml"
         write_atomic(path, text)
         if done:  # played by an earlier sweep into this folder, stopped or not, with the same identity
-            typer.echo(f"{name}: {games} games, finished earlier (kept)")
+            typer.echo(f"{name}: {counted(games, 'game')}, finished earlier (kept)")
             results.append((spec, A.summarize_run_file(run)))
             continue
-        typer.echo(f"{name}: {games} games")
+        typer.echo(f"{name}: {counted(games, 'game')}")
         try:
             simulate_command(players, games, policies, seed, run, path, options,
                              on_stop=_sweep_kept(out, len(results), len(boards), run))

@@ -339,11 +339,11 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
     import numpy as np
     from rich.table import Table
 
-    from etappe.analysis.stats import wilson_interval
+    from etappe.analysis.stats import counted, wilson_interval
 
     winners = np.asarray(winners)
     decided = int((winners >= 0).sum())
-    table = Table("seat", "wins", "win rate", "95 % interval", title=f"summary (among the {decided} decided games)")
+    table = Table("seat", "wins", "win rate", "95 % interval", title=f"summary (among the {counted(decided, 'decided game')})")
     for seat in range(players):
         wins = int((winners == seat).sum())
         low, high = wilson_interval(wins, decided)
@@ -352,7 +352,7 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
         else:  # no decided game: no rate to show
             table.add_row(str(seat), str(wins), "-", "-")
     console.print(table)
-    console.print(f"{games} games, {games - decided} {undecided}; {extra}", highlight=False)
+    console.print(f"{counted(games, 'game')}, {games - decided} {undecided}; {extra}", highlight=False)
 
 
 def say_nothing_to_play(out) -> None:

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from etappe.analysis import etape as E
 from etappe.analysis.runio import (ChunkedRun, differences, finished, iter_parquet, package_version,
                                    read_metadata, read_parquet)
+from etappe.analysis.stats import counted
 
 from .common import (check_share, console, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
@@ -160,7 +161,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
             runs[1].join(n_chunks, metadata, joined, drop=False)
             for run in runs:
                 run.drop()
-        console.print(f"wrote {out} ({races} races) and its stages {stages_path(out)}", highlight=False)
+        console.print(f"wrote {out} ({counted(races, 'race')}) and its stages {stages_path(out)}", highlight=False)
     return summary, metadata
 
 
@@ -306,8 +307,8 @@ def print_summary(summary: Summary) -> None:
                           f"{row.ci_low:.3f} - {row.ci_high:.3f}")
         console.print(table)
     wall = meta["wall_seconds"]
-    console.print(f"{summary.races} races, {summary.shared} with a shared first place; "
-                  f"of the {summary.races * meta['stages_per_race']} stages {summary.blocked} blocked, "
+    console.print(f"{counted(summary.races, 'race')}, {summary.shared} with a shared first place; "
+                  f"of the {counted(summary.races * meta['stages_per_race'], 'stage')} {summary.blocked} blocked, "
                   f"{summary.capped} cut off by the turn cap; {wall:.2f} s of play "
                   f"({summary.races / max(wall, 1e-9):,.0f} races/s; compiling or loading the kernel not "
                   f"counted)", highlight=False)

@@ -15,7 +15,7 @@ from rich.table import Column, Table
 from etappe.analysis.compare import card_rules
 from etappe.analysis.race import RaceRun, replay
 from etappe.analysis.race_summary import policy_rate_columns, policy_side_games
-from etappe.analysis.stats import wilson_interval
+from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata)
 from etappe.kernels.options import option_text
@@ -194,7 +194,7 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
     elif parts is not None:
         with progress_bar(n_chunks, f"joining the chunks into {out}", joining_kept([parts])) as joined:
             parts.join(n_chunks, meta, joined)
-        console.print(f"wrote {out} ({games} games)")
+        console.print(f"wrote {out} ({counted(games, 'game')})")
     summary.print(meta, startup)
 
 
@@ -251,7 +251,7 @@ class _RunningSummary:
         decided = self.games - self.no_winner
         # a policy's name with its parameters can be long: it wraps rather than being cut
         table = Table("seat", "side", Column("policy", overflow="fold"), "wins", "win rate", "95 % interval",
-                      title=f"summary (win rates among the {decided} games with a winner)")
+                      title=f"summary (win rates among the {counted(decided, 'game')} with a winner)")
         for p in range(self.run.players):
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
                           else "rotated", str(self.wins[p]), *_rate_cells(*_wilson(int(self.wins[p]), decided)))
@@ -265,12 +265,12 @@ class _RunningSummary:
                                   *_rate_cells(rates["rate"][k], rates["ci_low"][k], rates["ci_high"][k]))
             console.print(by_policy)
         rate = self.games / max(meta["wall_seconds"], 1e-9)
-        console.print(f"{self.games} games, {self.hands} hands, {self.turns / self.games:.1f} turns per game, "
+        console.print(f"{counted(self.games, 'game')}, {counted(self.hands, 'hand')}, {self.turns / self.games:.1f} turns per game, "
                       f"no winner {self.no_winner}, turn cap hit {self.capped}"
                       + (f", hand cap ({meta.get('hand_cap')} hands) hit {self.hand_capped}" if self.run.multi_hand else "")
                       + "; "
-                      f"{meta['wall_seconds']:.1f} s of play ({rate:,.0f} games/s)"
-                      + ("" if startup is None else f", after {startup:.1f} s to compile or load the kernels"))
+                      f"{meta['wall_seconds']:.2f} s of play ({rate:,.0f} games/s)"
+                      + ("" if startup is None else f", after {startup:.2f} s to compile or load the kernels"))
 
 
 def _wilson(wins: int, n: int) -> tuple[float, float, float]:
@@ -302,8 +302,6 @@ def moves_command(deck: str, position_file: Path, option: list[str] | None, as_j
 
 def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, seed: int,
                     option: list[str] | None) -> None:
-    from etappe.analysis.stats import wilson_interval
-
     d = design_or_fail(deck)
     if len(split_policies(policy)) > 1:
         fail(f"--policy {policy}: analyze plays the hand out with one policy for every seat")

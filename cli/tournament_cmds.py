@@ -10,6 +10,7 @@ import pandas as pd
 from rich.table import Table
 
 from etappe.analysis.runio import write_atomic
+from etappe.analysis.stats import counted
 from etappe.analysis.sequential import SequentialResult, design_outcomes, policy_outcomes, sequential_compare
 from etappe.analysis.tournament import (DEFAULT_CHUNK, TournamentResult, bradley_terry, check_bootstrap, head_to_head,
                                         play_tournament, score_matrix)
@@ -34,7 +35,7 @@ def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
     """The skill matrix (score % of row vs column, with 95 % interval) and the ratings, as rich tables."""
     h2h = head_to_head(result)
     m, lo, hi = (score_matrix(h2h, c) for c in ("score", "ci_low", "ci_high"))
-    table = Table(title=f"Score % of row vs column ({result.games} games per pairing, 95 % Wilson interval)")
+    table = Table(title=f"Score % of row vs column ({counted(result.games, 'game')} per pairing, 95 % Wilson interval)")
     table.add_column("policy \\ opponent", overflow="fold")
     for c in m.columns:
         table.add_column(str(c), justify="right")

@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import bremen as A
-from etappe.analysis.stats import chi_square_caution
+from etappe.analysis.stats import chi_square_caution, counted
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
 from etappe.reports.document import Report
@@ -118,7 +118,7 @@ def build_report(df: pd.DataFrame | A.RunSummary, title: str | None = None, on_s
     if df.games == 0:  # simulate(games=0) gives an empty table: no number to show
         raise ValueError("a run of no games has nothing to report")
     a = df.attrs
-    report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {df.games} games", on_section=on_section)
+    report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {counted(df.games, 'game')}", on_section=on_section)
     _header(report, df)
     _outcomes(report, df)
     _skill(report, df)
@@ -304,7 +304,7 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
     """Report of a board sweep: results = [(generator parameters, the run's summary), ...]."""
     runs = [summary for _, summary in results]
     first = runs[0].attrs
-    report = Report(f"Bremer Stadtmusikanten board sweep: {len(runs)} boards, {runs[0].games} games each")
+    report = Report(f"Bremer Stadtmusikanten board sweep: {len(runs)} boards, {counted(runs[0].games, 'game')} each")
     section = report.section("Run")
     section.text(f"Players {first['players']}; policies by seat {_seats(first['policies'])} (with every parameter: "
                  f"{policy_parameters(first['policies'])}); root seed {first['seed']} "

@@ -18,7 +18,7 @@ from ..analysis import race_summary as rs
 from ..analysis.compare import (SCALED_METRICS, PairedComparison, card_comparison, design_differences, headline,
                                 paired_table, seat_bias_strength)
 from ..analysis.race_summary import RaceSummary
-from ..analysis.stats import chi_square_caution, rate, small_expected_note, wilson_interval
+from ..analysis.stats import chi_square_caution, counted, rate, small_expected_note, wilson_interval
 from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section, percent
@@ -399,7 +399,7 @@ def _caveat(sec: Section, metas: list[dict]) -> None:
 def build_report(summary: RaceSummary, meta: dict, title: str | None = None, on_section=None) -> Report:
     """The balance report of one run (summary of all its games; meta of the
     run). `on_section(title)` is told each section as it is begun."""
-    rep = Report(title or f"Balance report: {design_name(meta)}, {summary.layout.players} players, {summary.games} games",
+    rep = Report(title or f"Balance report: {design_name(meta)}, {summary.layout.players} players, {counted(summary.games, 'game')}",
                  on_section=on_section)
     rep.section("Run").table(header_table(summary, meta))
     at = rep.section("At a glance")

@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from ..analysis.stats import counted
 from ..analysis.tournament import TournamentResult, bradley_terry, head_to_head, pair_table, score_matrix
 from .document import Report
 from .race_report import design_name
@@ -176,7 +177,7 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
     ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=int(meta.get("seed", 0) or 0))
     design = meta.get("design_title") or meta.get("design", "")
     rep = Report(title or f"Tournament: {design}, {meta.get('players')} players, "
-                          f"{len(result.policies)} policies, {result.games} games per pairing",
+                          f"{len(result.policies)} policies, {counted(result.games, 'game')} per pairing",
                  on_section=on_section)
     rep.section("Run").table(tournament_header(meta))
     at = rep.section("At a glance")

@@ -1136,3 +1136,16 @@ def test_sweep_glance_quotes_the_as_written_number_each_difference_is_from(tmp_p
             assert float(variant) - written == pytest.approx(float(diff), abs=0.002 * max(abs(written), 1e-3)), part
             checked += 1
     assert checked >= 6
+
+
+@pytest.mark.parametrize("game, counts", [("stapop", r"1 game, 1 hand, "), ("bremen", r"1 game, [01] without a winner"),
+                                          ("etape", r"1 race, [01] with a shared first place; of the 4 stages ")])
+def test_a_one_game_run_is_counted_in_the_singular(tmp_path, game, counts):
+    out = tmp_path / "run.parquet"
+    result = run("simulate", game, "--games", 1, "--out", out)
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    noun = "race" if game == "etape" else "game"
+    assert f"wrote {out} (1 {noun})" in said
+    assert re.search(counts, said), said
+    assert not re.search(rf"(?<![\d,.])1 {noun}s\b", said), said
