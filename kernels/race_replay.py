@@ -30,7 +30,7 @@ def replay_hands(design: Design, card_table, rules, seat_specs, seed: int, game:
     params = np.ascontiguousarray(table_params[[distinct.index(s) for s in seat_specs]])
     totals = np.zeros(sides, np.int64)
     hand_cap = HAND_CAP if rules[R_SCORING] else 1
-    # room for every event of a hand up to the turn cap: a full log drops the rest unseen
+    # room for every event of a hand up to the turn cap (a full log would drop the rest: it stops the replay)
     rows = 1 + int(rules[R_HAND_SIZE]) * players + (int(rules[R_TURN_CAP]) + 1) * (EVENTS_PER_TURN + players - 1)
     for hand in range(hand_cap):
         log = np.zeros((rows, K.LOG_NCOLS), np.int32)
@@ -42,6 +42,9 @@ def replay_hands(design: Design, card_table, rules, seat_specs, seed: int, game:
         first = int(K.first_seats(game, hand, players))
         K.play_hand_logged(card_table, rules, ids, params, first, chance, pkeys[0], state,
                            hand_out, sides_out, cards, progress, log, *policy_functions)
+        if log[0, 0] == rows - 1:
+            raise RuntimeError(f"game {game}, hand {hand}: the play-by-play filled its {rows - 1} rows; "
+                               "the events after that were not kept (an etappe bug: please report it)")
         totals += sides_out[:, K.S_SCORE]
         yield hand, log[1:log[0, 0] + 1], sides_out, hand_out, totals.copy()
         if not rules[R_SCORING] or hand_out[K.H_CAPPED] or _decided(rules, totals):

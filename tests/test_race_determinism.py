@@ -15,6 +15,7 @@ import pytest
 
 from etappe.analysis.race import RaceRun, simulate
 from etappe.kernels import race as K
+from etappe.kernels import race_replay
 from etappe.kernels.race_policies import parse_policy
 from etappe.kernels.race_replay import replay_hands
 
@@ -109,3 +110,12 @@ def test_the_kernel_gets_the_same_array_types_for_any_number_of_games():
         for count in (0, 1, 5):
             table = run.seat_policies(np.arange(count, dtype=np.int64))
             assert table.flags.writeable and table.flags.c_contiguous and table.dtype == np.int8
+
+
+def test_a_replay_whose_log_fills_up_stops_rather_than_drop_events(monkeypatch):
+    # room for the deal only (no event a turn): the first hand's play cannot fit, and the replay must say so
+    # rather than print a play-by-play with its end missing
+    run = RaceRun("stapop", 4, ["greedy"], seed=11)
+    monkeypatch.setattr(race_replay, "EVENTS_PER_TURN", 1 - 4)
+    with pytest.raises(RuntimeError, match="game 0, hand 0: the play-by-play filled its 20 rows"):
+        list(replay_hands(run.design, run.card_table, run.rules, [parse_policy("greedy")] * 4, 11, 0))
