@@ -16,7 +16,7 @@ from etappe.analysis.stats import counted
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, house_steps, load_board, ring_board
 
-from .common import (SeedOpt, around_the_table, check_share, console, default_chunk, err_console, fail, in_share, joining_kept,
+from .common import (SeedOpt, around_the_table, check_share, chunk_count, console, default_chunk, err_console, fail, in_share, joining_kept,
                      kept_in, parse_options, check_policy_list, print_policy_listing, progress_bar, report_kept,
                      resume_in_chunks_of, say_nothing_to_play, say_share_written, share_games, split_policies,
                      writable_folder)
@@ -119,7 +119,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     if out is not None:
         run = ChunkedRun(out, identity, chunk_size)
         chunk_size = resume_in_chunks_of(run, chunk_size, games, "games")
-    chunks = range((games + chunk_size - 1) // chunk_size)
+    chunks = range(chunk_count(games, chunk_size))
     check_share(share, len(chunks), chunk_size, "games")
     kept, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
     if on_stop is None:

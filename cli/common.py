@@ -383,6 +383,11 @@ def in_share(share: tuple[int, int] | None, index: int) -> bool:
     return share is None or index % share[1] == share[0] - 1
 
 
+def chunk_count(total: int, chunk: int) -> int:
+    """Chunks of `chunk` games (races) that a run of `total` is played in."""
+    return -(-total // chunk)
+
+
 def games_in_chunks(total: int, chunk: int, keep) -> int:
     """Games (races) of a run of `total` in chunks of `chunk` held by the
     chunks whose index `keep(index)` is true."""
@@ -396,10 +401,11 @@ def share_games(share: tuple[int, int] | None, total: int, chunk: int) -> int:
 
 def check_share(share: tuple[int, int] | None, n_chunks: int, chunk: int, unit: str) -> None:
     """Refuse a share that would hold no chunk of the run."""
+    from etappe.analysis.stats import counted
+
     if share is not None and share[0] > n_chunks:
-        chunks = f"{n_chunks} chunk{'s' if n_chunks > 1 else ''}"
-        fail(f"--share {share[0]}/{share[1]}: the run has {chunks} of {chunk:,} {unit}, so share {share[0]} has "
-             f"none; use at most {n_chunks} share{'s' if n_chunks > 1 else ''}, or a smaller --chunk-size")
+        fail(f"--share {share[0]}/{share[1]}: the run has {counted(n_chunks, 'chunk')} of {chunk:,} {unit}, so "
+             f"share {share[0]} has none; use at most {counted(n_chunks, 'share')}, or a smaller --chunk-size")
 
 
 def say_share_written(share: tuple[int, int], runs, n_chunks: int) -> None:

@@ -20,7 +20,7 @@ from etappe.analysis.runio import (ChunkedRun, differences, finished, iter_parqu
                                    read_metadata, read_parquet)
 from etappe.analysis.stats import counted
 
-from .common import (check_share, console, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
+from .common import (check_share, chunk_count, console, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
@@ -114,7 +114,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
         if runs[1].chunk_size != chunk_size:  # the races and stages of a chunk are saved together
             raise ValueError(f"{runs[1].parts} holds chunks of {runs[1].chunk_size} races, and {runs[0].parts} of "
                              f"{chunk_size}; remove them or write to another --out")
-    n_chunks = max(1, -(-races // chunk_size))
+    n_chunks = chunk_count(races, chunk_size)
     check_share(share, n_chunks, chunk_size, "races")
     batch = first_batch
     on_stop = ("Nothing is kept: without --out no records are saved." if not runs

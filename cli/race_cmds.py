@@ -23,7 +23,7 @@ from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 
-from .common import (check_share, console, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
+from .common import (check_share, chunk_count, console, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
                      resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, share_games,
                      split_policies)
 
@@ -162,7 +162,7 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
         except ValueError as exc:
             fail(str(exc))
         chunk_size = resume_in_chunks_of(parts, chunk_size, games, "games")
-    n_chunks = -(-games // chunk_size)
+    n_chunks = chunk_count(games, chunk_size)
     check_share(share, n_chunks, chunk_size, "games")
     on_stop = "Nothing is kept: without --out no records are saved." if parts is None else kept_in(parts.parts)
     with progress_bar(share_games(share, games, chunk_size), f"{run.design.name} x{run.players}", on_stop,

@@ -140,6 +140,20 @@ def test_a_changed_chunk_size_keeps_a_finished_run_and_resumes_an_interrupted_on
     pd.testing.assert_frame_equal(in_tens[1], resumed[1])
 
 
+def test_stages_chunks_of_another_size_than_the_races_chunks_are_refused(tmp_path, monkeypatch):
+    # a race and its stages are saved together, chunk by chunk: with the races' chunks removed by hand and
+    # the run started again in chunks of another size, the stages' chunks cannot be used, and it says why
+    out = tmp_path / "run.parquet"
+    interrupt_after_first_chunk(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        C.simulate_command(4, 30, ["heuristic"], 0, out, {}, chunk_size=10)
+    shutil.rmtree(f"{out}.parts")
+    with pytest.raises(ValueError) as refused:
+        C.simulate_command(4, 30, ["heuristic"], 0, out, {}, chunk_size=15)
+    assert str(refused.value) == (f"{tmp_path / 'run.stages.parquet'}.parts holds chunks of 10 races, and {out}.parts "
+                                  "of 15; remove them or write to another --out")
+
+
 def test_option_self_crevaison_in_balai_through_the_command_line(tmp_path, capsys):
     from typer.testing import CliRunner
 
