@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 from by_hand import wilson  # noqa: E402
 from etappe.analysis import etape as E  # noqa: E402
-from etappe.analysis.runio import read_metadata  # noqa: E402
+from etappe.analysis.runio import read_metadata, write_parquet  # noqa: E402
 from etappe.analysis.stats import Z95, IntHistogram, wilson_interval  # noqa: E402
 from etappe.cli import etape as C  # noqa: E402
 from etappe.reports.etape import build_report  # noqa: E402
@@ -834,6 +834,28 @@ def test_a_run_read_in_batches_of_whole_races_gives_the_paired_metrics_of_the_wh
         assert (batch_stages.groupby("race").size() == 4).all()
     pd.testing.assert_frame_equal(pd.concat([E.paired_metrics(r, s) for r, s in batches]),
                                   E.paired_metrics(races, stages), check_exact=True)
+
+
+def test_a_run_is_read_as_it_goes_and_a_races_file_cut_short_is_refused(run, tmp_path, monkeypatch):
+    out, races, stages = run
+    real, pulled = C.iter_parquet, []
+
+    def counting(path, *args):
+        for batch in real(path, *args):
+            pulled.append(path)
+            yield batch
+
+    monkeypatch.setattr(C, "iter_parquet", counting)
+    batches = C.iter_run(out, E.PAIRED_STAGE_FIELDS, batch_rows=9)
+    first_races, _ = next(batches)
+    # the first batch of stages needs the first races only: memory does not grow with the run
+    assert pulled.count(out) <= 2 and len(first_races) < 5
+    # a races file with the run's metadata but races missing at its end (changed by hand) is refused
+    short = tmp_path / "short.parquet"
+    write_parquet(races.head(50), short, read_metadata(out))
+    shutil.copy(C.stages_path(out), C.stages_path(short))
+    with pytest.raises(ValueError, match="short.parquet ends before race 5[0-9] of its stages file"):
+        list(C.iter_run(short, E.PAIRED_STAGE_FIELDS, batch_rows=9))
 
 
 def test_progress_table_equals_mean_curves_of_the_long_table(run):

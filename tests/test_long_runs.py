@@ -6,6 +6,7 @@ test_cli_errors.py and test_sweep.py; every run here is tiny.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import sys
 
 import numpy as np
@@ -196,6 +197,18 @@ def test_sweep_and_variant_bars_count_every_game_they_play(args, expected, tmp_p
     result = run(*args, "--games", 20, "--chunk-size", 5, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert bars == [expected]
+
+
+@pytest.mark.parametrize("game, joins", [("etape", 2), ("bremen", 1)])
+def test_the_bars_of_etape_and_bremen_runs_count_their_games_and_the_chunks_they_join(game, joins, tmp_path,
+                                                                                       monkeypatch):
+    # 12 games in chunks of 5: 3 chunks; Tape l'étape joins each chunk twice (its races and its stages)
+    module = importlib.import_module(f"etappe.cli.{game}")
+    bars = record_bars(monkeypatch, module)
+    out = tmp_path / "run.parquet"
+    result = run("simulate", game, "--games", 12, "--chunk-size", 5, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert bars == [(f"{game} x4", 12, 12), (f"joining the chunks into {out}", 3 * joins, 3 * joins)]
 
 
 def test_a_quick_step_shows_no_bar_and_a_slow_one_ends_full(monkeypatch):
