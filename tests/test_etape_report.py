@@ -811,8 +811,10 @@ def test_the_report_of_a_run_file_is_that_of_its_records(run, tmp_path):
     # `etappe report` reads the run a batch of chunks at a time into a RunSummary (summarize_run): the same
     # tables and the same report as the whole run's records.
     out, races, stages = run
-    whole, read = E.summarize(races, stages), C.summarize_run(out)
+    rows_read = []
+    whole, read = E.summarize(races, stages), C.summarize_run(out, progress=rows_read.append, batch_rows=50)
     assert (read.races, read.stages) == (60, 240) and read.attrs == races.attrs
+    assert len(rows_read) > 1 and sum(rows_read) == 60 + 240  # the bar counts the rows of both files
     for table in ("profile_stats", "profile_by_policy", "joker_usage", "joker_stage_effect", "anomalies",
                   "length_table", "tension_table", "card_values", "head_to_head", "side_classifications"):
         pd.testing.assert_frame_equal(getattr(read, table)(), getattr(whole, table)(), check_exact=True, obj=table)
