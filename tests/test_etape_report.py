@@ -638,6 +638,11 @@ def test_policies_listing_gives_the_valid_values(capsys):
     for key, (must_be, _) in E.PARAMETER_RANGES.items():
         assert f"{key}: {must_be}" in out
     assert "playouts: a whole number, 1 to 1000000" in out and "joker_p: a probability, 0 to 1" in out
+    # each policy with its defaults, as docs/etape.md gives them
+    for policy, weights in (("random", "joker_p=0.25, more_p=0.5"), ("heuristic", "value=1, own=1, block=1,"),
+                            ("high", "value=3, own=0.5, block=0,"), ("blocker", "value=0.5, own=0.5, block=3,"),
+                            ("connector", "value=0.5, own=3, block=0.5,"), ("lookahead", "value=1, own=1, block=1,")):
+        assert f"{policy} │ {weights}" in out
 
 
 # ---- report formatting ---------------------------------------------------------------
