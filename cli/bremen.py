@@ -300,7 +300,7 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
     others = sorted({p.stem for folder, ext in (("boards", "toml"), ("runs", "parquet"))
                      for p in (out / folder).glob(f"*.{ext}") if p.stem not in names})
     if others:
-        typer.echo(f"{out} also holds {len(others)} board(s) of earlier sweeps, not in this report (kept): "
+        typer.echo(f"{out} also holds {counted(len(others), 'board')} of earlier sweeps, not in this report (kept): "
                    + ", ".join(others))
     with progress_bar(None, "report", report_kept(out)):
         report_path = build_sweep_report(results).write(out)

@@ -299,7 +299,7 @@ def test_sweep_resumes_refuses_another_study_and_reports_only_its_boards(tmp_pat
     result = runner.invoke(main_app, [*base, "--roads", "20"])
     assert result.exit_code == 0, result.output
     assert "ring-r24-m16-l3-h1: 20 games, finished earlier (kept)" in result.output
-    assert "also holds 1 board(s) of earlier sweeps, not in this report (kept): ring-r16-m16-l3-h1" in result.output
+    assert "also holds 1 board of earlier sweeps, not in this report (kept): ring-r16-m16-l3-h1" in result.output
     md = (tmp_path / "report.md").read_text()
     assert "ring-r20-m16-l3-h1" in md and "ring-r16" not in md
     assert (tmp_path / "runs" / "ring-r16-m16-l3-h1.parquet").exists()
