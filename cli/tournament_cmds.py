@@ -80,8 +80,6 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
     names = split_policies(policies)
     if len(names) < 2:
         fail("--policies needs at least two policies, e.g. --policies random,greedy,aggressive")
-    if games < 1:
-        fail("--games must be >= 1")
     try:
         check_bootstrap(bootstrap)  # before the games, not after them
     except ValueError as exc:
