@@ -12,16 +12,20 @@ anomalies, caveat); one that cannot apply says so in one line.
 """
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import bremen as A
 from etappe.analysis.stats import chi_square_caution, counted
+from etappe.kernels.bremen_board import DEFAULT_BOARD
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
 from etappe.reports.document import Report
-from etappe.reports.sections import skill_section, tension_figures
+from etappe.reports.sections import simulate_command_line, skill_section, tension_figures
 
 __all__ = ["build_report", "build_sweep_report"]
 
@@ -179,6 +183,16 @@ def _progress(report: Report, df: A.RunSummary) -> None:
                   "Mean points after each checkpoint round, per policy")
 
 
+def _reproduce(df: A.RunSummary) -> str:
+    """The command line that plays the run's games again; the command plays
+    games from index 0, so a run that starts later names the function that can."""
+    a = df.attrs
+    if df.index_min != 0:
+        return f"analysis.bremen.simulate(..., first_game={df.index_min}) with the items above"
+    board = () if Path(a["board_path"]) == DEFAULT_BOARD else (f"--board {shlex.quote(str(a['board_path']))}",)
+    return simulate_command_line("bremen", a["players"], df.games, list(a["policies"]), a["options"], a["seed"], board)
+
+
 def _header(report: Report, df: A.RunSummary) -> None:
     a = df.attrs
     label = "RECONSTRUCTION (not the published board)" if a.get("board_reconstruction") else "board file"
@@ -195,6 +209,7 @@ def _header(report: Report, df: A.RunSummary) -> None:
         ("root seed", a["seed"]),
         ("package version", a["version"]),
         ("wall time", f"{a.get('wall_s', float('nan')):.1f} s ({a.get('games_per_s', float('nan')):.0f} games/s)"),
+        ("reproduce", _reproduce(df)),
     ]
     section = report.section("Run")
     section.text("Everything needed to reproduce these games: the same board file, options, policies, "

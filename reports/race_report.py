@@ -22,7 +22,7 @@ from ..analysis.stats import chi_square_caution, counted, rate, small_expected_n
 from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section, percent
-from .sections import skill_section, tension_figures
+from .sections import simulate_command_line, skill_section, tension_figures
 
 __all__ = ["build_report", "build_comparison_report", "reproduce_command"]
 
@@ -84,23 +84,10 @@ def reproduce_command(meta: dict) -> str:
     """The `etappe simulate` command line that replays the run (same seed, same games)."""
     source = str(meta.get("design_file") or "")
     deck = meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source
-    parts = ["etappe simulate", str(deck)]
-    if meta.get("players") is not None:
-        parts.append(f"--players {meta['players']}")
-    if meta.get("games") is not None:
-        parts.append(f"--games {meta['games']}")
-    pols = [rs.policy_label(p) for p in meta.get("policies") or []]
-    if pols:
-        spec = pols[0] if len(set(pols)) == 1 else ",".join(pols)
-        parts.append(f"--policy '{spec}'" if any(ch in spec for ch in " ()") else f"--policy {spec}")
-    for k, v in sorted((meta.get("options") or {}).items()):
-        value = str(v).lower() if isinstance(v, bool) else str(v)
-        parts.append(f"--option {k}={value}")
-    if meta.get("seating", "fixed") != "fixed":
-        parts.append(f"--seating {meta['seating']}")
-    if meta.get("seed") is not None:
-        parts.append(f"--seed {meta['seed']}")
-    return " ".join(parts)
+    seating = meta.get("seating", "fixed")
+    return simulate_command_line(deck, meta.get("players"), meta.get("games"),
+                                 [rs.policy_label(p) for p in meta.get("policies") or []], meta.get("options") or {},
+                                 meta.get("seed"), () if seating == "fixed" else (f"--seating {seating}",))
 
 
 def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:

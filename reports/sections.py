@@ -1,9 +1,37 @@
 """Report pieces the race, Bremen and Tape l'étape reports share."""
 from __future__ import annotations
 
+import shlex
+
 import pandas as pd
 
 from . import plots
+
+
+def simulate_command_line(deck: str, players: int | None, games: int | None, policies: list[str], options: dict,
+                          seed: int | None, extra: tuple[str, ...] = ()) -> str:
+    """The `etappe simulate` command line that plays a run again, record for
+    record: the policies by seat as the shortest list that repeats around the
+    table to them (one for all seats: given once); every rule option as the
+    run recorded it (a later change of a default does not change the run);
+    `extra` options before the seed; quoted for a shell. What the run's
+    metadata lacks (None) is left out."""
+    parts = ["etappe simulate", shlex.quote(str(deck))]
+    if players is not None:
+        parts.append(f"--players {players}")
+    if games is not None:
+        parts.append(f"--games {games}")
+    if policies:
+        size = next(k for k in range(1, len(policies) + 1)
+                    if len(policies) % k == 0 and policies == policies[:k] * (len(policies) // k))
+        parts.append("--policy " + shlex.quote(",".join(policies[:size])))
+    for key, value in sorted(options.items()):
+        value = str(value).lower() if isinstance(value, bool) else str(value)
+        parts.append("--option " + shlex.quote(f"{key}={value}"))
+    parts.extend(extra)
+    if seed is not None:
+        parts.append(f"--seed {seed}")
+    return " ".join(parts)
 
 
 def tension_figures(section, lead_changes: pd.DataFrame, deficit: pd.DataFrame, lead_label: str,

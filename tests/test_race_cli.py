@@ -1149,3 +1149,42 @@ def test_a_one_game_run_is_counted_in_the_singular(tmp_path, game, counts):
     assert f"wrote {out} (1 {noun})" in said
     assert re.search(counts, said), said
     assert not re.search(rf"(?<![\d,.])1 {noun}s\b", said), said
+
+
+@pytest.mark.parametrize("deck, args, policy", [
+    ("my.toml", ["--players", 4, "--policy", "greedy:attack=3,random", "--option", "overshoot=disqualify",
+                 "--seating", "rotate"], "--policy greedy:attack=3,random "),
+    ("millebornes", ["--players", 2], "--policy greedy ")])
+def test_the_report_reproduce_line_plays_the_same_run_again(tmp_path, monkeypatch, deck, args, policy):
+    # a balance report names the command that replays its run (reports.md: everything to reproduce it);
+    # run as written, it gives the same records
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my.toml").write_text((Path(__file__).parents[1] / "kernels" / "designs" / "stapop.toml").read_text())
+    assert run("simulate", deck, *args, "--games", 30, "--seed", 9, "--out", "a.parquet").exit_code == 0
+    assert run("report", "a.parquet", "--out", "rep").exit_code == 0
+    line = re.search(r"^\| reproduce \| (etappe simulate .*) \|$", (tmp_path / "rep" / "report.md").read_text(), re.M)
+    command = line.group(1)
+    assert policy in command + " "  # one policy for all seats is given once
+    result = run(*shlex.split(command)[1:], "--out", "b.parquet")
+    assert result.exit_code == 0, result.output
+    again, first = pd.read_parquet("b.parquet"), pd.read_parquet("a.parquet")
+    pd.testing.assert_frame_equal(again, first)
+
+
+@pytest.mark.parametrize("game, args", [
+    ("bremen", ["--players", 3, "--policy", "greedy:knock=3,random,greedy", "--option", "target=8"]),
+    ("etape", ["--players", 4, "--policy", "blocker:block=5,random", "--option", "crevaison_carry=false"])])
+def test_the_bremen_and_etape_reports_reproduce_line_plays_the_same_run_again(tmp_path, monkeypatch, game, args):
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    assert run("simulate", game, *args, "--games", 12, "--seed", 9, "--out", "a.parquet").exit_code == 0
+    assert run("report", "a.parquet", "--out", "rep").exit_code == 0
+    line = re.search(r"^\| reproduce \| (etappe simulate .*) \|$", (tmp_path / "rep" / "report.md").read_text(), re.M)
+    result = run(*shlex.split(line.group(1))[1:], "--out", "b.parquet")
+    assert result.exit_code == 0, result.output
+    pd.testing.assert_frame_equal(pd.read_parquet("b.parquet"), pd.read_parquet("a.parquet"))
+    if game == "etape":
+        pd.testing.assert_frame_equal(pd.read_parquet("b.stages.parquet"), pd.read_parquet("a.stages.parquet"))
