@@ -96,7 +96,7 @@ def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
     wall = meta.get("wall_seconds")
     fs = summary.c.get("first_seat_games", np.zeros(L.players))
     seating = ", ".join(f"seat {i} -> {L.side_label(s)}" for i, s in enumerate(L.seat_side)) if L.sides < L.players else "one seat per side"
-    first = "; ".join(f"seat {i} in {int(v)} games" for i, v in enumerate(fs))
+    first = "; ".join(f"seat {i} in {counted(int(v), 'game')}" for i, v in enumerate(fs))
     rows = [
         ("game", meta.get("game", "race")),
         ("design", design_name(meta)),
