@@ -121,8 +121,10 @@ def simulate(
                                      seed, out, board, parse_options(option), chunk_size, share=share_of)
         except ValueError as exc:
             fail(str(exc))
+        wall = frame.attrs["wall_s"]
         print_seat_summary(frame["winner_seat"], players, len(frame), "without a winner (turn cap)",
-                           f"{frame['turns'].mean():.1f} turns per game")
+                           f"{frame['turns'].mean():.1f} turns per game; {wall:.2f} s of play "
+                           f"({len(frame) / max(wall, 1e-9):,.0f} games/s; compiling or loading the kernel not counted)")
         return
     policy = policy or "greedy"
     race_cmds.simulate_race(deck, players, games, policy, seed, out, option, seating,

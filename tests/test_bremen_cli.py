@@ -338,7 +338,11 @@ def test_simulate_out_says_what_it_wrote(tmp_path):
     result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "12", "--out", str(out),
                                            "-o", "max_turns=300"])
     assert result.exit_code == 0, result.output
-    assert f"wrote {out} (12 games)" in " ".join(result.stdout.split())
+    said = " ".join(result.stdout.split())
+    assert f"wrote {out} (12 games)" in said
+    # the playing time the run file keeps, and its games per second, as the race and etape summaries give them
+    wall = read_metadata(out)["wall_s"]
+    assert f"; {wall:.2f} s of play ({12 / wall:,.0f} games/s; compiling or loading the kernel not counted)" in said
     result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "12", "-o", "max_turns=300"])
     assert "wrote" not in result.stdout
 
