@@ -384,9 +384,9 @@ def paired_from_values(a, b, z: float = Z95):
     return paired_difference(d.size, d.sum(), (d * d).sum(), z)
 
 
-def counted(n: int, noun: str, plural: str | None = None) -> str:
+def counted(n: int, noun: str) -> str:
     """A count and its noun for a sentence: "1 game", "2 games"."""
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {plural or noun + 's'}"
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def p_text(p: float) -> str:
