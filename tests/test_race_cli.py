@@ -1087,6 +1087,8 @@ def test_a_run_without_any_winner_prints_no_nan(tmp_path):
     assert run("report", out, "--out", tmp_path / "rep").exit_code == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "No game had a winner" in md and "nan" not in md.lower()
+    # what it says instead: how the games ended, every one at the turn cap
+    assert "| games that hit the cap (stall) | 20 | 20 | 1 |" in md.split("## Outcomes")[1].split("## ")[0]
 
 
 def test_tournament_report_matrix_cells_carry_their_intervals(tmp_path):

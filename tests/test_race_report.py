@@ -16,6 +16,7 @@ from etappe.cli.report_cmds import compare_runs, report_command, summarize_run
 from etappe.reports import plots
 from etappe.reports.race_report import build_comparison_report, build_report
 
+from by_hand import wilson
 from test_compare import b_hands
 from test_race_summary import make_records, mb_hands, mb_meta, toy_hands, toy_meta
 
@@ -52,6 +53,11 @@ def test_report_sections_and_numbers(toy, tmp_path):
         assert "0.04559" in text  # Wilson low of 1/4: seat 0, turn-cap rate
         assert "games 2" in text  # the capped game, for replay
     assert "| turns per game | 4 | 12.5 |" in md  # n, mean
+    # progress at each of the 3 rounds the toy records keep: position 1 (the first seat of each game)
+    # laid 20, 5, 10 and 40 km by round 1, mean 18.75, sd 15.48
+    progress = md.split("by turn-order position**")[1].split("\n\n")[1].splitlines()[2:]
+    assert [row.split(" | ")[1] for row in progress] == ["1", "2", "3"] * 2
+    assert progress[0].startswith("| position 1 | 1 | 4 | 18.75 |") and progress[0].endswith("| 15.48 |")
     # at a glance: the percentage's interval in the same unit, not "100.0 % [43.9, 100.0] %"
     assert "100.0 % [43.9, 100.0] of the 3 games with a winner" in md
     # 3 wins over 2 turn-order positions expect 1.5 each, below Cochran's 5: the p is said to be approximate
@@ -128,6 +134,9 @@ def test_comparison_report(toy, tmp_path):
                   "lead changes per game", "share of drawn cards wasted", "win rate of seat 0", "Holm"):
         assert label in md
     assert "unpaired, clustered by game" in md
+    for name, tag in (("A: toy", "a"), ("B: toy", "b")):  # each design's card fates, drawn
+        assert f"![What happens to each card drawn: {name}](card_balance_{tag}.png)" in md
+        assert (tmp_path / "cmp" / f"card_balance_{tag}.png").exists()
 
 
 def test_comparison_report_counts_holm_over_the_tested_rows_and_clips_rates(toy):
@@ -356,6 +365,8 @@ def test_real_report_through_parquet(real_runs, tmp_path):
     _self_contained(out.read_text())
     assert "Mille Bornes" in md and frame.attrs["design_hash"] in md
     assert "coups fourrés" in md and "hands per game" in md
+    # Mille Bornes has a limit (Speed Limit): what its turns lost count is said
+    assert "for a limit, turns it could lay only the distances the limit leaves open" in md
 
 
 def _run_file(frame, path):
@@ -435,6 +446,27 @@ def test_at_a_glance_names_flagged_cards_by_reason():
                                          "Answer cards rarely needed (more than the attacks call for): Gasoline.",
                                          "Cards that go with losing: Bad."]
     assert flagged_card_lines(flags.iloc[3:]) == []
+
+
+def test_at_a_glance_lines_up_the_flagged_cards(toy, monkeypatch):
+    import pandas as pd
+
+    from etappe.analysis import race_summary
+    from etappe.reports.race_report import glance
+
+    flags = pd.DataFrame({"name": ["Dud", "Fine"], "reason": ["dead: almost never played when held", ""]})
+    monkeypatch.setattr(race_summary, "worth_playing", lambda summary: flags)
+    assert glance(summarize(toy))[-1] == "Dead cards (held or discarded nine times in ten): Dud."
+
+
+def test_the_turn_cap_how_games_end_and_the_speed_in_a_report(toy):
+    # the toy run: 4 games, game 2 hit the turn cap (1 of 4; Wilson [0.0456, 0.6994]), played in 0.5 s
+    md = build_report(summarize(toy), {**toy.attrs, "wall_seconds": 0.5}).to_markdown()
+    low, high = wilson(1, 4)
+    assert f"1 of 4 games (25.0 % [{100 * low:.1f}, {100 * high:.1f}]) hit the cap" in md.split("## Outcomes")[0]
+    assert f"| games that hit the cap (stall) | 1 | 4 | 0.25 | {low:.4g} | {high:.4g} |" in md
+    assert "| games without a winner | 1 | 4 | 0.25 |" in md
+    assert "| games per second | 8 |" in md  # 4 games in 0.5 s
 
 
 def test_headline_says_why_a_metric_has_no_interval_or_test():
