@@ -299,7 +299,7 @@ def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
                "Progress by turn-order position", name=f"progress_position{tag}")
     sec.figure(plots.progress_curves(by_side, ylabel=f"distance ({unit})").figure,
                "Progress by seat / side", name=f"progress_side{tag}")
-    picks = sorted({max(1, round(R * q)) for q in (0.1, 0.25, 0.5, 0.75, 1.0)})
+    picks = [round(R * q) for q in (0.1, 0.25, 0.5, 0.75, 1.0)]  # rounds count from 1: a 0 picks nothing
     show = by_pos[by_pos["round"].isin(picks)][["group", "round", "n", "mean", "ci_low", "ci_high", "sd"]]
     sec.table(show, f"Mean distance ({unit}) at selected rounds, by turn-order position")
 
