@@ -13,7 +13,6 @@ anomalies, caveat); one that cannot apply says so in one line.
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,7 @@ from matplotlib.figure import Figure
 
 from etappe.analysis import bremen as A
 from etappe.analysis.stats import chi_square_caution, counted
-from etappe.kernels.bremen_board import DEFAULT_BOARD
+from etappe.kernels.bremen_board import load_board
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
 from etappe.reports.document import Report
@@ -189,7 +188,7 @@ def _reproduce(df: A.RunSummary) -> str:
     a = df.attrs
     if df.index_min != 0:
         return f"analysis.bremen.simulate(..., first_game={df.index_min}) with the items above"
-    board = () if Path(a["board_path"]) == DEFAULT_BOARD else (f"--board {shlex.quote(str(a['board_path']))}",)
+    board = () if a["board_hash"] == load_board(None).hash else (f"--board {shlex.quote(str(a['board_path']))}",)
     return simulate_command_line("bremen", a["players"], df.games, list(a["policies"]), a["options"], a["seed"], board)
 
 

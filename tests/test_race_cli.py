@@ -1177,14 +1177,20 @@ def test_the_report_reproduce_line_plays_the_same_run_again(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("game, args", [
     ("bremen", ["--players", 3, "--policy", "greedy:knock=3,random,greedy", "--option", "target=8"]),
+    ("bremen", ["--board", "ring.toml"]),
     ("etape", ["--players", 4, "--policy", "blocker:block=5,random", "--option", "crevaison_carry=false"])])
 def test_the_bremen_and_etape_reports_reproduce_line_plays_the_same_run_again(tmp_path, monkeypatch, game, args):
     import shlex
 
+    from etappe.kernels.bremen_board import ring_board
+
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "ring.toml").write_text(ring_board(road=16, middle=12, inner=8, road_links=3, middle_links=0,
+                                                   house_links=1, name="ring"))
     assert run("simulate", game, *args, "--games", 12, "--seed", 9, "--out", "a.parquet").exit_code == 0
     assert run("report", "a.parquet", "--out", "rep").exit_code == 0
     line = re.search(r"^\| reproduce \| (etappe simulate .*) \|$", (tmp_path / "rep" / "report.md").read_text(), re.M)
+    assert ("--board" in line.group(1)) == ("--board" in args)  # the default board goes without saying
     result = run(*shlex.split(line.group(1))[1:], "--out", "b.parquet")
     assert result.exit_code == 0, result.output
     pd.testing.assert_frame_equal(pd.read_parquet("b.parquet"), pd.read_parquet("a.parquet"))
