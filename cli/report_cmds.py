@@ -34,9 +34,7 @@ def report_command(run: Path, out: Path, batch_rows: int = BATCH_ROWS) -> Path:
     bar over the rows read); return report.html's path."""
     import pyarrow.parquet as pq
 
-    from .common import progress_bar
-
-    from .common import report_kept
+    from .common import progress_bar, report_kept
 
     rows = pq.ParquetFile(run).metadata.num_rows
     with progress_bar(rows, "reading records", report_kept(out)) as bar:
