@@ -445,6 +445,31 @@ def test_tournament_command_prints_and_writes(tmp_path, capsys):
 
 
 
+def test_the_printed_matrix_and_ratings_of_two_policies_worked_by_hand(tmp_path, capsys):
+    import re
+
+    from by_hand import wilson
+
+    tournament_command("stapop", "random,greedy", 2, 20, 1, None, tmp_path / "t", bootstrap=0)
+    out = capsys.readouterr().out
+    pair = pd.read_csv(tmp_path / "t" / "pairings.csv").iloc[0]
+    assert (pair.policy_a, pair.policy_b, pair.no_winner) == ("random", "greedy", 0)
+    won, n = int(pair.wins_a), 20  # random's wins; greedy won the others
+
+    def cell(wins):
+        low, high = wilson(wins, n)
+        return re.escape(f"{100 * wins / n:.1f} [{100 * low:.1f}, {100 * high:.1f}]")
+
+    assert re.search(rf"│ random +│ +- +│ +{cell(won)} +│", out), out
+    assert re.search(rf"│ greedy +│ +{cell(n - won)} +│ +- +│", out), out
+    # Bradley-Terry of two policies: the strength ratio is greedy's wins to random's, with one virtual
+    # draw (half a win each) where a policy won every game; Elo = 400 log10(strength), mean 0
+    half = 0.5 if won in (0, n) else 0.0
+    elo = 400 * math.log10((n - won + half) / (won + half)) / 2
+    assert re.search(rf"│ +1 │ greedy │ +{n} │ +{100 * (n - won) / n:.1f} │ +{re.escape(f'{elo:+.1f}')} │", out), out
+    assert re.search(rf"│ +2 │ random │ +{n} │ +{100 * won / n:.1f} │ +{re.escape(f'{-elo:+.1f}')} │", out), out
+
+
 def test_an_unknown_anchor_is_refused_before_any_game_is_played(monkeypatch, capsys):
     import etappe.analysis.tournament as T
 
