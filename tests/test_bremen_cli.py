@@ -391,6 +391,11 @@ def test_policies_listing_gives_the_valid_values(capsys):
     # as given on the command line (harder=true), with the values docs/bremen.md's options table lists
     assert "harder=false (or true)" in out and "tie_rule=mover_first (or mover_last)" in out
     assert "one_die=either (or larger)" in out
+    # each policy with the defaults docs/bremen.md gives, and the user's own
+    assert "greedy │ storm=10, chase=4, climb=2, knock=1, own_home=1," in out
+    assert "progress=0.5, build=0.5, leader=1, noise=0.01" in out
+    assert "lookahead │ playouts=800, horizon=4, confidence=2 (+ greedy" in out
+    assert "FILE.py:FUNCTION │ your own policy for the moves" in out
 
 
 def test_an_option_given_twice_is_refused():
@@ -413,7 +418,9 @@ def test_validate_describes_a_board_and_refuses_a_bad_one(tmp_path):
     result = runner.invoke(main_app, ["bremen", "validate", str(path)])
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())
+    assert out.startswith(f"{path}: a valid board, 'ring-r24-m16-i8-l301' (a reconstruction), sha256 ")
     assert "51 fields (4 start, 20 road, 24 forest, 2 bridge, 1 house), 62 links" in out  # 24+16+8 rings, 2 bridges
+    assert "steps from each start field to the house (entering no other colour's start field): colour 0" in out
     assert "colour 0 (r00): 9 alone, 9 as a pyramid" in out and "colour 3 (r18): 9 alone, 9 as a pyramid" in out
     # the race games' check, given a board file, says which command checks it
     result = runner.invoke(main_app, ["decks", "validate", str(path)])
