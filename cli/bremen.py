@@ -91,7 +91,8 @@ SUMMARY_COLUMNS = ["winner_seat", "turns", "capped"]  # what `simulate` prints a
 def simulate_command(players: int, games: int, policies: list[str], seed: int, out: Path | None,
                      board: Path | None, options: dict, chunk_size: int | None = None,
                      share: tuple[int, int] | None = None, on_stop=None) -> pd.DataFrame:
-    """Play the games `chunk_size` at a time (None: CHUNK, or LOOKAHEAD_CHUNK
+    """Play the games (`policies`: one per seat, as common.around_the_table
+    gives them) `chunk_size` at a time (None: CHUNK, or LOOKAHEAD_CHUNK
     where a look-ahead seat plays) and return, one row per game,
     only the columns the printed summary needs (SUMMARY_COLUMNS; run
     metadata in attrs): a long run never holds all its records. With `out`
@@ -102,9 +103,6 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     again. analysis.bremen.simulate returns whole records in memory.
     `on_stop`: what Ctrl-C says is kept (a callable, as common.kept_in gives;
     default: this run's chunks)."""
-    policies = list(policies) if policies else ["random"] * players
-    if len(policies) == 1:
-        policies = policies * players
     chunk_size = chunk_size or default_chunk(policies, CHUNK, LOOKAHEAD_CHUNK)
     b = load_board(board)
     _, full_options = A.options_row(options, players)
