@@ -211,6 +211,14 @@ def test_the_bars_of_etape_and_bremen_runs_count_their_games_and_the_chunks_they
     assert bars == [(f"{game} x4", 12, 12), (f"joining the chunks into {out}", 3 * joins, 3 * joins)]
 
 
+def test_the_tournament_bar_counts_the_games_of_every_pairing(tmp_path, monkeypatch):
+    bars = record_bars(monkeypatch, tournament_cmds)
+    result = run("tournament", "stapop", "--policies", "greedy,random,aggressive", "--players", 2, "--games", 10,
+                 "--bootstrap", 0)
+    assert result.exit_code == 0, result.output
+    assert bars[0] == ("tournament stapop x2, 3 pairings", 30, 30)  # 3 pairings of 10 games
+
+
 def test_a_quick_step_shows_no_bar_and_a_slow_one_ends_full(monkeypatch):
     from etappe.cli import common
 
