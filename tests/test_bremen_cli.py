@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from by_hand import wilson  # noqa: E402
@@ -456,6 +457,30 @@ def test_board_errors_show_where_the_bad_name_is(tmp_path):
     assert result.exit_code == 2
     assert ("field 'r00': house unreachable from the start field of colour 0: the walk from it ends at r06, r18, "
             "start field(s) of other colours, which animals never enter") in _said(result)
+
+
+@pytest.mark.parametrize("stop_in_call, kept", [
+    (1, "Nothing is kept: no board or chunk was finished yet; the same command starts afresh."),
+    (2, "Kept: the finished chunks of the board it stopped in, in {parts}: the same command resumes from there.")])
+def test_a_sweep_stopped_in_its_first_board_says_what_is_kept(tmp_path, monkeypatch, stop_in_call, kept):
+    # 5 games in chunks of 3: stopped in the first chunk nothing is kept; in the second, the first chunk
+    monkeypatch.setattr(C, "CHUNK", 3)
+    real, calls = C.A.simulate, []
+
+    def stopped(*a, **k):
+        calls.append(1)
+        if len(calls) == stop_in_call:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(C.A, "simulate", stopped)
+    result = CliRunner().invoke(main_app, ["bremen", "sweep", "--games", "5", "--roads", "20", "--middles", "",
+                                           "--road-links", "", "--house-links", "", "--out", str(tmp_path),
+                                           "-o", "max_turns=300"])
+    assert result.exit_code == 130
+    assert "ring-r24-m16-l3-h1: 5 games" in result.output  # the board it plays, named as it starts
+    parts = tmp_path / "runs" / "ring-r24-m16-l3-h1.parquet.parts"
+    assert f"interrupted. {kept.format(parts=parts)}" in _said(result)
 
 
 def test_an_interrupted_sweep_says_its_finished_boards_are_kept(tmp_path, monkeypatch):

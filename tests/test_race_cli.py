@@ -387,6 +387,11 @@ def test_sequential_compare_writes_its_report(tmp_path):
     assert result.exit_code == 0, result.output
     text = (tmp_path / "seq" / "report.md").read_text()
     assert "Sequential test" in text and "decision" in text and (tmp_path / "seq" / "report.html").exists()
+    assert text.startswith("# Sequential test: Stap op vs Mille Bornes, game_turns, 2 players, seed 0\n")
+    assert "Root seed 0, 2 players, policies greedy, etappe " in text
+    assert "Bots are not people: the result holds for the policies named above." in text
+    assert f"wrote {tmp_path / 'seq' / 'report.html'} and {tmp_path / 'seq' / 'report.md'}" in " ".join(
+        result.stdout.split())
     # one design, two policies (as docs/tournaments.md shows it)
     result = run("compare", "millebornes", "--players", 2, "--sequential", "--policy", "greedy,random",
                  "--games", 300)

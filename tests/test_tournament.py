@@ -454,7 +454,8 @@ def test_the_printed_matrix_and_ratings_of_two_policies_worked_by_hand(tmp_path,
     out = capsys.readouterr().out
     pair = pd.read_csv(tmp_path / "t" / "pairings.csv").iloc[0]
     ratings = pd.read_csv(tmp_path / "t" / "ratings.csv")
-    assert sorted(ratings["policy"]) == ["greedy", "random"] and list(pair.index[:2]) == ["policy_a", "policy_b"]
+    assert list(ratings.columns[:2]) == ["policy", "games"] and list(pair.index[:2]) == ["policy_a", "policy_b"]
+    assert re.search(r"┃ policy \\ opponent ┃ +random ┃ +greedy ┃", out), out
     assert (pair.policy_a, pair.policy_b, pair.no_winner) == ("random", "greedy", 0)
     won, n = int(pair.wins_a), 20  # random's wins; greedy won the others
 
