@@ -756,6 +756,22 @@ def test_figures_label_what_they_count_and_name_policies_legibly(run, monkeypatc
                                                             "heuristic:value=2, own=3,\nblock=0.5, crev_cards=1"]
 
 
+def test_the_win_rate_and_picker_figures_draw_the_numbers_of_their_tables():
+    from etappe.reports import etape as R
+
+    frame = pd.DataFrame({"seat": [0, 1], "win_rate": [0.5, 0.2], "ci_low": [0.3, 0.1], "ci_high": [0.6, 0.45]})
+    ax = R.plot_rates(frame, "seat", fair=0.25)
+    bars = ax.containers[-1]  # after the error bars' container
+    assert [bar.get_width() for bar in bars] == [0.5, 0.2]
+    # each bar's error bar spans its 95 % interval
+    spans = [end for segment in bars.errorbar.lines[2][0].get_segments() for end in (segment[0][0], segment[1][0])]
+    assert spans == pytest.approx([0.3, 0.6, 0.1, 0.45])
+    assert ax.get_xlabel() == "win rate (95 % Wilson interval)"
+    ax = R.plot_profile_advantage(pd.DataFrame({"profile": ["Montagne", "Sprint"], "picker_advantage_s": [12.0, -3.0]}))
+    assert [bar.get_height() for bar in ax.containers[-1]] == [12.0, -3.0]
+    assert list(ax.lines[0].get_ydata()) == [0, 0]  # the line of no advantage
+
+
 def test_a_stages_file_of_another_run_is_refused_naming_what_differs(run, tmp_path):
     from typer.testing import CliRunner
 
