@@ -354,5 +354,5 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
     caption = ("Win rate per seat on each board (one policy plays every seat, so the seats differ only by their "
                "corners and colours)" if by == "seat" else "Win rate per policy on each board (wins per seat-game)")
     section.figure(fig, caption, "sweep_win_rates")
-    report.section("Caveat").text(SWEEP_CAVEAT.format(boards=f"{len(runs)} board" + "s" * (len(runs) != 1)))
+    report.section("Caveat").text(SWEEP_CAVEAT.format(boards=counted(len(runs), "board")))
     return report
