@@ -84,7 +84,8 @@ def test_cli_simulate_and_report(tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     for needed in ("RECONSTRUCTION", "default.toml", "root seed", "Win rate per seat", "turn cap",
                    "Bots are not people", "robber", "| lead changes per game | 40 |",
-                   "these policies only: greedy, random"):
+                   "these policies only: greedy, random",
+                   "Storms give a point per animal to its owner; the robber bonus is the extra point"):
         assert needed in md
     order = ["Run", "Outcomes", "Skill matrix", "Length", "Tension", "Progress", "Points by source",
              "Robber and knocking", "Card balance", "Variant comparison", "Anomalies", "Caveat"]
@@ -287,6 +288,11 @@ def test_sweep_resumes_refuses_another_study_and_reports_only_its_boards(tmp_pat
     stamps = [p.stat().st_mtime_ns for p in runs]
     md = (tmp_path / "report.md").read_text()
     assert "board file named above" not in md and "holds for the 2 boards listed under Run only" in md
+    # the boards under Run, one row each with its file, and their key numbers
+    boards = md.split("**Boards**")[1].split("\n\n")[1].splitlines()
+    assert boards[0].startswith("| board | road | middle |") and len(boards) == 4
+    assert [row.split(" | ")[0] for row in boards[2:]] == ["| ring-r24-m16-l3-h1", "| ring-r16-m16-l3-h1"]
+    assert "## Key numbers per board" in md
     # the same sweep again: its finished boards are kept, not played again
     result = runner.invoke(main_app, [*base, "--roads", "16"])
     assert result.exit_code == 0, result.output
