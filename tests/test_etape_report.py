@@ -772,6 +772,14 @@ def test_the_win_rate_and_picker_figures_draw_the_numbers_of_their_tables():
     assert list(ax.lines[0].get_ydata()) == [0, 0]  # the line of no advantage
 
 
+def test_the_caveat_says_what_each_policy_family_is_once():
+    from etappe.reports.etape import caveat_text
+
+    text = caveat_text({"policies": ["heuristic", "blocker:block=5", "random", "heuristic"]})
+    assert ("these policies only: heuristic, blocker:block=5, random (heuristics: fixed scoring rules; "
+            "random: uniform legal play, jokers at random);") in text
+
+
 def test_a_stages_file_of_another_run_is_refused_naming_what_differs(run, tmp_path):
     from typer.testing import CliRunner
 
