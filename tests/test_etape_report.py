@@ -756,7 +756,7 @@ def test_figures_label_what_they_count_and_name_policies_legibly(run, monkeypatc
                                                             "heuristic:value=2, own=3,\nblock=0.5, crev_cards=1"]
 
 
-def test_the_win_rate_and_picker_figures_draw_the_numbers_of_their_tables():
+def test_the_win_rate_picker_and_left_card_figures_draw_the_numbers_of_their_tables():
     from etappe.reports import etape as R
 
     frame = pd.DataFrame({"seat": [0, 1], "win_rate": [0.5, 0.2], "ci_low": [0.3, 0.1], "ci_high": [0.6, 0.45]})
@@ -770,6 +770,12 @@ def test_the_win_rate_and_picker_figures_draw_the_numbers_of_their_tables():
     ax = R.plot_profile_advantage(pd.DataFrame({"profile": ["Montagne", "Sprint"], "picker_advantage_s": [12.0, -3.0]}))
     assert [bar.get_height() for bar in ax.containers[-1]] == [12.0, -3.0]
     assert list(ax.lines[0].get_ydata()) == [0, 0]  # the line of no advantage
+    values = pd.DataFrame({"value": [1, 2], "left_share": [0.25, 0.5], "left_low": [0.2, 0.4], "left_high": [0.3, 0.7]})
+    ax = R.plot_left_share(values)
+    bars = ax.containers[-1]
+    assert [bar.get_height() for bar in bars] == [0.25, 0.5]
+    spans = [end for segment in bars.errorbar.lines[2][0].get_segments() for end in (segment[0][1], segment[1][1])]
+    assert spans == pytest.approx([0.2, 0.3, 0.4, 0.7])
 
 
 def test_the_caveat_says_what_each_policy_family_is_once():
