@@ -786,6 +786,22 @@ def test_the_caveat_says_what_each_policy_family_is_once():
             "random: uniform legal play, jokers at random);") in text
 
 
+def test_the_report_says_what_its_rule_options_change(run):
+    races, stages = E.simulate(4, 8, ["heuristic", "random"], 3, {"rotate_seats": False, "column_step": "free",
+                                                                 "withhold_seat": 1, "withhold_jokers": "crevaison"})
+    md = build_report(races, stages).to_markdown()
+    assert ("seats keep their policies (rotate_seats=false), so the seats' win rates mix seat and policy: "
+            "this tests both") in md
+    assert "under column_step=free a column that jumps past values strands them" in md
+    assert "crevaison is withheld from seat 1 (rule options withhold_seat, withhold_jokers)" in md
+    assert "**Stage time with the joker used minus without" in md
+    # 4 players, seats rotating, one step at a time, every joker for every seat: none of those notes
+    _, races, stages = run
+    md = build_report(races, stages).to_markdown()
+    for note in ("rotate_seats=false", "column_step=free a column", "With 3 players", "is withheld from seat"):
+        assert note not in md
+
+
 def test_a_stages_file_of_another_run_is_refused_naming_what_differs(run, tmp_path):
     from typer.testing import CliRunner
 
