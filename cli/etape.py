@@ -230,7 +230,7 @@ def iter_run(out: Path, fields=None, batch_rows: int = 25_000):
             more = next(races_batches, None)
             if more is None:  # the same metadata, yet fewer races: a file changed by hand
                 raise ValueError(f"{out} ends before race {last} of its stages file {stages_path(out)}; "
-                                 f"play the run again")
+                                 "play the run again")
             parts.append(more)
         races = pd.concat(parts, ignore_index=True)
         cut = int(np.searchsorted(races["race"].to_numpy(), last, side="right"))
