@@ -355,6 +355,12 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
     console.print(f"{counted(games, 'game')}, {games - decided} {undecided}; {extra}", highlight=False)
 
 
+def play_time_text(seconds: float, count: int, unit: str) -> str:
+    """The summaries' playing time and speed: "0.52 s of play (1,923 games/s"
+    (left open: each summary says after it what the time leaves out)."""
+    return f"{seconds:.2f} s of play ({count / max(seconds, 1e-9):,.0f} {unit}/s"
+
+
 def say_nothing_to_play(out) -> None:
     """What `simulate` says when its --out file already holds the run (it then
     prints the run's summary from the file)."""

@@ -20,7 +20,7 @@ from etappe.analysis.runio import (ChunkedRun, differences, finished, iter_parqu
                                    read_metadata, read_parquet)
 from etappe.analysis.stats import counted
 
-from .common import (check_share, chunk_count, console, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
+from .common import (check_share, chunk_count, console, play_time_text, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
@@ -310,9 +310,8 @@ def print_summary(summary: Summary) -> None:
     wall = meta["wall_seconds"]
     console.print(f"{counted(summary.races, 'race')}, {summary.shared} with a shared first place; "
                   f"of the {counted(summary.races * meta['stages_per_race'], 'stage')} {summary.blocked} blocked, "
-                  f"{summary.capped} cut off by the turn cap; {wall:.2f} s of play "
-                  f"({summary.races / max(wall, 1e-9):,.0f} races/s; compiling or loading the kernel not "
-                  f"counted)", highlight=False)
+                  f"{summary.capped} cut off by the turn cap; {play_time_text(wall, summary.races, 'races')}; "
+                  "compiling or loading the kernel not counted)", highlight=False)
 
 
 def policies_command() -> None:

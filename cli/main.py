@@ -14,7 +14,7 @@ from . import race_cmds
 from .bremen import app as bremen_app
 from .common import (MAX_SEED, RACE_CHUNK, RACE_LOOKAHEAD_CHUNK, SeedOpt, ShareOpt, around_the_table, console,
                      default_chunk, fail, parse_options, parse_share,
-                     check_policy_list, print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
+                     check_policy_list, play_time_text, print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
                      writable_folder)
 from .common import INTERRUPTED_ELSEWHERE, interruption_told, kept_in, say_interrupted
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
@@ -123,8 +123,8 @@ def simulate(
             fail(str(exc))
         wall = frame.attrs["wall_s"]
         print_seat_summary(frame["winner_seat"], players, len(frame), "without a winner (turn cap)",
-                           f"{frame['turns'].mean():.1f} turns per game; {wall:.2f} s of play "
-                           f"({len(frame) / max(wall, 1e-9):,.0f} games/s; compiling or loading the kernel not counted)")
+                           f"{frame['turns'].mean():.1f} turns per game; {play_time_text(wall, len(frame), 'games')}; "
+                           "compiling or loading the kernel not counted)")
         return
     policy = policy or "greedy"
     race_cmds.simulate_race(deck, players, games, policy, seed, out, option, seating,

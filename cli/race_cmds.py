@@ -23,7 +23,7 @@ from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
 
-from .common import (check_share, chunk_count, console, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
+from .common import (check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
                      resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, share_games,
                      split_policies)
 
@@ -264,12 +264,11 @@ class _RunningSummary:
                 by_policy.add_row(spec.name, str(self.policy_side_games[k]), str(self.policy_wins[k]),
                                   *_rate_cells(rates["rate"][k], rates["ci_low"][k], rates["ci_high"][k]))
             console.print(by_policy)
-        rate = self.games / max(meta["wall_seconds"], 1e-9)
         console.print(f"{counted(self.games, 'game')}, {counted(self.hands, 'hand')}, {self.turns / self.games:.1f} turns per game, "
                       f"no winner {self.no_winner}, turn cap hit {self.capped}"
                       + (f", hand cap ({meta.get('hand_cap')} hands) hit {self.hand_capped}" if self.run.multi_hand else "")
                       + "; "
-                      f"{meta['wall_seconds']:.2f} s of play ({rate:,.0f} games/s)"
+                      f"{play_time_text(meta['wall_seconds'], self.games, 'games')})"
                       + ("" if startup is None else f", after {startup:.2f} s to compile or load the kernels"))
 
 
