@@ -10,6 +10,7 @@ This module computes no statistics of its own.
 from __future__ import annotations
 
 import json
+import shlex
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from matplotlib.figure import Figure
 
 from ..analysis.stats import counted
 from ..analysis.tournament import TournamentResult, bradley_terry, head_to_head, pair_table, score_matrix
+from ..kernels.options import option_text
 from .document import Report
 from .race_report import design_name
 
@@ -71,14 +73,21 @@ def rating_chart(ratings: pd.DataFrame, ax: Axes | None = None, title: str = "El
 
 
 def reproduce_tournament(meta: dict) -> str:
+    """The `etappe tournament` command that plays the tournament and rates it
+    again: the rule options given for it, the bootstrap and anchor the report
+    was rated with (meta's "bootstrap", "anchor"), quoted for a shell."""
     source = str(meta.get("design_file") or "")
     deck = meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source
-    pols = ",".join(meta.get("policies") or [])
-    parts = ["etappe tournament", str(deck), f"--policies '{pols}'", f"--players {meta.get('players')}",
-             f"--games {meta.get('games')}", f"--seed {meta.get('seed')}"]
+    parts = ["etappe tournament", shlex.quote(str(deck)),
+             "--policies " + shlex.quote(",".join(meta.get("policies") or [])),
+             f"--players {meta.get('players')}", f"--games {meta.get('games')}", f"--seed {meta.get('seed')}"]
     given = meta.get("options_given")
-    for k, v in sorted((given if given is not None else meta.get("options") or {}).items()):
-        parts.append(f"--option {k}={v}")
+    for key, value in sorted((given if given is not None else meta.get("options") or {}).items()):
+        parts.append("--option " + shlex.quote(option_text({key: value})))
+    if meta.get("bootstrap") is not None:
+        parts.append(f"--bootstrap {meta['bootstrap']}")
+    if meta.get("anchor"):
+        parts.append("--anchor " + shlex.quote(meta["anchor"]))
     return " ".join(parts)
 
 
@@ -171,7 +180,7 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
                             bootstrap: int = 200, anchor: str | None = None, on_section=None) -> Report:
     """The tournament's report; meta defaults to result.meta (extra keys
     override). `on_section(title)` is told each section as it is begun."""
-    meta = {**result.meta, **(meta or {})}
+    meta = {**result.meta, "bootstrap": bootstrap, "anchor": anchor, **(meta or {})}
     h2h = head_to_head(result)
     pairs = pair_table(result)
     ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=int(meta.get("seed", 0) or 0))

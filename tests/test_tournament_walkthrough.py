@@ -179,6 +179,29 @@ def test_score_when_a_starts_matches_a_rotated_simulation(tmp_path):
     assert pair["score_a_second"] == pytest.approx(points_a[~a_first].mean())
 
 
+def test_the_report_reproduce_line_plays_and_rates_the_tournament_again(tmp_path, monkeypatch):
+    # docs/tournaments.md: the report holds everything needed to reproduce it. Its command once
+    # left out --bootstrap and --anchor (other intervals, another zero) and did not quote a path
+    # with a space in it.
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my designs").mkdir()
+    design = (Path(__file__).parents[1] / "kernels" / "designs" / "stapop.toml").read_text()
+    (tmp_path / "my designs" / "s p.toml").write_text(design)
+    result = run("tournament", "my designs/s p.toml", "--policies", "random,greedy:attack=3", "--games", 40,
+                 "--seed", 4, "--bootstrap", 20, "--anchor", "random", "--option", "overshoot=disqualify",
+                 "--out", "a")
+    assert result.exit_code == 0, result.output
+    line = re.search(r"^\| reproduce \| (etappe tournament .*) \|$", Path("a/report.md").read_text(), re.M)
+    result = run(*shlex.split(line.group(1))[1:], "--out", "b")
+    assert result.exit_code == 0, result.output
+    for table in ("ratings.csv", "pairings.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(Path("b") / table), pd.read_csv(Path("a") / table))
+    ratings = pd.read_csv("b/ratings.csv").set_index("policy")
+    assert ratings.loc["random", "elo"] == 0  # the anchor came along
+
+
 # ------------------------------------------------------------------ sequential comparisons
 def test_sequential_policy_duel_stops_where_the_bounds_say_with_the_cli_error_rates():
     # greedy never loses to random in two-player Mille Bornes: every game is a +1.
