@@ -9,6 +9,7 @@ as a table, and the method. This module computes no statistics of its own.
 from __future__ import annotations
 
 import json
+import shlex
 
 import numpy as np
 import pandas as pd
@@ -70,11 +71,11 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
             ("wall time", f"{sweep.wall_seconds:.2f} s of play, every design's games"),
             ("games per second", f"{games_played / sweep.wall_seconds:,.0f}" if sweep.wall_seconds > 0 else "")]
     sec.table(pd.DataFrame(rows, columns=["item", "value"]).astype(str), "Everything needed to reproduce the sweep")
-    sec.text("Reproduce: etappe sweep " + " ".join([
+    sec.text("Reproduce: etappe sweep " + shlex.join([
         meta.get("design_file", "").removeprefix("builtin:"), "--set", f"{sweep.path}=" + ",".join(map(str, sweep.values)),
         "--players", str(meta["players"]), "--games", str(meta["games"]), "--seed", str(meta["seed"]),
         "--policy", ",".join(p["name"] for p in meta["policies"]), "--seating", meta["seating"],
-        *(f"-o {option_text({k: v})}" for k, v in sweep.options_given.items())]))
+        *(word for k, v in sweep.options_given.items() for word in ("-o", option_text({k: v})))]))
 
     sec = rep.section("At a glance")
     sec.text(f"Each value of {sweep.path} is played on the same {meta['games']} games (the same seeds) as the "

@@ -123,6 +123,28 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
     assert untimed(md) == untimed((tmp_path / "fresh" / "report.md").read_text())
 
 
+def test_the_reproduce_line_plays_the_sweep_again(tmp_path, monkeypatch):
+    # the report's command, run as written, gives the same report; it once left a design path with a
+    # space in it unquoted
+    import shlex
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my designs").mkdir()
+    (tmp_path / "my designs" / "s p.toml").write_text(
+        (Path(__file__).parents[1] / "kernels" / "designs" / "stapop.toml").read_text())
+    result = run("sweep", "my designs/s p.toml", "--set", "cards.go.count=12,16", "--games", 30, "--seed", 3,
+                 "--policy", "random,greedy:attack=3", "--option", "overshoot=disqualify", "--out", "a")
+    assert result.exit_code == 0, result.output
+    first = (tmp_path / "a" / "report.md").read_text()
+    command = re.search(r"^Reproduce: (etappe sweep .*)$", first, re.M).group(1)
+    result = run(*shlex.split(command)[1:], "--out", "b")
+    assert result.exit_code == 0, result.output
+
+    def untimed(text):
+        return [line for line in text.splitlines() if "| wall time |" not in line and "| games per second |" not in line]
+    assert untimed((tmp_path / "b" / "report.md").read_text()) == untimed(first)
+
 def test_sweep_refusals_name_the_problem(tmp_path):
     for args, message in (
             (("stapop", "--set", "cards.go.count"), "write the setting and its values"),
