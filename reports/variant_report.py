@@ -8,6 +8,8 @@ caveat. This module computes no statistics of its own.
 """
 from __future__ import annotations
 
+import shlex
+
 import numpy as np
 import pandas as pd
 
@@ -82,16 +84,16 @@ def reproduce_command(vc: VariantComparison) -> str:
     a, b = vc.meta_a, vc.meta_b
     given_a = _options_given(vc.game, a["options"])
     given_b = {k: v for k, v in b["options"].items() if a["options"].get(k) != v}
-    words = ["etappe compare", vc.game, "--players", str(a["players"]), "--games", str(vc.games), "--seed",
-             str(a["seed"]), "--policy", policy_list(vc.game, a["policies"]),
-             *(f"-o {option_text({k: v})}" for k, v in given_a.items()),
-             *(f"--option-b {option_text({k: v})}" for k, v in given_b.items())]
+    words = [vc.game, "--players", str(a["players"]), "--games", str(vc.games), "--seed", str(a["seed"]),
+             "--policy", policy_list(vc.game, a["policies"]),
+             *(word for k, v in given_a.items() for word in ("-o", option_text({k: v}))),
+             *(word for k, v in given_b.items() for word in ("--option-b", option_text({k: v})))]
     if vc.game == "bremen":
         if a.get("board_hash") != B.load_board(None).hash:
             words += ["--board", str(a.get("board_path"))]
         if b.get("board_hash") != a.get("board_hash"):
             words += ["--board-b", str(b.get("board_path"))]
-    return " ".join(words)
+    return "etappe compare " + shlex.join(words)
 
 
 def _boards(a: dict, b: dict) -> dict[str, bool]:

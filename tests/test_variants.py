@@ -175,6 +175,29 @@ def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_
     assert lines(tmp_path / "reversed" / "report.md") == lines(tmp_path / "files" / "report.md")
 
 
+@pytest.mark.parametrize("args", [
+    ("bremen", "--board", "my boards/ring 1.toml", "--option-b", "target=8", "--players", 3,
+     "--policy", "greedy:knock=3,random,greedy"),
+    ("bremen", "--board-b", "my boards/ring 1.toml", "-o", "harder=true", "--option-b", "target=8", "--players", 3),
+    ("etape", "-o", "crevaison_carry=false", "--option-b", "mode=endurance", "--players", 4,
+     "--policy", "blocker:block=5,random")])
+def test_the_reproduce_line_plays_the_comparison_again(tmp_path, monkeypatch, args):
+    # the report's command, run as written, gives the same report; it once left a board path with
+    # a space in it unquoted
+    import re
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my boards").mkdir()
+    (tmp_path / "my boards" / "ring 1.toml").write_text(
+        ring_board(road=16, middle=12, inner=8, road_links=3, middle_links=0, house_links=1, name="ring"))
+    result = run("compare", *args, "--games", 12, "--seed", 2, "--out", "a")
+    assert result.exit_code == 0, result.output
+    command = re.search(r"^Reproduce: (etappe compare .*)$", (tmp_path / "a" / "report.md").read_text(), re.M)
+    result = run(*shlex.split(command.group(1))[1:], "--out", "b")
+    assert result.exit_code == 0, result.output
+    assert lines(tmp_path / "b" / "report.md") == lines(tmp_path / "a" / "report.md")
+
 def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
     args = ("--players", 3, "--games", 40, "--seed", 1)
     result = run("compare", "etape", "--option-b", "mode=endurance", *args, "--out", tmp_path / "c")
