@@ -32,8 +32,8 @@ __all__ = [
     "simulate", "from_run_file", "load_board", "Board", "BoardError", "Game", "options_row", "parse_policy",
     "win_rates", "first_seat_advantage", "seat_uniformity", "points_by_source", "length_stats", "has_tension",
     "game_tension", "tension_table", "paired_metrics", "progress_table", "head_to_head", "capped_rate",
-    "conclusions", "sweep_summary", "RunSummary", "summarize", "summarize_run_file", "OPTIONS", "GREEDY_DEFAULTS",
-    "LOOKAHEAD_DEFAULTS", "PAIRED_METRICS",
+    "conclusions", "sweep_summary", "sweep_boards", "sweep_factor_values", "SWEEP_FACTORS", "RunSummary",
+    "summarize", "summarize_run_file", "OPTIONS", "GREEDY_DEFAULTS", "LOOKAHEAD_DEFAULTS", "PAIRED_METRICS",
 ]
 
 SIZES = {"rooster": 1, "cat": 2, "dog": 3, "donkey": 4}
@@ -783,6 +783,32 @@ def yes_no(low: float, high: float, threshold: float) -> str:
     if np.isnan(low) or np.isnan(high) or np.isnan(threshold):
         return "n/a"
     return "yes" if low > threshold else "no" if high < threshold else "undecided"
+
+
+# `etappe bremen sweep`: each factor of the ring boards (a ring_board parameter) -> the option that lists its values
+SWEEP_FACTORS = {"road": "--roads", "middle": "--middles", "road_links": "--road-links", "house_links": "--house-links"}
+SWEEP_BASE = dict(road=24, middle=16, inner=8, road_links=3, middle_links=0, house_links=1)  # the reconstruction
+
+
+def sweep_boards(values: dict[str, list[int]]) -> list[dict]:
+    """The ring_board parameters of a board sweep's boards: the default
+    reconstruction, then one factor at a time, each of its listed values
+    (a board already in the list is not played twice)."""
+    boards = [dict(SWEEP_BASE)]
+    for key in SWEEP_FACTORS:
+        for value in values.get(key, []):
+            variant = {**SWEEP_BASE, key: value}
+            if variant not in boards:
+                boards.append(variant)
+    return boards
+
+
+def sweep_factor_values(boards: list[dict]) -> dict[str, list[int]] | None:
+    """The factor values whose sweep plays exactly these boards, in this
+    order (sweep_boards' inverse); None when no sweep plays them."""
+    values = {key: [board[key] for board in boards if board.get(key, SWEEP_BASE[key]) != SWEEP_BASE[key]]
+              for key in SWEEP_FACTORS}
+    return values if sweep_boards(values) == boards else None
 
 
 def sweep_summary(runs: list[RunSummary | pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:

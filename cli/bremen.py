@@ -209,19 +209,6 @@ GamesOpt = Annotated[int, typer.Option("--games", "-n", min=1, help="games to pl
 OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="rule option name=value (repeat)")]
 
 
-def _sweep_boards(roads, middles, road_links, house_links) -> list[dict]:
-    """The default plus one factor at a time: every listed value of each factor."""
-    base = dict(road=24, middle=16, inner=8, road_links=3, middle_links=0, house_links=1)
-    boards = [dict(base)]
-    for key, values in (("road", roads), ("middle", middles), ("road_links", road_links),
-                        ("house_links", house_links)):
-        for v in values:
-            variant = {**base, key: v}
-            if variant not in boards:
-                boards.append(variant)
-    return boards
-
-
 def _ints(option: str, text: str) -> list[int]:
     try:
         return [int(v) for v in text.split(",") if v.strip()]
@@ -261,7 +248,8 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
     for flag, lengths in rings.items():
         if any(n > RING_MAX for n in lengths):
             fail(f"{flag} {', '.join(map(str, lengths))}: a ring has at most {RING_MAX} fields")
-    specs = _sweep_boards(rings["--roads"], rings["--middles"], _ints("--road-links", road_links), links)
+    specs = A.sweep_boards({"road": rings["--roads"], "middle": rings["--middles"],
+                            "road_links": _ints("--road-links", road_links), "house_links": links})
     policies = around_the_table(split_policies(policy or "greedy"), players)
     try:
         identity = run_identity(players, games, policies, seed, "", A.options_row(options, players)[1])

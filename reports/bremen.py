@@ -24,7 +24,7 @@ from etappe.kernels.bremen_board import load_board
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
 from etappe.reports.document import Report
-from etappe.reports.sections import simulate_command_line, skill_section, tension_figures
+from etappe.reports.sections import command_line, skill_section, tension_figures
 
 __all__ = ["build_report", "build_sweep_report"]
 
@@ -189,7 +189,7 @@ def _reproduce(df: A.RunSummary) -> str:
     if df.index_min != 0:
         return f"analysis.bremen.simulate(..., first_game={df.index_min}) with the items above"
     board = () if a["board_hash"] == load_board(None).hash else (f"--board {shlex.quote(str(a['board_path']))}",)
-    return simulate_command_line("bremen", a["players"], df.games, list(a["policies"]), a["options"], a["seed"], board)
+    return command_line(["simulate", "bremen"], a["players"], df.games, list(a["policies"]), a["options"], a["seed"], board)
 
 
 def _header(report: Report, df: A.RunSummary) -> None:
@@ -327,6 +327,15 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
                  "(kernels.bremen_board.ring_board), varied one factor at a time around the default "
                  "reconstruction; the files of the boards below are in boards/ beside this report (boards "
                  "of earlier sweeps into the same folder may be there too: they are not part of this report).")
+    wall = sum(run.attrs.get("wall_s", float("nan")) for run in runs)
+    games = sum(run.games for run in runs)
+    section.text(f"Wall time {wall:.1f} s of play over every board ({games / wall:,.0f} games/s)." if wall > 0 else
+                 "Wall time not recorded.")
+    values = A.sweep_factor_values([spec for spec, _ in results])
+    if values is not None:
+        factors = tuple(f"{A.SWEEP_FACTORS[key]} {shlex.quote(','.join(map(str, v)))}" for key, v in values.items())
+        section.text("Reproduce: " + command_line(["bremen", "sweep"], first["players"], runs[0].games,
+                                                  list(first["policies"]), first["options"], first["seed"], factors))
     boards = pd.DataFrame([{"board": run.attrs["board"], **spec, "file": run.attrs["board_path"],
                             "sha256": run.attrs["board_hash"]} for spec, run in results])
     section.table(boards, "Boards")

@@ -19,7 +19,7 @@ from etappe.analysis import etape as E
 from etappe.analysis.stats import IntHistogram, small_expected_note, wilson_interval
 from etappe.reports import plots
 from etappe.reports.document import Report, Section, percent
-from etappe.reports.sections import simulate_command_line, skill_section, tension_figures
+from etappe.reports.sections import command_line, skill_section, tension_figures
 
 __all__ = ["build_report"]
 
@@ -229,7 +229,7 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         ("package version", meta.get("version")),
         ("wall time", f"{wall:.2f} s" if wall else "n/a"), ("speed", rate),
         ("rule options", json.dumps(meta.get("options", {}), sort_keys=True)),
-        ("reproduce", simulate_command_line("etape", n, s.races, list(meta.get("policies", [])),
+        ("reproduce", command_line(["simulate", "etape"], n, s.races, list(meta.get("policies", [])),
                                             meta.get("options", {}), meta.get("seed"))
          if meta.get("first_race", 0) == 0 else
          f"analysis.etape.simulate(..., first_race={meta['first_race']}) with the items above"),

@@ -22,7 +22,7 @@ from ..analysis.stats import chi_square_caution, counted, rate, small_expected_n
 from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section, percent
-from .sections import simulate_command_line, skill_section, tension_figures
+from .sections import command_line, skill_section, tension_figures
 
 __all__ = ["build_report", "build_comparison_report", "reproduce_command"]
 
@@ -85,7 +85,7 @@ def reproduce_command(meta: dict) -> str:
     source = str(meta.get("design_file") or "")
     deck = meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source
     seating = meta.get("seating", "fixed")
-    return simulate_command_line(deck, meta.get("players"), meta.get("games"),
+    return command_line(["simulate", str(deck)], meta.get("players"), meta.get("games"),
                                  [rs.policy_label(p) for p in meta.get("policies") or []], meta.get("options") or {},
                                  meta.get("seed"), () if seating == "fixed" else (f"--seating {seating}",))
 

@@ -8,15 +8,16 @@ import pandas as pd
 from . import plots
 
 
-def simulate_command_line(deck: str, players: int | None, games: int | None, policies: list[str], options: dict,
-                          seed: int | None, extra: tuple[str, ...] = ()) -> str:
-    """The `etappe simulate` command line that plays a run again, record for
-    record: the policies by seat as the shortest list that repeats around the
-    table to them (one for all seats: given once); every rule option as the
-    run recorded it (a later change of a default does not change the run);
-    `extra` options before the seed; quoted for a shell. What the run's
-    metadata lacks (None) is left out."""
-    parts = ["etappe simulate", shlex.quote(str(deck))]
+def command_line(command: list[str], players: int | None, games: int | None, policies: list[str], options: dict,
+                 seed: int | None, extra: tuple[str, ...] = ()) -> str:
+    """The etappe command line (`command`: its words after `etappe`, e.g.
+    ["simulate", deck]) that plays a run again, record for record: the
+    policies by seat as the shortest list that repeats around the table to
+    them (one for all seats: given once); every rule option as the run
+    recorded it (a later change of a default does not change the run);
+    `extra` options (quoted already) before the seed; quoted for a shell.
+    What the run's metadata lacks (None) is left out."""
+    parts = ["etappe", shlex.join(command)]
     if players is not None:
         parts.append(f"--players {players}")
     if games is not None:

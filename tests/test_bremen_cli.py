@@ -181,6 +181,42 @@ def test_sweep_runs_every_board_and_reports_what_holds(tmp_path):
     assert "ring-r16-m16-l3-h1" in md
 
 
+def test_the_sweep_reports_its_speed_and_a_command_that_plays_it_again(tmp_path, monkeypatch):
+    # reports.md's header: wall time and games per second, and all that is needed to reproduce the
+    # sweep; the command, run as written, plays the same boards and gives the same report
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    args = ["bremen", "sweep", "--games", "12", "--players", "3", "--roads", "16,24", "--middles", "",
+            "--road-links", "2", "--house-links", "", "-o", "target=8", "--policy", "greedy:knock=3,random,greedy",
+            "--seed", "5"]
+    assert CliRunner().invoke(main_app, [*args, "--out", "a"]).exit_code == 0
+    md = (tmp_path / "a" / "report.md").read_text()
+    wall, speed = re.search(r"Wall time ([0-9.]+) s of play over every board \(([0-9,]+) games/s\)", md).groups()
+    # three boards (the reconstruction, road 16, road link 2: road 24 is the reconstruction's) of 12 games
+    assert 36 / (float(wall) + 0.05) - 1 <= float(speed.replace(",", "")) <= 36 / max(float(wall) - 0.05, 1e-9) + 1
+    command = re.search(r"^Reproduce: (etappe bremen sweep .*)$", md, re.M).group(1)
+    assert "--roads 16 --middles '' --road-links 2 --house-links ''" in command
+    result = CliRunner().invoke(main_app, [*shlex.split(command)[1:], "--out", "b"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "b" / "boards").iterdir()) == [
+        "ring-r16-m16-l3-h1.toml", "ring-r24-m16-l2-h1.toml", "ring-r24-m16-l3-h1.toml"]
+
+    def untimed(folder):
+        return [line.replace(f"{folder}/boards/", "boards/") for line in (tmp_path / folder / "report.md").read_text()
+                .splitlines() if not line.startswith("Wall time")]
+    assert untimed("b") == untimed("a")
+
+
+def test_boards_no_sweep_plays_have_no_command():
+    from etappe.analysis.bremen import sweep_factor_values
+
+    base = dict(road=24, middle=16, inner=8, road_links=3, middle_links=0, house_links=1)
+    assert sweep_factor_values([base, {**base, "road": 16}]) == {"road": [16], "middle": [], "road_links": [],
+                                                                 "house_links": []}
+    assert sweep_factor_values([{**base, "road": 16}, {**base, "road": 20}]) is None  # no reconstruction
+    assert sweep_factor_values([base, {**base, "road": 16, "middle": 12}]) is None  # two factors at once
+
 def _rows(path):
     return len(pd.read_parquet(path))
 
