@@ -217,6 +217,7 @@ def test_boards_no_sweep_plays_have_no_command():
     assert sweep_factor_values([{**base, "road": 16}, {**base, "road": 20}]) is None  # no reconstruction
     assert sweep_factor_values([base, {**base, "road": 16, "middle": 12}]) is None  # two factors at once
 
+
 def _rows(path):
     return len(pd.read_parquet(path))
 

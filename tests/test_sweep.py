@@ -145,6 +145,7 @@ def test_the_reproduce_line_plays_the_sweep_again(tmp_path, monkeypatch):
         return [line for line in text.splitlines() if "| wall time |" not in line and "| games per second |" not in line]
     assert untimed((tmp_path / "b" / "report.md").read_text()) == untimed(first)
 
+
 def test_sweep_refusals_name_the_problem(tmp_path):
     for args, message in (
             (("stapop", "--set", "cards.go.count"), "write the setting and its values"),

@@ -194,9 +194,12 @@ def test_the_reproduce_line_plays_the_comparison_again(tmp_path, monkeypatch, ar
     result = run("compare", *args, "--games", 12, "--seed", 2, "--out", "a")
     assert result.exit_code == 0, result.output
     command = re.search(r"^Reproduce: (etappe compare .*)$", (tmp_path / "a" / "report.md").read_text(), re.M)
+    if "--policy" in args:  # by seat, as given: the parameters at their defaults go without saying
+        assert f"--policy {args[args.index('--policy') + 1]}" in command.group(1)
     result = run(*shlex.split(command.group(1))[1:], "--out", "b")
     assert result.exit_code == 0, result.output
     assert lines(tmp_path / "b" / "report.md") == lines(tmp_path / "a" / "report.md")
+
 
 def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
     args = ("--players", 3, "--games", 40, "--seed", 1)
