@@ -223,6 +223,12 @@ def test_a_comparison_of_one_race_says_it_has_no_interval(tmp_path):
     assert result.exit_code == 0, result.stderr
     md = (tmp_path / "c" / "report.md").read_text()
     assert "nan" not in md and "(one pair: no interval)" in md
+    # Bremen's first player's distance from the fair share needs two games to have a value at all
+    result = run("compare", "bremen", "--option-b", "harder=true", "--games", 1, "--out", tmp_path / "b")
+    assert result.exit_code == 0, result.stderr
+    md = (tmp_path / "b" / "report.md").read_text()
+    assert "nan" not in md
+    assert "| first player's distance from the fair share | rate |  |  | not measured: too few pairs |" in md
 
 
 @pytest.mark.parametrize("args, message", [
