@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shlex
 
+import numpy as np
 import pandas as pd
 
 from . import plots
@@ -33,6 +34,16 @@ def command_line(command: list[str], players: int | None, games: int | None, pol
     if seed is not None:
         parts.append(f"--seed {seed}")
     return " ".join(parts)
+
+
+def difference_text(diff: float, low: float, high: float) -> str:
+    """A paired difference with its 95 % interval; one pair has none (and a
+    distance from the fair share needs two)."""
+    if not np.isfinite(diff):
+        return "not measured: too few pairs"
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return f"{diff:+.4g} (one pair: no interval)"
+    return f"{diff:+.4g} [{low:.4g}, {high:.4g}]"
 
 
 def tension_figures(section, lead_changes: pd.DataFrame, deficit: pd.DataFrame, lead_label: str,

@@ -17,10 +17,11 @@ from matplotlib.figure import Figure
 
 from ..analysis.compare import FAIR_GAPS, PAIRED_METRICS, lacks
 from ..analysis.sweep import Sweep, shown_metrics, sweep_table
-from ..analysis.stats import p_text
+from ..analysis.stats import counted, p_text
 from ..kernels.options import option_text
 from .document import Report
 from .race_report import design_name
+from .sections import difference_text
 
 __all__ = ["build_sweep_report"]
 
@@ -78,7 +79,7 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
         *(word for k, v in sweep.options_given.items() for word in ("-o", option_text({k: v})))]))
 
     sec = rep.section("At a glance")
-    sec.text(f"Each value of {sweep.path} is played on the same {meta['games']} games (the same seeds) as the "
+    sec.text(f"Each value of {sweep.path} is played on the same {counted(meta['games'], 'game')} (the same seeds) as the "
              f"design as written ({sweep.path} = {as_written}), and compared with it game by game. A change is "
              "named only where Holm's correction over every value and metric of the sweep still finds it.")
     for key in [k for k in HEADLINE_METRICS if k in keys]:
@@ -94,22 +95,35 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
         if rows.empty:
             sec.text(f"{METRIC_LABELS.get(key, key)}: " + "; ".join(missing) + ".")
             continue
+        finite = rows[np.isfinite(rows["diff"])]  # a distance from the fair share needs two games
+        if finite.empty:
+            sec.text(f"{rows['metric'].iloc[0]}: not measured from {counted(int(rows['n'].max()), 'game')}: "
+                     "play more games.")
+            continue
         # the design as written is quoted on the most games that pair; a value paired on fewer (a game
         # without a winner or a hazard on either side drops out) names its own, so that the
         # difference shown is that of the two numbers beside it
-        widest = rows.loc[rows["n"].idxmax()]
+        widest = finite.loc[finite["n"].idxmax()]
         parts = []
         for _, r in rows.iterrows():
-            if r["n"] == 0 or (r["diff"] == 0 and r["ci_low"] == r["ci_high"]):
-                parts.append(f"{r['value']}: {_g(r['variant'])} (equal in every game)")
+            if not np.isfinite(r["diff"]):
+                parts.append(f"{r['value']}: not measured from {counted(int(r['n']), 'game')}")
                 continue
-            verdict = "" if r["reject"] else ", no clear change"
-            own = (f" against {_g(r['as_written'])} as written on the same {r['n']} games"
+            own = (f" against {_g(r['as_written'])} as written on the same {counted(int(r['n']), 'game')}"
                    if r["n"] != widest["n"] else "")
-            parts.append(f"{r['value']}: {_g(r['variant'])}{own} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
-                         f"{_g(r['ci_high'])}], Holm {p_text(r['p_holm'])}{verdict})")
+            if r["diff"] == 0 and pd.isna(r["p_value"]):  # nothing to test
+                room = (f"; 95 % interval of the difference [{_g(r['ci_low'])}, {_g(r['ci_high'])}]"
+                        if r["ci_low"] < r["ci_high"] else "")
+                parts.append(f"{r['value']}: {_g(r['variant'])}{own} (equal in every game{room})")
+            elif r["n"] == 1:
+                parts.append(f"{r['value']}: {_g(r['variant'])}{own} ({r['diff']:+.3g}; one game only, so no "
+                             "interval and no test)")
+            else:
+                verdict = "" if r["reject"] else ", no clear change"
+                parts.append(f"{r['value']}: {_g(r['variant'])}{own} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
+                             f"{_g(r['ci_high'])}], Holm {p_text(r['p_holm'])}{verdict})")
         sec.text(f"{rows['metric'].iloc[0]}: as written {_g(widest['as_written'])}"
-                 + (f" ({widest['n']} games)" if widest["n"] != meta["games"] else "") + "; "
+                 + (f" ({counted(int(widest['n']), 'game')})" if widest["n"] != meta["games"] else "") + "; "
                  + "; ".join(parts + missing) + ".")
     shown = [k for k in HEADLINE_METRICS if k in keys and (table["key"] == k).any()]
     sec.figure(effect_chart(table, shown, sweep.path), "Paired differences from the design as written",
@@ -117,7 +131,7 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
 
     sec = rep.section("Every metric")
     out = table.copy()
-    out["diff [95 % interval]"] = [f"{d:+.4g} [{lo:.4g}, {hi:.4g}]"
+    out["diff [95 % interval]"] = [difference_text(d, lo, hi)
                                    for d, lo, hi in zip(out["diff"], out["ci_low"], out["ci_high"])]
     sec.table(out[["metric", "value", "variant", "as_written", "diff [95 % interval]", "p_value", "p_holm",
                    "reject", "n"]], "Each value against the design as written, paired game by game")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shlex
 
-import numpy as np
 import pandas as pd
 
 from ..analysis import bremen as B
@@ -22,6 +21,7 @@ from . import bremen as bremen_report
 from . import etape as etape_report
 from . import plots
 from .document import Report
+from .sections import difference_text
 
 __all__ = ["build_variant_report"]
 
@@ -41,15 +41,6 @@ HEADLINES = {
 
 def _g(x: float) -> str:
     return f"{x:.4g}"
-
-
-def _difference(diff: float, low: float, high: float) -> str:
-    """A - B with its interval; one pair has none (and a distance from the fair share needs two)."""
-    if not np.isfinite(diff):
-        return "not measured: too few pairs"
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return f"{diff:+.4g} (one pair: no interval)"
-    return f"{diff:+.4g} [{low:.4g}, {high:.4g}]"
 
 
 def variant_names(differs: pd.DataFrame) -> tuple[str, str]:
@@ -166,7 +157,7 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
 
     sec = rep.section("Every metric")
     shown = table.copy()
-    shown["A - B [95 % interval]"] = [_difference(d, lo, hi)
+    shown["A - B [95 % interval]"] = [difference_text(d, lo, hi)
                                       for d, lo, hi in zip(shown["diff"], shown["ci_low"], shown["ci_high"])]
     sec.table(shown[["metric", "unit", "mean_a", "mean_b", "A - B [95 % interval]", "p_value", "p_holm", "reject",
                      "n"]], f"Paired differences, {unit} by {unit} (A - B)")

@@ -2,6 +2,7 @@
 values, each variant checked as a file of its own and played on the same
 seeds as the design as written."""
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import matplotlib
@@ -127,7 +128,6 @@ def test_the_reproduce_line_plays_the_sweep_again(tmp_path, monkeypatch):
     # the report's command, run as written, gives the same report; it once left a design path with a
     # space in it unquoted
     import shlex
-    from pathlib import Path
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my designs").mkdir()
@@ -165,6 +165,48 @@ def test_the_effect_chart_draws_each_metrics_differences_with_their_intervals():
         assert [t.get_text() for t in ax.get_xticklabels()] == [str(v) for v in rows["value"]]
         assert ax.get_xlabel() == "cards.stop.count" and ax.get_title() == title
     assert fig.get_suptitle() == "Difference from the design as written (95 % intervals)"
+
+
+def test_a_sweep_of_one_game_says_what_one_game_cannot_measure(tmp_path):
+    # one paired game has no spread (no interval, no test) and no distance from the fair share (that
+    # needs two): the report printed "+2 [nan, nan], Holm p = nan" and "as written nan"
+    result = run("sweep", "millebornes", "--set", "cards.stop.count=3,5", "--games", 1, "--out", tmp_path / "s")
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "s" / "report.md").read_text()
+    assert "nan" not in md and "the same 1 game (the same seeds)" in md
+    glance = {line.split(":")[0]: line for line in md.split("## At a glance")[1].split("## Every")[0].splitlines()}
+    # 5 is the file's own value: the same game, equal in everything (Method)
+    assert re.fullmatch(r"turns per game: as written \d+; 3: \d+ \(([+-]\d+; one game only, so no interval and no "
+                        r"test|equal in every game)\); 5: \d+ \(equal in every game\)\.", glance["turns per game"])
+    assert glance["hand's first player's distance from the fair share (trips)"].endswith(
+        "not measured from 1 game: play more games.")
+    every = md.split("## Every metric")[1]
+    assert re.search(r"^\| turns per game \| 5 \| (\d+) \| \1 \| \+0 \(one pair: no interval\) \|", every, re.M)
+    assert "| hand's first player's distance from the fair share (trips) | 5 |  |  | not measured: too few pairs |" in every
+
+
+def test_a_sweep_of_a_design_whose_games_all_stall_says_why_nothing_is_measured(tmp_path, monkeypatch):
+    # Mille Bornes' trip is 700 km and a distance card goes at most 200: five turns reach no end
+    monkeypatch.chdir(tmp_path)
+    design = (Path(__file__).parents[1] / "kernels" / "designs" / "millebornes.toml").read_text()
+    Path("capped.toml").write_text(design.replace("[options]\n", "[options]\nturn_cap = 5\n", 1))
+    result = run("sweep", "capped.toml", "--set", "cards.stop.count=3,8", "--games", 20, "--out", "s")
+    assert result.exit_code == 0, result.output
+    md = Path("s/report.md").read_text()
+    assert ("won by the side least hit by hazards: not measured: no game of the design as written had a winner "
+            "(20 hit the turn or hand cap).") in md
+    assert "turns per game: as written 5; 3: 5 (equal in every game); 8: 5 (equal in every game)." in md
+
+
+def test_a_value_equal_in_every_game_shows_no_test_but_keeps_its_interval(tmp_path):
+    # a rate equal in every paired game has nothing to test, but Tango's interval of the difference
+    # is not a point: the glance said "Holm p = nan"
+    result = run("sweep", "millebornes", "--set", "cards.stop.count=3,5", "--games", 50, "--out", tmp_path / "s")
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "s" / "report.md").read_text()
+    line = next(t for t in md.splitlines() if t.startswith("won by the side least hit by hazards:"))
+    assert re.search(r"; 5: [0-9.]+ \(equal in every game; 95 % interval of the difference \[-(0\.\d+), \1\]\)\.$",
+                     line), line
 
 
 def test_sweep_refusals_name_the_problem(tmp_path):
