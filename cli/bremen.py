@@ -80,7 +80,7 @@ def warn_capped(df: pd.DataFrame) -> None:
                           f"there are no win rates. {advice}",
                           markup=False, highlight=False)
     elif capped:
-        err_console.print(f"warning: {capped} of {len(df)} games hit the turn cap of {cap} turns: no winner; "
+        err_console.print(f"warning: {capped} of {counted(len(df), 'game')} hit the turn cap of {cap} turns: no winner; "
                           f"the win rates are among the other {len(df) - capped}.",
                           markup=False, highlight=False)
 

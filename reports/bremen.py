@@ -233,12 +233,12 @@ def _outcomes(report: Report, df: A.RunSummary) -> None:
     test = df.seat_uniformity()
     section.table(position, "Win rate by position in the turn order (0 = the drawn starting player)")
     section.text(f"Turn-order uniformity among decided games: chi-square {test['chi2']:.2f}, "
-                 f"p = {test['p_value']:.3g} over {test['games']} games{chi_square_caution(test['expected'])}.")
+                 f"p = {test['p_value']:.3g} over {counted(test['games'], 'game')}{chi_square_caution(test['expected'])}.")
     if len(set(df.attrs["policies"])) == 1:  # with one policy on every seat, seats differ only by corners and colours
         test = df.seat_uniformity(by="seat")
         # plural: with 2 players a seat plays two colours from opposite corners
         section.text(f"Seat uniformity (one policy on every seat, so only their corners and colours differ): "
-                     f"chi-square {test['chi2']:.2f}, p = {test['p_value']:.3g} over {test['games']} games"
+                     f"chi-square {test['chi2']:.2f}, p = {test['p_value']:.3g} over {counted(test['games'], 'game')}"
                      f"{chi_square_caution(test['expected'])}.")
     fig = Figure(figsize=(6, 3))
     _rate_bars(fig.add_subplot(), seats, "seat")
@@ -304,7 +304,7 @@ def _anomalies(report: Report, df: A.RunSummary) -> None:
     section = report.section("Anomalies")
     cap = df.capped_rate()
     section.text(
-        f"{cap['capped']} of {cap['n']} games hit the turn cap of {df.attrs['options']['max_turns']} turns "
+        f"{cap['capped']} of {counted(cap['n'], 'game')} hit the turn cap of {df.attrs['options']['max_turns']} turns "
         f"(rate {_g(cap['rate'])}, 95 % interval [{_g(cap['ci_low'])}, {_g(cap['ci_high'])}]); the win rates "
         "are among the decided games, and the other tables keep every game."
     )

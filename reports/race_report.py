@@ -149,7 +149,7 @@ def glance(summary: RaceSummary) -> list[str]:
         who = "The side that plays first in the game's first hand" if multi_hand else "The side that plays first"
         lines.append(
             f"{who} wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
-            f"{int(first['n'])} games with a winner (fair share {_pct(first['fair_share'])}); chi-square test of uniform wins over "
+            f"{counted(int(first['n']), 'game')} with a winner (fair share {_pct(first['fair_share'])}); chi-square test of uniform wins over "
             f"turn order: chi2 = {test['chi2']:.3g}, df = {int(test['df'])}, p = {test['p_value']:.3g}"
             f"{chi_square_caution(test['expected'])}.")
     trips = rs.trips_by_position(summary).iloc[0] if multi_hand else None
@@ -163,7 +163,7 @@ def glance(summary: RaceSummary) -> list[str]:
             f"chi2 = {t['chi2']:.3g}, df = {int(t['df'])}, p = {t['p_value']:.3g}{chi_square_caution(t['expected'])}.")
     turns = "turn" if length["median"] == 1 else "turns"
     lines.append(f"A game lasts {length['median']:g} {turns} (median; 95th percentile {length['p95']:g}).")
-    lines.append(f"{int(cap['count'])} of {summary.games} games ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
+    lines.append(f"{int(cap['count'])} of {counted(summary.games, 'game')} ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
                  "hit the cap.")
     lines += flagged_card_lines(rs.worth_playing(summary))
     return lines
@@ -445,13 +445,14 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.table(heads, f"Answers with their evidence (paired {'on the same seeds' if same_seed else 'game by game'}, "
                      "Holm-corrected)")
     sec.text(f"Paired on common random numbers: game i of both runs started from the same root seed "
-             f"{meta_a.get('seed')} and game index; {int(paired['n'].max()) if len(paired) else 0} games paired."
+             f"{meta_a.get('seed')} and game index; {counted(int(paired['n'].max()) if len(paired) else 0, 'game')} paired."
              if same_seed else
              f"Warning: the runs have different root seeds ({meta_a.get('seed')} vs {meta_b.get('seed')}), so game i "
              "of one and game i of the other are independent, not played from common random numbers: the paired "
              "differences and their intervals still hold, but are wider than on one seed.")
     if comparison.unpaired:
-        sec.text(f"{comparison.unpaired} games appear in one run only and are left out.")
+        sec.text(f"{counted(comparison.unpaired, 'game')} {'appears' if comparison.unpaired == 1 else 'appear'} in one run only "
+                     f"and {'is' if comparison.unpaired == 1 else 'are'} left out.")
 
     sec = rep.section("Paired differences")
     tested = int(paired["p_value"].notna().sum())  # Holm's m: a metric equal in every game has no p-value

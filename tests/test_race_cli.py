@@ -1158,6 +1158,21 @@ def test_a_one_game_run_is_counted_in_the_singular(tmp_path, game, counts):
     assert not re.search(rf"(?<![\d,.])1 {noun}s\b", said), said
 
 
+@pytest.mark.parametrize("args", [("compare", "stapop", "millebornes"), ("simulate", "bremen")])
+def test_one_game_reports_count_it_in_the_singular(tmp_path, args):
+    out = tmp_path / "run.parquet"
+    if args[0] == "compare":
+        assert run(*args, "--games", 1, "--out", tmp_path / "rep").exit_code == 0
+        md = (tmp_path / "rep" / "report.md").read_text()
+        assert "game index; 1 game paired." in md
+    else:
+        assert run(*args, "--games", 1, "--players", 2, "--out", out).exit_code == 0
+        assert run("report", out, "--out", tmp_path / "rep").exit_code == 0
+        md = (tmp_path / "rep" / "report.md").read_text()
+        assert re.search(r"over [01] games?\b", md)
+    assert not re.search(r"(?<![\d,.])1 games\b", md), re.findall(r".{60}1 games.{20}", md)
+
+
 @pytest.mark.parametrize("deck, args, policy", [
     ("my.toml", ["--players", 4, "--policy", "greedy:attack=3,random", "--option", "overshoot=disqualify",
                  "--seating", "rotate"], "--policy greedy:attack=3,random "),
