@@ -110,6 +110,9 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
         assert f"| {label} |" in every, label
     assert "| winner's largest deficit |" not in every and "final gap" not in every and "win rate of" not in every
     assert "Reproduce: etappe sweep millebornes --set cards.stop.count=3,8 --players 2 --games 60 --seed 2" in md
+    assert "![Paired differences from the design as written](sweep_effects.png)" in md
+    assert (out / "sweep_effects.png").stat().st_size > 0
+    assert "the differences are paired game by game (common random numbers)" in md.split("## Method")[1]
     assert not (out / ".sweep-checkpoint.pkl").exists()
     # the header's speed: 60 games of each of three designs in the wall time it gives
     wall = float(re.search(r"\| wall time \| ([0-9.]+) s of play", md).group(1))  # to 0.01 s
