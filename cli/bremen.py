@@ -76,11 +76,11 @@ def warn_capped(df: pd.DataFrame) -> None:
         advice = ("All-random Bremen play practically never ends (docs/bremen.md): seat greedy or lookahead "
                   "players, or raise -o max_turns." if all_random else
                   f"Nobody reached the target within {cap} turns: raise -o max_turns.")
-        err_console.print(f"warning: all {counted(capped, 'game')} hit the turn cap of {cap} turns: none has a winner, so "
+        err_console.print(f"warning: all {counted(capped, 'game')} hit the turn cap of {counted(cap, 'turn')}: none has a winner, so "
                           f"there are no win rates. {advice}",
                           markup=False, highlight=False)
     elif capped:
-        err_console.print(f"warning: {capped} of {counted(len(df), 'game')} hit the turn cap of {cap} turns: no winner; "
+        err_console.print(f"warning: {capped} of {counted(len(df), 'game')} hit the turn cap of {counted(cap, 'turn')}: no winner; "
                           f"the win rates are among the other {len(df) - capped}.",
                           markup=False, highlight=False)
 

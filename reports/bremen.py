@@ -219,8 +219,8 @@ def _header(report: Report, df: A.RunSummary) -> None:
 def _outcomes(report: Report, df: A.RunSummary) -> None:
     section = report.section("Outcomes")
     if not df.decided:  # say so, as the simulate summary does, rather than rates of nothing
-        section.text(f"No game was decided: all {df.games} games hit the turn cap of "
-                     f"{df.attrs['options']['max_turns']} turns, so there are no win rates and no test of "
+        section.text(f"No game was decided: all {counted(df.games, 'game')} hit the turn cap of "
+                     f"{counted(df.attrs['options']['max_turns'], 'turn')}, so there are no win rates and no test of "
                      "the turn order or the seats.")
         return
     seats = df.win_rates(by="seat")
@@ -304,7 +304,7 @@ def _anomalies(report: Report, df: A.RunSummary) -> None:
     section = report.section("Anomalies")
     cap = df.capped_rate()
     section.text(
-        f"{cap['capped']} of {counted(cap['n'], 'game')} hit the turn cap of {df.attrs['options']['max_turns']} turns "
+        f"{cap['capped']} of {counted(cap['n'], 'game')} hit the turn cap of {counted(df.attrs['options']['max_turns'], 'turn')} "
         f"(rate {_g(cap['rate'])}, 95 % interval [{_g(cap['ci_low'])}, {_g(cap['ci_high'])}]); the win rates "
         "are among the decided games, and the other tables keep every game."
     )

@@ -81,7 +81,7 @@ def test_the_all_capped_warning_blames_random_play_only_when_every_seat_is_rando
 
     C.warn_capped(frame(["greedy"] * 4))  # greedy games of 1 turn: the cap, not random play
     greedy = capsys.readouterr().err
-    assert "all 2 games hit the turn cap of 1 turns" in greedy and "All-random" not in greedy
+    assert "all 2 games hit the turn cap of 1 turn:" in greedy and "All-random" not in greedy
     assert "raise -o max_turns" in greedy
     C.warn_capped(frame(["random"] * 4))
     assert "All-random Bremen play practically never ends" in capsys.readouterr().err

@@ -710,7 +710,7 @@ def test_runs_where_nothing_happens(tmp_path, jokers_never_played):
                                     ("extra roll", "extra_rolls")) if df[col].sum() == 0]
     assert never and f"Rules that never fired in these games: {', '.join(never)}." in md
     lo, hi = wilson(20, 20)
-    assert f"20 of 20 games hit the turn cap of 1 turns (rate 1, 95 % interval [{lo:.4g}, {hi:.4g}])" in md
+    assert f"20 of 20 games hit the turn cap of 1 turn (rate 1, 95 % interval [{lo:.4g}, {hi:.4g}])" in md
     sources = next(f for _, f in md_tables(md) if "source" in f.columns)
     assert set(sources["share"]) == {""}  # no points at all: no share
     R, md, _ = jokers_never_played
