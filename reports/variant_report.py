@@ -109,10 +109,13 @@ def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str
     if row["n"] == 1:  # one pair has no spread: no interval, no test
         return (f"{question} One pair only, so no interval and no test: play more {unit}s "
                 f"({numbers}; A - B = {row['diff']:+.4g}).")
+    larger = name_a if row["diff"] > 0 else name_b
     if row["reject"]:
-        answer = f"**{name_a if row['diff'] > 0 else name_b}**"
+        answer = f"**{larger}**"
+    elif row["diff"] == 0:  # equal on average, though not in every pair: no side to lean to
+        answer = "No clear difference"
     else:
-        answer = f"No clear difference (leaning {name_a if row['diff'] > 0 else name_b})"
+        answer = f"No clear difference (leaning {larger})"
     return (f"{question} {answer}. {numbers}; A - B = {row['diff']:+.4g} [{_g(row['ci_low'])}, "
             f"{_g(row['ci_high'])}], Holm {p_text(row['p_holm'])}, n = {int(row['n'])}.")
 

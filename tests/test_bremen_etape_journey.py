@@ -104,6 +104,32 @@ def test_one_pair_with_equal_values_is_equal_not_leaning():
     assert "One pair only" in text and "nan" not in text and "A - B = -5" in text
 
 
+
+def _tested(mean_a, mean_b, low, high, p_holm, n=60, sd=1.0):
+    return pd.Series({"metric": "turns per game", "mean_a": mean_a, "mean_b": mean_b, "diff": mean_a - mean_b,
+                      "sd": sd, "ci_low": low, "ci_high": high, "p_holm": p_holm, "reject": p_holm < 0.05, "n": n})
+
+
+@pytest.mark.parametrize("row, answer", [
+    # Holm finds it: the variant with the larger mean is named, A's or B's
+    (_tested(50.0, 40.0, 6.0, 14.0, 0.001), "Q **a**. turns per game: A 50, B 40; A - B = +10 [6, 14], Holm p = 0.001, n = 60."),
+    (_tested(40.0, 50.0, -14.0, -6.0, 0.001), "Q **b**."),
+    (_tested(40.0, 41.0, -3.0, 1.0, 0.5), "Q No clear difference (leaning b). turns per game: A 40, B 41;"),
+    (_tested(42.0, 41.0, -1.0, 3.0, 0.5), "Q No clear difference (leaning a)."),
+    # equal on average but not in every pair: no side to lean to (it said "leaning b")
+    (_tested(0.1167, 0.1167, -0.178, 0.178, 1.0), "Q No clear difference. turns per game: A 0.1167, B 0.1167;"),
+    # equal in every pair: a count's interval is the point 0; a rate's (Tango's) is not
+    (_tested(1.0, 1.0, 0.0, 0.0, float("nan"), sd=0.0), "Q Equal in every one of the 60 pairs (turns per game: A 1, B 1)."),
+    (_tested(0.0, 0.0, -0.06, 0.06, float("nan"), sd=0.0),
+     "Q Equal in every one of the 60 pairs (turns per game: A 0, B 0; 95 % interval of A - B [-0.06, +0.06])."),
+    (_tested(1.0, 1.0, 0.0, 0.0, float("nan"), n=0), "Q Not measured: no game gives this metric in both variants."),
+    (_tested(float("nan"), float("nan"), float("nan"), float("nan"), float("nan"), n=1, sd=float("nan")),
+     "Q Not measured from one pair: play more games."),
+])
+def test_a_headline_names_the_larger_variant_only_as_far_as_the_test_allows(row, answer):
+    text = V._headline(row, "Q", "a", "b", "game")
+    assert text.startswith(answer), text
+
 # ------------------------------------------------------------ jokers out of the game
 def _stages(vita, players=3):
     """One race of one stage; vita[s]: seat s's Vitamine target (-1 none); no other joker played."""
