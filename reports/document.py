@@ -1,7 +1,8 @@
 """One report, two renderings: a self-contained HTML page and a Markdown twin.
 
-A report is an ordered list of sections; each holds paragraphs, tables
-(pandas DataFrames) and matplotlib figures. `write(out_dir)` renders
+A report is an ordered list of sections; each holds paragraphs (plain
+text, bold marked **so** as in Markdown), tables (pandas DataFrames) and
+matplotlib figures. `write(out_dir)` renders
 `report.html` (figures embedded as base64 PNG, no network resources),
 `report.md` (figures as PNG files beside it) and the PNG files themselves.
 Library code never touches pyplot's global state: figures are created with
@@ -95,7 +96,7 @@ class Report:
             parts.append(f"<h2>{html.escape(section.title)}</h2>")
             for block in section.blocks:
                 if isinstance(block, str):
-                    parts.append(f"<p>{html.escape(block)}</p>")
+                    parts.append(f"<p>{_bold(html.escape(block))}</p>")
                 elif isinstance(block, _Figure):
                     data = base64.b64encode(block.png).decode("ascii")
                     parts.append(
@@ -135,6 +136,11 @@ def percent(share: float, decimals: int = 1) -> str:
     if 0 < gap < 0.5 * 10.0 ** -decimals:
         decimals = 1 - math.floor(math.log10(gap))
     return f"{p:.{decimals}f}"
+
+
+def _bold(text: str) -> str:
+    """A paragraph's Markdown bold (**word**) as HTML bold."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
 
 
 def _fmt(value: float) -> str:

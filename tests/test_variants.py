@@ -207,6 +207,10 @@ def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
     assert result.exit_code == 0, result.stderr
     md = (tmp_path / "c" / "report.md").read_text()
     assert "| option mode | sprint | endurance |" in md and "races per variant" in md
+    # a variant Holm finds is named in bold: Markdown's ** in the twin, HTML's <b> in the page (it showed **)
+    assert "Which variant plays longer races? **mode=endurance**." in md
+    page = (tmp_path / "c" / "report.html").read_text()
+    assert "Which variant plays longer races? <b>mode=endurance</b>." in page and "**" not in page
     assert "dice" not in md  # each stage is dealt (rules page); nothing is rolled
     # the heuristic's defaults as docs/etape.md (Policies) lists them
     assert "| policy parameters | heuristic:value=1,own=1,block=1,crev_cards=2,vita_cards=2,braq_min=3,pick=0,balai_w=0.5 |" in md
