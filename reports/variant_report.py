@@ -15,7 +15,7 @@ import pandas as pd
 from ..analysis import bremen as B
 from ..analysis import etape as E
 from ..analysis.variants import UNIT, VariantComparison, variant_table, what_differs
-from ..analysis.stats import p_text
+from ..analysis.stats import counted, p_text
 from ..kernels.options import option_text
 from . import bremen as bremen_report
 from . import etape as etape_report
@@ -151,7 +151,7 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
         sec.text(f"{bremen_report.reconstructions(marked)} (see the caveat).")
 
     sec = rep.section("At a glance")
-    sec.text(f"Both variants play the same {vc.games} {unit}s (the same seeds), compared {unit} by {unit}. A variant "
+    sec.text(f"Both variants play the same {counted(vc.games, unit)} (the same seeds), compared {unit} by {unit}. A variant "
              "is named only where Holm's correction over every metric below still finds the difference.")
     for key, question in HEADLINES[vc.game]:
         rows = table[table["key"] == key]

@@ -150,6 +150,9 @@ def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_
     assert [line[3:] for line in md.splitlines() if line.startswith("## ")] == [
         "Run", "At a glance", "Every metric", "Method", "Caveat"]
     assert "| option harder | false | true |" in md
+    assert "| policies by seat | greedy,greedy,greedy |" in md
+    board = B.load_board(None)
+    assert f"| board A | {board.name} ({board.hash}) |\n| board B | {board.name} ({board.hash}) |" in md
     assert "{" not in md  # every placeholder of the report's text filled in
     assert "The board is a reconstruction (see the caveat)." in md  # both play the default board
     # reports.md: the policies and their parameters; greedy's defaults as docs/bremen.md lists them
@@ -207,6 +210,7 @@ def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
     assert result.exit_code == 0, result.stderr
     md = (tmp_path / "c" / "report.md").read_text()
     assert "| option mode | sprint | endurance |" in md and "races per variant" in md
+    assert "| policies by slot | heuristic,heuristic,heuristic |" in md and "| board A |" not in md
     # a variant Holm finds is named in bold: Markdown's ** in the twin, HTML's <b> in the page (it showed **)
     assert "Which variant plays longer races? **mode=endurance**." in md
     page = (tmp_path / "c" / "report.html").read_text()
@@ -226,7 +230,7 @@ def test_a_comparison_of_one_race_says_it_has_no_interval(tmp_path):
     result = run("compare", "etape", "--option-b", "mode=endurance", "--games", 1, "--out", tmp_path / "c")
     assert result.exit_code == 0, result.stderr
     md = (tmp_path / "c" / "report.md").read_text()
-    assert "nan" not in md and "(one pair: no interval)" in md
+    assert "nan" not in md and "(one pair: no interval)" in md and "the same 1 race (the same seeds)" in md
     # Bremen's first player's distance from the fair share needs two games to have a value at all
     result = run("compare", "bremen", "--option-b", "harder=true", "--games", 1, "--out", tmp_path / "b")
     assert result.exit_code == 0, result.stderr
