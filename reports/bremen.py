@@ -318,7 +318,7 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
     """Report of a board sweep: results = [(generator parameters, the run's summary), ...]."""
     runs = [summary for _, summary in results]
     first = runs[0].attrs
-    report = Report(f"Bremer Stadtmusikanten board sweep: {len(runs)} boards, {counted(runs[0].games, 'game')} each")
+    report = Report(f"Bremer Stadtmusikanten board sweep: {counted(len(runs), 'board')}, {counted(runs[0].games, 'game')} each")
     section = report.section("Run")
     section.text(f"Players {first['players']}; policies by seat {_seats(first['policies'])} (with every parameter: "
                  f"{policy_parameters(first['policies'])}); root seed {first['seed']} "

@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import etape as E
-from etappe.analysis.stats import IntHistogram, small_expected_note, wilson_interval
+from etappe.analysis.stats import IntHistogram, counted, small_expected_note, wilson_interval
 from etappe.reports import plots
 from etappe.reports.document import Report, Section, percent
 from etappe.reports.sections import command_line, skill_section, tension_figures
@@ -163,7 +163,7 @@ def _tension(sec: Section, s: E.RunSummary) -> None:
     hold = s.leader_holds()
     if hold["n"]:
         sec.text(f"The GC leader before the last stage won {percent(hold['rate'])}% [{percent(hold['ci_low'])}%, "
-                 f"{percent(hold['ci_high'])}%] of the {hold['n']} races with a sole leader then and a sole winner.")
+                 f"{percent(hold['ci_high'])}%] of the {counted(hold['n'], 'race')} with a sole leader then and a sole winner.")
     tension_figures(sec, s.tension["lead_changes"].frame(), s.tension["winner_deficit"].frame(),
                     "GC lead changes per race", "winner's largest deficit (s)", "etape_lead_changes",
                     "etape_winner_deficit")
@@ -286,7 +286,7 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         else:
             won = (f"{percent(row.picker_share_of_wins)}% [{percent(row.picker_share_of_wins_lo)}%, "
                    f"{percent(row.picker_share_of_wins_hi)}%] of those with a winner (fair {percent(1 / n)}%)")
-        sec.text(f"Picked in {row.stages} stages ({percent(row.share)}%). Blocked {percent(row.blocked_rate, 2)}% "
+        sec.text(f"Picked in {counted(row.stages, 'stage')} ({percent(row.share)}%). Blocked {percent(row.blocked_rate, 2)}% "
                  f"[{percent(row.blocked_lo, 2)}%, {percent(row.blocked_hi, 2)}%]; no stage winner in "
                  f"{percent(row.no_winner_rate, 2)}% [{percent(row.no_winner_lo, 2)}%, {percent(row.no_winner_hi, 2)}%]. The picker wins "
                  f"{percent(row.picker_win_rate)}% [{percent(row.picker_win_lo)}%, {percent(row.picker_win_hi)}%] of the stages, "

@@ -348,7 +348,7 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
         decided, games = int(s.c["hazard_decided"]), int(s.c["hazard_games"])
         if games:
             lo, hi = wilson_interval(decided, games)
-            sec.text(f"In {_pct(decided / games)} {_ci(lo, hi)} of the {games} games with a winner and some turns "
+            sec.text(f"In {_pct(decided / games)} {_ci(lo, hi)} of the {counted(games, 'game')} with a winner and some turns "
                      "lost to hazards, the winner was the side that lost strictly the fewest turns to hazards.")
     sf = cb[cb["safety"]]
     if len(sf):

@@ -1158,19 +1158,28 @@ def test_a_one_game_run_is_counted_in_the_singular(tmp_path, game, counts):
     assert not re.search(rf"(?<![\d,.])1 {noun}s\b", said), said
 
 
-@pytest.mark.parametrize("args", [("compare", "stapop", "millebornes"), ("simulate", "bremen")])
+@pytest.mark.parametrize("args", [("compare", "stapop", "millebornes"), ("simulate", "bremen"), ("simulate", "etape"),
+                                  ("simulate", "millebornes"), ("bremen", "sweep")])
 def test_one_game_reports_count_it_in_the_singular(tmp_path, args):
     out = tmp_path / "run.parquet"
     if args[0] == "compare":
         assert run(*args, "--games", 1, "--out", tmp_path / "rep").exit_code == 0
         md = (tmp_path / "rep" / "report.md").read_text()
         assert "game index; 1 game paired." in md
+    elif args[0] == "bremen":  # a sweep of the reconstruction alone
+        assert run(*args, "--games", 1, "--players", 2, "--roads", "", "--middles", "", "--road-links", "",
+                   "--house-links", "", "--out", tmp_path / "rep").exit_code == 0
+        md = (tmp_path / "rep" / "report.md").read_text()
+        assert md.startswith("# Bremer Stadtmusikanten board sweep: 1 board, 1 game each")
     else:
-        assert run(*args, "--games", 1, "--players", 2, "--out", out).exit_code == 0
+        players = 3 if args[1] == "etape" else 2
+        assert run(*args, "--games", 1, "--players", players, "--out", out).exit_code == 0
         assert run("report", out, "--out", tmp_path / "rep").exit_code == 0
         md = (tmp_path / "rep" / "report.md").read_text()
-        assert re.search(r"over [01] games?\b", md)
-    assert not re.search(r"(?<![\d,.])1 games\b", md), re.findall(r".{60}1 games.{20}", md)
+        if args[1] == "bremen":
+            assert re.search(r"over [01] games?\b", md)
+    one = re.findall(r".{0,60}(?<![\d,.])1 (?:games|races|stages|boards|turns)\b.{0,20}", md)
+    assert not one, one
 
 
 @pytest.mark.parametrize("deck, args, policy", [
