@@ -3,6 +3,8 @@ plain functions, which cli/main.py wires into the typer app with their
 options."""
 from __future__ import annotations
 
+import shlex
+import time
 from pathlib import Path
 
 import numpy as np
@@ -190,19 +192,43 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
                 la, lb = f"A: {la}", f"B: {lb}"
             labels = (la, lb)
             title = f"Sequential test: {la} vs {lb}, {metric}, {players} players, seed {seed}"
+        started = time.perf_counter()
         with progress_bar(max_games, "sequential", resumable=False, compiles=True) as advance:
             res = sequential_compare(fn, alpha, beta, delta, chunk, max_games, labels, progress=advance)
+        wall = time.perf_counter() - started
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
     print_sequential(res, title)
     if out is not None:
-        from etappe.analysis.runio import package_version
+        from etappe.analysis.runio import file_hash, package_version
         from etappe.reports.document import Report
 
+        def played(design, given: dict) -> str:
+            return (f"{_title(design)}: {design.source} (hash {file_hash(design.text)}); rule options "
+                    + (option_text(given) if given else "the design's own"))
+
+        rows = ([("design", played(design, options))] if not design_mode else
+                [("design A", played(design_a, options)), ("design B", played(design_b, options_b))])
+        words = ["compare", deck, *([deck_b] if design_mode and deck_b != deck else []), "--sequential",
+                 "--players", str(players), "--games", str(max_games), "--seed", str(seed),
+                 "--policy", ",".join(names) or "greedy",
+                 *(word for k, v in options.items() for word in ("-o", option_text({k: v})))]
+        if design_mode:
+            words += [word for k, v in options_b.items() if options.get(k) != v
+                      for word in ("--option-b", option_text({k: v}))] + ["--metric", metric]
+            rows.append(("metric", f"{metric}: A is ahead in a game where its {metric} is higher"))
+        words += ["--alpha", f"{alpha:g}", "--beta", f"{beta:g}", "--delta", f"{delta:g}"]
+        rows += [("policies", ", ".join(names) or "greedy"), ("players", players),
+                 ("seat design", "as in a tournament pairing: side s of game g to A when s + g is even"
+                  if not design_mode else "the same policies on the same seats in A and B"),
+                 ("most games", max_games), ("root seed", seed), ("etappe version", package_version()),
+                 ("wall time", f"{wall:.2f} s, loading the kernels included ({res.games_played / wall:,.0f} "
+                               f"{'paired ' if design_mode else ''}games/s)" if wall > 0 else ""),
+                 ("reproduce", "etappe " + shlex.join(words))]
         report = Report(title)
-        report.section("Header").text(
-            f"Root seed {seed}, {players} players, policies {', '.join(names) or 'greedy'}, etappe "
-            f"{package_version()}. Games are played in order on the same seeds for A and B until the test decides.")
+        header = report.section("Header")
+        header.table(pd.DataFrame(rows, columns=["item", "value"]).astype(str), "Everything needed to reproduce the test")
+        header.text("Games are played in order on the same seeds for A and B until the test decides.")
         report.section("Sequential test").table(pd.DataFrame(res.summary_rows(), columns=["item", "value"]))
         report.section("Caveat").text("Bots are not people: the result holds for the policies named above.")
         path = report.write(out)

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from etappe.analysis.race import RaceRun
-from etappe.analysis.runio import ChunkedRun, read_metadata, read_parquet, write_parquet
+from etappe.analysis.runio import ChunkedRun, file_hash, read_metadata, read_parquet, write_parquet
 from etappe.cli.main import app
 from by_hand import wilson
 from interrupts import interrupt_play_after
@@ -388,7 +388,7 @@ def test_sequential_compare_writes_its_report(tmp_path):
     text = (tmp_path / "seq" / "report.md").read_text()
     assert "Sequential test" in text and "decision" in text and (tmp_path / "seq" / "report.html").exists()
     assert text.startswith("# Sequential test: Stap op vs Mille Bornes, game_turns, 2 players, seed 0\n")
-    assert "Root seed 0, 2 players, policies greedy, etappe " in text
+    assert "| root seed | 0 |" in text and "| policies | greedy |" in text and "| players | 2 |" in text
     assert "Bots are not people: the result holds for the policies named above." in text
     assert f"wrote {tmp_path / 'seq' / 'report.html'} and {tmp_path / 'seq' / 'report.md'}" in " ".join(
         result.stdout.split())
@@ -397,6 +397,41 @@ def test_sequential_compare_writes_its_report(tmp_path):
                  "--games", 300)
     assert result.exit_code == 0, result.output
     assert "greedy vs random on Mille Bornes" in result.stdout
+
+
+
+@pytest.mark.parametrize("args", [
+    ("stapop", "my designs/s p.toml", "-o", "overshoot=disqualify", "--option-b", "overshoot=forbid", "--metric",
+     "lead_changes", "--alpha", 0.1),
+    ("millebornes", "--policy", "greedy,random", "--delta", 0.1)])
+def test_the_sequential_report_names_its_designs_and_the_command_that_plays_it_again(tmp_path, monkeypatch, args):
+    # reports.md's header: the design files and their hashes, the rule options, games, seed, wall time
+    # and games per second; the command, run as written, takes the same decision on the same games
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my designs").mkdir()
+    (tmp_path / "my designs" / "s p.toml").write_text(
+        (Path(__file__).parents[1] / "kernels" / "designs" / "stapop.toml").read_text())
+    result = run("compare", *args, "--players", 2, "--sequential", "--games", 400, "--seed", 3, "--out", "a")
+    assert result.exit_code == 0, result.output
+    md = Path("a/report.md").read_text()
+    stapop = load_design("stapop")
+    if args[1] == "my designs/s p.toml":  # the same file under another name: one hash
+        assert (f"| design A | Stap op: builtin:stapop (hash {file_hash(stapop.text)}); rule options "
+                "overshoot=disqualify |") in md
+        assert (f"| design B | Stap op: my designs/s p.toml (hash {file_hash(stapop.text)}); rule options "
+                "overshoot=forbid |") in md
+    else:
+        assert "| design | Mille Bornes: builtin:millebornes (hash " in md
+    played = int(re.search(r"\| games played \| (\d+) ", md).group(1))
+    wall, speed = re.search(r"\| wall time \| ([0-9.]+) s, loading the kernels included \(([0-9,]+) (?:paired )?"
+                            r"games/s\) \|", md).groups()
+    assert played / (float(wall) + 0.005) - 1 <= float(speed.replace(",", "")) <= played / max(float(wall) - 0.005, 1e-9) + 1
+    command = re.search(r"^\| reproduce \| (etappe compare .*) \|$", md, re.M).group(1)
+    result = run(*shlex.split(command)[1:], "--out", "b")
+    assert result.exit_code == 0, result.output
+    assert md.split("## Sequential test")[1] == Path("b/report.md").read_text().split("## Sequential test")[1]
 
 
 def test_simulate_refuses_parts_of_another_run(tmp_path):
