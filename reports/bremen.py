@@ -207,7 +207,8 @@ def _header(report: Report, df: A.RunSummary) -> None:
         ("games", f"{df.games} (game indices {df.index_min}..{df.index_max})"),
         ("root seed", a["seed"]),
         ("package version", a["version"]),
-        ("wall time", f"{a.get('wall_s', float('nan')):.1f} s ({a.get('games_per_s', float('nan')):.0f} games/s)"),
+        ("wall time", f"{a['wall_s']:.2f} s of play ({a['games_per_s']:,.0f} games/s)" if a.get("wall_s") else
+                      "not recorded"),
         ("reproduce", _reproduce(df)),
     ]
     section = report.section("Run")

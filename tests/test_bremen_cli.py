@@ -181,6 +181,17 @@ def test_sweep_runs_every_board_and_reports_what_holds(tmp_path):
     assert "ring-r16-m16-l3-h1" in md
 
 
+def test_the_report_gives_the_runs_playing_time_and_speed(tmp_path):
+    # reports.md's header: wall time and games per second (to 0.01 s: it said "0.0 s" of a short run)
+    out = tmp_path / "run.parquet"
+    assert CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "40", "--out", str(out)]).exit_code == 0
+    assert CliRunner().invoke(main_app, ["report", str(out), "--out", str(tmp_path / "rep")]).exit_code == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    wall, speed = re.search(r"\| wall time \| ([0-9.]+) s of play \(([0-9,]+) games/s\) \|", md).groups()
+    assert float(wall) == pytest.approx(read_metadata(out)["wall_s"], abs=0.005)
+    assert 40 / (float(wall) + 0.005) - 1 <= float(speed.replace(",", "")) <= 40 / max(float(wall) - 0.005, 1e-9) + 1
+
+
 def test_the_sweep_reports_its_speed_and_a_command_that_plays_it_again(tmp_path, monkeypatch):
     # reports.md's header: wall time and games per second, and all that is needed to reproduce the
     # sweep; the command, run as written, plays the same boards and gives the same report
