@@ -140,7 +140,7 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
     for key, meta in (("A", a), ("B", b)):
         seconds = meta.get("wall_seconds") or 0.0
         rate = f", {vc.games / seconds:,.0f} {unit}s/s" if seconds > 0 else ""
-        rows.append((f"wall time {key}", f"{seconds:.1f} s of play{rate}"))
+        rows.append((f"wall time {key}", f"{seconds:.2f} s of play{rate}"))
     rows.append(("etappe version", a.get("version")))
     sec.table(pd.DataFrame(rows, columns=["item", "value"]).astype(str), "Everything needed to reproduce the comparison")
     sec.table(differs, "What differs between A and B (every other rule option is the same in both)")

@@ -316,3 +316,7 @@ def test_compare_variants_counts_playing_time_across_a_resume(tmp_path, monkeypa
     calls["n"] = -100
     again = V.compare_variants(*args, chunk_size=2)
     assert calls["n"] == -100 and again.meta_a["wall_seconds"] == 0.75
+    # the report's header: each variant's playing time and speed (6 races in 0.75 s), and the version
+    md = build_variant_report(again).to_markdown()
+    assert "| wall time A | 0.75 s of play, 8 races/s |\n| wall time B | 0.75 s of play, 8 races/s |" in md
+    assert f"| etappe version | {again.meta_a['version']} |" in md and again.meta_a["version"]
