@@ -1,8 +1,8 @@
 """One report, two renderings: a self-contained HTML page and a Markdown twin.
 
 A report is an ordered list of sections; each holds paragraphs (plain
-text, bold marked **so** as in Markdown), tables (pandas DataFrames) and
-matplotlib figures. `write(out_dir)` renders
+text, but for Markdown's **bold** and `code`), tables (pandas DataFrames)
+and matplotlib figures. `write(out_dir)` renders
 `report.html` (figures embedded as base64 PNG, no network resources),
 `report.md` (figures as PNG files beside it) and the PNG files themselves.
 Library code never touches pyplot's global state: figures are created with
@@ -96,17 +96,17 @@ class Report:
             parts.append(f"<h2>{html.escape(section.title)}</h2>")
             for block in section.blocks:
                 if isinstance(block, str):
-                    parts.append(f"<p>{_bold(html.escape(block))}</p>")
+                    parts.append(f"<p>{_inline(block)}</p>")
                 elif isinstance(block, _Figure):
                     data = base64.b64encode(block.png).decode("ascii")
                     parts.append(
                         f"<figure><img alt='{html.escape(block.caption)}' src='data:image/png;base64,{data}'>"
-                        f"<figcaption>{html.escape(block.caption)}</figcaption></figure>"
+                        f"<figcaption>{_inline(block.caption)}</figcaption></figure>"
                     )
                 else:
                     frame, caption = block
                     if caption:
-                        parts.append(f"<p><b>{html.escape(caption)}</b></p>")
+                        parts.append(f"<p><b>{_inline(caption)}</b></p>")
                     parts.append(frame.to_html(index=False, border=0, classes="t", na_rep="", float_format=_fmt))
         parts.append("</body></html>")
         return "\n".join(parts)
@@ -138,9 +138,11 @@ def percent(share: float, decimals: int = 1) -> str:
     return f"{p:.{decimals}f}"
 
 
-def _bold(text: str) -> str:
-    """A paragraph's Markdown bold (**word**) as HTML bold."""
-    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+def _inline(text: str) -> str:
+    """Plain text as HTML, but for the Markdown the reports write in it:
+    **bold** and `code`."""
+    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(text))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
 def _fmt(value: float) -> str:

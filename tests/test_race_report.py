@@ -188,13 +188,13 @@ def test_a_reconstructed_design_is_marked_once():
     assert report.to_markdown().lower().count("reconstruct") == 1
 
 
-def test_a_paragraph_is_plain_text_but_for_bold():
+def test_a_paragraph_is_plain_text_but_for_bold_and_code():
     from etappe.reports.document import Report
 
     report = Report("t")
-    report.section("s").text("x **y** < z **w**")
-    assert "<p>x <b>y</b> &lt; z <b>w</b></p>" in report.to_html()
-    assert "x **y** < z **w**" in report.to_markdown()
+    report.section("s").text("x **y** < z **w** `etappe report a.parquet`")
+    assert "<p>x <b>y</b> &lt; z <b>w</b> <code>etappe report a.parquet</code></p>" in report.to_html()
+    assert "x **y** < z **w** `etappe report a.parquet`" in report.to_markdown()
 
 
 def test_comparison_names_show_only_the_options_both_designs_take_and_set_differently():
