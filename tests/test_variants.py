@@ -161,6 +161,11 @@ def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_
     # the rules: Bremen is played with dice and no cards, so the paired games share no deals
     assert "the first player drawn, the dice and the policies' random choices" in md and "deals" not in md
     assert "paired game by game" in md and "where every game differs by the same non-zero amount" in md
+    # what needs a winner, and the first player's edge, as Bremen measures them (docs/bremen.md)
+    method = md.split("## Method")[1]
+    assert "A metric that needs a winner (the first player's win rate, the winner's deficit, the final gap)" in method
+    assert "The first player's distance from the fair share (1 / players) is |rate - fair| of A minus that of B" in method
+    assert "![Paired differences in standard-deviation units" in md and (out / "variant_differences.png").exists()
     assert ("Reproduce: etappe compare bremen --players 3 --games 30 --seed 2 --policy greedy,greedy,greedy "
             "--option-b harder=true") in md
     # the same comparison from two run files, and played in one go
@@ -211,6 +216,9 @@ def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
     md = (tmp_path / "c" / "report.md").read_text()
     assert "| option mode | sprint | endurance |" in md and "races per variant" in md
     assert "| policies by slot | heuristic,heuristic,heuristic |" in md and "| board A |" not in md
+    method = md.split("## Method")[1]
+    assert ("A metric that needs a winner (the winner's deficit, the final gap, whether the leader before the last "
+            "stage won)") in method and "A shared first place counts 1/k to each of the k seats that share it." in method
     # a variant Holm finds is named in bold: Markdown's ** in the twin, HTML's <b> in the page (it showed **)
     assert "Which variant plays longer races? **mode=endurance**." in md
     page = (tmp_path / "c" / "report.html").read_text()
