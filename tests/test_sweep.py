@@ -212,6 +212,17 @@ def test_a_value_equal_in_every_game_shows_no_test_but_keeps_its_interval(tmp_pa
                      line), line
 
 
+def test_a_swept_switch_reads_true_and_false_as_the_design_file_writes_it(tmp_path):
+    # the report said "True" and "False" (Python's spelling), not the file's and --set's true / false
+    result = run("sweep", "millebornes", "--set", "options.limit_on_limit=true", "--games", 10, "--out", tmp_path / "s")
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "s" / "report.md").read_text()
+    assert "| value in the file | false |" in md and "| values played | true |" in md
+    assert "--set options.limit_on_limit=true " in md and "(options.limit_on_limit = false)" in md
+    assert "; true: " in md and "| turns per game | true |" in md
+    assert "True" not in md and "False" not in md.replace("| False |", "")  # the reject column is Python's
+
+
 def test_sweep_refusals_name_the_problem(tmp_path):
     for args, message in (
             (("stapop", "--set", "cards.go.count"), "write the setting and its values"),
