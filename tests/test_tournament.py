@@ -586,3 +586,38 @@ def test_skill_verdict_reads_the_intervals_not_the_point_estimates():
     # a point estimate near 50 % with a wide interval settles nothing (11 : 9 in 20 games)
     verdict = skill_verdict(pairs((0.34, 0.74)))
     assert "not settled" in verdict and "74 : 26" in verdict
+
+
+def test_the_skill_heatmap_shows_each_cell_with_its_interval():
+    # cell (row, column): the row's score against the column, its 95 % interval under it; "-" on the
+    # diagonal; white text where the cell's colour is dark (more than 0.3 from an even score)
+    from etappe.reports.tournament_report import skill_heatmap
+
+    h2h = pd.DataFrame({"policy": ["A", "A", "B", "B", "C", "C"], "opponent": ["B", "C", "A", "C", "A", "B"],
+                        "score": [0.9, 0.6, 0.1, 0.55, 0.4, 0.45], "ci_low": [0.8, 0.5, 0.05, 0.45, 0.3, 0.35],
+                        "ci_high": [0.95, 0.7, 0.2, 0.65, 0.5, 0.55]})
+    ax = skill_heatmap(h2h)
+    image = ax.images[0]
+    np.testing.assert_array_equal(image.get_array().filled(np.nan),
+                                  [[np.nan, 0.9, 0.6], [0.1, np.nan, 0.55], [0.4, 0.45, np.nan]])
+    assert image.get_clim() == (0.0, 1.0)  # 0.5 in the middle of the colour map: white
+    cells = {(round(t.get_position()[1]), round(t.get_position()[0])): (t.get_text(), t.get_color()) for t in ax.texts}
+    assert cells[(0, 0)] == cells[(1, 1)] == cells[(2, 2)] == ("-", "#777")
+    assert cells[(0, 1)] == ("90.0 %\n[80.0, 95.0]", "white") and cells[(1, 0)] == ("10.0 %\n[5.0, 20.0]", "white")
+    assert cells[(0, 2)] == ("60.0 %\n[50.0, 70.0]", "black") and cells[(2, 1)] == ("45.0 %\n[35.0, 55.0]", "black")
+    assert [t.get_text() for t in ax.get_xticklabels()] == [t.get_text() for t in ax.get_yticklabels()] == ["A", "B", "C"]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("opponent", "policy")
+
+
+def test_the_rating_chart_draws_each_rating_with_its_interval():
+    from etappe.reports.tournament_report import rating_chart
+
+    ratings = pd.DataFrame({"policy": ["greedy", "random"], "elo": [150.0, -150.0], "elo_low": [100.0, -220.0],
+                            "elo_high": [210.0, -90.0]})
+    ax = rating_chart(ratings)
+    points, _, (bars,) = ax.containers[0].lines
+    # the strongest at the top: drawn last, at the largest y
+    assert list(points.get_xdata()) == [-150.0, 150.0] and list(points.get_ydata()) == [0, 1]
+    assert [tuple(seg[:, 0]) for seg in bars.get_segments()] == [(-220.0, -90.0), (100.0, 210.0)]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["random", "greedy"]
+    assert tuple(ax.lines[-1].get_xdata()) == (0.0, 0.0) and ax.get_xlabel() == "Elo"  # the mean (or anchor) at 0

@@ -194,12 +194,21 @@ def test_the_report_reproduce_line_plays_and_rates_the_tournament_again(tmp_path
                  "--out", "a")
     assert result.exit_code == 0, result.output
     line = re.search(r"^\| reproduce \| (etappe tournament .*) \|$", Path("a/report.md").read_text(), re.M)
+    # each setting named (with these policies the option and the bootstrap happen not to change the numbers)
+    assert line.group(1) == ("etappe tournament 'my designs/s p.toml' --policies random,greedy:attack=3 --players 2 "
+                             "--games 40 --seed 4 --option overshoot=disqualify --bootstrap 20 --anchor random")
     result = run(*shlex.split(line.group(1))[1:], "--out", "b")
     assert result.exit_code == 0, result.output
     for table in ("ratings.csv", "pairings.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(Path("b") / table), pd.read_csv(Path("a") / table))
     ratings = pd.read_csv("b/ratings.csv").set_index("policy")
     assert ratings.loc["random", "elo"] == 0  # the anchor came along
+    # a built-in design goes by its name
+    from etappe.reports.tournament_report import reproduce_tournament
+
+    assert reproduce_tournament({"design": "stapop", "design_file": "builtin:stapop", "policies": ["random", "greedy"],
+                                 "players": 2, "games": 10, "seed": 1, "options_given": {}}) == (
+        "etappe tournament stapop --policies random,greedy --players 2 --games 10 --seed 1")
 
 
 # ------------------------------------------------------------------ sequential comparisons
