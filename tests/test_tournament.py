@@ -86,6 +86,28 @@ def test_the_glance_quotes_a_score_as_the_matrix_shows_it():
     assert _undecided_against("y", h2h) == [f"x (score 51.9% [{h2h['ci_low'].iat[1]:.1%}, {h2h['ci_high'].iat[1]:.1%}])"]
 
 
+def test_the_glance_counts_the_decided_pairings_and_says_how_much_skill_matters():
+    from etappe.reports.tournament_report import _glance
+
+    ratings = pd.DataFrame({"policy": ["x", "y", "z"], "elo": [120.0, 0.0, -120.0], "elo_low": [60.0, -50.0, -190.0],
+                            "elo_high": [190.0, 50.0, -60.0]})
+    # x-y decided for x, x-z undecided, y-z decided for y
+    pairs = pd.DataFrame({"policy_a": ["x", "x", "y"], "policy_b": ["y", "z", "z"],
+                          "ci_low": [0.6, 0.45, 0.62], "ci_high": [0.8, 0.6, 0.79]})
+    h2h = pd.DataFrame({"policy": ["x", "x"], "opponent": ["y", "z"], "score": [0.7, 0.52],
+                        "ci_low": [0.6, 0.45], "ci_high": [0.8, 0.6]})
+    lines = _glance(ratings, pairs, h2h)
+    assert lines[0] == "Strongest: x (Elo +120 [+60, +190]); weakest: z (Elo -120 [-190, -60]). Spread 240 Elo."
+    assert lines[1].startswith("x is rated highest, but its own pairing is not decided at 95 % against z (score 52.0%")
+    assert lines[2].startswith("2 of 3 pairings are decided at 95 %")
+    # the intervals reach 80 : 20 at most, beyond 55 : 45 and within 76 : 24 nowhere wholly
+    assert lines[3] == ("How much skill matters is not settled by these games: the pairings' intervals reach 80 : 20; "
+                        "more games narrow them.")
+    assert len(lines) == 4
+    ratings.attrs["regularized"] = True
+    assert _glance(ratings, pairs, h2h)[4].startswith("A policy won (or lost) every game against the others")
+
+
 def test_tables_of_a_known_round_robin():
     # x-y: x wins 3, loses 1; x-z: 2 wins, 1 loss, 1 none; y-z: all lost by y
     r = _result([[1, 1, 1, -1], [1, 0, -1, 1], [-1, -1, -1, -1]])
@@ -426,6 +448,19 @@ def test_a_reconstructed_design_is_marked_once_in_the_header():
 
     header = tournament_header({"design_title": "Touring (reconstructed)", "reconstructed": True}).set_index("item")
     assert header.loc["design", "value"] == "Touring (reconstructed)"
+
+
+def test_the_header_gives_the_policies_the_options_and_the_speed():
+    from etappe.reports.tournament_report import tournament_header
+
+    meta = {"design": "stapop", "policies": ["random", "greedy"], "players": 2, "games": 500, "games_total": 500,
+            "wall_seconds": 0.25, "seed": 1, "options": {"turn_cap": 0, "overshoot": "forbid"}}
+    header = tournament_header(meta).set_index("item")["value"]
+    assert header["wall time"] == "0.25 s" and header["games per second"] == "2000"
+    assert header["policies"] == "random, greedy"  # without the policies' details: their names
+    assert header["rule options"] == '{"overshoot": "forbid", "turn_cap": 0}'
+    meta["policy_details"] = [{"name": "greedy:attack=3", "family": "greedy", "params": {"attack": 3.0, "noise": 0}}]
+    assert tournament_header(meta).set_index("item")["value"]["policies"] == "greedy:attack=3 (greedy: attack=3, noise=0)"
 
 
 def test_tournament_command_prints_and_writes(tmp_path, capsys):
