@@ -428,6 +428,32 @@ def test_report_has_the_heatmap_ratings_and_header(tmp_path):
     assert f"{bt['elo'].iloc[0]:.4g}" in md
 
 
+def test_report_of_a_known_round_robin_reads_as_its_games(tmp_path):
+    # x-y: x wins 3 of 4; x-z: 2 wins, 1 loss, 1 game without a winner; y-z: y loses all 4. The scores
+    # and Wilson intervals are worked in test_tables_of_a_known_round_robin; y-z: 0 of 4, [0, .4899]
+    r = _result([[1, 1, 1, -1], [1, 0, -1, 1], [-1, -1, -1, -1]])
+    md = build_tournament_report(r, bootstrap=0, meta={"reconstructed": True}).to_markdown()
+    matrix = md.split("## Skill matrix")[1].split("## Ratings")[0]
+    assert "Each cell: the row policy's score against the column policy" in matrix
+    assert "| x |  | 75.0 % [30.1, 95.4] | 62.5 % [21.9, 90.8] |" in matrix
+    assert "| y | 25.0 % [4.6, 69.9] |  | 0.0 % [0.0, 49.0] |" in matrix
+    assert "| z | 37.5 % [9.2, 78.1] | 100.0 % [51.0, 100.0] |  |" in matrix
+    pairings = md.split("## Pairings")[1].split("## Method")[0]
+    assert "| policy_a | policy_b | games | wins_a | wins_b | no_winner | score_a | 95 % low | 95 % high |" in pairings
+    assert "| x | y | 4 | 3 | 1 | 0 | 0.75 | 0.3006 | 0.9544 |" in pairings
+    method = md.split("## Method")[1].split("## Caveat")[0]
+    assert "game i deals the same cards in every pairing (common random numbers). paired." in method
+    assert "Games are not independent across pairings (they share deals)." in method
+    caveat = md.split("## Caveat")[1]
+    assert "Toy (reconstructed): where the sources are silent its rules are assumptions" in caveat
+    assert "No finite maximum-likelihood fit exists" not in md and "Every game of a pairing ended alike" not in md
+    # with the bootstrap, y-z (every game alike) cannot show its spread: the intervals say how they are made
+    assert "Every game of a pairing ended alike" in build_tournament_report(r, bootstrap=20).to_markdown()
+    # x wins every game: no finite fit, the virtual draw
+    swept = build_tournament_report(_result([[1] * 10], policies=("x", "y")), bootstrap=0).to_markdown()
+    assert "No finite maximum-likelihood fit exists (a policy won or lost every game)" in swept
+
+
 def test_report_gives_the_weakest_its_interval_and_names_the_se():
     # x beats y in 75 of 100 games: theta_x - theta_y = ln 3; Fisher: var(theta_x - theta_y) =
     # 1 / (100 * .75 * .25), each centred theta's se half its sd; y sits at -ln 3 / 2
