@@ -1,0 +1,103 @@
+"""The report figures (reports/plots.py) drawn from small hand-made tables:
+each bar, point and interval where its table puts it, read back from the
+drawn artists. The numbers come from the tables given here, not from
+etappe's statistics."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from matplotlib.container import BarContainer  # noqa: E402
+
+from etappe.reports import plots  # noqa: E402
+
+
+def _bars(ax):
+    """The bars of an Axes' bar chart (its error bars are a container of their own)."""
+    return next(c for c in ax.containers if isinstance(c, BarContainer))
+
+
+def _bar_spans(container, axis: int) -> list[tuple[float, float]]:
+    """The (low, high) ends of each error bar of an errorbar or bar container."""
+    errorbar = getattr(container, "errorbar", container)
+    return [tuple(float(v) for v in segment[:, axis]) for segment in errorbar.lines[2][0].get_segments()]
+
+
+def test_win_bars_draw_each_rate_its_interval_and_the_fair_share():
+    table = pd.DataFrame({"seat": ["seat 0", "seat 1"], "rate": [0.6, 0.4], "ci_low": [0.5, 0.3],
+                          "ci_high": [0.7, 0.5]})
+    ax = plots.win_bars(table, "seat", fair_share=0.5)
+    bars = _bars(ax)
+    assert [bar.get_width() for bar in bars] == [0.6, 0.4]
+    assert _bar_spans(bars, 0) == [(0.5, 0.7), (0.3, 0.5)]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["seat 0", "seat 1"]
+    assert ax.yaxis_inverted()  # the first row on top, as in the table
+    assert tuple(ax.lines[-1].get_xdata()) == (0.5, 0.5)  # the fair share
+    assert ax.get_xlim() == (0.0, 1.0)
+
+
+def test_seat_bias_draws_each_position_against_its_fair_share():
+    positions = pd.DataFrame({"position": [1, 2, 3], "rate": [0.4, 0.35, 0.25], "ci_low": [0.3, 0.25, 0.15],
+                              "ci_high": [0.5, 0.45, 0.35], "fair_share": [1 / 3] * 3})
+    ax = plots.seat_bias(positions)
+    bars = _bars(ax)
+    assert [bar.get_height() for bar in bars] == [0.4, 0.35, 0.25]
+    assert _bar_spans(bars, 1) == [(0.3, 0.5), (0.25, 0.45), (0.15, 0.35)]
+    fair = ax.collections[-1].get_segments()  # one dashed line over each bar
+    assert [tuple(segment[:, 1]) for segment in fair] == [(1 / 3, 1 / 3)] * 3
+    assert [tuple(segment[:, 0]) for segment in fair] == [(0.6, 1.4), (1.6, 2.4), (2.6, 3.4)]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1.", "2.", "3."]
+
+
+def test_an_interval_that_ends_on_its_rate_draws_no_negative_bar():
+    # a bound equal to the rate (a rate of 0 with its interval [0, x]) gives an error bar of length 0
+    table = pd.DataFrame({"rate": [0.0, 1.0], "ci_low": [0.0, 0.8], "ci_high": [0.3, 1.0]})
+    np.testing.assert_allclose(plots._errors(table), [[0.0, 0.2], [0.3, 0.0]])
+
+
+def test_a_histogram_bins_a_wide_range_and_counts_every_game():
+    narrow = pd.DataFrame({"value": [3, 4, 6], "count": [2, 5, 1]})
+    ax = plots.histogram(narrow)
+    assert [(p.get_x() + p.get_width() / 2, p.get_height()) for p in ax.patches] == [(3, 2), (4, 5), (6, 1)]
+    # values 0 to 119 (a span of 119 >= 60): bins of 119 / 60 = 1.98, every count in one of them
+    wide = pd.DataFrame({"value": np.arange(120), "count": np.ones(120)})
+    ax = plots.histogram(wide, density=True)
+    heights = [p.get_height() for p in ax.patches]
+    assert sum(heights) == pytest.approx(1.0) and ax.patches[0].get_width() == pytest.approx(119 / 60)
+    assert ax.get_ylabel() == "share of games"
+
+
+def test_the_ecdf_steps_from_zero_to_each_share_and_marks_the_median():
+    hist = pd.DataFrame({"value": [10, 12, 15], "ecdf": [0.25, 0.75, 1.0]})
+    ax = plots.ecdf(hist, marks={"median": 12.0})
+    step = ax.lines[0]
+    assert list(step.get_xdata()) == [10, 10, 12, 15] and list(step.get_ydata()) == [0.0, 0.25, 0.75, 1.0]
+    assert step.get_drawstyle() == "steps-post"
+    assert tuple(ax.lines[1].get_xdata()) == (12.0, 12.0) and ax.texts[0].get_text() == "median 12"
+
+
+def test_card_fates_stack_to_the_share_of_the_cards_drawn():
+    cards = pd.DataFrame({"name": ["go", "stop"], "drawn": [10, 0], "played": [6, 0], "discarded": [3, 0],
+                          "in_hand": [1, 0]})
+    ax = plots.card_balance_chart(cards)
+    played, discarded, held = (c for c in ax.containers if isinstance(c, BarContainer))
+    assert [bar.get_width() for bar in played] == [0.6, 0.0]  # a card never drawn: no bar, no division by 0
+    assert [(bar.get_x(), bar.get_width()) for bar in discarded] == [(0.6, pytest.approx(0.3)), (0.0, 0.0)]
+    assert [(bar.get_x(), bar.get_width()) for bar in held] == [(pytest.approx(0.9), pytest.approx(0.1)), (0.0, 0.0)]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["played", "discarded", "in hand"]
+
+
+def test_the_forest_puts_each_difference_in_sd_units_and_fills_the_significant():
+    diffs = pd.DataFrame({"metric": ["turns", "gap"], "diff": [-4.0, 0.1], "sd": [8.0, 0.5],
+                          "ci_low": [-6.0, -0.1], "ci_high": [-2.0, 0.3], "reject": [True, False]})
+    ax = plots.forest(diffs)
+    significant, other = ax.collections[1], ax.collections[2]
+    assert significant.get_offsets().tolist() == [[-0.5, 0.0]]  # -4 / 8, on the first row
+    assert other.get_offsets().tolist() == [[pytest.approx(0.2), 1.0]]  # 0.1 / 0.5
+    spans = [tuple(segment[:, 0]) for segment in ax.collections[0].get_segments()]
+    assert spans == [(-0.75, -0.25), (pytest.approx(-0.2), pytest.approx(0.6))]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["turns", "gap"]
+    assert tuple(ax.lines[-1].get_xdata()) == (0, 0)  # no difference
