@@ -197,6 +197,35 @@ def test_a_paragraph_is_plain_text_but_for_bold_and_code():
     assert "x **y** < z **w** `etappe report a.parquet`" in report.to_markdown()
 
 
+def test_a_report_renders_its_sections_tables_and_figures_in_both_twins(tmp_path):
+    # one HTML page with everything in it (figures as base64 PNG, nothing to fetch) and a Markdown twin
+    # with the figures beside it
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from etappe.reports.document import Report
+
+    report = Report("Title <1>")
+    section = report.section("Numbers")
+    section.table(pd.DataFrame({"name": ["a|b", "c"], "share": [0.123456, float("nan")]}), "Shares")
+    figure = Figure()
+    figure.add_subplot().plot([0, 1], [0, 1])
+    section.figure(figure, "A line", name="line")
+    page = report.to_html()
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</body></html>")
+    assert "<title>Title &lt;1&gt;</title>" in page and "<h1>Title &lt;1&gt;</h1>" in page and "<h2>Numbers</h2>" in page
+    assert "<p><b>Shares</b></p>" in page and '<table class="dataframe t">' in page
+    assert "<td>0.1235</td>" in page and "<td></td>" in page  # 4 significant digits; no value: an empty cell
+    assert "<figure><img alt='A line' src='data:image/png;base64," in page and "<figcaption>A line</figcaption>" in page
+    assert "http" not in page
+    md = report.to_markdown()
+    assert md.startswith("# Title <1>\n\n## Numbers\n\n**Shares**\n\n| name | share |\n|---|---|\n| a\\|b | 0.1235 |\n| c |  |")
+    assert "![A line](line.png)\n\n*A line*" in md
+    assert report.write(tmp_path) == tmp_path / "report.html"
+    assert (tmp_path / "report.html").read_text() == page and (tmp_path / "report.md").read_text() == md
+    assert (tmp_path / "line.png").read_bytes().startswith(b"\x89PNG")
+
+
 def test_comparison_names_show_only_the_options_both_designs_take_and_set_differently():
     from etappe.reports.race_report import comparison_names
 
