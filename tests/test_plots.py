@@ -104,3 +104,12 @@ def test_the_forest_puts_each_difference_in_sd_units_and_fills_the_significant()
     assert spans == [(-0.75, -0.25), (pytest.approx(-0.2), pytest.approx(0.6))]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["turns", "gap"]
     assert tuple(ax.lines[-1].get_xdata()) == (0, 0)  # no difference
+
+
+def test_the_length_panel_is_the_histogram_beside_the_ecdf_with_its_marks():
+    hist = pd.DataFrame({"value": [10, 12, 15], "count": [1, 2, 1], "ecdf": [0.25, 0.75, 1.0]})
+    fig = plots.length_panel(hist, "turns", median=12.0, p95=float("nan"))
+    left, right = fig.axes
+    assert [p.get_height() for p in left.patches] == [1, 2, 1] and left.get_xlabel() == "turns"
+    assert list(right.lines[0].get_ydata()) == [0.0, 0.25, 0.75, 1.0] and right.get_xlabel() == "turns"
+    assert [t.get_text() for t in right.texts] == ["median 12"]  # no 95th percentile to mark
