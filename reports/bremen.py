@@ -330,7 +330,7 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
                  "of earlier sweeps into the same folder may be there too: they are not part of this report).")
     wall = sum(run.attrs.get("wall_s", float("nan")) for run in runs)
     games = sum(run.games for run in runs)
-    section.text(f"Wall time {wall:.1f} s of play over every board ({games / wall:,.0f} games/s)." if wall > 0 else
+    section.text(f"Wall time {wall:.2f} s of play over every board ({games / wall:,.0f} games/s)." if wall > 0 else
                  "Wall time not recorded.")
     values = A.sweep_factor_values([spec for spec, _ in results])
     if values is not None:

@@ -230,7 +230,7 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         ("wall time", f"{wall:.2f} s" if wall else "n/a"), ("speed", rate),
         ("rule options", json.dumps(meta.get("options", {}), sort_keys=True)),
         ("reproduce", command_line(["simulate", "etape"], n, s.races, list(meta.get("policies", [])),
-                                            meta.get("options", {}), meta.get("seed"))
+                                   meta.get("options", {}), meta.get("seed"))
          if meta.get("first_race", 0) == 0 else
          f"analysis.etape.simulate(..., first_race={meta['first_race']}) with the items above"),
     ], columns=["item", "value"]))

@@ -86,8 +86,8 @@ def reproduce_command(meta: dict) -> str:
     deck = meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source
     seating = meta.get("seating", "fixed")
     return command_line(["simulate", str(deck)], meta.get("players"), meta.get("games"),
-                                 [rs.policy_label(p) for p in meta.get("policies") or []], meta.get("options") or {},
-                                 meta.get("seed"), () if seating == "fixed" else (f"--seating {seating}",))
+                        [rs.policy_label(p) for p in meta.get("policies") or []], meta.get("options") or {},
+                        meta.get("seed"), () if seating == "fixed" else (f"--seating {seating}",))
 
 
 def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
