@@ -91,18 +91,22 @@ def test_card_fates_stack_to_the_share_of_the_cards_drawn():
     assert [(bar.get_x(), bar.get_width()) for bar in discarded] == [(0.6, pytest.approx(0.3)), (0.0, 0.0)]
     assert [(bar.get_x(), bar.get_width()) for bar in held] == [(pytest.approx(0.9), pytest.approx(0.1)), (0.0, 0.0)]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["played", "discarded", "in hand"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["go", "stop"] and ax.yaxis_inverted()
+    assert ax.get_xlim() == (0.0, 1.0)
 
 
 def test_the_forest_puts_each_difference_in_sd_units_and_fills_the_significant():
-    diffs = pd.DataFrame({"metric": ["turns", "gap"], "diff": [-4.0, 0.1], "sd": [8.0, 0.5],
-                          "ci_low": [-6.0, -0.1], "ci_high": [-2.0, 0.3], "reject": [True, False]})
+    # a metric with no spread (sd 0) has no sd units: it is not placed
+    diffs = pd.DataFrame({"metric": ["turns", "gap", "caps"], "diff": [-4.0, 0.1, 1.0], "sd": [8.0, 0.5, 0.0],
+                          "ci_low": [-6.0, -0.1, 1.0], "ci_high": [-2.0, 0.3, 1.0], "reject": [True, False, False]})
     ax = plots.forest(diffs)
     significant, other = ax.collections[1], ax.collections[2]
     assert significant.get_offsets().tolist() == [[-0.5, 0.0]]  # -4 / 8, on the first row
-    assert other.get_offsets().tolist() == [[pytest.approx(0.2), 1.0]]  # 0.1 / 0.5
-    spans = [tuple(segment[:, 0]) for segment in ax.collections[0].get_segments()]
+    placed = other.get_offsets()
+    assert placed[0].tolist() == [pytest.approx(0.2), 1.0] and placed.mask[1].all()  # 0.1 / 0.5; none
+    spans = [tuple(segment[:, 0]) for segment in ax.collections[0].get_segments()[:2]]  # the third: no line
     assert spans == [(-0.75, -0.25), (pytest.approx(-0.2), pytest.approx(0.6))]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["turns", "gap"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["turns", "gap", "caps"] and ax.yaxis_inverted()
     assert tuple(ax.lines[-1].get_xdata()) == (0, 0)  # no difference
 
 
@@ -113,3 +117,17 @@ def test_the_length_panel_is_the_histogram_beside_the_ecdf_with_its_marks():
     assert [p.get_height() for p in left.patches] == [1, 2, 1] and left.get_xlabel() == "turns"
     assert list(right.lines[0].get_ydata()) == [0.0, 0.25, 0.75, 1.0] and right.get_xlabel() == "turns"
     assert [t.get_text() for t in right.texts] == ["median 12"]  # no 95th percentile to mark
+
+
+def test_progress_curves_draw_each_groups_mean_with_its_interval():
+    curve = pd.DataFrame({"group": ["a", "a", "b", "b"], "round": [1, 2, 1, 2], "mean": [2.0, 4.0, 1.0, 3.0],
+                          "ci_low": [1.5, 3.5, 0.5, 2.5], "ci_high": [2.5, 4.5, 1.5, 3.5],
+                          "band_low": [0.0, 1.0, 0.0, 1.0], "band_high": [4.0, 7.0, 2.0, 5.0]})
+    ax = plots.progress_curves(curve, ylabel="distance")
+    assert [(list(line.get_xdata()), list(line.get_ydata())) for line in ax.lines] == [
+        ([1, 2], [2.0, 4.0]), ([1, 2], [1.0, 3.0])]
+    assert [line.get_label() for line in ax.lines] == ["a", "b"]
+    # per group: the spread band, then the interval of the mean
+    interval = ax.collections[1].get_paths()[0].vertices
+    assert interval[:, 1].min() == 1.5 and interval[:, 1].max() == 4.5
+    assert ax.get_ylabel() == "mean distance" and ax.get_xlabel() == "round (one turn per player)"
