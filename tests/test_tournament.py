@@ -91,17 +91,17 @@ def test_the_glance_counts_the_decided_pairings_and_says_how_much_skill_matters(
 
     ratings = pd.DataFrame({"policy": ["x", "y", "z"], "elo": [120.0, 0.0, -120.0], "elo_low": [60.0, -50.0, -190.0],
                             "elo_high": [190.0, 50.0, -60.0]})
-    # x-y decided for x, x-z undecided, y-z decided for y
+    # x-y decided for x, x-z undecided, y-z decided for z (y's interval [0.15, 0.38]: z's reaches 85 : 15)
     pairs = pd.DataFrame({"policy_a": ["x", "x", "y"], "policy_b": ["y", "z", "z"],
-                          "ci_low": [0.6, 0.45, 0.62], "ci_high": [0.8, 0.6, 0.79]})
+                          "ci_low": [0.6, 0.45, 0.15], "ci_high": [0.8, 0.6, 0.38]})
     h2h = pd.DataFrame({"policy": ["x", "x"], "opponent": ["y", "z"], "score": [0.7, 0.52],
                         "ci_low": [0.6, 0.45], "ci_high": [0.8, 0.6]})
     lines = _glance(ratings, pairs, h2h)
     assert lines[0] == "Strongest: x (Elo +120 [+60, +190]); weakest: z (Elo -120 [-190, -60]). Spread 240 Elo."
     assert lines[1].startswith("x is rated highest, but its own pairing is not decided at 95 % against z (score 52.0%")
     assert lines[2].startswith("2 of 3 pairings are decided at 95 %")
-    # the intervals reach 80 : 20 at most, beyond 55 : 45 and within 76 : 24 nowhere wholly
-    assert lines[3] == ("How much skill matters is not settled by these games: the pairings' intervals reach 80 : 20; "
+    # the intervals reach 85 : 15 at most, beyond 55 : 45 and within 76 : 24 nowhere wholly
+    assert lines[3] == ("How much skill matters is not settled by these games: the pairings' intervals reach 85 : 15; "
                         "more games narrow them.")
     assert len(lines) == 4
     ratings.attrs["regularized"] = True
@@ -426,6 +426,10 @@ def test_report_has_the_heatmap_ratings_and_header(tmp_path):
     assert "Bots are not people" in html and "etappe tournament" in md and "root seed" in md
     bt = bradley_terry(r)
     assert f"{bt['elo'].iloc[0]:.4g}" in md
+    # rated as `etappe tournament` rates it: the bootstrap drawn from the run's seed (3)
+    boot = bradley_terry(r, bootstrap=200, seed=3)
+    assert f"| {boot['elo_low'].iloc[0]:.4g} | {boot['elo_high'].iloc[0]:.4g} |" in md
+    assert rep.title == "Tournament: Toy, 2 players, 3 policies, 200 games per pairing"
 
 
 def test_report_of_a_known_round_robin_reads_as_its_games(tmp_path):
