@@ -216,14 +216,16 @@ def test_a_report_renders_its_sections_tables_and_figures_in_both_twins(tmp_path
     assert "<title>Title &lt;1&gt;</title>" in page and "<h1>Title &lt;1&gt;</h1>" in page and "<h2>Numbers</h2>" in page
     assert "<p><b>Shares</b></p>" in page and '<table class="dataframe t">' in page
     assert "<td>0.1235</td>" in page and "<td></td>" in page  # 4 significant digits; no value: an empty cell
+    assert re.search(r"<tr[^>]*>\s*<th>name</th>\s*<th>share</th>\s*</tr>", page)  # no index column
     assert "<figure><img alt='A line' src='data:image/png;base64," in page and "<figcaption>A line</figcaption>" in page
     assert "http" not in page
     md = report.to_markdown()
     assert md.startswith("# Title <1>\n\n## Numbers\n\n**Shares**\n\n| name | share |\n|---|---|\n| a\\|b | 0.1235 |\n| c |  |")
     assert "![A line](line.png)\n\n*A line*" in md
-    assert report.write(tmp_path) == tmp_path / "report.html"
-    assert (tmp_path / "report.html").read_text() == page and (tmp_path / "report.md").read_text() == md
-    assert (tmp_path / "line.png").read_bytes().startswith(b"\x89PNG")
+    out = tmp_path / "reports" / "first"  # folders made as needed
+    assert report.write(out) == out / "report.html"
+    assert (out / "report.html").read_text() == page and (out / "report.md").read_text() == md
+    assert (out / "line.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_comparison_names_show_only_the_options_both_designs_take_and_set_differently():
