@@ -6,6 +6,7 @@ import shlex
 import numpy as np
 import pandas as pd
 
+from ..kernels.options import option_text
 from . import plots
 
 
@@ -28,8 +29,7 @@ def command_line(command: list[str], players: int | None, games: int | None, pol
                     if len(policies) % k == 0 and policies == policies[:k] * (len(policies) // k))
         parts.append("--policy " + shlex.quote(",".join(policies[:size])))
     for key, value in sorted(options.items()):
-        value = str(value).lower() if isinstance(value, bool) else str(value)
-        parts.append("--option " + shlex.quote(f"{key}={value}"))
+        parts.append("--option " + shlex.quote(option_text({key: value})))
     parts.extend(extra)
     if seed is not None:
         parts.append(f"--seed {seed}")
