@@ -17,12 +17,14 @@ from rich import box
 from rich.table import Column, Table
 
 from etappe.analysis.race import RaceRun, iter_chunks
+from etappe.analysis.stats import wilson_interval
 from etappe.kernels import race as K
 
 from .common import console, progress_bar
 
 CASES = [("stapop", 4, "greedy"), ("stapop", 4, "random"), ("millebornes", 4, "greedy"),
          ("millebornes", 2, "greedy"), ("millebornes", 4, "random"), ("touring", 4, "greedy")]
+LOOKAHEAD_GAMES = 40  # enough to time a decision; the share of wins is a rough check, hence its interval
 _TINY_RUN = ("from etappe.analysis.race import simulate; "
              "[simulate(d, players=p, games=10, seed=1) for d, p in (('stapop', 4), ('millebornes', 4))]")
 # The look-ahead is compiled only by a run that plays it (kernels/race_policies.py).
@@ -33,8 +35,9 @@ _TINY_LOOKAHEAD_RUN = ("from etappe.analysis.race import simulate; "
 
 def kernel_rate(run: RaceRun, games: int, repeats: int = 3) -> tuple[float, float]:
     """(hands per second, mean turns per hand) of the bare kernel, first hands
-    only; the best of `repeats` runs of the same games, as anything else
-    running on the machine can only slow a run down."""
+    only (those of games 0 .. games-1 of the run, first seats as the run
+    has them); the best of `repeats` runs of the same games, as anything
+    else running on the machine can only slow a run down."""
     players, sides, n_types = run.players, run.sides, len(run.design.cards)
     index = np.arange(games, dtype=np.int64)
     best = float("inf")
@@ -47,15 +50,16 @@ def kernel_rate(run: RaceRun, games: int, repeats: int = 3) -> tuple[float, floa
                 np.zeros((games, sides, K.PROGRESS_ROUNDS), np.int16))
         started = time.perf_counter()
         K.play_hands(run.card_table, run.rules, run.policy_ids, run.policy_params, run.seat_policies(index),
-                     np.zeros(games, np.int32), chance, pkeys, *outs, *run.policy_functions)
+                     K.first_seats(index, 0, players), chance, pkeys, *outs, *run.policy_functions)
         best = min(best, time.perf_counter() - started)
     return games / best, float(outs[0][:, K.H_TURNS].mean())
 
 
-def lookahead_cost(design: str, games: int) -> tuple[float, float]:
-    """(milliseconds per look-ahead decision, look-ahead win share) over
-    2-player games of the default look-ahead against greedy, seats rotated.
-    Decisions are counted as half the turns (the look-ahead plays every other turn)."""
+def lookahead_cost(design: str, games: int) -> tuple[float, int, int]:
+    """(milliseconds per look-ahead decision, games the look-ahead won, games
+    won by either) over 2-player games of the default look-ahead against
+    greedy, seats rotated. Decisions are counted as half the turns (the
+    look-ahead plays every other turn)."""
     run = RaceRun(design, 2, ["lookahead", "greedy"], seed=1, seating="rotate")
     run.play(0, 2)
     started = time.perf_counter()
@@ -65,7 +69,7 @@ def lookahead_cost(design: str, games: int) -> tuple[float, float]:
     winner = last["winner_side"].to_numpy()
     winning_policy = np.where(winner == 0, last["seat0_policy"], last["seat1_policy"])
     decisions = frame["turns"].sum() / 2
-    return 1000 * elapsed / decisions, float((winning_policy[winner >= 0] == 0).mean())
+    return 1000 * elapsed / decisions, int((winning_policy[winner >= 0] == 0).sum()), int((winner >= 0).sum())
 
 
 def start_times() -> tuple[float, float, float]:
@@ -90,8 +94,9 @@ def bench(games: int, starts: bool) -> None:
     widest = max(len(d) for d, _, _ in CASES)
     table = Table(Column("design", min_width=widest), "players", "policy", "turns per hand", "kernel hands/s",
                   "games/s (records)", "hands per game", box=box.SIMPLE_HEAD)
-    look = Table(Column("design", min_width=widest), "ms per look-ahead decision", "look-ahead share of wins vs greedy",
-                 title="look-ahead (default parameters), 2 players, 40 games")
+    look = Table(Column("design", min_width=widest), "ms per look-ahead decision",
+                 "look-ahead share of wins vs greedy (95 % interval)",
+                 title=f"look-ahead (default parameters), 2 players, {LOOKAHEAD_GAMES} games", box=box.SIMPLE_HEAD)
     steps = len(CASES) + 2 + (1 if starts else 0)
     with progress_bar(steps, "benchmark cases", resumable=False) as advance:  # one step per case; the first compiles if need be
         for design, players, policy in CASES:
@@ -105,8 +110,9 @@ def bench(games: int, starts: bool) -> None:
                           f"{games_per_s:,.0f}", f"{hands / games:.2f}")
             advance(1)
         for design in ("stapop", "millebornes"):
-            ms, share = lookahead_cost(design, 40)
-            look.add_row(design, f"{ms:.2f}", f"{share:.2f}")
+            ms, wins, decided = lookahead_cost(design, LOOKAHEAD_GAMES)
+            low, high = wilson_interval(wins, decided)
+            look.add_row(design, f"{ms:.2f}", f"{wins / decided:.2f} ({low:.2f} to {high:.2f})" if decided else "no game won")
             advance(1)
         if starts:
             cold, warm, lookahead = start_times()

@@ -1,0 +1,44 @@
+"""`etappe bench`: its speeds are figures, never asserted; what is checked
+is that it plays the games it says it times. Its bare-kernel timing sets up
+the kernel's inputs itself, so its turns per hand must be those of the same
+games played by `simulate`, and its hands per game those of the records."""
+import re
+
+from typer.testing import CliRunner
+
+from etappe.analysis.race import simulate
+from etappe.cli.bench import CASES, LOOKAHEAD_GAMES
+from etappe.cli.main import app
+
+GAMES = 200
+CASE_ROW = re.compile(r"^\s*(\w+)\s+(\d)\s+(greedy|random)\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+(\d+\.\d\d)\s*$")
+LOOKAHEAD_ROW = re.compile(r"^\s*(stapop|millebornes)\s+(\d+\.\d\d)\s+(\d\.\d\d) \((\d\.\d\d) to (\d\.\d\d)\)\s*$")
+
+
+def test_bench_times_the_games_that_simulate_plays():
+    result = CliRunner().invoke(app, ["bench", "-n", str(GAMES), "--no-starts"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    rows = {(m[1], int(m[2]), m[3]): m for m in map(CASE_ROW.match, lines) if m}
+    assert sorted(rows) == sorted(CASES)
+    for (design, players, policy), row in rows.items():
+        records = simulate(design, players=players, games=GAMES, policies=[policy], seed=1)
+        first_hands = records[records["hand"] == 0]
+        assert int(row[4]) == round(first_hands["turns"].mean()), (design, players, policy)
+        assert row[7] == f"{len(records) / GAMES:.2f}"
+        assert int(row[5].replace(",", "")) > 0 and int(row[6].replace(",", "")) > 0
+    # Stap op and Touring are one hand a game (their rules: first to the finish wins); a Mille Bornes game
+    # is hands until a side has 5,000 points, and a hand scores at most 4,600 (1,000 km, 700 for the
+    # four safeties, 1,200 for four coups fourrés, trip 400, delayed action 300, safe trip 300,
+    # extension 200, shut-out 500), so it takes two hands at least
+    for design in ("stapop", "touring"):
+        assert {row[7] for (d, _, _), row in rows.items() if d == design} == {"1.00"}
+    assert all(float(row[7]) >= 2 for (d, _, _), row in rows.items() if d == "millebornes")
+
+    assert f"2 players, {LOOKAHEAD_GAMES} games" in result.stdout
+    looks = {m[1]: m for m in map(LOOKAHEAD_ROW.match, lines) if m}
+    assert sorted(looks) == ["millebornes", "stapop"]
+    for row in looks.values():
+        assert float(row[2]) > 0
+        assert float(row[4]) <= float(row[3]) <= float(row[5])
+        assert 0 < float(row[5]) - float(row[4]) < 0.5  # 40 games: a wide interval, but an interval
