@@ -10,6 +10,7 @@ come from `etappe.analysis`; this module only lays them out.
 from __future__ import annotations
 
 import json
+import shlex
 
 import numpy as np
 import pandas as pd
@@ -80,14 +81,38 @@ def _policies(meta: dict) -> str:
     return "; ".join(f"seat {i}: {_policy_text(p)}" for i, p in enumerate(meta.get("policies") or []))
 
 
+def _deck(meta: dict) -> str:
+    """The design as a command names it: a built-in's name, or its file."""
+    source = str(meta.get("design_file") or "")
+    return str(meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source)
+
+
+def _seating_option(meta: dict) -> tuple[str, ...]:
+    seating = meta.get("seating", "fixed")
+    return () if seating == "fixed" else (f"--seating {seating}",)
+
+
 def reproduce_command(meta: dict) -> str:
     """The `etappe simulate` command line that replays the run (same seed, same games)."""
-    source = str(meta.get("design_file") or "")
-    deck = meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source
-    seating = meta.get("seating", "fixed")
-    return command_line(["simulate", str(deck)], meta.get("players"), meta.get("games"),
+    return command_line(["simulate", _deck(meta)], meta.get("players"), meta.get("games"),
                         [rs.policy_label(p) for p in meta.get("policies") or []], meta.get("options") or {},
-                        meta.get("seed"), () if seating == "fixed" else (f"--seating {seating}",))
+                        meta.get("seed"), _seating_option(meta))
+
+
+def reproduce_comparison(meta_a: dict, meta_b: dict) -> str:
+    """How to make the comparison again: the `etappe compare` command where
+    one could have played both runs (the same players, games, policies,
+    seating and seed); otherwise `etappe report` of the two runs."""
+    same = ("players", "games", "policies", "seating", "seed")
+    if any(meta_a.get(k) != meta_b.get(k) for k in same):
+        return "`etappe report A.parquet B.parquet` of the two runs that the commands above write (with `--out`)"
+    options_a, options_b = meta_a.get("options") or {}, meta_b.get("options") or {}
+    option_b = tuple(f"--option-b {shlex.quote(option_text({k: v}))}"
+                     for k, v in sorted(options_b.items()) if options_a.get(k) != v)
+    command = command_line(["compare", _deck(meta_a), _deck(meta_b)], meta_a.get("players"), meta_a.get("games"),
+                           [rs.policy_label(p) for p in meta_a.get("policies") or []], options_a,
+                           meta_a.get("seed"), option_b + _seating_option(meta_a))
+    return f"`{command}`"
 
 
 def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
@@ -478,6 +503,7 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     header = header_table(summary_a, meta_a).rename(columns={"value": name_a})
     header[name_b] = header_table(summary_b, meta_b)["value"]
     sec.table(header, "Everything needed to reproduce each run")
+    sec.text(f"Reproduce the comparison: {reproduce_comparison(meta_a, meta_b)}.")
 
     sec = rep.section("Outcomes")
     bias = pd.DataFrame({"design": [name_a, name_b],

@@ -1239,6 +1239,41 @@ def test_the_report_reproduce_line_plays_the_same_run_again(tmp_path, monkeypatc
     pd.testing.assert_frame_equal(again, first)
 
 
+@pytest.mark.parametrize("decks, args", [
+    (["my designs/s p.toml", "millebornes"], ["--players", 4, "--policy", "greedy:attack=3,random",
+                                              "--option", "overshoot=disqualify", "--seating", "rotate"]),
+    (["millebornes"], ["--option-b", "roll_after_safety=false", "--option", "shutout=fr"])])
+def test_the_comparison_report_names_the_compare_command_that_makes_it_again(tmp_path, monkeypatch, decks, args):
+    # reports.md: a report holds everything needed to reproduce it; run as written, the command gives the
+    # same paired differences
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my designs").mkdir()
+    (tmp_path / "my designs" / "s p.toml").write_text(
+        (Path(__file__).parents[1] / "kernels" / "designs" / "stapop.toml").read_text())
+    assert run("compare", *decks, *args, "--games", 40, "--seed", 5, "--out", "a").exit_code == 0
+    md = Path("a/report.md").read_text()
+    command = re.search(r"^Reproduce the comparison: `(etappe compare .*)`\.$", md, re.M).group(1)
+    assert ("--seating rotate" in command) == ("rotate" in args)
+    assert ("--option-b roll_after_safety=false" in command) == ("--option-b" in args)
+    assert "--option-b shutout" not in command  # an option both designs play is given once, for both
+    result = run(*shlex.split(command)[1:], "--out", "b")
+    assert result.exit_code == 0, result.output
+    paired = [text.split("## Paired differences")[1].split("## Runs")[0] for text in (md, Path("b/report.md").read_text())]
+    assert paired[0] == paired[1]
+
+
+def test_a_comparison_of_runs_no_compare_could_play_names_report(tmp_path, monkeypatch):
+    # `etappe compare` plays as many games of both designs; runs of 20 and 30 games are compared by `report`
+    monkeypatch.chdir(tmp_path)
+    assert run("simulate", "stapop", "--players", 2, "--games", 20, "--seed", 2, "--out", "a.parquet").exit_code == 0
+    assert run("simulate", "millebornes", "--players", 2, "--games", 30, "--seed", 2, "--out", "b.parquet").exit_code == 0
+    assert run("report", "a.parquet", "b.parquet", "--out", "rep").exit_code == 0
+    assert ("Reproduce the comparison: `etappe report A.parquet B.parquet` of the two runs that the commands "
+            "above write (with `--out`).") in Path("rep/report.md").read_text()
+
+
 @pytest.mark.parametrize("game, args", [
     ("bremen", ["--players", 3, "--policy", "greedy:knock=3,random,greedy", "--option", "target=8"]),
     ("bremen", ["--board", "ring.toml"]),
