@@ -103,14 +103,6 @@ class PolicyError(ValueError):
     pass
 
 
-def _greedy_defaults() -> tuple[float, ...]:
-    """The parameter row of `greedy` (zeros beyond its parameters)."""
-    row = [0.0] * N_PARAMS
-    for i, default, _ in GREEDY_PARAMETERS.values():
-        row[i] = default
-    return tuple(row)
-
-
 def parse_policy(spec: str) -> PolicySpec:
     """A policy spec: `random`, a greedy preset, `lookahead[:k=v,...]` or a
     user policy `path/to/file.py:function`."""
@@ -127,7 +119,7 @@ def parse_policy(spec: str) -> PolicySpec:
             raise PolicyError(str(exc)) from None
         # greedy's default row: the kernel answers the seat's coup fourré and
         # extension questions from it (docs/policies.md), and passes it to the function
-        return PolicySpec(spec.strip(), POLICY_USER, _greedy_defaults(), function)
+        return PolicySpec(spec.strip(), POLICY_USER, parse_policy("greedy").params, function)
     if name == "random":
         if overrides:
             raise PolicyError(f"policy 'random' takes no parameters (got {overrides!r})")
