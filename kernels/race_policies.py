@@ -19,7 +19,7 @@ from .race import (
     N_PARAMS, P_ATTACK, P_CONFIDENCE, P_COUP_FOURRE, P_EXTENSION_MARGIN, P_HOLD_SAFETIES, P_HORIZON, P_PLAYOUTS,
     P_TARGET_LEADER, POLICY_GREEDY, POLICY_LOOKAHEAD, POLICY_RANDOM, POLICY_USER, lookahead_move,
 )
-from .user_policy import source_hash
+from .user_policy import UserPolicyError, source_hash
 
 # name -> (offset in the parameter row, default, meaning)
 GREEDY_PARAMETERS = {
@@ -111,7 +111,6 @@ def parse_policy(spec: str) -> PolicySpec:
     name, _, overrides = spec.strip().partition(":")
     if name.endswith(".py"):
         from .race_user import compile_user_policy
-        from .user_policy import UserPolicyError
 
         try:
             function = compile_user_policy(spec.strip())
@@ -184,5 +183,8 @@ def policy_table(specs: list[PolicySpec]) -> tuple[np.ndarray, np.ndarray, tuple
         else:
             ids.append(s.kernel_id)
     params = np.array([s.params for s in specs], dtype=np.float64).reshape(len(specs), N_PARAMS)
-    return np.array(ids, dtype=np.int32), params, (lookahead_argument(POLICY_LOOKAHEAD in ids),
-                                                   user_policy_tuple(users))
+    try:
+        users_argument = user_policy_tuple(users)
+    except UserPolicyError as exc:  # too many of them: the race API's error, as for any other policy mistake
+        raise PolicyError(str(exc)) from None
+    return np.array(ids, dtype=np.int32), params, (lookahead_argument(POLICY_LOOKAHEAD in ids), users_argument)

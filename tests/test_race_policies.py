@@ -83,6 +83,23 @@ def test_user_policy_missing_function_or_file(tmp_path):
         parse_policy(f"{good}:pick")
     with pytest.raises(PolicyError, match="no file"):
         parse_policy(f"{tmp_path / 'missing.py'}:pick")
+    with pytest.raises(PolicyError, match="'x' is not a function"):
+        parse_policy(f"{good}:x")
+    for spec in (str(good), f"{good}:"):  # the function's name is not optional
+        with pytest.raises(PolicyError, match="expected path/to/file.py:function"):
+            parse_policy(spec)
+
+
+def test_at_most_four_different_user_policies_in_one_run(tmp_path):
+    # docs/policies.md: the kernel takes its user policies in a tuple of four places
+    specs = []
+    for i in range(5):
+        (tmp_path / f"p{i}.py").write_text(
+            f"def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n    return {i} % n_moves\n")
+        specs.append(f"{tmp_path}/p{i}.py:pick")
+    assert len(simulate("millebornes", players=6, games=2, seed=1, policies=specs[:4] + ["greedy", "random"])) >= 2
+    with pytest.raises(PolicyError, match="at most 4 different user policies in one run"):
+        simulate("millebornes", players=6, games=2, seed=1, policies=specs + ["greedy"])
 
 
 def test_an_edited_user_policy_is_another_policy_in_the_records(tmp_path):
