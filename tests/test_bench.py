@@ -1,13 +1,18 @@
 """`etappe bench`: its speeds are figures, never asserted; what is checked
 is that it plays the games it says it times. Its bare-kernel timing sets up
 the kernel's inputs itself, so its turns per hand must be those of the same
-games played by `simulate`, and its hands per game those of the records."""
+games played by `simulate`, and its hands per game those of the records.
+The start times are of fresh processes on an empty kernel cache; here they
+run a stand-in that records the cache it was given, as a real cold start
+compiles for a minute."""
 import re
+from pathlib import Path
 
 from typer.testing import CliRunner
 
 from etappe.analysis.race import simulate
 from etappe.analysis.stats import wilson_interval
+from etappe.cli import bench
 from etappe.cli.bench import CASES, LOOKAHEAD_GAMES
 from etappe.cli.main import app
 
@@ -16,9 +21,22 @@ CASE_ROW = re.compile(r"^\s*(\w+)\s+(\d)\s+(greedy|random)\s+(\d+)\s+([\d,]+)\s+
 LOOKAHEAD_ROW = re.compile(r"^\s*(stapop|millebornes)\s+(\d+\.\d\d)\s+(\d\.\d\d) \((\d\.\d\d) to (\d\.\d\d)\)\s*$")
 
 
-def test_bench_times_the_games_that_simulate_plays():
-    result = CliRunner().invoke(app, ["bench", "-n", str(GAMES), "--no-starts"])
+def test_bench_times_the_games_that_simulate_plays(tmp_path, monkeypatch):
+    log = tmp_path / "starts.log"
+    stand_in = f"import os; open({str(log)!r}, 'a').write(os.environ['NUMBA_CACHE_DIR'] + chr(10))"
+    monkeypatch.setattr(bench, "_TINY_RUN", stand_in)
+    monkeypatch.setattr(bench, "_TINY_LOOKAHEAD_RUN", stand_in)
+    result = CliRunner().invoke(app, ["bench", "-n", str(GAMES)])
     assert result.exit_code == 0, result.output
+    # cold, warm, then the look-ahead's compile: three processes on one cache, a fresh one of their own
+    caches = log.read_text().splitlines()
+    assert len(caches) == 3 and len(set(caches)) == 1 and not Path(caches[0]).exists()
+    assert re.search(r"cold \(empty cache, compiles\) \d+\.\d s, warm \(cached\) \d+\.\d s; .* look-ahead: \d+\.\d s",
+                     " ".join(result.stdout.split()))
+    assert f"games per case: {GAMES}" in result.stdout
+    # the bar counts each case, the two look-ahead timings and the starts, and ends full
+    steps = len(CASES) + 3
+    assert re.search(rf"benchmark cases .* {steps}/{steps} ", result.stderr), result.stderr
     lines = result.stdout.splitlines()
     rows = {(m[1], int(m[2]), m[3]): m for m in map(CASE_ROW.match, lines) if m}
     assert sorted(rows) == sorted(CASES)
