@@ -76,6 +76,13 @@ def test_user_policy_returning_a_fraction_is_refused(tmp_path):
     assert parse_policy(f"{good}:p").kernel_id >= K.POLICY_USER
 
 
+def test_a_policy_that_is_no_string_is_refused_by_name():
+    # the API takes specs as the CLI writes them; anything else is named in the refusal, not a traceback
+    for spec in (1, None):
+        with pytest.raises(PolicyError, match=f"a policy is a string such as 'greedy', not {spec}"):
+            simulate("stapop", players=2, games=1, policies=["greedy", spec])
+
+
 def test_user_policy_missing_function_or_file(tmp_path):
     good = tmp_path / "p.py"
     good.write_text("x = 1\n")
