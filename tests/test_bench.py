@@ -23,7 +23,9 @@ LOOKAHEAD_ROW = re.compile(r"^\s*(stapop|millebornes)\s+(\d+\.\d\d)\s+(\d\.\d\d)
 
 def test_bench_times_the_games_that_simulate_plays(tmp_path, monkeypatch):
     log = tmp_path / "starts.log"
-    stand_in = f"import os; open({str(log)!r}, 'a').write(os.environ['NUMBA_CACHE_DIR'] + chr(10))"
+    # the stand-in's n-th start takes (0.5, 0, 1)[n] s more, so that each time printed tells its start
+    stand_in = (f"import os, time; log = {str(log)!r}; n = len(open(log).readlines()) if os.path.exists(log) else 0; "
+                "time.sleep((0.5, 0, 1)[n]); open(log, 'a').write(os.environ['NUMBA_CACHE_DIR'] + chr(10))")
     monkeypatch.setattr(bench, "_TINY_RUN", stand_in)
     monkeypatch.setattr(bench, "_TINY_LOOKAHEAD_RUN", stand_in)
     result = CliRunner().invoke(app, ["bench", "-n", str(GAMES)])
@@ -31,8 +33,10 @@ def test_bench_times_the_games_that_simulate_plays(tmp_path, monkeypatch):
     # cold, warm, then the look-ahead's compile: three processes on one cache, a fresh one of their own
     caches = log.read_text().splitlines()
     assert len(caches) == 3 and len(set(caches)) == 1 and not Path(caches[0]).exists()
-    assert re.search(r"cold \(empty cache, compiles\) \d+\.\d s, warm \(cached\) \d+\.\d s; .* look-ahead: \d+\.\d s",
-                     " ".join(result.stdout.split()))
+    cold, warm, lookahead = map(float, re.search(
+        r"cold \(empty cache, compiles\) (\d+\.\d) s, warm \(cached\) (\d+\.\d) s; .* look-ahead: (\d+\.\d) s",
+        " ".join(result.stdout.split())).groups())
+    assert warm + 0.3 < cold and cold + 0.3 < lookahead
     assert f"games per case: {GAMES}" in result.stdout
     # the bar counts each case, the two look-ahead timings and the starts, and ends full
     steps = len(CASES) + 3
