@@ -101,13 +101,20 @@ def test_keys_of_games_and_streams_are_all_different_and_branches_share_no_numbe
     assert not set(words(key)) & set(words(branch(key)))
 
 
-@pytest.mark.parametrize("confidence, chosen", [(1.5, 1), (1.0, 3), (2.0, 0)])
+@pytest.mark.parametrize("confidence, chosen", [(1.5, 1), (1.0, 0), (2.0, 3)])
 def test_confident_best_worked_by_hand(confidence, chosen):
-    # 4 deals; paired gains over the baseline (candidate 0), mean and standard error of the mean:
+    # 4 deals; paired gains over the baseline (candidate 3), mean and standard error of the mean:
+    #   0: 5, -1, 5, -1    mean 2, sample variance (52 - 4 * 4) / 3 = 12, se sqrt(12 / 4) = 1.732: 1.15 se
     #   1: 2, 0, 2, 0      mean 1, sample variance (8 - 4 * 1) / 3 = 4 / 3, se sqrt(4 / 3 / 4) = 0.577: 1.73 se
     #   2: -1, -1, -1, -1  mean -1: never better
-    #   3: 5, -1, 5, -1    mean 2, sample variance (52 - 4 * 4) / 3 = 12, se sqrt(12 / 4) = 1.732: 1.15 se
-    # at 1.5 standard errors only 1 is clearly better; at 1 both are, and 3 gains more; at 2 neither is
-    diffs = np.array([0.0, 4.0, -4.0, 8.0])
-    diff_squares = np.array([0.0, 8.0, 4.0, 52.0])
-    assert confident_best(diffs, diff_squares, 4, 0, confidence) == chosen
+    # at 1.5 standard errors only 1 is clearly better; at 1 both are, and 0 gains more; at 2 neither is
+    diffs = np.array([8.0, 4.0, -4.0, 0.0])
+    diff_squares = np.array([52.0, 8.0, 4.0, 0.0])
+    assert confident_best(diffs, diff_squares, 4, 3, confidence) == chosen
+
+
+def test_confident_best_wants_more_than_the_confidence():
+    # gains 2.5, 0.5, 0.5, 0.5: mean 1, sample variance (7 - 4) / 3 = 1, se 1 / 2: exactly 2 standard errors
+    diffs, diff_squares = np.array([0.0, 4.0]), np.array([0.0, 7.0])
+    assert confident_best(diffs, diff_squares, 4, 0, 2.0) == 0
+    assert confident_best(diffs, diff_squares, 4, 0, 1.99) == 1
