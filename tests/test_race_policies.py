@@ -98,13 +98,19 @@ def test_user_policy_missing_function_or_file(tmp_path):
 
 
 def test_at_most_four_different_user_policies_in_one_run(tmp_path):
-    # docs/policies.md: the kernel takes its user policies in a tuple of four places
+    # docs/policies.md: the kernel takes its user policies in a tuple of four places. Each seat plays
+    # its own: the fourth only discards (target 7), so its side never lays a km; the others play a card
+    # whenever they can (the first legal play; the third the last), and they do lay km
     specs = []
     for i in range(5):
-        (tmp_path / f"p{i}.py").write_text(
-            f"def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n    return {i} % n_moves\n")
+        wanted = "moves[i] % 8 == 7" if i == 3 else "moves[i] % 8 != 7"
+        order = "range(n_moves - 1, -1, -1)" if i == 2 else "range(n_moves)"
+        body = f"    for i in {order}:\n        if {wanted}:\n            return i\n    return 0\n"
+        (tmp_path / f"p{i}.py").write_text("def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n" + body)
         specs.append(f"{tmp_path}/p{i}.py:pick")
-    assert len(simulate("millebornes", players=6, games=2, seed=1, policies=specs[:4] + ["greedy", "random"])) >= 2
+    records = simulate("stapop", players=4, games=20, seed=1, policies=specs[:4])
+    assert (records["s3_distance"] == 0).all()
+    assert all((records[f"s{seat}_distance"] > 0).any() for seat in range(3))
     with pytest.raises(PolicyError, match="at most 4 different user policies in one run"):
         simulate("millebornes", players=6, games=2, seed=1, policies=specs + ["greedy"])
 
