@@ -97,6 +97,19 @@ def test_user_policy_missing_function_or_file(tmp_path):
             parse_policy(spec)
 
 
+def test_the_records_name_each_policy_with_every_parameter_it_plays_with():
+    # docs/records.md: `policies`, {name, family, params} per seat; random has no parameter, the
+    # look-ahead greedy's five (docs/policies.md) and its own three
+    records = simulate("stapop", players=3, games=1, seed=1,
+                       policies=["random", "lookahead:playouts=20", "greedy:attack=3"])
+    greedy = {"attack": 1.75, "target_leader": 1.0, "hold_safeties": 1.0, "extension_margin": 100.0, "coup_fourre": 1.0}
+    assert records.attrs["policies"] == [
+        {"name": "random", "family": "random", "params": {}},
+        {"name": "lookahead:playouts=20", "family": "lookahead",
+         "params": greedy | {"playouts": 20.0, "horizon": 30.0, "confidence": 2.0}},
+        {"name": "greedy:attack=3", "family": "greedy", "params": greedy | {"attack": 3.0}}]
+
+
 def test_at_most_four_different_user_policies_in_one_run(tmp_path):
     # docs/policies.md: the kernel takes its user policies in a tuple of four places. Each seat plays
     # its own: the fourth only discards (target 7), so its side never lays a km; the others play a card
