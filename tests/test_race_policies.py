@@ -76,6 +76,16 @@ def test_user_policy_returning_a_fraction_is_refused(tmp_path):
     assert parse_policy(f"{good}:p").kernel_id >= K.POLICY_USER
 
 
+def test_a_user_policy_file_is_imported_as_a_module_of_its_own(tmp_path):
+    # a file that works when Python imports it works as a policy: here a dataclass under postponed
+    # annotations, which looks its module up in sys.modules while the file is being imported
+    path = tmp_path / "with_class.py"
+    path.write_text("from __future__ import annotations\n\nfrom dataclasses import dataclass\n\n\n"
+                    "@dataclass\nclass Choice:\n    index: int = 0\n\n\n"
+                    "def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n    return 0\n")
+    assert parse_policy(f"{path}:pick").kernel_id == K.POLICY_USER
+
+
 def test_a_policy_that_is_no_string_is_refused_by_name():
     # the API takes specs as the CLI writes them; anything else is named in the refusal, not a traceback
     for spec in (1, None):
