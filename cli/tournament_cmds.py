@@ -20,7 +20,7 @@ from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
 from etappe.reports.document import percent
-from etappe.reports.race_report import design_name
+from etappe.reports.race_report import comparison_names, design_name
 
 from .common import (RACE_LOOKAHEAD_CHUNK, console, default_chunk, fail, kept_in, parse_options, progress_bar,
                      resumed_text, split_policies)
@@ -184,13 +184,9 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
             options_b = parse_options(option_b) if option_b is not None else options
             design_a, design_b = load_design(deck), load_design(deck_b or deck)
             fn = design_outcomes(design_a, design_b, players, names or ["greedy"], seed, options, options_b, metric)
-            refuse_same_design(*(run.metadata(max_games) for run in fn.runs))
-            # the designs by title, as the comparison report names them
-            la = _title(design_a) + ("" if not options else f" ({option_text(options)})")
-            lb = _title(design_b) + ("" if not options_b else f" ({option_text(options_b)})")
-            if la == lb:
-                la, lb = f"A: {la}", f"B: {lb}"
-            labels = (la, lb)
+            metas = [run.metadata(max_games) for run in fn.runs]
+            refuse_same_design(*metas)
+            labels = la, lb = comparison_names(*metas)  # as the comparison report names them
             title = f"Sequential test: {la} vs {lb}, {metric}, {players} players, seed {seed}"
         started = time.perf_counter()
         with progress_bar(max_games, "sequential", resumable=False, compiles=True) as advance:

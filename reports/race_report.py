@@ -55,7 +55,9 @@ def design_name(meta: dict) -> str:
 def comparison_names(meta_a: dict, meta_b: dict) -> tuple[str, str]:
     """Short names of the two sides: the designs, with the rule options that
     both take and set differently (an option only one design takes, say
-    coups fourrés in a design without safeties, is no variant of the rules)."""
+    coups fourrés in a design without safeties, is no variant of the rules).
+    A redesign that kept its title (a copy of `decks show --toml`) is told
+    apart by its design key, `[design] name`; the same name twice by A and B."""
     oa, ob = meta_a.get("options") or {}, meta_b.get("options") or {}
     diff = sorted(k for k in oa.keys() & ob.keys() if oa[k] != ob[k])
 
@@ -65,9 +67,12 @@ def comparison_names(meta_a: dict, meta_b: dict) -> tuple[str, str]:
         return f"{base} ({changed})" if changed else base
 
     a, b = name(meta_a, oa), name(meta_b, ob)
-    if a == b:
-        a, b = f"A: {a}", f"B: {b}"
-    return a, b
+    if a != b:
+        return a, b
+    key_a, key_b = meta_a.get("design"), meta_b.get("design")
+    if key_a and key_b and key_a != key_b:
+        return f"{a} ({key_a})", f"{b} ({key_b})"
+    return f"A: {a}", f"B: {b}"
 
 
 def _policy_text(p) -> str:

@@ -400,6 +400,21 @@ def test_sequential_compare_writes_its_report(tmp_path):
 
 
 
+def test_a_redesign_that_kept_its_title_is_named_by_its_key(tmp_path, monkeypatch):
+    # a copy of `decks show --toml` with a card count changed: both designs are "Stap op", so the
+    # sequential test and the comparison report name each by its key ([design] name), as the report does
+    monkeypatch.chdir(tmp_path)
+    text = run("decks", "show", "stapop", "--toml").stdout
+    assert text.count('name = "stapop"') == 1 and text.count("count = 14") == 1
+    Path("mine.toml").write_text(text.replace('name = "stapop"', 'name = "fewer_go"').replace("count = 14", "count = 12"))
+    result = run("compare", "stapop", "mine.toml", "--players", 2, "--sequential", "--games", 400, "--out", "seq")
+    assert result.exit_code == 0, result.output
+    assert "Sequential test: Stap op (stapop) vs Stap op (fewer_go), game_turns" in " ".join(result.stdout.split())
+    assert Path("seq/report.md").read_text().startswith("# Sequential test: Stap op (stapop) vs Stap op (fewer_go)")
+    assert run("compare", "stapop", "mine.toml", "--players", 2, "--games", 50, "--out", "cmp").exit_code == 0
+    assert Path("cmp/report.md").read_text().startswith("# Comparison: Stap op (stapop) vs Stap op (fewer_go), 2 players")
+
+
 @pytest.mark.parametrize("args", [
     ("stapop", "my designs/s p.toml", "-o", "overshoot=disqualify", "--option-b", "overshoot=forbid", "--metric",
      "lead_changes", "--alpha", 0.1),

@@ -238,6 +238,17 @@ def test_comparison_names_show_only_the_options_both_designs_take_and_set_differ
     assert comparison_names(plain, strict) == ("Plain (overshoot=forbid)", "Mille Bornes (overshoot=disqualify)")
 
 
+def test_comparison_names_tell_two_designs_of_one_title_apart():
+    from etappe.reports.race_report import comparison_names
+
+    stapop = {"design_title": "Stap op", "design": "stapop", "options": {}}
+    redesign = {"design_title": "Stap op", "design": "stapop_few_hostels", "options": {}}
+    # a copy of `decks show --toml` with its cards changed and its title kept: its key names it
+    assert comparison_names(stapop, redesign) == ("Stap op (stapop)", "Stap op (stapop_few_hostels)")
+    # the same key twice (a file edited in place, compared with its first version): A and B
+    assert comparison_names(stapop, dict(stapop, design_hash="edited")) == ("A: Stap op", "B: Stap op")
+
+
 def test_comparison_warns_without_common_seeds(toy, tmp_path):
     from etappe.cli.report_cmds import compare_summaries
 

@@ -390,7 +390,8 @@ def test_paired_differences_holm_and_headline(runs):
     answers = table(t, "Answers with their evidence").set_index("question")
     longer = answers.loc["Which has longer games?"]
     r = mine["turns per game"]
-    assert longer["answer"] == ("A: Stap op" if r["diff"] > 0 else "B: Stap op")
+    # the redesign kept Stap op's title: the two are told apart by their design keys
+    assert longer["answer"] == ("Stap op (stapop)" if r["diff"] > 0 else "Stap op (mystapop)")
     assert f"[{r['lo']:.4g}, {r['hi']:.4g}]" in longer["evidence"]
 
 
