@@ -18,15 +18,18 @@ SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
                                       help="Root seed (0 to 2^63-1); game i uses keys derived from (seed, i).")]
 
 # Soft wrap: a line longer than the screen is left for the terminal to wrap,
-# never broken by a newline inside a path or a command to copy.
-console = Console(soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True)
+# never broken by a newline inside a path or a command to copy. No markup:
+# what is printed holds the user's text (a design's title, a path), whose
+# "[v2]" markup would drop and whose "[/x]" would stop the command; a line
+# that styles its own words says markup=True and escapes what it quotes.
+console = Console(soft_wrap=True, markup=False)
+err_console = Console(stderr=True, soft_wrap=True, markup=False)
 
 
 def print_error(message: str) -> None:
     """An error on one line (greppable). The message is plain text: escaped,
     so that "[links]" is not read as markup and dropped."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -288,7 +291,8 @@ def progress_bar(total: int | None, what: str, resumable: bool | str | Callable[
     command with one line: "interrupted." and what was kept, how to go on:
     `resumable` as that text (or what it returns, if callable), or True for the resuming of a run with --out
     (RESUMES), False for nothing kept (NOTHING_KEPT)."""
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), _Count(), TimeElapsedColumn(), _Left(),
+    progress = Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(), _Count(),
+                        TimeElapsedColumn(), _Left(),
                         console=err_console, transient=False)
     task = progress.add_task(what, total=total, stage=total is None)
     _told.clear()

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import numpy as np
 import pandas as pd
 import typer
+from rich.markup import escape
 from rich.table import Column, Table
 
 from etappe.analysis.compare import card_rules
@@ -78,7 +79,8 @@ def decks_show(deck: DeckArg,
         print(d.text, end="")  # plain: no markup, no wrapping
         return
     marked = d.reconstructed and "reconstructed" not in d.title.lower()
-    console.print(f"[bold]{d.title}[/] ({d.source}){' [yellow]reconstructed[/]' if marked else ''}")
+    console.print(f"[bold]{escape(d.title)}[/] ({escape(str(d.source))}){' [yellow]reconstructed[/]' if marked else ''}",
+                  markup=True)
     console.print(f"players {d.players}, hand {d.hand_size}, stock: {'reshuffle' if d.reshuffle else 'play out'}, "
                   f"start under limit: {d.start_under_limit}, unit {d.unit}")
     for n in d.players:

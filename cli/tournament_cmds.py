@@ -60,11 +60,12 @@ def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
                    f"[{row.elo_low:+.1f}, {row.elo_high:+.1f}]", f"{row.strength:.3f}")
     console.print(rt)
     if ratings.attrs.get("regularized"):
-        console.print("[yellow]note:[/] a policy won or lost every game; one virtual draw per pairing keeps the ratings finite.")
+        console.print("[yellow]note:[/] a policy won or lost every game; one virtual draw per pairing keeps the ratings "
+                      "finite.", markup=True)
     if interval.startswith("bootstrap+"):
         console.print("[yellow]note:[/] every game of a pairing ended alike, so each bootstrap resample repeats it and "
                       "cannot show its spread: the intervals are the union of the bootstrap's and the "
-                      f"{'Fisher' if interval == 'bootstrap+fisher' else 'likelihood-ratio'} ones.")
+                      f"{'Fisher' if interval == 'bootstrap+fisher' else 'likelihood-ratio'} ones.", markup=True)
 
 
 def tournament_command(deck: str, policies: str, players: int, games: int, seed: int, option: list[str] | None,

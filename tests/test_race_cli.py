@@ -260,6 +260,25 @@ def test_a_long_path_is_said_on_one_line_never_broken(tmp_path):
     assert f"error: {out.with_name('missing.parquet')}: no such run file" in result.stderr.splitlines()
 
 
+def test_brackets_in_a_title_or_a_path_are_printed_as_written(tmp_path, monkeypatch):
+    # the terminal output is styled with Rich, whose markup would drop "[v2]" from a design's title or a
+    # path and stop the command at "[/x]": what the user wrote is printed as it is
+    monkeypatch.chdir(tmp_path)
+    text = run("decks", "show", "stapop", "--toml").stdout
+    Path("v2.toml").write_text(text.replace('title = "Stap op"', 'title = "Stap op [v2] [/x]"')
+                               .replace('name = "stapop"', 'name = "stapop_v2"'))
+    shown = run("decks", "show", "v2.toml")
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines()[0] == "Stap op [v2] [/x] (v2.toml)"
+    result = run("simulate", "v2.toml", "--players", 2, "--games", 10, "--out", "run [v2] [/x].parquet")
+    assert result.exit_code == 0, result.output
+    assert "wrote run [v2] [/x].parquet (10 games)" in result.stdout.splitlines()
+    assert "joining the chunks into run [v2] [/x].parquet" in result.stderr  # the bar's own line
+    result = run("compare", "stapop", "v2.toml", "--players", 2, "--sequential", "--games", 200)
+    assert result.exit_code == 0, result.output
+    assert "Sequential test: Stap op vs Stap op [v2] [/x], game_turns" in " ".join(result.stdout.split())
+
+
 def test_a_share_is_refused_where_it_cannot_be_played(tmp_path):
     for share, message in (("3/2", "give K/M"), ("0/2", "give K/M"), ("a/b", "give K/M"),
                            ("4/4", "the run has 3 chunks of 100 games, so share 4 has none; use at most 3 shares")):
