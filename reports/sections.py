@@ -14,8 +14,7 @@ def command_line(command: list[str], players: int | None, games: int | None, pol
                  seed: int | None, extra: tuple[str, ...] = ()) -> str:
     """The etappe command line (`command`: its words after `etappe`, e.g.
     ["simulate", deck]) that plays a run again, record for record: the
-    policies by seat as the shortest list that repeats around the table to
-    them (one for all seats: given once); every rule option as the run
+    policies by seat as `policy_cycle` gives them; every rule option as the run
     recorded it (a later change of a default does not change the run);
     `extra` options (quoted already) before the seed; quoted for a shell.
     What the run's metadata lacks (None) is left out."""
@@ -25,15 +24,21 @@ def command_line(command: list[str], players: int | None, games: int | None, pol
     if games is not None:
         parts.append(f"--games {games}")
     if policies:
-        size = next(k for k in range(1, len(policies) + 1)
-                    if len(policies) % k == 0 and policies == policies[:k] * (len(policies) // k))
-        parts.append("--policy " + shlex.quote(",".join(policies[:size])))
+        parts.append("--policy " + shlex.quote(policy_cycle(policies)))
     for key, value in sorted(options.items()):
         parts.append("--option " + shlex.quote(option_text({key: value})))
     parts.extend(extra)
     if seed is not None:
         parts.append(f"--seed {seed}")
     return " ".join(parts)
+
+
+def policy_cycle(policies: list[str]) -> str:
+    """The policies by seat as `--policy` takes them: the shortest list that
+    repeats around the table to them (one for all seats: given once)."""
+    size = next(k for k in range(1, len(policies) + 1)
+                if len(policies) % k == 0 and policies == policies[:k] * (len(policies) // k))
+    return ",".join(policies[:size])
 
 
 def difference_text(diff: float, low: float, high: float) -> str:

@@ -21,7 +21,7 @@ from ..analysis.stats import counted, p_text
 from ..kernels.options import option_text
 from .document import Report
 from .race_report import design_name
-from .sections import difference_text
+from .sections import difference_text, policy_cycle
 
 __all__ = ["build_sweep_report"]
 
@@ -80,7 +80,7 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
     sec.text("Reproduce: etappe sweep " + shlex.join([
         meta.get("design_file", "").removeprefix("builtin:"), "--set", f"{sweep.path}=" + ",".join(map(_text, sweep.values)),
         "--players", str(meta["players"]), "--games", str(meta["games"]), "--seed", str(meta["seed"]),
-        "--policy", ",".join(p["name"] for p in meta["policies"]), "--seating", meta["seating"],
+        "--policy", policy_cycle([p["name"] for p in meta["policies"]]), "--seating", meta["seating"],
         *(word for k, v in sweep.options_given.items() for word in ("-o", option_text({k: v})))]))
 
     sec = rep.section("At a glance")

@@ -109,7 +109,9 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
                   "lead changes per game", "turn-cap (stall) rate", "no-winner rate", "hands per game"):
         assert f"| {label} |" in every, label
     assert "| winner's largest deficit |" not in every and "final gap" not in every and "win rate of" not in every
-    assert "Reproduce: etappe sweep millebornes --set cards.stop.count=3,8 --players 2 --games 60 --seed 2" in md
+    # one policy for every seat is given once, as in the other reports' commands
+    assert ("Reproduce: etappe sweep millebornes --set cards.stop.count=3,8 --players 2 --games 60 --seed 2 "
+            "--policy greedy --seating fixed") in md
     assert "![Paired differences from the design as written](sweep_effects.png)" in md
     assert (out / "sweep_effects.png").stat().st_size > 0
     assert "the differences are paired game by game (common random numbers)" in md.split("## Method")[1]
