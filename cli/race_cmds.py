@@ -60,9 +60,12 @@ def target_text(d) -> str:
 @decks_app.command("list")
 def decks_list() -> None:
     """List the built-in deck designs."""
-    table = Table("name", "title", "players", "target", "stock", "cards")
-    for name in builtin_names():
-        d = load_design(name)
+    designs = {name: load_design(name) for name in builtin_names()}
+    # on a narrow screen the names (what a command takes) and the titles' words are never cut
+    longest_word = max(len(word) for d in designs.values() for word in d.title.split())
+    table = Table(Column("name", min_width=max(map(len, designs))), Column("title", min_width=longest_word),
+                  "players", Column("target", overflow="fold"), "stock", "cards")
+    for name, d in designs.items():
         table.add_row(name, d.title, ",".join(map(str, d.players)), target_text(d),
                       "reshuffle" if d.reshuffle else "play out", str(sum(c.count for c in d.cards)))
     console.print(table)

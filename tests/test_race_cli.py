@@ -59,6 +59,17 @@ def test_decks_show_keeps_each_card_key_whole_on_a_narrow_screen(monkeypatch):
     assert all(any(line.startswith(f"│ {key} ") for line in lines) for key in ("puncture_proof", "right_of_way"))
 
 
+def test_decks_list_keeps_names_and_title_words_whole_on_a_narrow_screen(monkeypatch):
+    from etappe.cli import common
+
+    monkeypatch.setattr(common.console, "_width", 60)
+    lines = run("decks", "list").stdout.splitlines()
+    # the name is what a command takes, and "Touring (reconstructed)" says what kind of design it is
+    for name, title in (("millebornes", "Mille Bornes"), ("stapop", "Stap op"), ("touring", "Touring")):
+        assert any(line.startswith(f"│ {name} ") and f"│ {title} " in line for line in lines), name
+    assert any("│ (reconstructed) │" in line for line in lines)
+
+
 def test_decks_show_toml_prints_the_design_file_to_copy(tmp_path):
     result = run("decks", "show", "stapop", "--toml")
     assert result.exit_code == 0
