@@ -78,11 +78,11 @@ def warn_capped(df: pd.DataFrame) -> None:
                   f"Nobody reached the target within {cap} turns: raise -o max_turns.")
         err_console.print(f"warning: all {counted(capped, 'game')} hit the turn cap of {counted(cap, 'turn')}: none has a winner, so "
                           f"there are no win rates. {advice}",
-                          markup=False, highlight=False)
+                          highlight=False)
     elif capped:
         err_console.print(f"warning: {capped} of {counted(len(df), 'game')} hit the turn cap of {counted(cap, 'turn')}: no winner; "
                           f"the win rates are among the other {len(df) - capped}.",
-                          markup=False, highlight=False)
+                          highlight=False)
 
 
 SUMMARY_COLUMNS = ["winner_seat", "turns", "capped"]  # what `simulate` prints and warns about

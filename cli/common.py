@@ -236,7 +236,7 @@ _told = threading.Event()  # set once a bar has said what an interruption kept
 def say_interrupted(kept: str) -> None:
     """The one line Ctrl-C prints (on stderr): "interrupted." and what is kept, how to go on."""
     _told.set()
-    err_console.print(f"interrupted. {kept}", highlight=False, markup=False)
+    err_console.print(f"interrupted. {kept}", highlight=False)
 
 
 def interruption_told(forget: bool = False) -> bool:
