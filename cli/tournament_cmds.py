@@ -21,6 +21,7 @@ from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
 from etappe.reports.document import percent
 from etappe.reports.race_report import comparison_names, design_name
+from etappe.reports.sections import option_b_words
 
 from .common import (RACE_LOOKAHEAD_CHUNK, console, default_chunk, fail, kept_in, parse_options, progress_bar,
                      resumed_text, split_policies)
@@ -211,8 +212,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
                  "--policy", ",".join(names) or "greedy",
                  *(word for k, v in options.items() for word in ("-o", option_text({k: v})))]
         if design_mode:
-            words += [word for k, v in options_b.items() if options.get(k) != v
-                      for word in ("--option-b", option_text({k: v}))] + ["--metric", metric]
+            words += option_b_words(options, options_b) + ["--metric", metric]
             rows.append(("metric", f"{metric}: A is ahead in a game where its {metric} is higher"))
         words += ["--alpha", f"{alpha:g}", "--beta", f"{beta:g}", "--delta", f"{delta:g}"]
         rows += [("policies", ", ".join(names) or "greedy"), ("players", players),

@@ -23,7 +23,7 @@ from ..analysis.stats import chi_square_caution, counted, rate, small_expected_n
 from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section, percent
-from .sections import command_line, skill_section, tension_figures
+from .sections import command_line, option_b_words, skill_section, tension_figures
 
 __all__ = ["build_report", "build_comparison_report", "reproduce_command"]
 
@@ -111,12 +111,11 @@ def reproduce_comparison(meta_a: dict, meta_b: dict) -> str:
     same = ("players", "games", "policies", "seating", "seed")
     if any(meta_a.get(k) != meta_b.get(k) for k in same):
         return "`etappe report A.parquet B.parquet` of the two runs that the commands above write (with `--out`)"
-    options_a, options_b = meta_a.get("options") or {}, meta_b.get("options") or {}
-    option_b = tuple(f"--option-b {shlex.quote(option_text({k: v}))}"
-                     for k, v in sorted(options_b.items()) if options_a.get(k) != v)
+    options_a = meta_a.get("options") or {}
+    option_b = shlex.join(option_b_words(options_a, meta_b.get("options") or {}))
     command = command_line(["compare", _deck(meta_a), _deck(meta_b)], meta_a.get("players"), meta_a.get("games"),
                            [rs.policy_label(p) for p in meta_a.get("policies") or []], options_a,
-                           meta_a.get("seed"), option_b + _seating_option(meta_a))
+                           meta_a.get("seed"), ((option_b,) if option_b else ()) + _seating_option(meta_a))
     return f"`{command}`"
 
 

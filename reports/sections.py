@@ -41,6 +41,13 @@ def policy_cycle(policies: list[str]) -> str:
     return ",".join(policies[:size])
 
 
+def option_b_words(options_a: dict, options_b: dict) -> list[str]:
+    """`etappe compare`'s `--option-b NAME=VALUE` words for B's rule options
+    that A's do not already give (compare plays B with A's options but these)."""
+    return [word for key, value in sorted(options_b.items()) if options_a.get(key) != value
+            for word in ("--option-b", option_text({key: value}))]
+
+
 def difference_text(diff: float, low: float, high: float) -> str:
     """A paired difference with its 95 % interval; one pair has none (and a
     distance from the fair share needs two)."""

@@ -21,7 +21,7 @@ from . import bremen as bremen_report
 from . import etape as etape_report
 from . import plots
 from .document import Report
-from .sections import difference_text
+from .sections import difference_text, option_b_words
 
 __all__ = ["build_variant_report"]
 
@@ -74,11 +74,10 @@ def reproduce_command(vc: VariantComparison) -> str:
     """The `etappe compare` command that plays this comparison again."""
     a, b = vc.meta_a, vc.meta_b
     given_a = _options_given(vc.game, a["options"])
-    given_b = {k: v for k, v in b["options"].items() if a["options"].get(k) != v}
     words = [vc.game, "--players", str(a["players"]), "--games", str(vc.games), "--seed", str(a["seed"]),
              "--policy", policy_list(vc.game, a["policies"]),
              *(word for k, v in given_a.items() for word in ("-o", option_text({k: v}))),
-             *(word for k, v in given_b.items() for word in ("--option-b", option_text({k: v})))]
+             *option_b_words(a["options"], b["options"])]
     if vc.game == "bremen":
         if a.get("board_hash") != B.load_board(None).hash:
             words += ["--board", str(a.get("board_path"))]
