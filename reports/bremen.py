@@ -262,9 +262,7 @@ def _length(report: Report, df: A.RunSummary) -> None:
     fig = Figure(figsize=(8, 3))
     ax1, ax2 = fig.subplots(1, 2)
     values, counts = df.lengths["turns"].nonzero()
-    ax1.hist(values, bins=40, weights=counts, color="#4c72b0")  # the bins of the games' turns
-    ax1.set_xlabel("turns")
-    ax1.set_ylabel("games")
+    plots.histogram(pd.DataFrame({"value": values, "count": counts}), ax1, "turns")
     # the ECDF of every game sorted, drawn from the histogram: its first step from 1 / games, then one per value
     ax2.step(np.r_[values[:1], values], np.r_[1 / df.games, np.cumsum(counts) / df.games], where="post")
     ax2.set_xlabel("turns")

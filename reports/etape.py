@@ -147,8 +147,8 @@ def _length(sec: Section, s: E.RunSummary) -> None:
     sec.table(table, "Length: median and 95th percentile (inverse ECDF), per stage, per race and per profile")
     rows = table.set_index("metric")
     for key, label, hist in (("stage", "turns per stage", s.turns_stage), ("race", "turns per race", s.turns_race)):
-        fig = plots.length_panel(hist.frame(), label, rows.loc[label, "median"], rows.loc[label, "p95"])
-        fig.axes[0].set_ylabel(f"{key}s")  # what the histogram counts: stages, races
+        fig = plots.length_panel(hist.frame(), label, rows.loc[label, "median"], rows.loc[label, "p95"],
+                                 counted=f"{key}s")
         sec.figure(fig, f"Histogram and ECDF of {label}", f"etape_length_{key}")
 
 
@@ -166,7 +166,7 @@ def _tension(sec: Section, s: E.RunSummary) -> None:
                  f"{percent(hold['ci_high'])}%] of the {counted(hold['n'], 'race')} with a sole leader then and a sole winner.")
     tension_figures(sec, s.tension["lead_changes"].frame(), s.tension["winner_deficit"].frame(),
                     "GC lead changes per race", "winner's largest deficit (s)", "etape_lead_changes",
-                    "etape_winner_deficit")
+                    "etape_winner_deficit", counted="races")
 
 
 def _progress(sec: Section, s: E.RunSummary) -> None:

@@ -68,23 +68,25 @@ def seat_bias(positions: pd.DataFrame, ax=None, title: str = "Win rate by turn o
 
 
 def histogram(hist: pd.DataFrame, ax=None, xlabel: str = "", label: str | None = None, color=None,
-              density: bool = False) -> Axes:
-    """Bars of an integer histogram (hist_frame: value, count)."""
+              density: bool = False, counted: str = "games") -> Axes:
+    """Bars of an integer histogram (hist_frame: value, count); `counted`
+    names what the counts are (games, hands, races) for the y axis."""
     ax = _ax(ax)
     v = hist["value"].to_numpy(float)
     c = hist["count"].to_numpy(float)
     if density and c.sum() > 0:
         c = c / c.sum()
     span = (v.max() - v.min()) if v.size else 0
-    width = 1.0 if span < 60 else max(span / 60, 1.0)
-    if span >= 60:  # bin wide ranges so bars stay visible
-        edges = np.arange(v.min(), v.max() + width + 1, width)
+    # a wide range goes in bins of a whole number of values each, so that no
+    # bin holds one value more than its neighbour (a comb that is not in the data)
+    width = 1 if span < 60 else int(np.ceil(span / 60))
+    if width > 1:
+        edges = np.arange(v.min() - 0.5, v.max() + width, width)
         c, edges = np.histogram(v, bins=edges, weights=c)
-        v = edges[:-1]
-    ax.bar(v, c, width=width, align="edge" if span >= 60 else "center", color=color or COLORS[0],
-           alpha=0.6 if label else 0.85, label=label)
+        v = edges[:-1] + width / 2
+    ax.bar(v, c, width=width, color=color or COLORS[0], alpha=0.6 if label else 0.85, label=label)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("share of games" if density else "games")
+    ax.set_ylabel(f"share of {counted}" if density else counted)
     if label:
         ax.legend(fontsize=8)
     return ax
@@ -108,11 +110,12 @@ def ecdf(hist: pd.DataFrame, ax=None, xlabel: str = "", label: str | None = None
     return ax
 
 
-def length_panel(hist: pd.DataFrame, xlabel: str, median: float | None = None, p95: float | None = None) -> Figure:
-    """Histogram and ECDF side by side (one Figure, two Axes)."""
+def length_panel(hist: pd.DataFrame, xlabel: str, median: float | None = None, p95: float | None = None,
+                 counted: str = "games") -> Figure:
+    """Histogram and ECDF side by side (one Figure, two Axes); `counted` as in histogram."""
     fig = Figure(figsize=(9, 3.2))
     a, b = fig.subplots(1, 2)
-    histogram(hist, a, xlabel)
+    histogram(hist, a, xlabel, counted=counted)
     marks = {k: v for k, v in (("median", median), ("p95", p95)) if v is not None and np.isfinite(v)}
     ecdf(hist, b, xlabel, marks=marks)
     fig.tight_layout()

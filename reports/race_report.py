@@ -291,7 +291,8 @@ def _length(sec: Section, s: RaceSummary, tag: str = "") -> None:
         metrics += [("hands_per_game", "hands per game"), ("hand_turns", "turns per hand")]
     for key, label in metrics:
         row = table.set_index("metric").loc[label]
-        fig = plots.length_panel(rs.hist_frame(s, key), label, row["median"], row["p95"])
+        fig = plots.length_panel(rs.hist_frame(s, key), label, row["median"], row["p95"],
+                                 counted="hands" if key == "hand_turns" else "games")
         sec.figure(fig, f"Histogram and ECDF of {label}", name=f"length_{key}{tag}")
 
 

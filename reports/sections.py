@@ -59,15 +59,16 @@ def difference_text(diff: float, low: float, high: float) -> str:
 
 
 def tension_figures(section, lead_changes: pd.DataFrame, deficit: pd.DataFrame, lead_label: str,
-                    deficit_label: str, lead_name: str, deficit_name: str) -> None:
+                    deficit_label: str, lead_name: str, deficit_name: str, counted: str = "games") -> None:
     """The two tension figures of a report: the histogram of lead changes,
     and the histogram and ECDF of the eventual winner's largest deficit
     (left out when no game has one). The frames are histogram tables
-    (value, count, ecdf); the names are the figures' file names."""
-    ax = plots.histogram(lead_changes, xlabel=lead_label)
+    (value, count, ecdf) of one row per game (or race: `counted`); the
+    names are the figures' file names."""
+    ax = plots.histogram(lead_changes, xlabel=lead_label, counted=counted)
     section.figure(ax.figure, lead_label[0].upper() + lead_label[1:], name=lead_name)
     if len(deficit):
-        section.figure(plots.length_panel(deficit, deficit_label), "How far behind the eventual winner was",
+        section.figure(plots.length_panel(deficit, deficit_label, counted=counted), "How far behind the eventual winner was",
                        name=deficit_name)
 
 

@@ -745,6 +745,7 @@ def test_figures_label_what_they_count_and_name_policies_legibly(run, monkeypatc
     build_report(races, stages)
     ylabels = {fig.axes[0].get_xlabel(): fig.axes[0].get_ylabel() for fig in panels}
     assert ylabels["turns per stage"] == "stages" and ylabels["turns per race"] == "races"
+    assert ylabels["winner's largest deficit (s)"] == "races"
     # The win-rate bars are labelled by policy family and what differs from its defaults, never cut:
     # the run's look-ahead plays 8 playouts, not the default's.
     ax = R.plot_rates(E.win_rates(races, "policy"), "policy")

@@ -58,19 +58,21 @@ def test_an_interval_that_ends_on_its_rate_draws_no_negative_bar():
     np.testing.assert_allclose(plots._errors(table), [[0.0, 0.2], [0.3, 0.0]])
 
 
-def test_a_histogram_bins_a_wide_range_and_counts_every_game():
+def test_a_histogram_bins_a_wide_range_in_whole_values_and_counts_every_game():
     narrow = pd.DataFrame({"value": [3, 4, 6], "count": [2, 5, 1]})
     ax = plots.histogram(narrow)
     assert [(p.get_x() + p.get_width() / 2, p.get_height()) for p in ax.patches] == [(3, 2), (4, 5), (6, 1)]
-    # values 10 to 129, one game each (a span of 119 >= 60): bins of 119 / 60 = 1.98 from 10, so the
-    # first bin holds 10 and 11, and every game is in one bin
+    assert ax.get_ylabel() == "games"
+    # values 10 to 129, one game each (a span of 119 >= 60): bins of two whole values, 10-11, 12-13,
+    # ..., 128-129, so a flat distribution draws flat bars (bins of 119 / 60 = 1.98 values would hold
+    # one value or two by turns: a comb that is not in the data); every game is in one bin
     wide = pd.DataFrame({"value": np.arange(10, 130), "count": np.ones(120)})
-    ax = plots.histogram(wide, density=True)
+    ax = plots.histogram(wide, density=True, counted="hands")
     heights = [p.get_height() for p in ax.patches]
-    assert sum(heights) == pytest.approx(1.0) and len(heights) < 62
-    assert ax.patches[0].get_x() == 10 and ax.patches[0].get_width() == pytest.approx(119 / 60)
-    assert heights[0] == pytest.approx(2 / 120)
-    assert ax.get_ylabel() == "share of games"
+    assert heights == pytest.approx([2 / 120] * 60)
+    assert ax.patches[0].get_x() == 9.5 and ax.patches[0].get_width() == 2
+    assert ax.patches[-1].get_x() == 127.5
+    assert ax.get_ylabel() == "share of hands"
 
 
 def test_the_ecdf_steps_from_zero_to_each_share_and_marks_the_median():

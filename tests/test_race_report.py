@@ -98,6 +98,24 @@ def test_multi_hand_report(tmp_path):
     assert "Hands: the side that completed the trip" in comparison
 
 
+def test_length_histograms_say_whether_they_count_games_or_hands(monkeypatch):
+    from etappe.reports import race_report
+
+    panels = []
+    real_panel = race_report.plots.length_panel
+
+    def keep(*args, **kwargs):
+        panels.append(real_panel(*args, **kwargs))
+        return panels[-1]
+
+    monkeypatch.setattr(race_report.plots, "length_panel", keep)
+    frame = make_records(mb_hands(), mb_meta())
+    build_report(summarize(frame), frame.attrs)
+    ylabels = {fig.axes[0].get_xlabel(): fig.axes[0].get_ylabel() for fig in panels}
+    assert ylabels["turns per hand"] == "hands"
+    assert ylabels["turns per game"] == ylabels["hands per game"] == "games"
+
+
 def test_report_command_reads_in_chunks(tmp_path):
     frame = make_records(mb_hands(), mb_meta())
     run = tmp_path / "run.parquet"
