@@ -1247,6 +1247,6 @@ def card_values(stages_df: pd.DataFrame) -> pd.DataFrame:
     """Numbered cards by value, over all colours, seats and stages: dealt,
     laid (dealt minus left: a Vitamine swap moves a card between hands, never
     out of them), left in hand at the stage end (dead: they cost seconds),
-    the left share with its 95 % Wilson interval, and the seconds a card left
+    the left share with its 95 % interval clustered by race, and the seconds a card left
     costs. Values out of play (3-5 players) are not listed."""
     return summarize(stages_df=stages_df, parts=("cards",)).card_values()

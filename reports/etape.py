@@ -190,7 +190,7 @@ def _cards(sec: Section, s: E.RunSummary) -> None:
              "they cost seconds. Which values end up dead? The jokers, the game's special cards, follow in "
              "the next section. The share laid by the eventual winner is not given: a Vitamine swap moves "
              "cards between hands and the records do not say who laid which card.")
-    sec.table(values, "Numbered cards by value (left share: 95 % Wilson interval)")
+    sec.table(values, "Numbered cards by value (left share: 95 % interval clustered by race)")
     sec.figure(plot_left_share(values).figure, "Share of the dealt cards left in hand, by value",
                "etape_cards_left")
 

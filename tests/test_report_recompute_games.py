@@ -488,6 +488,8 @@ def test_etape_profiles_cards_jokers_sides_anomalies(etape_run):
             check_row(row, dict(n=int(mine.sum()), mean_time=times[m][mine].mean(), wins=wins,
                                 win_rate=wins / mine.sum(), ci_low=lo / slots, ci_high=hi / slots), (profile, "policy"))
     dealt, held = R.seat("dealt", S).astype(np.uint64), R.seat("hand", S).astype(np.uint64)
+    # the interval is clustered by race, as recomputed below, and the caption says so
+    assert "Numbered cards by value (left share: 95 % interval clustered by race)" in [cap for cap, _ in t]
     for _, row in table(t, "Numbered cards by value").iterrows():
         v = int(row["value"])
         # per stage and seat, the cards of value v among the masks; per race, their sums (a race's go together)
