@@ -107,7 +107,9 @@ class Report:
                     frame, caption = block
                     if caption:
                         parts.append(f"<p><b>{_inline(caption)}</b></p>")
-                    parts.append(frame.to_html(index=False, border=0, classes="t", na_rep="", float_format=_fmt))
+                    # without the columns' own name, which pandas would print as a header cell of its own
+                    parts.append(frame.rename_axis(columns=None).to_html(index=False, border=0, classes="t",
+                                                                         na_rep="", float_format=_fmt))
         parts.append("</body></html>")
         return "\n".join(parts)
 

@@ -226,6 +226,9 @@ def test_a_report_renders_its_sections_tables_and_figures_in_both_twins(tmp_path
     report = Report("Title <1>")
     section = report.section("Numbers")
     section.table(pd.DataFrame({"name": ["a|b", "c"], "share": [0.123456, float("nan")]}), "Shares")
+    # a table whose columns carry a name of their own (a matrix's "opponent") has the same header in both twins
+    matrix = pd.DataFrame({"row \\ column": ["x"], "y": ["1"]}).rename_axis(columns="column")
+    section.table(matrix, "Matrix")
     figure = Figure()
     figure.add_subplot().plot([0, 1], [0, 1])
     section.figure(figure, "A line", name="line")
@@ -235,6 +238,7 @@ def test_a_report_renders_its_sections_tables_and_figures_in_both_twins(tmp_path
     assert "<p><b>Shares</b></p>" in page and '<table class="dataframe t">' in page
     assert "<td>0.1235</td>" in page and "<td></td>" in page  # 4 significant digits; no value: an empty cell
     assert re.search(r"<tr[^>]*>\s*<th>name</th>\s*<th>share</th>\s*</tr>", page)  # no index column
+    assert re.search(r"<tr[^>]*>\s*<th>row \\ column</th>\s*<th>y</th>\s*</tr>", page)
     assert "<figure><img alt='A line' src='data:image/png;base64," in page and "<figcaption>A line</figcaption>" in page
     assert "http" not in page
     md = report.to_markdown()
