@@ -493,7 +493,9 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
       plays first in a hand, |its share of the completed trips - 1/sides|
       (per game, games with a completed trip): the first player moves
       round each hand, and the game's first player would dilute that edge;
-      the evidence also gives the game's first player. Otherwise (games of
+      the answer says "within a hand" and gives the game's first player's
+      answer beside it ("A within a hand; no clear difference over whole
+      games"), and so does the evidence. Otherwise (games of
       one hand) the first player's distance from the fair share,
       |P(first player wins) - 1/sides| (games with a winner). The evidence
       also gives the largest gap of any turn-order position in winning the
@@ -527,6 +529,15 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
                 f"(95 % interval of this metric alone [{r['ci_low']:.4g}, {r['ci_high']:.4g}]), "
                 f"Holm {p_text(r['p_holm'])}, n = {n}")
 
+    def which(r) -> str:
+        # the design with more where the Holm-corrected difference rejects, else which way it leans
+        larger = name_a if r["diff"] > 0 else name_b
+        if bool(r["reject"]):
+            return larger
+        if r["diff"] == 0 or not np.isfinite(r["diff"]):
+            return "no clear difference"
+        return f"no clear difference (leaning {larger})"
+
     def bias(s: RaceSummary) -> str:
         gap = seat_bias_strength(s)
         return f"{gap:.3g}" if np.isfinite(gap) else "none (no game with a winner)"
@@ -548,12 +559,12 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
         if key in ("first_hand_gap", "first_player_gap"):
             ev += (f"; (the largest gap of any turn-order position in winning the game: {name_a} "
                    f"{bias(a)} vs {name_b} {bias(b)})")
-        larger = name_a if r["diff"] > 0 else name_b
-        if bool(r["reject"]):
-            answer = larger
-        elif r["diff"] == 0 or not np.isfinite(r["diff"]):
-            answer = "no clear difference"
-        else:
-            answer = f"no clear difference (leaning {larger})"
+        answer = which(r)
+        if key == "first_hand_gap":
+            # the side playing first in a hand moves round, so an edge within the hand may be gone over a
+            # game: the answer says which of the two it is about, and the other, which may differ
+            game = which(p.loc["first_player_gap"]) if "first_player_gap" in p.index else "not measured"
+            answer = f"{answer} within a hand; {game} over whole games"
         rows.append({"question": q, "answer": answer, "evidence": ev})
     return pd.DataFrame(rows)
+
