@@ -77,11 +77,13 @@ def histogram(hist: pd.DataFrame, ax=None, xlabel: str = "", label: str | None =
     if density and c.sum() > 0:
         c = c / c.sum()
     span = (v.max() - v.min()) if v.size else 0
-    # a wide range goes in bins of a whole number of values each, so that no
-    # bin holds one value more than its neighbour (a comb that is not in the data)
-    width = 1 if span < 60 else int(np.ceil(span / 60))
-    if width > 1:
-        edges = np.arange(v.min() - 0.5, v.max() + width, width)
+    # the values lie on a grid (scores in steps of 25 points, say): a wide range goes in bins of a whole
+    # number of grid steps each, so that no bin holds one value more than its neighbour (a comb that is
+    # not in the data)
+    step = int(np.gcd.reduce(np.diff(v).astype(np.int64))) if v.size > 1 else 1
+    width = step * max(1, int(np.ceil(span / step / 60)))
+    if width > step:
+        edges = np.arange(v.min() - step / 2, v.max() + width, width)
         c, edges = np.histogram(v, bins=edges, weights=c)
         v = edges[:-1] + width / 2
     ax.bar(v, c, width=width, color=color or COLORS[0], alpha=0.6 if label else 0.85, label=label)

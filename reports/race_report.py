@@ -297,13 +297,24 @@ def _length(sec: Section, s: RaceSummary, tag: str = "") -> None:
 
 
 def _tension(sec: Section, s: RaceSummary, tag: str = "") -> None:
-    sec.text("Lead changes: times the strict distance leader changed, summed over the hands of a game. "
-             "Deficit: the largest gap between the leader and the eventual winner during the game "
-             "(0: the winner was never behind). Final gap: the winner's total minus the best other total "
-             + ("(cumulative score, points)." if s.layout.multi_hand else f"(distance, {s.layout.unit})."))
+    unit = s.layout.unit
+    if s.layout.multi_hand:
+        # the hands are races in distance, but the game is decided on the scores after them
+        sec.text("Lead changes: times the strict distance leader changed within a hand, summed over the hands "
+                 f"of a game. Deficit ({unit}): the largest gap in distance, in any hand, between that hand's "
+                 "leader and the game's eventual winner; the game is decided on the scores after its hands, so "
+                 "its own deficit is the winner's largest deficit in score after a hand (0: never behind), "
+                 "which the figure shows. Final gap: the winner's total minus the best other total "
+                 "(cumulative score, points).")
+        deficit, deficit_label = "winner_score_deficit", "winner's largest deficit in score after a hand (points)"
+    else:
+        sec.text("Lead changes: times the strict distance leader changed. Deficit: the largest gap between the "
+                 "leader and the eventual winner during the game (0: the winner was never behind). Final gap: "
+                 f"the winner's total minus the best other total (distance, {unit}).")
+        deficit, deficit_label = "winner_deficit", f"winner's largest deficit ({unit})"
     sec.table(rs.tension_table(s), "Tension")
-    tension_figures(sec, rs.hist_frame(s, "lead_changes"), rs.hist_frame(s, "winner_deficit"), "lead changes per game",
-                    f"winner's largest deficit ({s.layout.unit})", f"lead_changes{tag}", f"winner_deficit{tag}")
+    tension_figures(sec, rs.hist_frame(s, "lead_changes"), rs.hist_frame(s, deficit), "lead changes per game",
+                    deficit_label, f"lead_changes{tag}", f"winner_deficit{tag}")
 
 
 def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
@@ -493,7 +504,11 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
              "stall) takes instead Tango's score interval and McNemar's exact test of the games in which the two "
              "differ, which hold their level when few games differ (docs/statistics.md); and Holm's step-down "
              f"correction of the p-values across the {tested} metrics below that have one (alpha {alpha}; a "
-             "metric equal in every game has nothing to test): p_holm and reject are what a headline answer uses.")
+             "metric equal in every game has nothing to test): p_holm and reject are what a headline answer uses."
+             + (" Lead changes and the winner's deficit are of distance within the hands, over all the hands of a "
+                "game: a game of several hands is decided on the scores after them, so these count the races "
+                "within its hands, more of them the more hands it has (each design's own report gives the "
+                "winner's largest deficit in score after a hand)." if multi else ""))
     sec.table(paired.drop(columns=["key"]).rename(columns={"mean_a": name_a, "mean_b": name_b}),
               "Every metric with its interval")
     if len(paired):

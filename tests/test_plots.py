@@ -73,6 +73,11 @@ def test_a_histogram_bins_a_wide_range_in_whole_values_and_counts_every_game():
     assert ax.patches[0].get_x() == 9.5 and ax.patches[0].get_width() == 2
     assert ax.patches[-1].get_x() == 127.5
     assert ax.get_ylabel() == "share of hands"
+    # scores in steps of 25, 0 to 4975, one game each: bins of 4 steps (100 points), each holding 4 scores
+    scores = pd.DataFrame({"value": np.arange(0, 5000, 25), "count": np.ones(200)})
+    ax = plots.histogram(scores)
+    assert [p.get_height() for p in ax.patches] == [4] * 50
+    assert ax.patches[0].get_x() == -12.5 and ax.patches[0].get_width() == 100
 
 
 def test_the_ecdf_steps_from_zero_to_each_share_and_marks_the_median():

@@ -96,9 +96,10 @@ def test_multi_hand_report(tmp_path):
 
     comparison = build_comparison_report(*compare_summaries(frame, frame.attrs, frame, frame.attrs)).to_markdown()
     assert "Hands: the side that completed the trip" in comparison
+    assert "Lead changes and the winner's deficit are of distance within the hands" in comparison
 
 
-def test_length_histograms_say_whether_they_count_games_or_hands(monkeypatch):
+def test_figures_say_whether_they_count_games_or_hands(monkeypatch):
     from etappe.reports import race_report
 
     panels = []
@@ -114,6 +115,10 @@ def test_length_histograms_say_whether_they_count_games_or_hands(monkeypatch):
     ylabels = {fig.axes[0].get_xlabel(): fig.axes[0].get_ylabel() for fig in panels}
     assert ylabels["turns per hand"] == "hands"
     assert ylabels["turns per game"] == ylabels["hands per game"] == "games"
+    # a game of several hands is decided on its scores: its winner's deficit is drawn in score, not in
+    # the distance of one hand
+    assert ylabels["winner's largest deficit in score after a hand (points)"] == "games"
+    assert "winner's largest deficit (km)" not in ylabels
 
 
 def test_report_command_reads_in_chunks(tmp_path):
