@@ -840,8 +840,8 @@ def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf,
     """Legal first moves for dice (d0, d1), packed into out; return the count.
 
     Both dice must be used when possible: if some first move leaves a second
-    move (or storms the house, which forfeits the second), only such first
-    moves are legal; with O_BOTH_DICE_FREE every first move is. If none
+    move (or storms the house, which forfeits the second, or wins the game,
+    which ends it), only such first moves are legal; with O_BOTH_DICE_FREE every first move is. If none
     leaves a second move, every first move is legal; with O_ONE_DIE_LARGER
     only the larger die's, if it has any. Landing on an own start field is
     legal only if a second move can carry it off. Every policy picks from
@@ -867,8 +867,8 @@ def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf,
         for i in range(state.shape[0]):  # tmp[:] = state, which would need Numba's runtime
             tmp[i] = state[i]
         eff = apply_move(tmp, seat, m, binfo, opts)
-        if eff & E_STORM:
-            ok2 = True
+        if eff & E_STORM or check_end(tmp, seat, opts):
+            ok2 = True  # a storm forfeits the second move, and a move that wins the game ends the turn
         else:
             d = d1 if slot == 0 else d0
             ok2 = second_moves(tmp, d, 1 - slot, seat, a, g if own_start else -1,

@@ -849,6 +849,34 @@ def test_a_storm_is_legal_even_when_no_second_move_would_follow(both_dice):
     assert (1, 0, "donkey", "house") in g.first_moves(1, 6)
 
 
+def test_a_move_that_wins_the_game_is_legal_even_when_no_second_move_would_follow(tmp_path):
+    # The game ends as soon as someone has seven points ("Zodra iemand minstens zeven punten heeft
+    # verzameld, eindigt het spel"), so a winning first move, like a storm, needs no second. The default
+    # board plus two dead ends, q1 off r00 and z1 off r12. Seat 0 has 6 points; its donkey carries
+    # colour 2's dog, cat and rooster on m03, the robber is on m05, its cat on q1, its dog and rooster
+    # on z1. Roll 1 and 2: the 2 chases (m03-m04-m05) for the seventh point, after which the 1 has no
+    # move; the donkey's 1 or the cat's 2 would leave the other die one.
+    text = ring_board().replace("\n[links]", '\nq1 = "road"\nz1 = "road"\n\n[links]')
+    board = tmp_path / "dead_ends.toml"
+    board.write_text(text.replace("chains = [\n", 'chains = [\n  ["r00", "q1"],\n  ["r12", "z1"],\n'))
+    g = Game(board=str(board), players=4)
+    g.seat = 0
+    g.state[K.S_POINTS] = g.state[K.S_CHASE] = 6
+    g.place(0, "donkey", "m03")
+    for animal in ("dog", "cat", "rooster"):
+        g.place(2, animal, "m03")
+    for animal, field in (("cat", "q1"), ("dog", "z1"), ("rooster", "z1")):
+        g.place(0, animal, field)
+    g.set_robber("m05")
+    after = Game(board=str(board), players=4)
+    after.state[:] = g.state
+    assert after.move(0, "donkey", "m05")["chase"] and after.winner == 0
+    assert after.second_moves(1, first=(0, "donkey")) == set()
+    assert (2, 0, "donkey", "m05") in g.first_moves(1, 2)
+    g.play([CHASER] * 4, turns=1, seed=1, game_index=rolling(1, 2, seed=1))
+    assert g.winner == 0 and g.points(0) == 7 and g.robber == "house"
+
+
 def _storm_to_tie(tie_rule, seat0_points, seat1_points, **options):
     g = game(tie_rule=tie_rule, **options)
     g.state[K.S_POINTS], g.state[K.S_STORM] = seat0_points, seat0_points
