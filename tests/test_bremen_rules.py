@@ -713,6 +713,18 @@ def test_a_chase_with_the_first_move_leaves_the_second_and_no_roll_without_a_cli
     assert g.errors() == 0
 
 
+def test_a_pyramid_completed_on_the_robbers_field_does_not_chase_it():
+    # The seed: the player moves "met zijn ezel (met daarop de drie andere ... dieren) precies op het
+    # veld met de rover"; a rooster climbing onto a donkey, dog and cat that already stand with the
+    # robber (robber_field "open" lets them) completes a pyramid there, but no donkey moved onto it.
+    g = game()
+    park(g, 0, ["m05", "m05", "m05", "m03"])
+    g.set_robber("m05")
+    eff = g.move(0, "rooster", "m05")
+    assert not eff["chase"] and eff["climbed"]
+    assert g.robber == "m05" and g.points(0) == 0 and len(g.stack("m05")) == 4
+
+
 def test_a_chase_with_the_first_move_then_a_climb_earns_another_roll():
     # As above with a roll of 2 and 2, and a foreign donkey on m07: after the
     # chase a rider on m05 goes m06-m07 onto it (from m03 nothing reaches m07
