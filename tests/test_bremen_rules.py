@@ -910,6 +910,21 @@ def test_first_to_seven_wins_and_equal_points_go_to_the_last_on_turn():
     assert g.winner == 1
 
 
+def test_a_tie_between_two_players_not_on_turn_goes_to_the_one_on_turn_more_recently():
+    # Seat 2 storms with its donkey carrying seat 0's dog and rooster and seat 1's cat: seat 0 (5 points)
+    # and seat 1 (6) both reach 7; seat 2 has 2. Looking back from the mover, seat 1 was on turn last
+    # (just before seat 2), then seat 0: seat 1 wins, under either tie rule, though seat 0 is the lower seat.
+    for tie_rule in ("mover_first", "mover_last"):
+        g = game(tie_rule=tie_rule)
+        g.seat = 2
+        g.state[K.S_POINTS], g.state[K.S_STORM] = 5, 5
+        g.state[K.S_POINTS + 1], g.state[K.S_STORM + 1] = 6, 6
+        for colour, animal in ((2, "donkey"), (0, "dog"), (1, "cat"), (0, "rooster")):
+            g.place(colour, animal, "i01")
+        g.move(2, "donkey", "house")
+        assert [g.points(s) for s in range(4)] == [7, 7, 2, 0] and g.winner == 1
+
+
 def test_option_first_to_target_lets_the_last_on_turn_win_among_all_at_the_target():
     # The seed: "De eerste speler die daarin slaagt, is de winnaar"; reaching 7
     # together, all at the target count as equal, and the tie rule decides.
