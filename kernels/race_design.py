@@ -125,8 +125,8 @@ MAX_TURN_CAP = 32_767  # the state counts a hand's turns as a 16-bit integer
 # Scores and game totals are 32-bit. A hand scores at most the distance plus
 # points for MAX_TYPES safeties, all of them, MAX_DECK coups fourrés, trip,
 # delayed action, safe trip, extension and MAX_SIDES - 1 shut-outs: with
-# MAX_POINTS per field 30 000 + 50 000 x 443 = 22 180 000, and HAND_CAP hands
-# 1 330 800 000, below 2**31 - 1.
+# MAX_POINTS per field MAX_LAID + 50 000 x 442 = 22 132 767, and HAND_CAP hands
+# 1 327 966 020, below 2**31 - 1.
 MAX_POINTS = 50_000
 MAX_GAME_TARGET = 1_000_000
 

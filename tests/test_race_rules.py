@@ -996,9 +996,9 @@ def test_design_error_negative_count(tmp_path):
 # The engine's integers (docs/designs.md): a hand's turns are counted in 16 bits
 # (at most 2**15 - 1 = 32767), scores and game totals in 32 bits. Each scoring
 # field is at most 50 000 and the game target at most 1 000 000: worked by hand,
-# a hand scores at most 30 000 km + 50 000 x (32 safeties + all safeties + 400
+# a hand scores at most 32 767 km + 50 000 x (32 safeties + all safeties + 400
 # coups fourrés + trip + delayed + safe trip + extension + 5 shut-outs)
-# = 22 180 000, and 60 hands 1 330 800 000 < 2**31 - 1 = 2 147 483 647.
+# = 22 132 767, and 60 hands 1 327 966 020 < 2**31 - 1 = 2 147 483 647.
 @pytest.mark.parametrize("old, new, field", [
     ("per_safety = 100", "per_safety = 2000000000", "scoring.per_safety: must be at most 50000"),
     ("per_safety = 100", "per_safety = 99999999999", "scoring.per_safety: must be at most 50000"),
