@@ -764,6 +764,17 @@ def test_mb_extension_only_for_the_side_at_exactly_700():
     assert not info["extension_called"] and not info["hand_over"] and new["trip"] == 700
 
 
+def test_mb_extension_may_be_called_after_the_stock_ran_out():
+    # The rules page sets no limit on when the extension may be called (docs/race_rules.md): with the
+    # stock empty and the hands being played out, the side reaching exactly 700 may still call it.
+    own = side("roll", distance={"km100": 6, "km25": 2})  # 650
+    pos = mb_pos(own, side(), ["km50", "km25"], stock=0, others={1: ["km25", "km25"]})
+    new, info = play(MB, pos, "play km50", policies=["bold", "bold"])
+    assert info["extension_called"] and not info["hand_over"] and new["trip"] == 1000 and new["stock"] == 0
+    _, info = play(MB, pos, "play km50", policies=["cautious", "cautious"])
+    assert not info["extension_called"] and info["hand_over"] and info["trip_side"] == 0
+
+
 def test_mb_after_the_extension_only_1000_ends_the_hand():
     hand = ["km50", "km25", "km75", "roll", "gasoline", "repairs", "spare_tire"]
     own = side("roll", distance={"km100": 6, "km25": 2})  # 650: reaches 700 after the other side called
