@@ -282,6 +282,41 @@ def test_stapop_disqualify_through_the_move_itself():
     assert not info["hand_over"] and info["trip_side"] == -1
 
 
+def test_stapop_reshuffle_collects_the_cards_under_every_pile_top():
+    # "every battle/limit pile except its top card": a position cannot bury cards under a top, so they
+    # are put there in the state, taken from the discard pile (every card stays accounted for). Side 0's
+    # battle pile: go, crossing, barriers_open, go (top); its limit pile: headwind, tailwind (top).
+    own = side("go", "tailwind", {"km5": 2})
+    opp = side("go", "start")
+    pos = position(2, {0: ["km10", "km5", "km5", "km5", "km5"], 1: ["km6"] * 5}, [own, opp], stock=0)
+    state, ct, rules, seat = position_state(SO, pos)
+    b0 = K.side_at(0)
+    buried = ["go", "crossing", "barriers_open", "headwind"]
+    for name in buried:
+        t = SO.card_index(name)
+        state[K.DISCARD_AT + t] -= 1
+        state[b0 + K.SD_TABLEAU + t] += 1
+    n_types = len(SO.cards)
+    # what the rebuilt stock must hold: the discard pile, side 0's two stages and its four buried cards
+    expected = np.array([state[K.DISCARD_AT + t] for t in range(n_types)])
+    expected[SO.card_index("km5")] += 2
+    for name in buried:
+        expected[SO.card_index(name)] += 1
+    hand_before = np.array([state[K.HAND_AT + t] for t in range(n_types)])
+    cards = np.zeros((2, n_types, K.K_NCOLS), np.int16)
+    log = np.zeros((16, K.LOG_NCOLS), np.int32)
+    drew, _ = K.draw(state, ct, rules, 0, np.uint64(7), cards, log)
+    assert drew and log[1, 2] == K.EV_RESHUFFLE and log[1, 5] == expected.sum()
+    stock = np.bincount(state[K.STOCK_AT:K.STOCK_AT + state[K.ST_STOCK_N]], minlength=n_types)
+    drawn = np.array([state[K.HAND_AT + t] for t in range(n_types)]) - hand_before
+    np.testing.assert_array_equal(stock + drawn, expected)
+    tableau = {SO.cards[t].key: int(state[b0 + K.SD_TABLEAU + t]) for t in range(n_types)
+               if state[b0 + K.SD_TABLEAU + t]}
+    assert tableau == {"go": 1, "tailwind": 1}  # the tops stay; nothing is left under them
+    assert state[b0 + K.SD_BATTLE] == SO.card_index("go") and state[b0 + K.SD_DIST] == 10
+    assert K.check_state(state, ct, rules) != K.BROKEN_CONSERVATION
+
+
 def test_stapop_reshuffle_keeps_laid_stages_counted():
     own = side("go", "tailwind", {"km5": 8, "km6": 4, "km8": 2, "km10": 1})
     opp = side("go", "start", {"km5": 3})
