@@ -13,7 +13,8 @@ State row (int16), offsets below::
     |  ...           | (MAX_DECK)            | (MAX_TYPES)   | (SEATS x TYPES)    | (SEATS)   | 2 x SEATS   | x MAX_SIDES
 
     side block: battle top | limited | limit top | distance | still needed | disqualified |
-                permanent go | limit immune | laid[type] (counted distance) | tableau[type] (physical cards)
+                permanent go | limit immune | coups fourrés | laid[type] (counted distance) |
+                tableau[type] (physical cards)
 
 Battle top: a card type, or EMPTY (nothing yet), NEEDS_GO (a safety cancelled
 the hazard; a go card is still needed) or VIRTUAL_GO (a safety cancelled it
@@ -71,7 +72,8 @@ SD_NEED = 4
 SD_DISQ = 5
 SD_ROW = 6
 SD_LIMIT_IMMUNE = 7
-SD_LAID = 8
+SD_COUPS = 8  # coups fourrés made this hand: in the state, so that a playout from it scores them
+SD_LAID = 9
 SD_TABLEAU = SD_LAID + MAX_TYPES
 SIDE_STRIDE = SD_TABLEAU + MAX_TYPES
 STATE_SIZE = SIDE_AT + MAX_SIDES * SIDE_STRIDE
@@ -832,7 +834,7 @@ def offer_coup_fourre(state, ct, rules, attacker, target, t, policy_ids, params,
         state[DISCARD_AT + t] += 1
         cards[target, s, K_PLAYED] += 1
         cards[target, s, K_COUPS] += 1
-        sides_out[target, S_COUPS] += 1
+        state[side_at(target) + SD_COUPS] += 1
         log_event(log, state, seat, EV_COUP_FOURRE, s, target, t)
         _, key = draw(state, ct, rules, seat, key, cards, log)  # the replacement card
         return seat, key
@@ -1000,6 +1002,7 @@ def playout_value(ct, rules, state, side, over, sides_out, win_only):
         for s in range(sides):
             b = side_at(s)
             sides_out[s, S_DISTANCE] = state[b + SD_DIST]
+            sides_out[s, S_COUPS] = state[b + SD_COUPS]
             n_safe = 0
             for t in range(rules[R_NTYPES]):
                 if ct[t, C_ROLE] == ROLE_SAFETY and state[b + SD_TABLEAU + t] > 0:
@@ -1266,6 +1269,7 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
         b = side_at(s)
         sides_out[s, S_DISTANCE] = state[b + SD_DIST]
         sides_out[s, S_DISQUALIFIED] = state[b + SD_DISQ]
+        sides_out[s, S_COUPS] = state[b + SD_COUPS]
         n_safe = 0
         for t in range(n_types):
             if ct[t, C_ROLE] == ROLE_SAFETY and state[b + SD_TABLEAU + t] > 0:

@@ -39,7 +39,7 @@ BATTLE_WORDS = {"empty": K.EMPTY, "needs_go": K.NEEDS_GO, "virtual_go": K.VIRTUA
 POSITION_FIELDS = {"players", "on_turn", "stock", "trip", "extension_side", "discard", "hands", "hand_sizes", "sides"}
 # km: optional, checked against the distance cards; disqualified: optional, what the distance cannot show
 # (a side that passed the trip before an extension raised it, option overshoot = "disqualify")
-SIDE_FIELDS = {"battle", "limit", "distance", "safeties", "km", "disqualified"}
+SIDE_FIELDS = {"battle", "limit", "distance", "safeties", "coups", "km", "disqualified"}
 
 
 def design_of(design: str | Path | Design) -> Design:
@@ -211,6 +211,14 @@ def position_state(design: Design, position: dict, source: str = "position", opt
                     fail(f"{f}.safeties", f"{key} protects against {design.cards[top].key}, so that card cannot "
                          f"be on top of the {pile} pile")
             K.land_safety(state, ct, rules, s, t)
+        # coups fourrés this side made earlier in the hand: each laid one of its safeties, and they score
+        coups = whole(f"{f}.coups", side.get("coups", 0))
+        safeties_laid = len(side.get("safeties", []))
+        if coups > safeties_laid:
+            fail(f"{f}.coups", f"{coups}, but each coup fourré lays a safety and this side shows {safeties_laid}")
+        if coups and not rules[K.R_COUP_FOURRE]:
+            fail(f"{f}.coups", f"{coups}, but option coup_fourre = false: no coup fourré is made")
+        state[b + K.SD_COUPS] = coups
         if battle in ("needs_go", "virtual_go"):
             # Only a safety laid over its hazard leaves these, as option roll_after_safety says.
             shown = [design.cards[t] for t in range(n_types) if design.cards[t].role == "safety"
@@ -339,6 +347,8 @@ def state_position(design: Design, state: np.ndarray, rules: np.ndarray, on_turn
                          if design.cards[t].role == "safety" and state[b + K.SD_TABLEAU + t]],
             "km": int(state[b + K.SD_DIST]),
         })
+        if state[b + K.SD_COUPS]:
+            sides[-1]["coups"] = int(state[b + K.SD_COUPS])
         if state[b + K.SD_DISQ]:
             sides[-1]["disqualified"] = True
     return {"players": players, "on_turn": on_turn, "stock": int(state[K.ST_STOCK_N]),

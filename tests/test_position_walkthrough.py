@@ -178,6 +178,9 @@ GOOD_HAND = ["km100", "km200", "km50", "roll", "stop", "accident", "km25"]
     # 101 cards less the 7 in hand leave 94 unseen: a stock of 90 and seat 1's 6 cards need 96
     (GOOD.replace("stock = 40", "stock = 90") + SIDES, "stock"),
     ('players = 2\non_turn = 0\nstock = 0\nhands = { "0" = [] }\nhand_sizes = { "1" = 0 }\n' + SIDES, "stock"),
+    # a coup fourré lays one of the side's safeties: more coups than safeties cannot have been made
+    (GOOD + '[[sides]]\nsafeties = ["driving_ace"]\ncoups = 2\n[[sides]]\n', "sides[0].coups"),
+    (GOOD + '[[sides]]\ncoups = -1\n[[sides]]\n', "sides[0].coups"),
 ])
 def test_position_mistakes_name_the_field(tmp_path, text, field):
     path = tmp_path / "pos.toml"
@@ -272,6 +275,32 @@ def test_analyze_plays_out_a_position_with_nothing_hidden_as_worked_by_hand(mb):
     pos["sides"][1]["distance"] = {"km200": 2, "km100": 2, "km25": 1}
     chances = {r["move"]: r["probability"] for r in analyze_position(mb, pos, playouts=6)}
     assert chances == {"play km25": 1.0, "play km50": 1.0, "discard km25": 1.0, "discard km50": 1.0}
+
+
+def test_analyze_counts_the_coups_fourres_a_side_made_earlier_in_the_hand(mb):
+    # Four players (1000 km, no extension), nothing hidden, the stock empty: seat 0 holds a 25 km it
+    # cannot lay (its side shows no Roll) and every other hand is empty, so the hand ends as it stands.
+    # Side 0 scores its 800 km; side 1 has no distance and all four safeties: 4 x 100 + 300 = 700, so
+    # side 0 wins the hand. Had two of those safeties been coups fourrés (300 each), side 1 would score
+    # 1300 and win it (the rules page's scoring table).
+    side1 = {"battle": "roll", "safeties": ["extra_tank", "puncture_proof", "driving_ace", "right_of_way"]}
+    pos = {"players": 4, "on_turn": 0, "stock": 0, "hands": {"0": ["km25"]},
+           "hand_sizes": {"1": 0, "2": 0, "3": 0},
+           "sides": [{"battle": "empty", "distance": {"km200": 2, "km100": 4}}, side1]}
+    assert [(r["move"], r["probability"]) for r in analyze_position(mb, pos, playouts=4)] == [("discard km25", 1.0)]
+    side1["coups"] = 2
+    assert [(r["move"], r["probability"]) for r in analyze_position(mb, pos, playouts=4)] == [("discard km25", 0.0)]
+    # a position printed by etappe gives them back
+    new, _ = play_position_move(mb, pos, "discard km25")
+    assert new["sides"][1]["coups"] == 2 and "coups" not in new["sides"][0]
+
+
+def test_coups_fourres_are_refused_in_a_position_where_none_can_be_made(mb):
+    pos = {"players": 2, "on_turn": 0, "stock": 40, "hands": {"0": GOOD_HAND},
+           "sides": [{"battle": "roll", "safeties": ["driving_ace"], "coups": 1}, {"battle": "roll"}]}
+    assert legal_moves_of(mb, pos)
+    with pytest.raises(DesignError, match=r"sides\[0\]\.coups: 1, but option coup_fourre = false"):
+        legal_moves_of(mb, pos, options={"coup_fourre": False})
 
 
 # ---- replays --------------------------------------------------------------------------------------
