@@ -317,6 +317,21 @@ def _tension(sec: Section, s: RaceSummary, tag: str = "") -> None:
                     deficit_label, f"lead_changes{tag}", f"winner_deficit{tag}")
 
 
+PROGRESS_BANDS = "Dark band: 95 % interval of the mean; light band: mean +- 1 sd (the spread of hands), cut at 0."
+
+
+def _rounds_followed(s: RaceSummary) -> str:
+    """How many hands the progress curves follow, and how many outlast the rounds the records keep."""
+    R = s.layout.rounds
+    hands = int(s.c["hands"])
+    longest = s.h["hand_turns"].nonzero()[0].max() if s.h["hand_turns"].n else 0
+    past = int(np.sum(s.h["hand_turns"].frame().query("value > @R * @s.layout.players")["count"])) \
+        if s.h["hand_turns"].n else 0
+    return (f"n = {hands} hands; " + (f"{past} of them ({_pct(past / hands)}) were still being played after round "
+                                      f"{R} and are not followed further" if past else
+                                      f"no hand lasted beyond round {R} (the longest took {int(longest)} turns)"))
+
+
 def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
     if s.layout.rounds == 0:
         sec.text("The run has no progress columns.")
@@ -325,17 +340,10 @@ def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
     by_pos = rs.progress_table(s, "position")
     by_side = rs.progress_table(s, "side")
     R = s.layout.rounds
-    longest = s.h["hand_turns"].nonzero()[0].max() if s.h["hand_turns"].n else 0
-    past = int(np.sum(s.h["hand_turns"].frame().query("value > @R * @s.layout.players")["count"])) \
-        if s.h["hand_turns"].n else 0
     sec.text(f"Mean distance laid at the end of each of the first {R} rounds of a hand (a round is one turn per "
              "player; the records keep these rounds), per turn-order position of the hand and per seat. A hand "
              "that has ended keeps its final distance in the later rounds, so every round counts every hand "
-             f"(n = {int(s.c['hands'])} hands)"
-             + (f"; {past} of them ({_pct(past / int(s.c['hands']))}) were still being played after round {R} "
-                "and are not followed further" if past else
-                f"; no hand lasted beyond round {R} (the longest took {int(longest)} turns)")
-             + ". Dark band: 95 % interval of the mean; light band: mean +- 1 sd (the spread of hands), cut at 0.")
+             f"({_rounds_followed(s)}). {PROGRESS_BANDS}")
     sec.figure(plots.progress_curves(by_pos, ylabel=f"distance ({unit})").figure,
                "Progress by turn-order position", name=f"progress_position{tag}")
     sec.figure(plots.progress_curves(by_side, ylabel=f"distance ({unit})").figure,
@@ -559,6 +567,12 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.table(_side_by_side(rs.tension_table, summary_a, summary_b, name_a, name_b, "metric"), "Tension")
 
     sec = rep.section("Progress")
+    followed = [f"{name}: the first {s.layout.rounds} rounds, {_rounds_followed(s)}"
+                for s, name in ((summary_a, name_a), (summary_b, name_b)) if s.layout.rounds]
+    if followed:
+        sec.text("Mean distance laid at the end of each round of a hand (one turn per player), per turn-order "
+                 "position of the hand, for the rounds the records keep; a hand that has ended keeps its final "
+                 f"distance in the later rounds. {'; '.join(followed)}. {PROGRESS_BANDS}")
     for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
         if s.layout.rounds:
             ax = plots.progress_curves(rs.progress_table(s, "position"), ylabel=f"distance ({s.layout.unit})", title=name)

@@ -466,6 +466,11 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
     # Mille Bornes plays several hands: the first-player question is answered within the hand
     assert "share of the trips completed by the side playing first in the hand" in md
     assert "the hand's first player's distance from the fair share of completed trips" in head
+    # the progress curves follow the rounds the records keep (40): each design says how many hands
+    # outlast them, counted here from the records (two players: past round 40 is past turn 80)
+    for name, frame in (("Stap op", real_runs["stapop"]), ("Mille Bornes", real_runs["millebornes"])):
+        past = int((frame["turns"] > 80).sum())
+        assert past and f"{name}: the first 40 rounds, n = {len(frame)} hands; {past} of them" in md
     _self_contained(out.read_text())
 
 
