@@ -120,7 +120,7 @@ def test_progress_says_what_its_rounds_hold(stapop4):
     assert 0 < past < len(f)
     md = _markdown(f)
     assert "A hand that has ended keeps its final distance" in md
-    assert f"(n = {len(f)} hands); {past} of them" in md
+    assert f"(n = {len(f)} hands; {past} of them" in md
     assert f"still being played after round {R}" in md
 
 
