@@ -126,9 +126,12 @@ LITTLE_SCORE, LOT_SCORE = 0.55, 0.76
 
 def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame, h2h: pd.DataFrame) -> list[str]:
     best, worst = ratings.iloc[0], ratings.iloc[-1]
+    regularized = bool(ratings.attrs.get("regularized"))
+    # with a policy that won or lost every game, the virtual draws set the spread: the games only bound it
+    spread = f"{'at least ' if regularized else ''}{best['elo'] - worst['elo']:.0f} Elo"
     lines = [f"Strongest: {best['policy']} (Elo {best['elo']:+.0f} [{best['elo_low']:+.0f}, {best['elo_high']:+.0f}]); "
              f"weakest: {worst['policy']} (Elo {worst['elo']:+.0f} [{worst['elo_low']:+.0f}, {worst['elo_high']:+.0f}]). "
-             f"Spread {best['elo'] - worst['elo']:.0f} Elo."]
+             f"Spread {spread}."]
     open_pairs = _undecided_against(best["policy"], h2h)
     if open_pairs:
         lines.append(f"{best['policy']} is rated highest, but its own pairing is not decided at 95 % against "
@@ -137,11 +140,13 @@ def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame, h2h: pd.DataFrame) -> li
     lines.append(f"{len(clear)} of {len(pairs)} pairings are decided at 95 % (the score interval excludes 50 %; "
                  "each pairing on its own, not corrected for their number).")
     lines.append(skill_verdict(pairs))
-    if ratings.attrs.get("regularized"):
+    if regularized:
         lines.append("A policy won (or lost) every game against the others; the ratings use one virtual "
                      "drawn game per pairing so they stay finite. Such a policy's rating is set by that virtual "
                      "draw and the number of games, not measured: the data only say it is at least that far "
-                     "from the rest (its interval's far side comes from the virtual draw).")
+                     "from the rest (its interval's far side comes from the virtual draw). As the ratings are "
+                     "centred on their mean, it moves the others' ratings too: read those by their differences "
+                     "and the pairings' scores.")
     return lines
 
 
