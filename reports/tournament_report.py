@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
 
 from ..analysis.stats import counted
 from ..analysis.tournament import TournamentResult, bradley_terry, head_to_head, pair_table, score_matrix
@@ -52,7 +53,8 @@ def skill_heatmap(h2h: pd.DataFrame, ax: Axes | None = None, title: str = "Skill
     ax.set_xlabel("opponent")
     ax.set_ylabel("policy")
     ax.set_title(title)
-    ax.figure.colorbar(img, ax=ax, fraction=0.046, pad=0.04, label=score_label)
+    bar = ax.figure.colorbar(img, ax=ax, fraction=0.046, pad=0.04, label=score_label)
+    bar.ax.yaxis.set_major_formatter(PercentFormatter(1.0))  # in % as the cells are
     return ax
 
 

@@ -675,6 +675,8 @@ def test_the_skill_heatmap_shows_each_cell_with_its_interval():
     assert cells[(0, 2)] == ("60.0 %\n[50.0, 70.0]", "black") and cells[(2, 1)] == ("45.0 %\n[35.0, 55.0]", "black")
     assert [t.get_text() for t in ax.get_xticklabels()] == [t.get_text() for t in ax.get_yticklabels()] == ["A", "B", "C"]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("opponent", "policy")
+    colour_bar = ax.figure.axes[1]  # its scale in % like the cells
+    assert colour_bar.yaxis.get_major_formatter()(0.5, 0) == "50%"
 
 
 def test_the_rating_chart_draws_each_rating_with_its_interval():
