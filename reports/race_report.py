@@ -82,7 +82,7 @@ def _policy_text(p) -> str:
     return rs.policy_label(p)
 
 
-def _policies(meta: dict) -> str:
+def policies_text(meta: dict) -> str:
     return "; ".join(f"seat {i}: {_policy_text(p)}" for i, p in enumerate(meta.get("policies") or []))
 
 
@@ -136,7 +136,7 @@ def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
         ("players", L.players),
         ("sides / seating", f"{L.sides} sides; {seating}"),
         ("first player (game start)", first),
-        ("policies", _policies(meta)),
+        ("policies", policies_text(meta)),
         ("seating of the policies", meta.get("seating", "fixed")),
         ("games", summary.games),
         ("hands", int(summary.c.get("hands", 0))),
@@ -419,7 +419,7 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
         sec.text("No card is flagged as dead or as going with losing.")
 
 
-def _caveat(sec: Section, metas: list[dict]) -> None:
+def caveat_section(sec: Section, metas: list[dict]) -> None:
     pols = sorted({rs.policy_label(p) for m in metas for p in (m.get("policies") or [])})
     for m in metas:
         if m.get("reconstructed"):
@@ -448,7 +448,7 @@ def build_report(summary: RaceSummary, meta: dict, title: str | None = None, on_
     _progress(rep.section("Progress"), summary)
     _cards(rep.section("Card balance"), summary)
     rep.section("Anomalies").table(rs.anomalies(summary), "Caps, ties, rules that never fire, accounting")
-    _caveat(rep.section("Caveat"), [meta])
+    caveat_section(rep.section("Caveat"), [meta])
     return rep
 
 
@@ -614,5 +614,5 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec = rep.section("Anomalies")
     sec.table(pd.concat([rs.anomalies(summary_a).assign(design=name_a), rs.anomalies(summary_b).assign(design=name_b)],
                         ignore_index=True), "Anomalies, both designs")
-    _caveat(rep.section("Caveat"), [meta_a, meta_b])
+    caveat_section(rep.section("Caveat"), [meta_a, meta_b])
     return rep

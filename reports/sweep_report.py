@@ -9,6 +9,7 @@ as a table, and the method. This module computes no statistics of its own.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..analysis.sweep import Sweep, shown_metrics, sweep_table
 from ..analysis.stats import counted, p_text
 from ..kernels.options import option_text
 from .document import Report
-from .race_report import design_name
+from .race_report import caveat_section, design_name, policies_text
 from .sections import difference_text, policy_cycle
 
 __all__ = ["build_sweep_report"]
@@ -69,8 +70,9 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
     games_played = meta["games"] * (len(sweep.values) + 1)  # the design as written and each value
     rows = [("design", name), ("design file", meta.get("design_file", "")), ("design hash", meta.get("design_hash")),
             ("setting swept", sweep.path), ("value in the file", as_written),
-            ("values played", ", ".join(map(_text, sweep.values))), ("players", meta["players"]),
-            ("policies by seat", ", ".join(p["name"] for p in meta["policies"])), ("seating", meta["seating"]),
+            ("values played", ", ".join(map(_text, sweep.values))),
+            *_dealt_rows(sweep), ("players", meta["players"]),
+            ("policies", policies_text(meta)), ("seating", meta["seating"]),
             ("seed", meta["seed"]), ("games per value", meta["games"]),
             ("rule options", json.dumps(meta["options"], sort_keys=True)),
             ("etappe version", meta.get("version")),
@@ -140,7 +142,8 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
     out["diff [95 % interval]"] = [difference_text(d, lo, hi)
                                    for d, lo, hi in zip(out["diff"], out["ci_low"], out["ci_high"])]
     sec.table(out[["metric", "value", "variant", "as_written", "diff [95 % interval]", "p_value", "p_holm",
-                   "reject", "n"]], "Each value against the design as written, paired game by game")
+                   "reject", "n"]], "Each value against the design as written, paired game by game (the 95 % "
+              "interval of each metric alone; reject: Holm's correction over the whole sweep)")
 
     sec = rep.section("Method")
     sec.text("Game i of every variant and of the design as written starts from the same keys (root seed and game "
@@ -159,4 +162,22 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
              "those of the compare report (docs/records.md) less the per-seat win rates and the distances and "
              "totals a swept setting could rescale (the winner's deficit is given as a share of the trip); a "
              "variant is validated as a design file of its own would be.")
+
+    caveat_section(rep.section("Caveat"), [meta])
     return rep
+
+
+def _dealt_rows(sweep: Sweep) -> list[tuple[str, str]]:
+    """For a card count swept: the copies in the deck as played at the run's
+    player count, which a `remove` of that player count makes fewer than
+    the file's count."""
+    m = re.fullmatch(r"cards\.([^.]+)\.count", sweep.path)
+    if not m:
+        return []
+
+    def dealt(meta: dict) -> int:
+        return next(c["count"] for c in meta["cards"] if c["key"] == m[1])
+
+    return [(f"copies in the deck at {sweep.base_meta['players']} players",
+             f"as written {dealt(sweep.base_meta)}; "
+             + ", ".join(f"{_text(v)}: {dealt(meta)}" for v, meta in zip(sweep.values, sweep.metas)))]

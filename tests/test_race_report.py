@@ -204,10 +204,10 @@ def test_a_reconstructed_design_is_marked_once():
     assert comparison_names({"design_title": "Stap op"}, touring) == ("Stap op", "Touring (reconstructed)")
     # and so does the caveat's sentence, which said "Touring (reconstructed) is a reconstructed deck"
     from etappe.reports.document import Report
-    from etappe.reports.race_report import _caveat
+    from etappe.reports.race_report import caveat_section
 
     report = Report("caveat")
-    _caveat(report.section("Caveat"), [touring])
+    caveat_section(report.section("Caveat"), [touring])
     assert report.to_markdown().lower().count("reconstruct") == 1
 
 

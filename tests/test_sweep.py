@@ -100,8 +100,15 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
         result.stderr.split())
     md = (out / "report.md").read_text()
     assert [line[3:] for line in md.splitlines() if line.startswith("## ")] == ["Run", "At a glance",
-                                                                                  "Every metric", "Method"]
+                                                                                  "Every metric", "Method", "Caveat"]
     assert "value in the file | 5" in md and "turns per game: as written" in md
+    # two players: the design's [players.2] remove takes one Stop out of each count (the rules page:
+    # "2 or 3 players: remove one each of Stop, ...")
+    assert "| copies in the deck at 2 players | as written 4; 3: 2, 8: 7 |" in md
+    assert "| policies | seat 0: greedy (greedy: attack=1.75," in md
+    assert "Bots are not people" in md.split("## Caveat")[1]
+    assert ("paired game by game (the 95 % interval of each metric alone; reject: Holm's correction over "
+            "the whole sweep)") in md
     # every metric of the compare report that keeps its scale whatever the value (docs/designs.md): the
     # winner's deficit as a share of the trip, not in km; no final gap, no per-seat win rates
     every = md.split("## Every metric")[1].split("## Method")[0]
