@@ -184,6 +184,8 @@ def test_report_has_every_section_and_the_numbers(run, tmp_path):
         assert f"Profile: {profile}" in md
     assert "| root seed | 17 |" in md and "| races | 60 |" in md
     assert "stages cut off by the turn cap | 0 |" in md
+    # the rules are the package's own (no file a reader of the report could lack): the docs state them
+    assert "| rules | built into etappe (docs/etape.md:" in md and "../shared" not in md
 
 
 def test_report_has_the_design_sections_in_order(run, tmp_path):
