@@ -19,11 +19,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import bremen as A
-from etappe.analysis.stats import chi_square_caution, counted
+from etappe.analysis.stats import chi_square_caution, counted, wilson_interval
 from etappe.kernels.bremen_board import load_board
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
-from etappe.reports.document import Report
+from etappe.reports.document import Report, percent
 from etappe.reports.sections import command_line, skill_section, tension_figures
 
 __all__ = ["build_report", "build_sweep_report"]
@@ -159,6 +159,12 @@ def _tension(report: Report, df: A.RunSummary) -> None:
                  "other seat's (0: decided by the tie rule). Capped games have no deficit or gap.")
     section.table(df.tension_table(), "Tension (per game)")
     hists = df.tension_hists
+    values, counts = hists["final_gap"].nonzero()
+    ties, decided = int(counts[values == 0].sum()), int(counts.sum())
+    if decided:
+        low, high = wilson_interval(ties, decided)
+        section.text(f"Decided by the tie rule (final gap 0): {ties} of {counted(decided, 'decided game')} "
+                     f"({percent(ties / decided)}% [{percent(low)}%, {percent(high)}%], 95 % Wilson interval).")
     tension_figures(section, hists["lead_changes"].frame(), hists["winner_deficit"].frame(),
                     "lead changes per game", "winner's largest deficit (points)", "lead_changes", "winner_deficit")
 
@@ -251,8 +257,11 @@ def _rate_bars(ax, table: pd.DataFrame, label: str):
     rate = table["win_rate"].to_numpy()
     err = np.clip(np.vstack([rate - table["ci_low"], table["ci_high"] - rate]), 0, None)
     ax.bar(x, rate, yerr=err, capsize=4, color="#4c72b0")
+    ax.axhline(1 / len(table), color="#888", ls="--", lw=1, label="fair share")
     ax.set_xticks(x, [f"{r[label]}\n{r['policy']}" for _, r in table.iterrows()], fontsize=8)
-    ax.set_ylabel("win rate")
+    ax.set_xlabel(f"{label} (policy)")
+    ax.set_ylabel("win rate among decided games")
+    ax.legend(fontsize=8)
     return ax
 
 
