@@ -25,6 +25,8 @@ __all__ = ["build_report"]
 
 # the rules are not read from a file: the kernel plays them, fixed for a package version, as docs/etape.md
 # states them; the rule options below are all that varies
+# what the tables' mean_time is: a player's seconds, less the bonuses it won
+TIME_NOTE = "mean_time: seconds, bonuses subtracted, so below 0 where the bonuses outweigh the cards left"
 RULES = "built into etappe (docs/etape.md: the rules, each decision and what is not implemented)"
 
 
@@ -242,10 +244,11 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
     out = rep.section("Outcomes")
     by_policy = s.win_rates("policy")
     by_seat = s.win_rates("seat")
-    out.table(_printed_wins(by_policy), "Race win rate per policy (n: seat-races; shared first places count 1/k)")
+    out.table(_printed_wins(by_policy), f"Race win rate per policy (n: seat-races; shared first places count 1/k; "
+                                        f"{TIME_NOTE} in a race)")
     out.figure(plot_rates(by_policy, "policy", fair=1 / n).figure, "Win rate per policy", "etape_win_policy")
     out.table(_printed_wins(by_seat), "Race win rate per seat (seat 0 picks the first stage; shared first places "
-                                      "count 1/k)")
+                                      f"count 1/k; {TIME_NOTE} in a race)")
     test = s.seat_uniformity()
     note = small_expected_note(test.expected)
     if not meta.get("options", {}).get("rotate_seats", True) and len(set(meta.get("policies", []))) > 1:
@@ -296,7 +299,7 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
                  f"{abs(row.picker_advantage_s):.1f} s on the others. Mean {row.mean_turns:.1f} turns, "
                  f"{row.mean_cards_left:.2f} cards left per player.")
         sec.table(by_prof_pol[by_prof_pol["profile"] == row.profile].drop(columns="profile"),
-                  "Per policy in this profile")
+                  f"Per policy in this profile ({TIME_NOTE} in a stage)")
 
     _cards(rep.section("Card balance"), s)
 
