@@ -29,7 +29,7 @@ from etappe.kernels.options import number_text, option_value, policy_parameters,
 from etappe.kernels.user_policy import compile_user_policy, source_hash
 
 __all__ = [
-    "simulate", "from_run_file", "load_board", "Board", "BoardError", "Game", "options_row", "parse_policy",
+    "simulate", "check_players", "PLAYERS", "from_run_file", "load_board", "Board", "BoardError", "Game", "options_row", "parse_policy",
     "win_rates", "first_seat_advantage", "seat_uniformity", "points_by_source", "length_stats", "has_tension",
     "game_tension", "tension_table", "paired_metrics", "progress_table", "head_to_head", "capped_rate",
     "conclusions", "sweep_summary", "sweep_boards", "sweep_factor_values", "SWEEP_FACTORS", "RunSummary",
@@ -242,6 +242,15 @@ def _board(board: Board | str | None) -> Board:
     return board if isinstance(board, Board) else load_board(board)
 
 
+PLAYERS = (2, 3, 4)
+
+
+def check_players(players: int) -> int:
+    if players not in PLAYERS:
+        raise ValueError(f"Bremer Stadtmusikanten takes 2 to 4 players, got {players}")
+    return int(players)
+
+
 def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = None, seed: int = 0,
              board: Board | str | None = None, options: dict | None = None, threads: int | None = None,
              progress: Callable[[int, int], None] | None = None, first_game: int = 0,
@@ -281,8 +290,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     bad board file; UserPolicyError, a ValueError, for a policy of your own
     that does not compile or plays an illegal move).
     """
-    if players not in (2, 3, 4):
-        raise ValueError(f"Bremer Stadtmusikanten takes 2 to 4 players, got {players}")
+    check_players(players)
     games, seed, first_game = run_numbers("game", games, seed, first_game)
     chunk = whole("chunk", chunk, low=1)
     if isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names

@@ -45,7 +45,8 @@ class RaceRun:
 
     def __init__(self, design: str | Path | Design, players: int, policies: Sequence[str] | str | None,
                  seed: int, options: dict | None = None, seating: str = "fixed"):
-        players = whole("players", players)  # the design says which counts it plays
+        # any whole number, negative too: the design says which counts it plays, and refuses the others
+        players = whole("players", players, low=-MAX_KEY)
         seed = whole("seed", seed)
         if policies is None:  # the default, as in Bremen and Tape l'étape
             policies = ["greedy"]

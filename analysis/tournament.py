@@ -43,7 +43,7 @@ import pandas as pd
 from scipy.special import expit
 
 from etappe.kernels import race as K
-from etappe.kernels.options import whole
+from etappe.kernels.options import MAX_KEY, whole
 from etappe.kernels.race_design import Design, load_design
 from etappe.kernels.race_policies import parse_policy
 
@@ -101,7 +101,7 @@ class PairRun(RaceRun):
         if policy_identity(policy_a) == policy_identity(policy_b):
             raise ValueError(f"a pairing needs two different policies; policy given twice: "
                              f"{_spelled([policy_a, policy_b])}")
-        players = whole("players", players)
+        players = whole("players", players, low=-MAX_KEY)  # below 2 refused just after, in words
         if players < 2:
             raise ValueError("a pairing needs at least 2 players")
         seats = [policy_a if p % 2 == 0 else policy_b for p in range(players)]

@@ -250,7 +250,7 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
             fail(f"{flag} {', '.join(map(str, lengths))}: a ring has at most {RING_MAX} fields")
     specs = A.sweep_boards({"road": rings["--roads"], "middle": rings["--middles"],
                             "road_links": _ints("--road-links", road_links), "house_links": links})
-    policies = around_the_table(split_policies(policy or "greedy"), players)
+    policies = around_the_table(split_policies(policy or "greedy"), players, "bremen")
     try:
         identity = run_identity(players, games, policies, seed, "", A.options_row(options, players)[1])
     except ValueError as exc:

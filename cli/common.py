@@ -64,9 +64,18 @@ def default_chunk(policies, chunk: int, lookahead_chunk: int) -> int:
     return lookahead_chunk if any(str(p).split(":")[0] == "lookahead" for p in policies) else chunk
 
 
-def around_the_table(policies: list[str], players: int) -> list[str]:
+def around_the_table(policies: list[str], players: int, game: str | None = None) -> list[str]:
     """Policies by seat: one for every seat, or a list repeated around the
-    table (A,B at 4 seats: A,B,A,B)."""
+    table (A,B at 4 seats: A,B,A,B). `game` ("bremen", "etape"): its player
+    count is checked first, so that a count no game takes is refused before
+    a list of that many seats is made."""
+    if game is not None:
+        from ..analysis import bremen, etape
+
+        try:
+            {"bremen": bremen, "etape": etape}[game].check_players(players)
+        except ValueError as exc:
+            fail(str(exc))
     if not policies or players % len(policies):
         fail(f"give one policy per seat ({players}), or a list that repeats around the table; "
              f"{len(policies)} policies do not")

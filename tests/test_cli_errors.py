@@ -206,6 +206,25 @@ def test_zero_players_is_refused_not_read_as_the_default(args, refusal, tmp_path
 
 
 @pytest.mark.parametrize("args, refusal", [
+    # a count far beyond any game's was made into a list of that many seats first: an overflow traceback,
+    # a memory error, or a minute's wait before the game's own refusal
+    (("simulate", "etape", "--players", 10**20), "Tape l'étape is played by 3 to 6 players, not 100000000000000000000"),
+    (("simulate", "bremen", "--players", 10**7), "takes 2 to 4 players, got 10000000"),
+    (("compare", "bremen", "--option-b", "harder=true", "--players", 2**63 - 1), "takes 2 to 4 players, got"),
+    (("compare", "etape", "--option-b", "mode=endurance", "--players", 10**20), "played by 3 to 6 players"),
+    # a negative count is refused by the game, in its words, as 0 is
+    (("simulate", "stapop", "--players", -3), "Stap op is played by 2, 3, 4, 5, 6 players, not -3"),
+    (("replay", "millebornes", "--players", -3), "Mille Bornes is played by 2, 3, 4, 6 players, not -3"),
+    (("tournament", "stapop", "--policies", "greedy,random", "--players", -2), "a pairing needs at least 2 players"),
+])
+def test_player_counts_no_game_takes_are_refused_at_once_in_the_games_words(args, refusal, tmp_path):
+    out = {"simulate": tmp_path / "run.parquet", "compare": tmp_path / "cmp", "tournament": tmp_path / "tour"}
+    result = run(*args, "--games", 10, "--out", out[args[0]]) if args[0] in out else run(*args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert refusal in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("args, refusal", [
     (("compare", "stapop", "millebornes", "--alpha", 2), "--alpha: for --sequential only"),
     (("compare", "stapop", "millebornes", "--metric", "nosuch", "--delta", 0.1), "--metric, --delta: for --sequential only"),
     # not "for --sequential only": --sequential is refused for bremen and etape in turn
