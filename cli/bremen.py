@@ -16,7 +16,7 @@ from etappe.analysis.stats import counted
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, house_steps, load_board, ring_board
 
-from .common import (SeedOpt, around_the_table, check_share, chunk_count, console, default_chunk, err_console, fail, in_share, joining_kept,
+from .common import (MAX_SEED, SeedOpt, around_the_table, check_share, chunk_count, console, default_chunk, err_console, fail, in_share, joining_kept,
                      kept_in, parse_options, check_policy_list, print_policy_listing, progress_bar, report_kept,
                      resume_in_chunks_of, say_nothing_to_play, say_share_written, share_games, split_policies,
                      writable_folder)
@@ -205,7 +205,7 @@ def validate(board: Annotated[Path, typer.Argument(help="board TOML file (docs/b
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]
 PoliciesOpt = Annotated[Optional[str], typer.Option(
     "--policy", callback=check_policy_list, help="one for all seats or one per seat: greedy,random,... (greedy:knock=3,climb=0 sets parameters)")]
-GamesOpt = Annotated[int, typer.Option("--games", "-n", min=1, help="games to play on each board")]
+GamesOpt = Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_SEED, help="games to play on each board")]
 OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="rule option name=value (repeat)")]
 
 

@@ -377,7 +377,7 @@ def moves(
 def analyze(
     deck: DeckArg,
     position: Annotated[Path, typer.Argument(help="Position file (TOML or JSON, see docs/positions.md).")],
-    playouts: Annotated[int, typer.Option("--playouts", min=1, help="Deals of the unseen cards; each is played out after every legal move.")] = 2000,
+    playouts: Annotated[int, typer.Option("--playouts", min=1, max=MAX_SEED, help="Deals of the unseen cards; each is played out after every legal move.")] = 2000,
     policy: Annotated[str, typer.Option("--policy", callback=check_policy_list, help="Greedy-family policy that plays the hands out.")] = "greedy",
     seed: SeedOpt = 0,
     option: OptionOpt = None,

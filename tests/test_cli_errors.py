@@ -126,6 +126,8 @@ def test_a_folder_given_as_the_design_is_named(tmp_path):
     ("simulate", "stapop", "--games", 10**20),
     ("compare", "stapop", "millebornes", "--chunk-size", 2_000_000),
     ("tournament", "stapop", "--policies", "greedy,random", "--games", 10**12),
+    ("analyze", "millebornes", "position.toml", "--playouts", 10**20),
+    ("bremen", "sweep", "--games", 10**20, "--out", "sweep"),
 ])
 def test_numbers_out_of_range_are_refused_before_any_work(args):
     result = run(*args)
