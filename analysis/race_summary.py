@@ -223,10 +223,20 @@ class RaceSummary:
 
 
 # ------------------------------------------------------------- per-game facts
+class MissingColumn(ValueError):
+    """A record column every race run file holds is not there: read as zeros, it would give a report of
+    made-up numbers."""
+
+    def __init__(self, name: str):
+        super().__init__(f"the records have no column {name!r}, which every race run holds: the file is "
+                         "damaged, or not written by etappe")
+
+
 def _col(frame: pd.DataFrame, name: str, default: int = 0) -> np.ndarray:
+    """Column `name` as int64, `default` where a value is missing."""
     if name in frame.columns:
         return frame[name].to_numpy(dtype=np.int64, na_value=default)
-    return np.full(len(frame), default, dtype=np.int64)
+    raise MissingColumn(name)
 
 
 def _sides(frame: pd.DataFrame, fmt: str, sides: int) -> np.ndarray:

@@ -107,6 +107,18 @@ def test_report_refuses_one_chunk_of_an_unfinished_run(tmp_path):
     assert not (tmp_path / "rep").exists()
 
 
+def test_a_run_file_missing_a_record_column_is_refused_not_reported_as_zeros(tmp_path):
+    from etappe.analysis.race import simulate
+
+    frame = simulate("millebornes", players=2, games=20, seed=1)
+    path = tmp_path / "damaged.parquet"
+    write_parquet(frame.drop(columns="turns"), path, frame.attrs)
+    result = run("report", path, "--out", tmp_path / "rep")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "no column 'turns', which every race run holds" in " ".join(result.stderr.split())
+    assert not (tmp_path / "rep").exists()
+
+
 def test_stages_file_names_are_kept_for_tape_l_etape(tmp_path):
     result = run("simulate", "stapop", "--games", 10, "--out", tmp_path / "mine.stages.parquet")
     assert result.exit_code == 2 and "stages files beside Tape l'étape runs" in result.stderr
