@@ -65,7 +65,7 @@ def load_board(path: str | Path | None = None) -> Board:
     except OSError as exc:
         raise BoardError(f"{path}: cannot read board file ({exc.strerror})") from exc
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8-sig"))  # a byte-order mark, as some editors write, is not TOML
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BoardError(f"{path}: not valid TOML ({exc})") from exc
     return _build(data, str(path), hashlib.sha256(raw).hexdigest()[:16])  # as runio.file_hash

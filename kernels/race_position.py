@@ -22,9 +22,11 @@ from .race_design import MAX_LAID, MAX_TYPES, Design, DesignError, load_design
 def read_position_file(path: str | Path) -> dict:
     path = Path(path)
     try:
-        text = path.read_text("utf-8")
+        text = path.read_text("utf-8-sig")  # a byte-order mark, as some editors write, is not TOML
     except FileNotFoundError:
         raise DesignError(f"{path}: no such position file") from None
+    except IsADirectoryError:
+        raise DesignError(f"{path}: a folder, not a position file") from None
     except UnicodeDecodeError:
         raise DesignError(f"{path}: not a position file (a position is TOML or JSON text, UTF-8)") from None
     except OSError as exc:

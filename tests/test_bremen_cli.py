@@ -469,7 +469,7 @@ def test_validate_describes_a_board_and_refuses_a_bad_one(tmp_path):
     # Steps counted on the rules page's board: r00 r23 r22 r21 (3), m14 m13 m12 (6), i06 i07 (8), house (9).
     runner = CliRunner()
     path = tmp_path / "b.toml"
-    path.write_text(ring_board())
+    path.write_text(ring_board(), encoding="utf-8-sig")  # a byte-order mark, as some editors write, is read through
     result = runner.invoke(main_app, ["bremen", "validate", str(path)])
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())

@@ -233,6 +233,18 @@ def test_a_missing_or_unparsable_position_file(tmp_path):
     (tmp_path / "bad.toml").write_text("players = 2 2\n")
     result = CliRunner().invoke(app, ["moves", "millebornes", str(tmp_path / "bad.toml")])
     assert result.exit_code == 2 and "cannot parse" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(app, ["moves", "millebornes", str(tmp_path)])
+    assert result.exit_code == 2 and f"{tmp_path}: a folder, not a position file" in " ".join(result.stderr.split())
+
+
+def test_a_position_file_saved_with_a_byte_order_mark_is_read(tmp_path):
+    # some editors begin UTF-8 files with a byte-order mark; design files were read through it already
+    path = tmp_path / "pos.toml"
+    path.write_text(GOOD + SIDES, encoding="utf-8-sig")
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf")
+    result = CliRunner().invoke(app, ["moves", "millebornes", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "play km100" in result.stdout
 
 
 # ---- the docs' own examples ---------------------------------------------------------------------
