@@ -204,6 +204,9 @@ def compare(
         return
     if board is not None or board_b is not None:
         fail("--board and --board-b are for bremen only")
+    if deck_b in OTHER_GAMES:
+        fail(f"{deck_b} is another game than {deck_a}: a race design is compared with a race design; two "
+             f"variants of {deck_b}: `etappe compare {deck_b} --option-b NAME=VALUE`")
     players = 2 if players is None else players  # not `or`: --players 0 is refused by the design, not read as 2
     two_designs = deck_b is not None or bool(option_b)
     if not two_designs and not sequential:

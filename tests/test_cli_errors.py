@@ -119,6 +119,15 @@ def test_a_run_file_missing_a_record_column_is_refused_not_reported_as_zeros(tmp
     assert not (tmp_path / "rep").exists()
 
 
+@pytest.mark.parametrize("other", ["etape", "bremen"])
+def test_a_race_design_compared_with_another_game_is_pointed_at_that_games_compare(other, tmp_path):
+    result = run("compare", "stapop", other, "--games", 10, "--out", tmp_path / "cmp")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = " ".join(result.stderr.split())
+    assert f"two variants of {other}: `etappe compare {other} --option-b NAME=VALUE`" in said
+    assert "Python API" not in said
+
+
 def test_stages_file_names_are_kept_for_tape_l_etape(tmp_path):
     result = run("simulate", "stapop", "--games", 10, "--out", tmp_path / "mine.stages.parquet")
     assert result.exit_code == 2 and "stages files beside Tape l'étape runs" in result.stderr
