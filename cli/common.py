@@ -108,6 +108,17 @@ def writable_folder(path: Path, what: str = "--out") -> None:
         fail(f"{what} {path}: {existing} is not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         fail(f"{what} {path}: {existing} is not writable")
+    if existing != path:
+        # some places refuse a new folder though they look writable (/proc, a full or read-only mount):
+        # make it now and take it away again, rather than fail when the work is done
+        try:
+            path.mkdir(parents=True)
+        except OSError as exc:
+            fail(f"{what} {path}: cannot make this folder ({exc.strerror}); write to another {what}")
+        made = path
+        while made != existing:
+            made.rmdir()
+            made = made.parent
 
 
 def writable_run_file(path: Path, what: str = "--out") -> None:

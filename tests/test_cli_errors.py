@@ -208,6 +208,31 @@ def test_an_out_where_no_folder_can_be_made_is_refused_in_words():
     assert "cannot make" in result.stderr and "where the run keeps its finished chunks" in result.stderr
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, where no folder can be made")
+@pytest.mark.parametrize("args", [
+    ("report", "RUN"),
+    ("compare", "stapop", "millebornes", "--games", 10),
+    ("sweep", "millebornes", "--set", "cards.stop.count=3", "--games", 10),
+    ("tournament", "stapop", "--policies", "greedy,random", "--games", 10),
+    ("compare", "bremen", "--option-b", "harder=true", "--games", 10),
+    ("bremen", "sweep", "--games", 10),
+])
+def test_an_out_folder_that_cannot_be_made_is_refused_before_the_work(args, tmp_path):
+    # /proc looks writable to root, but no folder can be made in it: the report was computed, then
+    # refused with the raw "[Errno 2] No such file or directory"
+    if args[0] == "report":
+        from etappe.analysis.race import simulate
+
+        frame = simulate("stapop", players=2, games=10, seed=1)
+        write_parquet(frame, tmp_path / "run.parquet", frame.attrs)
+        args = ("report", tmp_path / "run.parquet")
+    result = run(*args, "--out", "/proc/etappe-out")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = " ".join(result.stderr.split())
+    assert "--out /proc/etappe-out: cannot make this folder (No such file or directory)" in said
+    assert "Errno" not in said
+
+
 
 def wide(*args):
     """As `run`, on a wide terminal: typer's own refusals are boxed and wrapped to the terminal's width."""
