@@ -61,6 +61,8 @@ PolicyOpt = Annotated[Optional[str], typer.Option(
 ComparePolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies`; default greedy. With --sequential and one design, "
     "A,B plays policy A against B.")]
+SweepPolicyOpt = Annotated[Optional[str], typer.Option(
+    "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies`; default greedy.")]
 ReplayPolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} As in the run replayed; default greedy.")]
 MAX_CHUNK = 1_000_000  # games held in memory at once; a bigger chunk only costs memory
@@ -302,7 +304,7 @@ def sweep(
     setting: Annotated[list[str], typer.Option("--set", help="The design file's setting and its values: PATH=V1,V2,... with PATH dotted as in the file: cards.KEY.FIELD (cards.stop.count=3,5,8), options.NAME, target.trip, players.N.trip, scoring.NAME, design.hand_size. One setting a sweep.")],
     players: PlayersOpt = 2,
     games: Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_SEED, help="Games per value (and for the design as written), on the same seeds.")] = 10_000,
-    policy: ComparePolicyOpt = None,
+    policy: SweepPolicyOpt = None,
     seed: SeedOpt = 0,
     option: OptionOpt = None,
     seating: SeatingOpt = "fixed",
@@ -312,8 +314,8 @@ def sweep(
 ) -> None:
     """Play one setting of a design file at several values and report what it changes.
 
-    Each value plays the same seeds as the design as written and is compared with it game by
-    game (paired differences, Holm-corrected over the whole sweep)."""
+    Each value plays the same seeds as the design as written and is compared with it game by game
+    (paired differences, Holm-corrected over the whole sweep)."""
     from etappe.analysis.race import DesignError
     from etappe.kernels.race_policies import PolicyError
 

@@ -160,6 +160,8 @@ def test_help_shows_the_policies_command_whole():
     assert "etappe policies [etape|bremen]" in result.stdout
     replay = runner.invoke(app, ["replay", "--help"], env={"COLUMNS": "300"})
     assert "Tape l'étape" not in replay.stdout and "--sequential" not in replay.stdout
+    sweep = runner.invoke(app, ["sweep", "--help"], env={"COLUMNS": "300"})  # sweep has no --sequential
+    assert "--policy" in sweep.stdout and "--sequential" not in sweep.stdout
 
 
 @pytest.mark.parametrize("command", ["report", "replay"])
