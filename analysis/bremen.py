@@ -125,7 +125,8 @@ def options_row(options: dict | None = None, players: int | None = None) -> tupl
     if unknown:
         close = [f"{u!r}: did you mean {m[0]!r}?" for u in unknown
                  if isinstance(u, str) and (m := difflib.get_close_matches(u, OPTIONS, 1))]
-        raise ValueError(f"unknown Bremen rule option(s) {unknown}{' (' + '; '.join(close) + ')' if close else ''}; "
+        raise ValueError(f"unknown Bremen rule option(s) {', '.join(map(repr, unknown))}"
+                         f"{' (' + '; '.join(close) + ')' if close else ''}; "
                          f"known: {', '.join(OPTIONS)}")
     full = {}
     for name, (default, choices) in OPTIONS.items():

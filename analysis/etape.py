@@ -140,7 +140,8 @@ def resolve_options(options: dict | None) -> dict:
     options = dict(options or {})
     unknown = set(options) - set(OPTIONS)
     if unknown:
-        raise ValueError(f"unknown etape option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}")
+        raise ValueError(f"unknown etape option(s) {', '.join(sorted(map(repr, unknown)))}; known: "
+                         f"{', '.join(sorted(OPTIONS))}")
     full = {}
     for name, (_, default) in OPTIONS.items():
         try:

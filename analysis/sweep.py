@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..kernels.options import whole
+from ..kernels.options import value_text, whole
 from ..kernels.race_design import Design, design_variant, file_setting, load_design
 from .compare import PairedComparison, paired_table
 from .race import RaceRun
@@ -89,7 +89,7 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
         # A setting the file leaves out may be swept at its default, which plays the same games, beside
         # values that change them; a sweep in which no value changes anything is refused.
         if not change and (value != base_value if base_value is not None else not any(changed)):
-            raise ValueError(f"{path} = {value!r} changes nothing that is played at {players} players: "
+            raise ValueError(f"{path} = {value_text(value)} changes nothing that is played at {players} players: "
                              + (why or "the game's tables are those of the design as written (a setting no engine "
                                        "reads, such as design.notes, a value equal to the default, or one "
                                        "overridden, e.g. a trip by players.N.trip)"))

@@ -84,8 +84,9 @@ def decks_show(deck: DeckArg,
     marked = d.reconstructed and "reconstructed" not in d.title.lower()
     console.print(f"[bold]{escape(d.title)}[/] ({escape(str(d.source))}){' [yellow]reconstructed[/]' if marked else ''}",
                   markup=True)
-    console.print(f"players {d.players}, hand {d.hand_size}, stock: {'reshuffle' if d.reshuffle else 'play out'}, "
-                  f"start under limit: {d.start_under_limit}, unit {d.unit}")
+    console.print(f"players {', '.join(map(str, d.players))}, hand {d.hand_size}, stock: "
+                  f"{'reshuffle' if d.reshuffle else 'play out'}, start under limit: "
+                  f"{'yes' if d.start_under_limit else 'no'}, unit {d.unit}")
     for n in d.players:
         trip, ext = d.trip_for(n)
         console.print(f"  {n} players: {d.sides(n)} sides, trip {trip}{f', extension {ext}' if ext else ''}, "

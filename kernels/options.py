@@ -63,10 +63,15 @@ def option_value(name: str, value, default, choices=None):
     return str(value)
 
 
+def value_text(value) -> str:
+    """A setting's value as a design file and the command line write it (switches true / false)."""
+    return str(value).lower() if isinstance(value, (bool, np.bool_)) else str(value)
+
+
 def option_text(options: dict) -> str:
     """Rule options as they are written on the command line and in design
     files, `name=value, ...`, switches as true / false."""
-    return ", ".join(f"{k}={str(v).lower() if isinstance(v, (bool, np.bool_)) else v}" for k, v in options.items())
+    return ", ".join(f"{k}={value_text(v)}" for k, v in options.items())
 
 
 def number_text(value: float) -> str:

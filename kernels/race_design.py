@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .options import option_text, option_value
+from .options import option_text, option_value, value_text
 
 MAX_TYPES = 32
 MAX_SEATS = 6
@@ -417,7 +417,7 @@ def design_variant(design: Design, path: str, value) -> Design:
     table, key = _setting_place(raw, path, design.source, create=True)
     table[key] = value
     text = f"{design.text.rstrip()}\n# etappe variant: {path} = {value!r}\n"
-    return _design_from_tables(raw, text, f"{design.source} with {path} = {value}")
+    return _design_from_tables(raw, text, f"{design.source} with {path} = {value_text(value)}")
 
 
 def file_setting(design: Design, path: str):

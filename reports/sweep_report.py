@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from ..analysis.compare import FAIR_GAPS, PAIRED_METRICS, lacks
 from ..analysis.sweep import Sweep, shown_metrics, sweep_table
 from ..analysis.stats import counted, p_text
-from ..kernels.options import option_text
+from ..kernels.options import option_text, value_text
 from .document import Report
 from .race_report import caveat_section, design_name, policies_text
 from .sections import difference_text, policy_cycle
@@ -34,11 +34,6 @@ def _g(x: float) -> str:
     return f"{x:.4g}"
 
 
-def _text(value) -> str:
-    """A swept value as a design file and --set write it (switches true / false)."""
-    return str(value).lower() if isinstance(value, (bool, np.bool_)) else str(value)
-
-
 def effect_chart(table: pd.DataFrame, keys: list[str], path: str) -> Figure:
     """One panel per metric: each value's paired difference from the design
     as written, with its 95 % interval (0: no change)."""
@@ -50,7 +45,7 @@ def effect_chart(table: pd.DataFrame, keys: list[str], path: str) -> Figure:
         err = np.vstack([rows["diff"] - rows["ci_low"], rows["ci_high"] - rows["diff"]])
         ax.errorbar(x, rows["diff"], yerr=err, fmt="o", capsize=3)
         ax.axhline(0.0, color="#777", linewidth=0.8)
-        ax.set_xticks(x, [_text(v) for v in rows["value"]])
+        ax.set_xticks(x, [value_text(v) for v in rows["value"]])
         ax.set_xlabel(path)
         ax.set_title(rows["metric"].iloc[0], fontsize=8, wrap=True)
     fig.suptitle("Difference from the design as written (95 % intervals)")
@@ -63,14 +58,14 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
     table = sweep_table(sweep)
     keys = shown_metrics(sweep)
     name = design_name(meta)
-    as_written = "not set in the file (its default)" if sweep.base_value is None else _text(sweep.base_value)
+    as_written = "not set in the file (its default)" if sweep.base_value is None else value_text(sweep.base_value)
     rep = Report(f"Sweep: {name}, {sweep.path}, {meta['players']} players", on_section=on_section)
 
     sec = rep.section("Run")
     games_played = meta["games"] * (len(sweep.values) + 1)  # the design as written and each value
     rows = [("design", name), ("design file", meta.get("design_file", "")), ("design hash", meta.get("design_hash")),
             ("setting swept", sweep.path), ("value in the file", as_written),
-            ("values played", ", ".join(map(_text, sweep.values))),
+            ("values played", ", ".join(map(value_text, sweep.values))),
             *_dealt_rows(sweep), ("players", meta["players"]),
             ("policies", policies_text(meta)), ("seating", meta["seating"]),
             ("seed", meta["seed"]), ("games per value", meta["games"]),
@@ -80,7 +75,7 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
             ("games per second", f"{games_played / sweep.wall_seconds:,.0f}" if sweep.wall_seconds > 0 else "")]
     sec.table(pd.DataFrame(rows, columns=["item", "value"]).astype(str), "Everything needed to reproduce the sweep")
     sec.text("Reproduce: etappe sweep " + shlex.join([
-        meta.get("design_file", "").removeprefix("builtin:"), "--set", f"{sweep.path}=" + ",".join(map(_text, sweep.values)),
+        meta.get("design_file", "").removeprefix("builtin:"), "--set", f"{sweep.path}=" + ",".join(map(value_text, sweep.values)),
         "--players", str(meta["players"]), "--games", str(meta["games"]), "--seed", str(meta["seed"]),
         "--policy", policy_cycle([p["name"] for p in meta["policies"]]), "--seating", meta["seating"],
         *(word for k, v in sweep.options_given.items() for word in ("-o", option_text({k: v})))]))
@@ -97,7 +92,7 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
         if rows.empty and base_lacks:
             sec.text(f"{METRIC_LABELS.get(key, key)}: not measured: {base_lacks}.")
             continue
-        missing = [f"{_text(v)}: not measured: {lacks(key, summary, f'{sweep.path} = {_text(v)}', sweep.base.layout.multi_hand) or base_lacks or 'no pair of games'}"
+        missing = [f"{value_text(v)}: not measured: {lacks(key, summary, f'{sweep.path} = {value_text(v)}', sweep.base.layout.multi_hand) or base_lacks or 'no pair of games'}"
                    for v, summary in zip(sweep.values, sweep.summaries) if repr(v) not in measured]
         if rows.empty:
             sec.text(f"{METRIC_LABELS.get(key, key)}: " + "; ".join(missing) + ".")
@@ -114,20 +109,20 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
         parts = []
         for _, r in rows.iterrows():
             if not np.isfinite(r["diff"]):
-                parts.append(f"{_text(r['value'])}: not measured from {counted(int(r['n']), 'game')}")
+                parts.append(f"{value_text(r['value'])}: not measured from {counted(int(r['n']), 'game')}")
                 continue
             own = (f" against {_g(r['as_written'])} as written on the same {counted(int(r['n']), 'game')}"
                    if r["n"] != widest["n"] else "")
             if r["diff"] == 0 and pd.isna(r["p_value"]):  # nothing to test
                 room = (f"; 95 % interval of the difference [{_g(r['ci_low'])}, {_g(r['ci_high'])}]"
                         if r["ci_low"] < r["ci_high"] else "")
-                parts.append(f"{_text(r['value'])}: {_g(r['variant'])}{own} (equal in every game{room})")
+                parts.append(f"{value_text(r['value'])}: {_g(r['variant'])}{own} (equal in every game{room})")
             elif r["n"] == 1:
-                parts.append(f"{_text(r['value'])}: {_g(r['variant'])}{own} ({r['diff']:+.3g}; one game only, so no "
+                parts.append(f"{value_text(r['value'])}: {_g(r['variant'])}{own} ({r['diff']:+.3g}; one game only, so no "
                              "interval and no test)")
             else:
                 verdict = "" if r["reject"] else ", no clear change"
-                parts.append(f"{_text(r['value'])}: {_g(r['variant'])}{own} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
+                parts.append(f"{value_text(r['value'])}: {_g(r['variant'])}{own} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
                              f"{_g(r['ci_high'])}], Holm {p_text(r['p_holm'])}{verdict})")
         sec.text(f"{rows['metric'].iloc[0]}: as written {_g(widest['as_written'])}"
                  + (f" ({counted(int(widest['n']), 'game')})" if widest["n"] != meta["games"] else "") + "; "
@@ -138,7 +133,7 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
 
     sec = rep.section("Every metric")
     out = table.copy()
-    out["value"] = out["value"].map(_text)
+    out["value"] = out["value"].map(value_text)
     out["diff [95 % interval]"] = [difference_text(d, lo, hi)
                                    for d, lo, hi in zip(out["diff"], out["ci_low"], out["ci_high"])]
     sec.table(out[["metric", "value", "variant", "as_written", "diff [95 % interval]", "p_value", "p_holm",
@@ -180,4 +175,4 @@ def _dealt_rows(sweep: Sweep) -> list[tuple[str, str]]:
 
     return [(f"copies in the deck at {sweep.base_meta['players']} players",
              f"as written {dealt(sweep.base_meta)}; "
-             + ", ".join(f"{_text(v)}: {dealt(meta)}" for v, meta in zip(sweep.values, sweep.metas)))]
+             + ", ".join(f"{value_text(v)}: {dealt(meta)}" for v, meta in zip(sweep.values, sweep.metas)))]

@@ -341,7 +341,7 @@ def test_the_policies_a_run_records_play_it_again():
 
 
 def test_bad_options_and_policies_are_refused():
-    with pytest.raises(ValueError, match="unknown Bremen rule option"):
+    with pytest.raises(ValueError, match=r"unknown Bremen rule option\(s\) 'hardr' \('hardr': did you mean 'harder'\?\)"):
         options_row({"hardr": True})
     with pytest.raises(ValueError, match="tie_rule"):
         options_row({"tie_rule": "coin"})

@@ -33,7 +33,7 @@ def test_decks_list_and_show():
     assert shown.exit_code == 0 and "right_of_way" in shown.stdout and "permanent go" in shown.stdout
     # the rules page: hands of 6, no reshuffle, 101 cards for 2 or 3 players, 106 for more; 4 play as two teams
     lines = [line.strip() for line in shown.stdout.splitlines()]
-    assert "players [2, 3, 4, 6], hand 6, stock: play out, start under limit: False, unit km" in lines
+    assert "players 2, 3, 4, 6, hand 6, stock: play out, start under limit: no, unit km" in lines
     assert "2 players: 2 sides, trip 700, extension 1000, deck 101 cards" in lines
     assert "4 players: 2 sides, trip 1000, deck 106 cards" in lines
     # the rules page: every option matters in Mille Bornes, but 4 players (two teams) have no extension
@@ -43,7 +43,7 @@ def test_decks_list_and_show():
     # Stap op: no safeties and no scoring table (rules page), so only four options are its own
     shown = run("decks", "show", "stapop").stdout
     # the rules page: 99 cards, hands of 5, reshuffled, everyone starts under headwind, exactly 100 km
-    assert "players [2, 3, 4, 5, 6], hand 5, stock: reshuffle, start under limit: True, unit km" in shown
+    assert "players 2, 3, 4, 5, 6, hand 5, stock: reshuffle, start under limit: yes, unit km" in shown
     assert "4 players: 4 sides, trip 100, deck 99 cards" in shown
     text = " ".join(shown.split())
     assert "options: overshoot=forbid, limit_on_limit=false, discard=always, turn_cap=0" in text
