@@ -110,7 +110,8 @@ def reproduce_comparison(meta_a: dict, meta_b: dict) -> str:
     seating and seed); otherwise `etappe report` of the two runs."""
     same = ("players", "games", "policies", "seating", "seed")
     if any(meta_a.get(k) != meta_b.get(k) for k in same):
-        return "`etappe report A.parquet B.parquet` of the two runs that the commands above write (with `--out`)"
+        return ("`etappe report A.parquet B.parquet` of the two runs that the commands of the Runs section write "
+                "(with `--out`)")
     options_a = meta_a.get("options") or {}
     option_b = shlex.join(option_b_words(options_a, meta_b.get("options") or {}))
     command = command_line(["compare", _deck(meta_a), _deck(meta_b)], meta_a.get("players"), meta_a.get("games"),
@@ -499,6 +500,8 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
              f"Warning: the runs have different root seeds ({meta_a.get('seed')} vs {meta_b.get('seed')}), so game i "
              "of one and game i of the other are independent, not played from common random numbers: the paired "
              "differences and their intervals still hold, but are wider than on one seed.")
+    # where a reader starts: the command that plays it again (the Runs section gives every setting of each run)
+    sec.text(f"Reproduce the comparison: {reproduce_comparison(meta_a, meta_b)}.")
     if comparison.unpaired:
         sec.text(f"{counted(comparison.unpaired, 'game')} {'appears' if comparison.unpaired == 1 else 'appear'} in one run only "
                      f"and {'is' if comparison.unpaired == 1 else 'are'} left out.")
@@ -531,7 +534,6 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     header = header_table(summary_a, meta_a).rename(columns={"value": name_a})
     header[name_b] = header_table(summary_b, meta_b)["value"]
     sec.table(header, "Everything needed to reproduce each run")
-    sec.text(f"Reproduce the comparison: {reproduce_comparison(meta_a, meta_b)}.")
 
     sec = rep.section("Outcomes")
     bias = pd.DataFrame({"design": [name_a, name_b],

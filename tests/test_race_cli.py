@@ -1299,7 +1299,9 @@ def test_the_comparison_report_names_the_compare_command_that_makes_it_again(tmp
         (Path(__file__).parents[1] / "kernels" / "designs" / "stapop.toml").read_text())
     assert run("compare", *decks, *args, "--games", 40, "--seed", 5, "--out", "a").exit_code == 0
     md = Path("a/report.md").read_text()
-    command = re.search(r"^Reproduce the comparison: `(etappe compare .*)`\.$", md, re.M).group(1)
+    # in the Headline section, where a reader starts
+    head = md.split("## Paired differences")[0]
+    command = re.search(r"^Reproduce the comparison: `(etappe compare .*)`\.$", head, re.M).group(1)
     assert ("--seating rotate" in command) == ("rotate" in args)
     assert ("--option-b roll_after_safety=false" in command) == ("--option-b" in args)
     assert "--option-b shutout" not in command  # an option both designs play is given once, for both
@@ -1315,8 +1317,9 @@ def test_a_comparison_of_runs_no_compare_could_play_names_report(tmp_path, monke
     assert run("simulate", "stapop", "--players", 2, "--games", 20, "--seed", 2, "--out", "a.parquet").exit_code == 0
     assert run("simulate", "millebornes", "--players", 2, "--games", 30, "--seed", 2, "--out", "b.parquet").exit_code == 0
     assert run("report", "a.parquet", "b.parquet", "--out", "rep").exit_code == 0
+    md = Path("rep/report.md").read_text()
     assert ("Reproduce the comparison: `etappe report A.parquet B.parquet` of the two runs that the commands "
-            "above write (with `--out`).") in Path("rep/report.md").read_text()
+            "of the Runs section write (with `--out`).") in md.split("## Paired differences")[0]  # at the top
 
 
 @pytest.mark.parametrize("game, args", [
