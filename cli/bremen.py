@@ -232,8 +232,8 @@ def _sweep_kept(out: Path, done: int, total: int, run: Path):
 @app.command()
 def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt = None, seed: SeedOpt = 0,
           out: Annotated[Path, typer.Option(help="folder for boards, runs and the sweep report")] = Path("bremen-sweep"),
-          roads: Annotated[str, typer.Option(help="outer ring lengths (multiples of 4)")] = "16,20,28,32",
-          middles: Annotated[str, typer.Option(help="middle forest ring lengths")] = "12,20",
+          roads: Annotated[str, typer.Option(help="outer ring lengths (multiples of 4, at least 8)")] = "16,20,28,32",
+          middles: Annotated[str, typer.Option(help="middle forest ring lengths (multiples of 4, at least 8)")] = "12,20",
           road_links: Annotated[str, typer.Option(help="road-to-forest link offsets from the corners")] = "2,4",
           house_links: Annotated[str, typer.Option(help="inner-ring offsets of the house links (0 or 1)")] = "0",
           option: OptionOpt = None):

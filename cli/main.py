@@ -384,7 +384,7 @@ def analyze(
     position: Annotated[Path, typer.Argument(help="Position file (TOML or JSON, see docs/positions.md).")],
     playouts: Annotated[int, typer.Option("--playouts", min=1, max=MAX_SEED, help="Deals of the unseen cards; each is played out after every legal move.")] = 2000,
     policy: Annotated[str, typer.Option("--policy", callback=check_policy_list, help="Greedy-family policy that plays the hands out.")] = "greedy",
-    seed: SeedOpt = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the deals of the unseen cards (0 to 2^63-1): the same seed, the same deals.")] = 0,
     option: OptionOpt = None,
 ) -> None:
     """Each legal move's chance to win the hand, with its 95 % interval, for the player on turn."""

@@ -22,7 +22,7 @@ from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, builtin_names, load_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
-from etappe.kernels.race_position import analyze_position, legal_moves_of, read_position_file
+from etappe.kernels.race_position import analyze_policy, analyze_position, legal_moves_of, read_position_file
 
 from .common import (check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
                      resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, share_games,
@@ -312,6 +312,7 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
         fail(f"--policy {policy}: analyze plays the hand out with one policy for every seat")
     try:
         position = read_position_file(position_file)
+        analyze_policy(policy)  # refused before the bar says the kernels compile
         with progress_bar(playouts, "deals played out", resumable=False, compiles=True) as advance:
             rows = analyze_position(d, position, playouts, policy, parse_options(option), seed, str(position_file),
                                     advance)

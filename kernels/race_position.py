@@ -449,6 +449,16 @@ def legal_moves_of(design: str | Path | Design, position: dict, source: str = "p
 ANALYZE_BATCH = 100  # deals per kernel call in analyze_position
 
 
+def analyze_policy(policy: str):
+    """The spec of the policy that plays `analyze`'s hands out: one of the greedy family, else DesignError."""
+    from .race_policies import parse_policy
+
+    spec = parse_policy(policy)
+    if spec.kernel_id not in (K.POLICY_GREEDY,):
+        raise DesignError(f"analyze plays the hand out with a greedy-family policy, not {policy!r}")
+    return spec
+
+
 def analyze_position(design: str | Path | Design, position: dict, playouts: int = 2000, policy: str = "greedy",
                      options: dict | None = None, seed: int = 0, source: str = "position",
                      progress=None) -> list[dict]:
@@ -463,9 +473,8 @@ def analyze_position(design: str | Path | Design, position: dict, playouts: int 
     Returns one dict per move: move, wins, playouts, probability.
     `progress(k)` is called after every k deals played out.
     """
-    from .race_policies import parse_policy
-
     playouts = whole_argument("playouts", playouts, 1)
+    analyze_policy(policy)  # before the kernels compile
     design = design_of(design)
     state, ct, rules, seat = position_in_play(design, position, source, options, seed)
     moves = np.empty(K.MAX_MOVES, np.int32)
@@ -473,10 +482,7 @@ def analyze_position(design: str | Path | Design, position: dict, playouts: int 
     if n == 0:
         raise DesignError(f"{source}: seat {seat} holds no card and the stock is empty: it can only pass, "
                           "so there is no move to analyze")
-    spec = parse_policy(policy)
-    if spec.kernel_id not in (K.POLICY_GREEDY,):
-        raise DesignError(f"analyze plays the hand out with a greedy-family policy, not {policy!r}")
-    params = np.array(spec.params, np.float64)
+    params = np.array(analyze_policy(policy).params, np.float64)
     params[K.P_HORIZON] = 0  # to the end of the hand
     sums = [np.zeros(n) for _ in range(4)]  # totals, diffs, diff_squares, counts
     key = np.uint64(seed + 1)

@@ -346,7 +346,7 @@ def test_a_colon_with_no_parameters_after_it_is_refused():
     assert result.exit_code == 2 and "has a ':' with no parameters after it" in text
 
 
-def test_analyze_refuses_a_policy_per_seat(tmp_path):
+def test_analyze_refuses_a_policy_per_seat(tmp_path, monkeypatch):
     from test_race_cli import GOOD_POSITION
 
     position = tmp_path / "position.toml"
@@ -354,6 +354,16 @@ def test_analyze_refuses_a_policy_per_seat(tmp_path):
     result = run("analyze", "millebornes", position, "--policy", "greedy,random")
     assert result.exit_code == 2
     assert "analyze plays the hand out with one policy for every seat" in " ".join(result.stderr.split())
+    # a policy outside the greedy family is refused before a bar says the kernels compile
+    from etappe.cli import race_cmds
+
+    def no_bar(*args, **kwargs):
+        raise AssertionError("the progress bar started")
+
+    monkeypatch.setattr(race_cmds, "progress_bar", no_bar)
+    result = run("analyze", "millebornes", position, "--policy", "random")
+    assert result.exit_code == 2, result.output  # the bar raising would exit 1
+    assert "analyze plays the hand out with a greedy-family policy, not 'random'" in " ".join(result.stderr.split())
 
 
 @pytest.mark.parametrize("command, what", [(("decks", "validate"), "not a design file"),
