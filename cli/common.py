@@ -479,6 +479,8 @@ def run_file_game(run: Path) -> str | None:
             fail(f"{run}: no such run file yet: {parts.name} holds the chunks of an unfinished run; the "
                  f"same `etappe simulate` command finishes the run and joins them into {run.name}")
         fail(f"{run}: no such run file")
+    if run.is_dir():
+        fail(f"{run}: a folder, not a run file (the Parquet file `etappe simulate --out` writes)")
     if run.parent.name.endswith(".parts"):
         fail(f"{run}: one chunk of an unfinished run; the same `etappe simulate` command finishes the run "
              f"and joins its chunks into {run.parent.name[:-len('.parts')]}")

@@ -165,6 +165,15 @@ def test_help_shows_the_policies_command_whole():
 
 
 @pytest.mark.parametrize("command", ["report", "replay"])
+def test_a_folder_given_as_a_run_file_is_named_as_one(command, tmp_path):
+    folder = tmp_path / "runs.parquet"
+    folder.mkdir()
+    result = run(command, folder)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{folder}: a folder, not a run file" in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("command", ["report", "replay"])
 def test_a_file_that_is_no_run_file_is_refused_saying_why_once(command, tmp_path):
     notes = tmp_path / "notes.parquet"
     notes.write_text("my notes, not a run")
