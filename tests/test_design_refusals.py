@@ -134,6 +134,11 @@ MISTAKES = [
      "safety_extra_turn_after_stock_empty, shutout, tied_game, turn_cap"),
     ("options that are no table", "[design]", "options = 3\n[design]", "options", "must be a table"),
     ("an empty name", 'name = "tiny"', 'name = " "', "design.name", "must not be empty"),
+    # a comparison names a design by its title, a report its distances by the unit
+    ("an empty title", 'name = "tiny"', 'name = "tiny"\ntitle = ""', "design.title",
+     "must not be empty (leave it out for its default)"),
+    ("an empty unit", 'name = "tiny"', 'name = "tiny"\nunit = " "', "design.unit",
+     "must not be empty (leave it out for its default)"),
     ("an unknown field of [design]", 'name = "tiny"', 'name = "tiny"\ncolour = "red"', "design.colour",
      "unknown field; expected one of: hand_size, name, notes, players, reconstructed, start_under_limit, "
      "stock_exhausted, title, unit"),
