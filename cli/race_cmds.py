@@ -256,14 +256,14 @@ class _RunningSummary:
         kernels, None when no game was played now."""
         decided = self.games - self.no_winner
         # a policy's name with its parameters can be long: it wraps rather than being cut
-        table = Table("seat", "side", Column("policy", overflow="fold"), "wins", "win rate", "95 % interval",
+        table = Table("seat", "side", Column("policy", overflow="fold"), "wins", *rate_columns(),
                       title=f"summary (win rates among the {counted(decided, 'game')} with a winner)")
         for p in range(self.run.players):
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
                           else "rotated", str(self.wins[p]), *_rate_cells(*_wilson(int(self.wins[p]), decided)))
         console.print(table)
         if len(self.run.distinct) > 1:
-            by_policy = Table(Column("policy", overflow="fold"), "side-games", "won", "win rate", "95 % interval",
+            by_policy = Table(Column("policy", overflow="fold"), "side-games", "won", *rate_columns(),
                               title="by policy (games with a winner, once for each side the policy plays)")
             rates = policy_rate_columns(self.policy_wins, self.policy_side_games, self.policy_games)
             for k, spec in enumerate(self.run.distinct):
@@ -276,6 +276,11 @@ class _RunningSummary:
                       + "; "
                       f"{play_time_text(meta['wall_seconds'], self.games, 'games')})"
                       + ("" if startup is None else f", after {startup:.2f} s to compile or load the kernels"))
+
+
+def rate_columns() -> tuple[Column, Column]:
+    """A win rate and its interval as columns that a narrow terminal wraps, never cuts to '0.…'."""
+    return Column("win rate", min_width=5, overflow="fold"), Column("95 % interval", min_width=5, overflow="fold")
 
 
 def _wilson(wins: int, n: int) -> tuple[float, float, float]:

@@ -70,6 +70,18 @@ def test_decks_list_keeps_names_and_title_words_whole_on_a_narrow_screen(monkeyp
     assert any("│ (reconstructed) │" in line for line in lines)
 
 
+def test_the_simulate_summary_keeps_its_numbers_whole_on_a_narrow_screen(monkeypatch):
+    from etappe.cli import common
+
+    monkeypatch.setattr(common.console, "_width", 40)
+    result = run("simulate", "millebornes", "--players", 2, "--games", 50, "--policy", "greedy,random", "--seed", 3)
+    assert result.exit_code == 0, result.output
+    body = [line for line in result.stdout.splitlines() if line.startswith("│")]
+    assert body and not any("…" in line for line in body)  # rates were cut to "0.…"
+    # every rate and interval bound is there in full, if over several lines
+    assert len(re.findall(r"\b[01]\.\d{3}\b", "\n".join(body))) >= 3 * 4  # 2 seats and 2 policies, 3 numbers each
+
+
 def test_decks_show_toml_prints_the_design_file_to_copy(tmp_path):
     result = run("decks", "show", "stapop", "--toml")
     assert result.exit_code == 0
