@@ -456,9 +456,9 @@ def _design_from_tables(raw: dict, text: str, source: str) -> Design:
     head = v.table(raw, "design")
     target = v.table(raw, "target")
     cards = [_parse_card(v, i, c) for i, c in enumerate(v.array_of_tables(raw, "cards"))]
-    for field in ("name", "title", "unit"):
-        if not str(head.get(field, "x")).strip():
-            v.fail(f"design.{field}", "must not be empty" + ("" if field == "name" else " (leave it out for its default)"))
+    for key in ("name", "title", "unit"):
+        if not str(head.get(key, "x")).strip():
+            v.fail(f"design.{key}", "must not be empty" + ("" if key == "name" else " (leave it out for its default)"))
     design = Design(
         name=v.string(head, "design.name"),
         title=v.string(head, "design.title", default=None) or v.string(head, "design.name"),
