@@ -126,7 +126,8 @@ def compare_variants(game: str, players: int, games: int, policies: Sequence[str
         raise ValueError(f"the two variants are the same ({game}, every rule option equal"
                          f"{', the same board' if game == 'bremen' else ''}): on the same seeds every paired "
                          "difference would be 0; give option B (--option-b, options_b) a value other than "
-                         "option A's (the default, or --option, options_a)")
+                         "option A's (the default, or --option, options_a)"
+                         + (", or B another board (--board-b, board_b)" if game == "bremen" else ""))
     identity = {"game": game, "players": players, "policies": metas["a"]["policies"], "seed": seed, "games": games,
                 "chunk_size": chunk_size, "version": metas["a"]["version"],
                 "variants": {key: {"options": m["options"], "board_hash": m.get("board_hash")} for key, m in metas.items()}}

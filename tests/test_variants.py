@@ -292,9 +292,10 @@ def test_compare_variants_refusals_from_python_name_the_problem():
     assert "chunk_size" in refused(TypeError, chunk_size="5")
     same = ("the two variants are the same ({}, every rule option equal{}): on the same seeds every paired "
             "difference would be 0; give option B (--option-b, options_b) a value other than option A's (the "
-            "default, or --option, options_a)")
-    assert refused(ValueError, options_b={"mode": "sprint"}) == same.format("etape", "")
-    assert refused(ValueError, game="bremen", options_b={"harder": False}) == same.format("bremen", ", the same board")
+            "default, or --option, options_a){}")
+    assert refused(ValueError, options_b={"mode": "sprint"}) == same.format("etape", "", "")
+    assert refused(ValueError, game="bremen", options_b={"harder": False}) == same.format(
+        "bremen", ", the same board", ", or B another board (--board-b, board_b)")
 
 
 def test_compare_variants_counts_playing_time_across_a_resume(tmp_path, monkeypatch):
