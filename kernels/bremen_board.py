@@ -77,8 +77,11 @@ def _build(data: dict, where: str, digest: str) -> Board:
         raise BoardError(f"{where}: {at}{problem}")
 
     unknown = set(data) - {"board", "fields", "links"}
+    if {"design", "cards"} <= set(data):  # the tables of a race deck design (docs/designs.md)
+        fail("this is a deck design of the race games, not a Bremen board; `etappe decks validate` checks it")
     if unknown:
-        fail(f"unknown table(s) {sorted(unknown)}; a board file has [board], [fields] and [links]")
+        fail(f"unknown table(s) {', '.join(map(repr, sorted(unknown)))}; a board file has [board], [fields] and "
+             "[links]")
     meta = data.get("board", {})
     if not isinstance(meta, dict):
         fail(f"[board] must be a table (name, reconstruction), got {meta!r}")

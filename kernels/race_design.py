@@ -814,6 +814,9 @@ class _Validator:
             if {"board", "fields"} <= set(raw):  # the tables of a Bremen board file (docs/bremen.md)
                 self.fail(key, "missing table: this is a Bremen board file, not a deck design; "
                                "`etappe bremen validate` checks it, `--board` plays it")
+            if {"on_turn", "sides"} <= set(raw):  # the fields of a position (docs/positions.md)
+                self.fail(key, "missing table: this is a position, not a deck design; `etappe moves DESIGN "
+                               "POSITION_FILE` lists its legal moves (the design first)")
             self.fail(key, "missing table")
         if not isinstance(value, dict):
             self.fail(key, "must be a table")

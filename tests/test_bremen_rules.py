@@ -88,7 +88,10 @@ def _write(tmp_path, text):
     (lambda t: t.replace('r05 = "road"', 'r05 = "swamp"'), "r05", "unknown kind"),
     (lambda t: t.replace('["r21", "m14"]', '["r21", "m99"]'), "m99", "unknown field"),
     (lambda t: t.replace("reconstruction = true", "reconstruction = true\nfoo = 1"), None, "unknown [board] key"),
-    (lambda t: t + "\n[robber]\nstart = 3\n", None, "unknown table"),
+    (lambda t: t + "\n[robber]\nstart = 3\n", None, "unknown table(s) 'robber'; a board file has"),
+    # a race deck design given as a board (its [design] and [[cards]]) is named as one
+    (lambda t: '[design]\nname = "x"\n[[cards]]\nkey = "go"\n', None,
+     "this is a deck design of the race games, not a Bremen board; `etappe decks validate` checks it"),
     (lambda t: t.replace("[fields]", "[fields"), None, "not valid TOML"),
     (lambda t: t.replace('r05 = "road"', 'r05 = "start:4"'), "r05", "start colour must be 0..3"),
     (lambda t: t.replace('r05 = "road"', 'r05 = "start:1"'), "r06",

@@ -209,6 +209,16 @@ def test_a_bremen_board_file_given_as_a_design_is_named_as_one():
                                   "`etappe bremen validate` checks it, `--board` plays it")
 
 
+def test_a_position_given_as_a_design_is_named_as_one():
+    # docs/positions.md: a position has on_turn and [[sides]]; `etappe moves pos.toml millebornes` (the two
+    # arguments swapped) read it as the design
+    position = 'players = 2\non_turn = 0\nstock = 40\n[[sides]]\nbattle = "roll"\n[[sides]]\n'
+    with pytest.raises(DesignError) as refused:
+        parse_design(position, "pos.toml")
+    assert str(refused.value) == ("pos.toml: design: missing table: this is a position, not a deck design; "
+                                  "`etappe moves DESIGN POSITION_FILE` lists its legal moves (the design first)")
+
+
 def test_32_card_types_are_accepted_and_played():
     text = TINY + "".join(card(f"d{i}", "distance", "value = 1") for i in range(23))
     design = parse_design(text, "tiny.toml")
