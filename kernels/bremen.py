@@ -841,11 +841,11 @@ def first_moves(state, d0, d1, seat, kind, adj, deg, opts, binfo, out, tmp, buf,
 
     Both dice must be used when possible: if some first move leaves a second
     move (or storms the house, which forfeits the second, or wins the game,
-    which ends it), only such first moves are legal; with O_BOTH_DICE_FREE every first move is. If none
-    leaves a second move, every first move is legal; with O_ONE_DIE_LARGER
-    only the larger die's, if it has any. Landing on an own start field is
-    legal only if a second move can carry it off. Every policy picks from
-    these moves.
+    which ends it), only such first moves are legal; with O_BOTH_DICE_FREE
+    every first move is. If none leaves a second move, every first move is
+    legal; with O_ONE_DIE_LARGER only the larger die's, if it has any.
+    Landing on an own start field is legal only if a second move can carry
+    it off. Every policy picks from these moves.
     """
     n = 0
     for slot in range(2):
