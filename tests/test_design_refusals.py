@@ -200,23 +200,20 @@ def test_one_mistake_is_refused_naming_the_field_and_the_problem(old, new, field
     assert str(refused.value) == f"tiny.toml: {field}: {problem}", str(refused.value)
 
 
-def test_a_bremen_board_file_given_as_a_design_is_named_as_one():
+@pytest.mark.parametrize("text, what", [
     # docs/bremen.md: a board file holds [board] and [fields], and [links] only where it has some
-    board = '[board]\nname = "mine"\n\n[fields]\nhouse = "house"\n'
-    with pytest.raises(DesignError) as refused:
-        parse_design(board, "mine.toml")
-    assert str(refused.value) == ("mine.toml: design: missing table: this is a Bremen board file, not a deck design; "
-                                  "`etappe bremen validate` checks it, `--board` plays it")
-
-
-def test_a_position_given_as_a_design_is_named_as_one():
+    ('[board]\nname = "mine"\n\n[fields]\nhouse = "house"\n',
+     "this is a Bremen board file, not a deck design; `etappe bremen validate` checks it, `--board` plays it"),
     # docs/positions.md: a position has on_turn and [[sides]]; `etappe moves pos.toml millebornes` (the two
     # arguments swapped) read it as the design
-    position = 'players = 2\non_turn = 0\nstock = 40\n[[sides]]\nbattle = "roll"\n[[sides]]\n'
+    ('players = 2\non_turn = 0\nstock = 40\n[[sides]]\nbattle = "roll"\n[[sides]]\n',
+     "this is a position, not a deck design; `etappe moves DESIGN POSITION_FILE` lists its legal moves (the "
+     "design first)"),
+])
+def test_another_kind_of_file_given_as_a_design_is_named_as_what_it_is(text, what):
     with pytest.raises(DesignError) as refused:
-        parse_design(position, "pos.toml")
-    assert str(refused.value) == ("pos.toml: design: missing table: this is a position, not a deck design; "
-                                  "`etappe moves DESIGN POSITION_FILE` lists its legal moves (the design first)")
+        parse_design(text, "mine.toml")
+    assert str(refused.value) == f"mine.toml: design: missing table: {what}"
 
 
 def test_32_card_types_are_accepted_and_played():
