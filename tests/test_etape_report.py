@@ -732,20 +732,12 @@ def test_win_tables_print_wins_as_numbers_and_every_race_counts_once(run):
         assert sum(float(w) for w in table["wins"]) == pytest.approx(60, abs=0.1 * len(table))
 
 
-def test_figures_label_what_they_count_and_name_policies_legibly(run, monkeypatch):
+def test_figures_label_what_they_count_and_name_policies_legibly(run, drawn_panels):
     from etappe.reports import etape as R
 
     _, races, stages = run
-    panels = []
-    real_panel = R.plots.length_panel
-
-    def keep(*args, **kwargs):
-        panels.append(real_panel(*args, **kwargs))
-        return panels[-1]
-
-    monkeypatch.setattr(R.plots, "length_panel", keep)
     build_report(races, stages)
-    ylabels = {fig.axes[0].get_xlabel(): fig.axes[0].get_ylabel() for fig in panels}
+    ylabels = {fig.axes[0].get_xlabel(): fig.axes[0].get_ylabel() for fig in drawn_panels}
     assert ylabels["turns per stage"] == "stages" and ylabels["turns per race"] == "races"
     assert ylabels["winner's largest deficit (s)"] == "races"
     # The win-rate bars are labelled by policy family and what differs from its defaults, never cut:

@@ -99,20 +99,10 @@ def test_multi_hand_report(tmp_path):
     assert "Lead changes and the winner's deficit are of distance within the hands" in comparison
 
 
-def test_figures_say_whether_they_count_games_or_hands(monkeypatch):
-    from etappe.reports import race_report
-
-    panels = []
-    real_panel = race_report.plots.length_panel
-
-    def keep(*args, **kwargs):
-        panels.append(real_panel(*args, **kwargs))
-        return panels[-1]
-
-    monkeypatch.setattr(race_report.plots, "length_panel", keep)
+def test_figures_say_whether_they_count_games_or_hands(drawn_panels):
     frame = make_records(mb_hands(), mb_meta())
     build_report(summarize(frame), frame.attrs)
-    ylabels = {fig.axes[0].get_xlabel(): fig.axes[0].get_ylabel() for fig in panels}
+    ylabels = {fig.axes[0].get_xlabel(): fig.axes[0].get_ylabel() for fig in drawn_panels}
     assert ylabels["turns per hand"] == "hands"
     assert ylabels["turns per game"] == ylabels["hands per game"] == "games"
     # a game of several hands is decided on its scores: its winner's deficit is drawn in score, not in
