@@ -129,7 +129,8 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
             Path(out).mkdir(parents=True, exist_ok=True)
             write_atomic(Path(out) / "ratings.csv", ratings.to_csv(index=False))
             write_atomic(Path(out) / "pairings.csv", pair_table(result).to_csv(index=False))
-            path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor, on_section=bar.stage).write(out)
+            path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor, ratings=ratings,
+                                           on_section=bar.stage).write(out)
         checkpoint.unlink()
         console.print(f"report: {path}")
     return result

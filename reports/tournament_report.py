@@ -183,17 +183,21 @@ def skill_verdict(pairs: pd.DataFrame) -> str:
             f"{100 * near.max():.0f} : {100 * (1 - near.max()):.0f}; more games narrow them.")
 
 
-def build_tournament_report(result: TournamentResult, meta: dict | None = None, title: str | None = None,
-                            bootstrap: int = 200, anchor: str | None = None, on_section=None) -> Report:
+def build_tournament_report(result: TournamentResult, meta: dict | None = None, bootstrap: int = 200,
+                            anchor: str | None = None, ratings: pd.DataFrame | None = None, on_section=None) -> Report:
     """The tournament's report; meta defaults to result.meta (extra keys
-    override). `on_section(title)` is told each section as it is begun."""
+    override). `ratings`: the table `bradley_terry(result, anchor=anchor,
+    bootstrap=bootstrap, seed=meta's seed)` gives, when the caller has it
+    already (the bootstrap's resamples are not played twice).
+    `on_section(title)` is told each section as it is begun."""
     meta = {**result.meta, "bootstrap": bootstrap, "anchor": anchor, **(meta or {})}
     h2h = head_to_head(result)
     pairs = pair_table(result)
-    ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=int(meta.get("seed", 0) or 0))
+    if ratings is None:
+        ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=int(meta.get("seed", 0) or 0))
     design = meta.get("design_title") or meta.get("design", "")
-    rep = Report(title or f"Tournament: {design}, {meta.get('players')} players, "
-                          f"{len(result.policies)} policies, {counted(result.games, 'game')} per pairing",
+    rep = Report(f"Tournament: {design}, {meta.get('players')} players, "
+                 f"{len(result.policies)} policies, {counted(result.games, 'game')} per pairing",
                  on_section=on_section)
     rep.section("Run").table(tournament_header(meta))
     at = rep.section("At a glance")
@@ -245,6 +249,9 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
                                                  "score_a_first": "score A when A starts",
                                                  "score_a_second": "score A when B starts"}),
              "Head to head, every pairing on the same games (same deals)")
+    if np.isinf(pairs["elo_diff"]).any():
+        pr.text("An elo_diff of inf or -inf: one policy won every game of that pairing, and a score of 1 (or 0) "
+                "implies no finite Elo difference.")
 
     m = rep.section("Method")
     m.text("Every pair of policies plays the same game indices with the same root seed, so game i deals "

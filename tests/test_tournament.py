@@ -433,6 +433,16 @@ def test_report_has_the_heatmap_ratings_and_header(tmp_path):
     boot = bradley_terry(r, bootstrap=200, seed=3)
     assert f"| {boot['elo_low'].iloc[0]:.4g} | {boot['elo_high'].iloc[0]:.4g} |" in md
     assert rep.title == "Tournament: Toy, 2 players, 3 policies, 200 games per pairing"
+    assert "An elo_diff of inf" not in md  # no pairing won outright
+
+
+def test_report_takes_the_ratings_it_is_given(monkeypatch):
+    """`etappe tournament` rates the run once and hands the table on: the report does not fit it again."""
+    r = _result([[1, -1, 1, 1], [1, 0, -1, 1], [-1, 1, -1, -1]])
+    given = bradley_terry(r, bootstrap=0)
+    monkeypatch.setattr("etappe.reports.tournament_report.bradley_terry", lambda *a, **k: pytest.fail("rated again"))
+    md = build_tournament_report(r, bootstrap=0, ratings=given).to_markdown()
+    assert f"{given['elo'].iloc[0]:.4g}" in md
 
 
 def test_report_of_a_known_round_robin_reads_as_its_games(tmp_path):
@@ -447,7 +457,10 @@ def test_report_of_a_known_round_robin_reads_as_its_games(tmp_path):
     assert "| z | 37.5 % [9.2, 78.1] | 100.0 % [51.0, 100.0] |  |" in matrix
     pairings = md.split("## Pairings")[1].split("## Method")[0]
     assert "| policy_a | policy_b | games | wins_a | wins_b | no_winner | score_a | 95 % low | 95 % high |" in pairings
-    assert "| x | y | 4 | 3 | 1 | 0 | 0.75 | 0.3006 | 0.9544 |" in pairings
+    # Elo differences 400 log10(s / (1 - s)): x-y 400 log10(3) = 190.8; y-z scores 0, which no finite Elo gives
+    assert "| x | y | 4 | 3 | 1 | 0 | 0.75 | 0.3006 | 0.9544 | 190.8 |" in pairings
+    assert "| y | z | 4 | 0 | 4 | 0 | 0 | 0 | 0.4899 | -inf |" in pairings
+    assert "An elo_diff of inf or -inf: one policy won every game of that pairing" in pairings
     method = md.split("## Method")[1].split("## Caveat")[0]
     assert "game i deals the same cards in every pairing (common random numbers). paired." in method
     assert "Games are not independent across pairings (they share deals)." in method
