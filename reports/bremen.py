@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import bremen as A
-from etappe.analysis.stats import chi_square_caution, counted, wilson_interval
+from etappe.analysis.stats import chi_square_caution, counted, p_text, wilson_interval
 from etappe.kernels.bremen_board import load_board
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
@@ -113,7 +113,7 @@ def _seats(policies) -> str:
     return ", ".join(f"{s}: {p}" for s, p in enumerate(policies))
 
 
-def build_report(df: pd.DataFrame | A.RunSummary, title: str | None = None, on_section=None) -> Report:
+def build_report(df: pd.DataFrame | A.RunSummary, on_section=None) -> Report:
     """The balance report of a run, from its record table or its
     RunSummary; `on_section(title)` is told each section as it is begun.
     A run of no games is refused (ValueError)."""
@@ -121,7 +121,7 @@ def build_report(df: pd.DataFrame | A.RunSummary, title: str | None = None, on_s
     if df.games == 0:  # simulate(games=0) gives an empty table: no number to show
         raise ValueError("a run of no games has nothing to report")
     a = df.attrs
-    report = Report(title or f"Bremer Stadtmusikanten: {a['players']} players, {counted(df.games, 'game')}", on_section=on_section)
+    report = Report(f"Bremer Stadtmusikanten: {a['players']} players, {counted(df.games, 'game')}", on_section=on_section)
     _header(report, df)
     _outcomes(report, df)
     _skill(report, df)
@@ -240,12 +240,12 @@ def _outcomes(report: Report, df: A.RunSummary) -> None:
     test = df.seat_uniformity()
     section.table(position, "Win rate by position in the turn order (0 = the drawn starting player)")
     section.text(f"Turn-order uniformity among decided games: chi-square {test['chi2']:.2f}, "
-                 f"p = {test['p_value']:.3g} over {counted(test['games'], 'game')}{chi_square_caution(test['expected'])}.")
+                 f"{p_text(test['p_value'])} over {counted(test['games'], 'game')}{chi_square_caution(test['expected'])}.")
     if len(set(df.attrs["policies"])) == 1:  # with one policy on every seat, seats differ only by corners and colours
         test = df.seat_uniformity(by="seat")
         # plural: with 2 players a seat plays two colours from opposite corners
         section.text(f"Seat uniformity (one policy on every seat, so only their corners and colours differ): "
-                     f"chi-square {test['chi2']:.2f}, p = {test['p_value']:.3g} over {counted(test['games'], 'game')}"
+                     f"chi-square {test['chi2']:.2f}, {p_text(test['p_value'])} over {counted(test['games'], 'game')}"
                      f"{chi_square_caution(test['expected'])}.")
     fig = Figure(figsize=(6, 3))
     _rate_bars(fig.add_subplot(), seats, "seat")

@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from etappe.analysis import etape as E
-from etappe.analysis.stats import IntHistogram, counted, small_expected_note, wilson_interval
+from etappe.analysis.stats import IntHistogram, counted, p_text, small_expected_note, wilson_interval
 from etappe.reports import plots
 from etappe.reports.document import Report, Section, percent
 from etappe.reports.sections import command_line, skill_section, tension_figures
@@ -257,7 +257,7 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         note = f"{note}; {mixed}" if note else mixed
     shared = s.shared
     lo, hi = wilson_interval(shared, s.races)
-    out.text(f"Seat uniformity: chi-square {test.statistic:.2f}, p = {test.p_value:.3g} (H0: every seat wins 1/{n}"
+    out.text(f"Seat uniformity: chi-square {test.statistic:.2f}, {p_text(test.p_value)} (H0: every seat wins 1/{n}"
              + (f"; {note}" if note else "") + f"). Races with a shared first place: {percent(shared / s.races)}% "
              f"[{percent(lo)}%, {percent(hi)}%] (95 % Wilson interval).")
 

@@ -19,7 +19,7 @@ from ..analysis import race_summary as rs
 from ..analysis.compare import (SCALED_METRICS, PairedComparison, card_comparison, design_differences, headline,
                                 paired_table, seat_bias_strength)
 from ..analysis.race_summary import RaceSummary
-from ..analysis.stats import chi_square_caution, counted, rate, small_expected_note, wilson_interval
+from ..analysis.stats import chi_square_caution, counted, p_text, rate, small_expected_note, wilson_interval
 from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section, percent
@@ -180,7 +180,7 @@ def glance(summary: RaceSummary) -> list[str]:
         lines.append(
             f"{who} wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
             f"{counted(int(first['n']), 'game')} with a winner (fair share {_pct(first['fair_share'])}); chi-square test of uniform wins over "
-            f"turn order: chi2 = {test['chi2']:.3g}, df = {int(test['df'])}, p = {test['p_value']:.3g}"
+            f"turn order: chi2 = {test['chi2']:.2f}, df = {int(test['df'])}, {p_text(test['p_value'])}"
             f"{chi_square_caution(test['expected'])}.")
     trips = rs.trips_by_position(summary).iloc[0] if multi_hand else None
     if trips is not None and trips["n"] > 0:
@@ -190,7 +190,7 @@ def glance(summary: RaceSummary) -> list[str]:
             f"In each hand, the side that plays first in it completes {_pct(trips['rate'])} "
             f"{_ci(trips['ci_low'], trips['ci_high'])} of the {int(trips['n'])} completed trips (fair share "
             f"{_pct(trips['fair_share'])}); chi-square test of uniform trips over turn order in the hand: "
-            f"chi2 = {t['chi2']:.3g}, df = {int(t['df'])}, p = {t['p_value']:.3g}{chi_square_caution(t['expected'])}.")
+            f"chi2 = {t['chi2']:.2f}, df = {int(t['df'])}, {p_text(t['p_value'])}{chi_square_caution(t['expected'])}.")
     turns = "turn" if length["median"] == 1 else "turns"
     lines.append(f"A game lasts {length['median']:g} {turns} (median; 95th percentile {length['p95']:g}).")
     lines.append(f"{int(cap['count'])} of {counted(summary.games, 'game')} ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
@@ -433,10 +433,10 @@ def caveat_section(sec: Section, metas: list[dict]) -> None:
 
 
 # ------------------------------------------------------------------ reports
-def build_report(summary: RaceSummary, meta: dict, title: str | None = None, on_section=None) -> Report:
+def build_report(summary: RaceSummary, meta: dict, on_section=None) -> Report:
     """The balance report of one run (summary of all its games; meta of the
     run). `on_section(title)` is told each section as it is begun."""
-    rep = Report(title or f"Balance report: {design_name(meta)}, {summary.layout.players} players, {counted(summary.games, 'game')}",
+    rep = Report(f"Balance report: {design_name(meta)}, {summary.layout.players} players, {counted(summary.games, 'game')}",
                  on_section=on_section)
     rep.section("Run").table(header_table(summary, meta))
     at = rep.section("At a glance")

@@ -62,13 +62,25 @@ def test_report_sections_and_numbers(toy, tmp_path):
     assert "100.0 % [43.9, 100.0] of the 3 games with a winner" in md
     # 3 wins over 2 turn-order positions expect 1.5 each, below Cochran's 5: the p is said to be approximate
     note = "expected counts below 5: the chi-square p is only approximate"
-    assert f"chi2 = 3, df = 1, p = 0.0833 ({note})." in md
+    assert f"chi2 = 3.00, df = 1, p = 0.0833 ({note})." in md
     assert "Expected counts below 5: the chi-square p is only approximate (column expected" in md
     assert "| uniform wins by turn-order position | 3 | 1 | 0.08326 | 3 | 1.5 |" in md  # chi2, df, p, n, expected
     assert "In each hand" not in md  # games of one hand: the hand's first player is the game's
     for fig in rep.figures():
         assert (tmp_path / f"{fig.name}.png").read_bytes()[:4] == b"\x89PNG"
         assert f"({fig.name}.png)" in md
+
+
+def test_report_p_value_that_underflows():
+    """2,000 games all won by the first player: chi2 = 2000 on 1 df, p = erfc(sqrt(1000)) ~ 1e-436, below
+    the smallest double, so it computes as 0; a p is never exactly 0, and the report says p < 1e-300."""
+    first_wins = [dict(h, game=g, first_seat=g % 2, winner_side=g % 2, trip_side=g % 2)
+                  for g, h in enumerate([toy_hands()[0], toy_hands()[3]] * 1000)]
+    meta = toy_meta()
+    meta["games"] = len(first_wins)
+    frame = make_records(first_wins, meta)
+    md = build_report(summarize(frame), frame.attrs).to_markdown()
+    assert "chi2 = 2000.00, df = 1, p < 1e-300." in md
 
 
 def test_multi_hand_report(tmp_path):
@@ -89,7 +101,7 @@ def test_multi_hand_report(tmp_path):
     # at a glance: 0 of 1 trips by the hand's first side, Wilson high 1.96^2 / (1 + 1.96^2) = .7935;
     # chi-square of counts [0, 1] against [.5, .5]: 1, p = P(chi2_1 > 1) = erfc(1 / sqrt 2) = .3173
     assert ("In each hand, the side that plays first in it completes 0.0 % [0.0, 79.3] of the 1 completed "
-            "trips (fair share 50.0 %); chi-square test of uniform trips over turn order in the hand: chi2 = 1, "
+            "trips (fair share 50.0 %); chi-square test of uniform trips over turn order in the hand: chi2 = 1.00, "
             "df = 1, p = 0.317 (expected counts below 5: the chi-square p is only approximate).") in md
     assert "The side that plays first in the game's first hand wins" in md
     from etappe.cli.report_cmds import compare_summaries
