@@ -16,11 +16,10 @@ import functools
 import time
 from typing import Callable
 
-import numba
 import numpy as np
 import pandas as pd
 
-from etappe.analysis.runio import BATCH_ROWS, check_game, package_version
+from etappe.analysis.runio import BATCH_ROWS, check_game, numba_threads, package_version
 from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_uniform, curves_from_sums, ratio_interval,
                                    skill_moments, skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
@@ -306,10 +305,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     opts, full_options = options_row(options, players)
     parsed, pols, params, parts = seat_policies(policies, players)
     out = np.zeros((games, K.N_REC), np.int32)
-    previous = numba.get_num_threads()
-    if threads:
-        numba.set_num_threads(threads)
-    try:
+    with numba_threads(threads):
         # the kernel is compiled or loaded on no games first: the time is that of the games
         K.play_batch(np.uint64(seed), first_game, players, pols, params, b.kind, b.adj, b.deg, b.dist, b.binfo,
                      opts, out[:0], parts)
@@ -326,8 +322,6 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
                 raise policy_error(parsed[seat][2], seat, first_game + lo + int(failed[0]))
             if progress:
                 progress(hi, games)
-    finally:
-        numba.set_num_threads(previous)
     wall = time.perf_counter() - start
     df = records_frame(out, players, first_game)
     df.attrs.update(

@@ -15,11 +15,10 @@ import math
 import time
 from typing import Callable
 
-import numba
 import numpy as np
 import pandas as pd
 
-from etappe.analysis.runio import check_game, package_version
+from etappe.analysis.runio import check_game, numba_threads, package_version
 from etappe.analysis.stats import (SKILL_MOMENTS, Z95, ChiSquare, IntHistogram, chisquare_uniform, curves_from_sums, holm,
                                    grouped_wilson, paired_from_values, ratio_interval, skill_moments,
                                    skill_table_from_moments, wilson_interval)
@@ -317,10 +316,7 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
     n_stages = int(K.stages_per_race(n, opts))
     race_out = np.zeros((races, K.RACE_COLS), np.int64)
     stage_out = np.zeros((races * n_stages, K.STAGE_COLS), np.int64)
-    before = numba.get_num_threads()
-    if threads is not None:
-        numba.set_num_threads(threads)
-    try:
+    with numba_threads(threads):
         # the kernel is compiled or loaded on no races first: the time is that of the races
         lookahead = K.lookahead_for(pids)
         K.run_batch(np.int64(seed), np.int64(first_race), n, opts, pids, prm, race_out[:0], stage_out[:0], lookahead)
@@ -333,8 +329,6 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
                         race_out[lo:hi], stage_out[lo * n_stages:hi * n_stages], lookahead)
             if progress is not None:
                 progress(hi, races)
-    finally:
-        numba.set_num_threads(before)
     wall = time.perf_counter() - started
     races_df, stages_df = _frames(race_out, stage_out, n, first_race, n_stages)
     attrs = {"game": GAME, "seed": int(seed), "version": package_version(), "players": n,

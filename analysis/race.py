@@ -14,7 +14,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
-import numba
 import numpy as np
 import pandas as pd
 
@@ -26,14 +25,13 @@ from etappe.kernels.race_design import (
 from etappe.kernels.options import MAX_KEY, whole
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
 
-from .runio import differences, file_hash, package_version
+from .race_summary import CAPPED_HANDS, CAPPED_TURNS
+from .runio import differences, file_hash, numba_threads, package_version
 from .stats import counted
 
 __all__ = ["load_design", "simulate", "replay", "run_of", "iter_chunks", "RaceRun", "DesignError", "PolicyError"]
 
 DEFAULT_CHUNK = 50_000
-# `capped` in the records: 1 the hand hit the turn cap, CAPPED_HANDS the game hit the hand cap (its last hand)
-CAPPED_TURNS, CAPPED_HANDS = 1, 2
 
 
 class RaceRun:
@@ -196,7 +194,7 @@ class RaceRun:
             decided = best >= self.rules[R_GAME_TARGET]
             if self.rules[R_TIED_GAME_PLAYS_ON]:  # a tie for the highest total plays another hand
                 decided &= (totals[active] == best[:, None]).sum(axis=1) == 1
-            done = (hand_out[:, K.H_CAPPED] == 1) | decided
+            done = (hand_out[:, K.H_CAPPED] == CAPPED_TURNS) | decided
             active = active[~done]
             if active.size == 0:
                 break
@@ -326,10 +324,7 @@ def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
         raise ValueError(f"games must be >= 0, not {games}")
     chunk_size = whole("chunk_size", chunk_size, 1)
     run = RaceRun(design, players, policies, seed, options, seating)
-    previous = numba.get_num_threads()
-    if threads:
-        numba.set_num_threads(threads)
-    try:
+    with numba_threads(threads):
         run.load_kernels()  # the compile is not playing time
         if progress:
             progress(0, games)
@@ -341,8 +336,6 @@ def simulate(design: str | Path | Design, players: int = 4, games: int = 1000,
                 progress(min(games, (index + 1) * chunk_size), games)
         if not frames:
             frames.append(run.play(0, 0))
-    finally:
-        numba.set_num_threads(previous)
     out = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     out.attrs.update(run.metadata(games))
     out.attrs["wall_seconds"] = round(time.perf_counter() - started, 3)

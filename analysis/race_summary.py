@@ -56,6 +56,9 @@ CARD_STATS = ("drawn", "played", "discarded", "in_hand", "received", "victim_tur
 HAZARD_ROLES = {"hazard", "limit", "setback", "delay", "attack", "speed_limit"}
 RESPONSIVE_ROLES = {"remedy", "end_limit", "end_of_limit", "go"}
 EXAMPLES_KEPT = 20
+# the records' `capped`: a hand cut off by the turn cap (which ends its game), or a game's last hand where the game
+# was cut off by the hand cap; 0 otherwise
+CAPPED_TURNS, CAPPED_HANDS = 1, 2
 
 # Thresholds of the rule that flags dead cards and cards that go with losing (see `worth_playing`).
 MIN_DRAWN = 50
@@ -413,9 +416,8 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     c["no_winner"] = np.int64((~has_w).sum())
     c["capped_games"] = np.int64(capped.sum())
     c["tie_games"] = np.int64((~has_w & ~capped).sum())
-    # `capped` is 1 on a hand cut off by the turn cap, 2 on the last hand of a game cut off by the hand cap
-    c["capped_hands"] = np.int64((_col(f, "capped") == 1).sum())
-    c["hand_capped_games"] = np.int64((_col(f, "capped") == 2).sum())
+    c["capped_hands"] = np.int64((_col(f, "capped") == CAPPED_TURNS).sum())
+    c["hand_capped_games"] = np.int64((_col(f, "capped") == CAPPED_HANDS).sum())
     c["stock_exhausted"] = np.int64((_col(f, "stock_exhausted") > 0).sum())
     c["reshuffles"] = np.int64(_col(f, "reshuffles").sum())
     c["extension_called"] = np.int64((_col(f, "extension_side", -1) >= 0).sum())

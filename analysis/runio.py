@@ -29,6 +29,23 @@ import pyarrow.parquet as pq
 METADATA_KEY = b"etappe"
 
 
+@contextlib.contextmanager
+def numba_threads(threads: int | None):
+    """Numba's threads for the work inside the `with` (None: as they are, all
+    cores unless set), put back as they were after it."""
+    import numba
+
+    from etappe.kernels.options import whole
+
+    previous = numba.get_num_threads()
+    if threads is not None:
+        numba.set_num_threads(whole("threads", threads, 1, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
 @functools.cache
 def package_version() -> str:
     """The installed version and a short hash of the kernel and analysis

@@ -48,7 +48,7 @@ from etappe.kernels.race_design import Design, load_design
 from etappe.kernels.race_policies import parse_policy
 
 from .race import RaceRun
-from .runio import Checkpoint, file_hash, package_version
+from .runio import Checkpoint, file_hash, numba_threads, package_version
 from .stats import Z95, wilson_interval
 
 __all__ = [
@@ -190,10 +190,6 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
     if dup:
         raise ValueError(f"policy given twice: {'; '.join(dup)}")
     games, chunk_size = whole("games", games, 1), whole("chunk_size", chunk_size, 1)
-    if threads:
-        import numba
-
-        numba.set_num_threads(threads)
     d = design if isinstance(design, Design) else load_design(design)
     pairs = list(itertools.combinations(range(len(policies)), 2))
     saved = None
@@ -213,21 +209,22 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
         on_resume(sum(state["games_done"]))
     if progress and sum(state["games_done"]):
         progress(sum(state["games_done"]))
-    for k, (i, j) in enumerate(pairs):
-        run = PairRun(d, players, policies[i], policies[j], seed, options)
-        run.load_kernels()  # the compile is not playing time
-        if progress:
-            progress(0)  # the kernels are ready
-        for first in range(state["games_done"][k], games, chunk_size):
-            started = time.perf_counter()
-            count = min(chunk_size, games - first)
-            outcomes[k, first:first + count] = play_pair(run, first, count)
+    with numba_threads(threads):
+        for k, (i, j) in enumerate(pairs):
+            run = PairRun(d, players, policies[i], policies[j], seed, options)
+            run.load_kernels()  # the compile is not playing time
             if progress:
-                progress(count)
-            state["games_done"][k] = first + count
-            state["seconds"] += time.perf_counter() - started
-            if saved:
-                saved.save(state)
+                progress(0)  # the kernels are ready
+            for first in range(state["games_done"][k], games, chunk_size):
+                started = time.perf_counter()
+                count = min(chunk_size, games - first)
+                outcomes[k, first:first + count] = play_pair(run, first, count)
+                if progress:
+                    progress(count)
+                state["games_done"][k] = first + count
+                state["seconds"] += time.perf_counter() - started
+                if saved:
+                    saved.save(state)
     meta = run.metadata(games) | {
         "options_given": dict(options or {}),
         "policies": policies,

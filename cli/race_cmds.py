@@ -15,7 +15,7 @@ from rich.table import Column, Table
 
 from etappe.analysis.compare import card_rules
 from etappe.analysis.race import RaceRun, replay
-from etappe.analysis.race_summary import policy_rate_columns, policy_side_games
+from etappe.analysis.race_summary import CAPPED_HANDS, CAPPED_TURNS, policy_rate_columns, policy_side_games
 from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata)
@@ -237,9 +237,8 @@ class _RunningSummary:
         self.games += len(last)
         self.hands += len(frame)
         self.turns += int(last["game_turns"].sum())
-        # a capped hand ends its game: capped 1, the turn cap; 2, the hand cap (the game's last hand)
-        self.capped += int((last["capped"] == 1).sum())
-        self.hand_capped += int((last["capped"] == 2).sum())
+        self.capped += int((last["capped"] == CAPPED_TURNS).sum())
+        self.hand_capped += int((last["capped"] == CAPPED_HANDS).sum())
         winner = last["winner_side"].to_numpy()
         self.no_winner += int((winner < 0).sum())
         for p in range(self.run.players):

@@ -118,6 +118,20 @@ def test_threads_are_those_asked_for_during_the_run_and_given_back(play):
     play(threads=1, progress=lambda done, total: during.append(numba.get_num_threads()))
     assert during and set(during) == {1}
     assert numba.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads must be 1 to"):
+        play(threads=0)
+    assert numba.get_num_threads() == before
+
+
+def test_a_tournament_gives_the_threads_back():
+    from etappe.analysis.tournament import play_tournament
+
+    before = numba.get_num_threads()
+    during = []
+    play_tournament("stapop", 2, ["greedy", "random"], games=2, threads=1,
+                    progress=lambda count: during.append(numba.get_num_threads()))
+    assert during and set(during) == {1}
+    assert numba.get_num_threads() == before
 
 
 def test_replay_matches_the_reviewed_cli_playthrough():
