@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .race_summary import RaceSummary, outcomes_by_position
-from .stats import holm, p_text, paired_difference, paired_proportion_difference, rate, two_run_ratio_difference
+from .stats import alone_text, holm, p_text, paired_difference, paired_proportion_difference, rate, two_run_ratio_difference
 
 __all__ = [
     "PairedComparison", "game_metrics", "compare_tables", "paired_table", "design_differences", "option_differences",
@@ -506,7 +506,8 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
       lost to hazards) won by the side that lost the fewest turns to hazards;
     * deader cards: share of drawn cards discarded or left in hand.
     An answer names a design only when the Holm-corrected paired difference
-    rejects; otherwise it says which way the estimate leans.
+    rejects; otherwise it says which way the estimate leans where the test
+    of that metric alone rejects.
     """
     rows = []
     p = paired.set_index("key")
@@ -530,13 +531,13 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
                 f"Holm {p_text(r['p_holm'])}, n = {n}")
 
     def which(r) -> str:
-        # the design with more where the Holm-corrected difference rejects, else which way it leans
+        # the design with more where the Holm-corrected difference rejects; which way it leans where only
+        # the test alone rejects
         larger = name_a if r["diff"] > 0 else name_b
         if bool(r["reject"]):
             return larger
-        if r["diff"] == 0 or not np.isfinite(r["diff"]):
-            return "no clear difference"
-        return f"no clear difference (leaning {larger})"
+        alone = alone_text(r["p_value"]) if r["diff"] != 0 and np.isfinite(r["diff"]) else ""
+        return f"no clear difference (leaning {larger}: {alone})" if alone else "no clear difference"
 
     def bias(s: RaceSummary) -> str:
         gap = seat_bias_strength(s)

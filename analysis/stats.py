@@ -395,6 +395,13 @@ def p_text(p: float) -> str:
     return "p < 1e-300" if p == 0 else f"p = {p:.3g}"
 
 
+def alone_text(p_value: float, alpha: float = 0.05) -> str:
+    """For a difference that Holm's correction leaves undecided: "p = 0.0123
+    alone, not after Holm's correction" where the test alone decides it (its
+    95 % interval clears 0), else "" (then the estimate's sign is noise)."""
+    return f"{p_text(p_value)} alone, not after Holm's correction" if p_value < alpha else ""
+
+
 def holm(p_values, alpha: float = 0.05):
     """Holm's step-down adjustment.
 

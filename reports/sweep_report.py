@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from ..analysis.compare import FAIR_GAPS, PAIRED_METRICS, lacks
 from ..analysis.sweep import Sweep, shown_metrics, sweep_table
-from ..analysis.stats import counted, p_text
+from ..analysis.stats import alone_text, counted, p_text
 from ..kernels.options import option_text, value_text
 from .document import Report
 from .race_report import caveat_section, design_name, policies_text
@@ -36,15 +36,20 @@ def _g(x: float) -> str:
 
 def effect_chart(table: pd.DataFrame, keys: list[str], path: str) -> Figure:
     """One panel per metric: each value's paired difference from the design
-    as written, with its 95 % interval (0: no change)."""
+    as written, with the 95 % interval of that metric alone (0: no change);
+    the point filled where Holm's correction over the sweep rejects, open
+    where it does not (an interval clear of 0 can still be open)."""
     fig = Figure(figsize=(3.2 * len(keys), 3.2))
     for i, key in enumerate(keys):
         ax = fig.add_subplot(1, len(keys), i + 1)
         rows = table[table["key"] == key]
         x = np.arange(len(rows))
         err = np.vstack([rows["diff"] - rows["ci_low"], rows["ci_high"] - rows["diff"]])
-        ax.errorbar(x, rows["diff"], yerr=err, fmt="o", capsize=3)
+        bars = ax.errorbar(x, rows["diff"], yerr=err, fmt="o", capsize=3, markerfacecolor="white")
+        found = rows["reject"].to_numpy(bool)
+        ax.plot(x[found], rows["diff"][found], "o", color=bars.lines[0].get_color(), zorder=3)  # over the open ones
         ax.axhline(0.0, color="#777", linewidth=0.8)
+        ax.set_ylabel("value minus as written" if i == 0 else "")
         ax.set_xticks(x, [value_text(v) for v in rows["value"]])
         ax.set_xlabel(path)
         ax.set_title(rows["metric"].iloc[0], fontsize=8, wrap=True)
@@ -121,7 +126,8 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
                 parts.append(f"{value_text(r['value'])}: {_g(r['variant'])}{own} ({r['diff']:+.3g}; one game only, so no "
                              "interval and no test)")
             else:
-                verdict = "" if r["reject"] else ", no clear change"
+                alone = alone_text(r["p_value"])
+                verdict = "" if r["reject"] else f", no clear change ({alone})" if alone else ", no clear change"
                 parts.append(f"{value_text(r['value'])}: {_g(r['variant'])}{own} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
                              f"{_g(r['ci_high'])}], Holm {p_text(r['p_holm'])}{verdict})")
         sec.text(f"{rows['metric'].iloc[0]}: as written {_g(widest['as_written'])}"
@@ -130,6 +136,8 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
     shown = [k for k in HEADLINE_METRICS if k in keys and (table["key"] == k).any()]
     sec.figure(effect_chart(table, shown, sweep.path), "Paired differences from the design as written",
                name="sweep_effects")
+    sec.text("Each bar is the 95 % interval of that metric alone; a filled point is a change that Holm's correction "
+             "over the whole sweep finds, an open one is not (its interval may still clear 0).")
 
     sec = rep.section("Every metric")
     out = table.copy()
@@ -143,8 +151,11 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
     sec = rep.section("Method")
     sec.text("Game i of every variant and of the design as written starts from the same keys (root seed and game "
              "index), so the deals and the policies' random choices are shared as far as the variant lets them "
-             "be: the differences are paired game by game (common random numbers), which makes them far more "
-             "precise than two independent runs. Each row is the mean of the per-game differences (variant minus "
+             "be: the differences are paired game by game (common random numbers). That makes them more precise "
+             "than two independent runs as far as the games stay alike: a rule option that seldom comes into play "
+             "keeps most games as they were, while a change of card counts deals other cards from the first draw "
+             "and pairing then gains little. The intervals come from the paired differences, so they hold either "
+             "way. Each row is the mean of the per-game differences (variant minus "
              "as written) with a 95 % Student t interval (for a rate or a share, clipped to [-1, 1]); p is the "
              "two-sided t-test (where every game differs by the same non-zero amount, the exact sign test); a rate "
              "of 0 or 1 a game takes instead Tango's score interval and McNemar's exact test of the games in which "

@@ -15,7 +15,7 @@ import pandas as pd
 from ..analysis import bremen as B
 from ..analysis import etape as E
 from ..analysis.variants import UNIT, VariantComparison, variant_table, what_differs
-from ..analysis.stats import counted, p_text
+from ..analysis.stats import alone_text, counted, p_text
 from ..kernels.options import option_text
 from . import bremen as bremen_report
 from . import etape as etape_report
@@ -109,12 +109,12 @@ def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str
         return (f"{question} One pair only, so no interval and no test: play more {unit}s "
                 f"({numbers}; A - B = {row['diff']:+.4g}).")
     larger = name_a if row["diff"] > 0 else name_b
+    # equal on average (though not in every pair) leans nowhere; a difference only the test alone finds leans
+    alone = alone_text(row["p_value"]) if row["diff"] != 0 else ""
     if row["reject"]:
         answer = f"**{larger}**"
-    elif row["diff"] == 0:  # equal on average, though not in every pair: no side to lean to
-        answer = "No clear difference"
     else:
-        answer = f"No clear difference (leaning {larger})"
+        answer = f"No clear difference (leaning {larger}: {alone})" if alone else "No clear difference"
     return (f"{question} {answer}. {numbers}; A - B = {row['diff']:+.4g} [{_g(row['ci_low'])}, "
             f"{_g(row['ci_high'])}], Holm {p_text(row['p_holm'])}, n = {int(row['n'])}.")
 
@@ -180,8 +180,9 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
     shared = "the first player drawn, the dice" if vc.game == "bremen" else "the deals"
     sec.text(f"{unit.capitalize()} i of both variants starts from the same keys (root seed and {unit} index), so "
              f"{shared} and the policies' random choices are shared as far as the rules let them be: the "
-             f"differences are paired {unit} by {unit} (common random numbers), far more precise than two "
-             f"independent runs. Each row is the mean of the per-{unit} differences (A - B) with a 95 % Student t "
+             f"differences are paired {unit} by {unit} (common random numbers), more precise than two "
+             f"independent runs as far as the variants' {unit}s stay alike (the intervals come from the paired "
+             f"differences, so they hold either way). Each row is the mean of the per-{unit} differences (A - B) with a 95 % Student t "
              f"interval (for a rate or a share, clipped to [-1, 1]); p is the two-sided t-test (where every {unit} differs by the same non-zero amount, the "
              f"exact sign test); a rate of 0 or 1 a {unit} takes instead Tango's score interval and McNemar's exact "
              f"test of the {unit}s in which the variants differ (docs/statistics.md); and Holm's step-down "

@@ -160,12 +160,13 @@ def test_the_reproduce_line_plays_the_sweep_again(tmp_path, monkeypatch):
 
 def test_the_effect_chart_draws_each_metrics_differences_with_their_intervals():
     # one panel per metric: each value's difference (a point) and its 95 % interval (a bar) at that value,
-    # the zero line of no change, the values on the x axis under the setting's name
+    # filled where Holm's correction rejects; the zero line of no change, the values on the x axis under the
+    # setting's name
     from etappe.reports.sweep_report import effect_chart
 
     table = pd.DataFrame({"key": ["turns", "turns", "dead"], "metric": ["turns per game"] * 2 + ["dead cards"],
                           "value": [3, 8, 3], "diff": [1.5, -2.0, 0.25], "ci_low": [0.5, -3.0, 0.1],
-                          "ci_high": [2.5, -1.0, 0.4]})
+                          "ci_high": [2.5, -1.0, 0.4], "reject": [True, False, False]})
     fig = effect_chart(table, ["turns", "dead"], "cards.stop.count")
     assert len(fig.axes) == 2
     for ax, rows, title in ((fig.axes[0], table[:2], "turns per game"), (fig.axes[1], table[2:], "dead cards")):
@@ -173,6 +174,10 @@ def test_the_effect_chart_draws_each_metrics_differences_with_their_intervals():
         points, _, (spans,) = bars.lines
         assert list(points.get_ydata()) == list(rows["diff"])
         assert [(seg[0][1], seg[1][1]) for seg in spans.get_segments()] == list(zip(rows["ci_low"], rows["ci_high"]))
+        assert points.get_markerfacecolor() == "white"  # every point open ...
+        filled = ax.lines[-2]  # ... and the rejected ones drawn again, filled
+        assert list(filled.get_ydata()) == list(rows["diff"][rows["reject"]])
+        assert filled.get_markerfacecolor() == points.get_color() and filled.get_zorder() > points.get_zorder()
         assert tuple(ax.lines[-1].get_ydata()) == (0.0, 0.0)  # the zero line, after the points and caps
         assert [t.get_text() for t in ax.get_xticklabels()] == [str(v) for v in rows["value"]]
         assert ax.get_xlabel() == "cards.stop.count" and ax.get_title() == title
