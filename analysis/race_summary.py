@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from .runio import check_game
 from .stats import (
@@ -39,6 +40,7 @@ from .stats import (
     rate,
     ratio_difference_interval,
     SKILL_MOMENTS,
+    Z95,
     ratio_interval,
     skill_moments,
     skill_table_from_moments,
@@ -49,7 +51,7 @@ __all__ = [
     "RaceSummary", "RaceSummarizer", "summarize", "summarize_chunks", "game_table", "layout_from", "Layout",
     "head_to_head", "outcomes_by_seat", "outcomes_by_policy", "outcomes_by_position", "trips_by_position",
     "seat_uniformity", "game_end_rates", "length_table", "hist_frame", "tension_table", "progress_table",
-    "card_balance", "worth_playing", "anomalies",
+    "card_balance", "flag_level", "worth_playing", "anomalies",
 ]
 
 CARD_STATS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
@@ -60,7 +62,7 @@ EXAMPLES_KEPT = 20
 # was cut off by the hand cap; 0 otherwise
 CAPPED_TURNS, CAPPED_HANDS = 1, 2
 
-# Thresholds of the rule that flags dead cards and cards that go with losing (see `worth_playing`).
+# Thresholds of the rule that flags dead cards and cards that go with losing or winning (see `worth_playing`).
 MIN_DRAWN = 50
 DEAD_PLAYED_SHARE = 0.10
 
@@ -836,7 +838,7 @@ def progress_table(s: RaceSummary, by: str = "side") -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
-def card_balance(s: RaceSummary) -> pd.DataFrame:
+def card_balance(s: RaceSummary, z: float = Z95) -> pd.DataFrame:
     """Per card type: drawn, played, discarded, in hand; shares and win rates.
 
     played_share = played / drawn; winner_share = share of the plays in
@@ -851,7 +853,7 @@ def card_balance(s: RaceSummary) -> pd.DataFrame:
     others lose; ratio_difference_interval): an association, not an effect.
     Hazards: received, victim_turns, turns lost per hazard, the victim's win
     rate when hit (games with a winner, clustered by game). Safeties: coups
-    fourrés.
+    fourrés. Intervals at the level whose normal point is z (95 %).
     """
     L = s.layout
     c = s.c
@@ -859,14 +861,14 @@ def card_balance(s: RaceSummary) -> pd.DataFrame:
     units = wins_total * L.sides
     drawn, played = c["card_drawn"], c["card_played"]
     _, pl, ph = ratio_interval(s.games, played, drawn, c["card_played_sq"], c["card_drawn_sq"],
-                               c["card_played_drawn"])
+                               c["card_played_drawn"], z)
     _, wl, wh = ratio_interval(wins_total, c["card_played_by_winner"], c["card_played_won_games"],
-                               c["card_by_winner_sq"], c["card_won_games_sq"], c["card_by_winner_won_games"])
+                               c["card_by_winner_sq"], c["card_won_games_sq"], c["card_by_winner_won_games"], z)
     up, wp = c["card_units_played"], c["card_wins_played"]
     un, wn = units - up, wins_total - wp
-    lift = ratio_difference_interval(wins_total, wp, up, wn, un, c["card_lift_moments"])
+    lift = ratio_difference_interval(wins_total, wp, up, wn, un, c["card_lift_moments"], z)
     _, rl, rh = ratio_interval(wins_total, c["card_wins_received"], c["card_units_received"], c["card_wins_received_sq"],
-                               c["card_units_received_sq"], c["card_wins_units_received"])
+                               c["card_units_received_sq"], c["card_wins_units_received"], z)
     frame = pd.DataFrame({
         "card": list(L.cards), "name": list(L.card_names), "role": list(L.card_roles),
         "drawn": drawn, "played": played, "discarded": c["card_discarded"], "in_hand": c["card_in_hand"],
@@ -888,34 +890,55 @@ def card_balance(s: RaceSummary) -> pd.DataFrame:
     return frame
 
 
+def flag_level(cards_judged: int, alpha: float = 0.05) -> float:
+    """The normal point of the intervals `worth_playing` judges by: Bonferroni's
+    correction over the cards judged, so that a run flags a card of no effect
+    with a chance of at most `alpha` however many cards its deck holds (one
+    card: 1.96, the 95 % interval; ten: 2.81)."""
+    return float(norm.isf(alpha / (2 * max(cards_judged, 1))))
+
+
 def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float = DEAD_PLAYED_SHARE) -> pd.DataFrame:
-    """Cards that are almost never worth playing, with the reason.
+    """Cards that are almost never worth playing, or that go with losing or
+    winning, with the reason.
 
     The rule (documented in the report): a card drawn at least `min_drawn`
-    times is flagged
-      * "dead": the upper end of the 95 % interval of played / drawn is below
+    times is judged, on intervals widened for the number of cards judged
+    (`flag_level`), and flagged
+      * "dead": the upper end of the interval of played / drawn is below
         `dead_share` (held or thrown away nine times in ten, or more), or
       * "goes with losing" (only cards played by choice: distance, hazards,
         limits, setbacks, safeties): in the games with a winner, the winner
         makes fewer than its fair share (1/sides) of the plays AND sides
         that played it won less often than sides that did not (both
-        intervals entirely below).
+        intervals entirely below), or
+      * "goes with winning" (cards played by choice but distance, which
+        every winner lays): the winner makes more than its fair share of
+        the plays AND sides that played it won more often than sides that
+        did not by more than the fair share (the win lift's interval
+        entirely above 1/sides: a card that all but decides the game, not
+        one of the many that go with winning a little).
         Remedies, end-of-limit and go cards answer a hazard: a side plays
         them because it was hit, so their link with losing says nothing
         about the card and they are judged by the "dead" rule only.
-    Both are associations under the policies of the run, not effects.
+    All are associations under the policies of the run, not effects.
     """
-    cb = card_balance(s)
-    fair = 1.0 / s.layout.sides
+    cb = card_balance(s, flag_level(int((np.asarray(s.c["card_drawn"]) >= min_drawn).sum())))
     enough = cb["drawn"] >= min_drawn
+    fair = 1.0 / s.layout.sides
     dead = enough & (cb["played_share_high"] < dead_share)
-    chosen = ~cb["role"].map(_role).isin(RESPONSIVE_ROLES)
+    roles = cb["role"].map(_role)
+    chosen = ~roles.isin(RESPONSIVE_ROLES)
     losing = enough & chosen & (cb["winner_share_high"] < fair) & (cb["win_lift_high"] < 0)
-    reason = np.where(dead & chosen, "dead: almost never played when held",
-                      np.where(dead, "dead: almost never needed: it answers attacks, which call for fewer",
-                               np.where(losing, "goes with losing: winners play it less, players of it win less", "")))
-    out = cb[["card", "name", "role", "drawn", "played_share", "winner_share", "win_lift"]].copy()
-    out["flag"] = dead | losing
+    winning = enough & chosen & (roles != "distance") & (cb["winner_share_low"] > fair) & (cb["win_lift_low"] > fair)
+    reason = np.select([dead & chosen, dead, losing, winning],
+                       ["dead: almost never played when held",
+                        "dead: almost never needed: it answers attacks, which call for fewer",
+                        "goes with losing: winners play it less, players of it win less",
+                        "goes with winning: winners play it more, players of it win far more"], "")
+    out = cb[["card", "name", "role", "drawn", "played_share", "winner_share", "win_when_played", "win_when_not",
+              "win_lift"]].copy()
+    out["flag"] = dead | losing | winning
     out["reason"] = reason
     return out
 

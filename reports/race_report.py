@@ -200,15 +200,35 @@ def glance(summary: RaceSummary) -> list[str]:
 
 
 def flagged_card_lines(flags: pd.DataFrame) -> list[str]:
-    """The at-a-glance lines of the cards worth_playing flags, by reason."""
+    """The at-a-glance lines of the cards worth_playing flags, by reason; a
+    card that goes with losing or winning with the win rates behind it."""
     lines = []
     for start, what in (("dead: almost never played", "Dead cards (held or discarded nine times in ten): "),
                         ("dead: almost never needed", "Answer cards rarely needed (more than the attacks call for): "),
-                        ("goes with losing", "Cards that go with losing: ")):
-        names = flags.loc[flags["reason"].str.startswith(start), "name"].astype(str)
-        if len(names):
+                        ("goes with losing", "Cards that go with losing: "),
+                        ("goes with winning", "Cards that go with winning by a wide margin: ")):
+        rows = flags[flags["reason"].str.startswith(start)]
+        if start.startswith("goes"):
+            names = [f"{r['name']} (sides that played it won {_pct(r['win_when_played'])}, the others "
+                     f"{_pct(r['win_when_not'])})" for _, r in rows.iterrows()]
+        else:
+            names = list(rows["name"].astype(str))
+        if names:
             lines.append(what + ", ".join(names) + ".")
     return lines
+
+
+FLAGGED_CAPTION = "Dead cards and cards that go with losing or winning"
+
+
+def _flag_level_text(flags: pd.DataFrame) -> str:
+    """How wide the intervals behind the card flags are: Bonferroni over the cards judged."""
+    judged = int((flags["drawn"] >= rs.MIN_DRAWN).sum())
+    if judged <= 1:
+        return "The intervals are 95 % intervals."
+    return (f"The intervals are widened for the {judged} cards judged (Bonferroni: each at the "
+            f"{100 - 5 / judged:.3g} % level, z = {rs.flag_level(judged):.3g}), so that a run flags a card of no "
+            "effect with a chance of 5 % at most.")
 
 
 # ------------------------------------------------------------------ sections
@@ -406,18 +426,22 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
             coup_share=rate(sf["coups"].to_numpy(), sf["played"].to_numpy())),
             "Safeties: coups fourrés (coup share = coups / played)")
     flags = rs.worth_playing(s)
-    sec.text(f"Which cards are never worth playing? Rule (cards drawn at least {rs.MIN_DRAWN} times): dead if the "
-             f"upper end of the 95 % interval of played / drawn is below {rs.DEAD_PLAYED_SHARE:.0%} (for go, remedy "
+    sec.text(f"Which cards are never worth playing, and which go with losing or winning? Rule (cards drawn at least "
+             f"{rs.MIN_DRAWN} times): dead if the upper end of the interval of played / drawn is below "
+             f"{rs.DEAD_PLAYED_SHARE:.0%} (for go, remedy "
              "and end-of-limit cards, which answer attacks, that says the deck holds more of them than the attacks "
              "call for); goes with losing (cards played by choice only) if, in the games with a winner, the winner "
              "makes less than its fair share of the plays and sides that played it won less often than sides that "
-             "did not (both intervals entirely below).")
+             "did not (both intervals entirely below); goes with winning (cards played by choice but distance, "
+             "which every winner lays) if the winner makes more than its fair share of the plays and sides that "
+             "played it won more often than sides that did not by more than the fair share (both intervals "
+             f"entirely above). {_flag_level_text(flags)}")
     flagged = flags[flags["flag"]]
     if len(flagged):
-        sec.table(flagged[["name", "role", "drawn", "played_share", "winner_share", "win_lift", "reason"]],
-                  "Dead cards and cards that go with losing")
+        sec.table(flagged[["name", "role", "drawn", "played_share", "winner_share", "win_when_played", "win_when_not",
+                           "win_lift", "reason"]], FLAGGED_CAPTION)
     else:
-        sec.text("No card is flagged as dead or as going with losing.")
+        sec.text("No card is flagged as dead or as going with losing or winning.")
 
 
 def caveat_section(sec: Section, metas: list[dict]) -> None:
@@ -610,8 +634,8 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                        name=f"card_balance_{tag}")
     flags = pd.concat([rs.worth_playing(summary_a).assign(design=name_a), rs.worth_playing(summary_b).assign(design=name_b)])
     flags = flags[flags["flag"]]
-    sec.table(flags[["design", "name", "role", "drawn", "played_share", "winner_share", "reason"]], "Dead cards and cards that go with losing") \
-        if len(flags) else sec.text("No card is flagged as dead or as going with losing in either design.")
+    sec.table(flags[["design", "name", "role", "drawn", "played_share", "winner_share", "reason"]], FLAGGED_CAPTION) \
+        if len(flags) else sec.text("No card is flagged as dead or as going with losing or winning in either design.")
 
     sec = rep.section("Anomalies")
     sec.table(pd.concat([rs.anomalies(summary_a).assign(design=name_a), rs.anomalies(summary_b).assign(design=name_b)],

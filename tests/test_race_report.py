@@ -523,14 +523,18 @@ def test_at_a_glance_names_flagged_cards_by_reason():
 
     from etappe.reports.race_report import flagged_card_lines
 
-    flags = pd.DataFrame({"name": ["Dud", "Gasoline", "Bad", "Fine"],
+    flags = pd.DataFrame({"name": ["Dud", "Gasoline", "Bad", "Key", "Fine"],
                           "reason": ["dead: almost never played when held",
                                      "dead: almost never needed: it answers attacks, which call for fewer",
-                                     "goes with losing: winners play it less, players of it win less", ""]})
-    assert flagged_card_lines(flags) == ["Dead cards (held or discarded nine times in ten): Dud.",
-                                         "Answer cards rarely needed (more than the attacks call for): Gasoline.",
-                                         "Cards that go with losing: Bad."]
-    assert flagged_card_lines(flags.iloc[3:]) == []
+                                     "goes with losing: winners play it less, players of it win less",
+                                     "goes with winning: winners play it more, players of it win far more", ""],
+                          "win_when_played": [0.2, 0.3, 0.1, 1.0, 0.5], "win_when_not": [0.5, 0.5, 0.6, 0.0, 0.5]})
+    assert flagged_card_lines(flags) == [
+        "Dead cards (held or discarded nine times in ten): Dud.",
+        "Answer cards rarely needed (more than the attacks call for): Gasoline.",
+        "Cards that go with losing: Bad (sides that played it won 10.0 %, the others 60.0 %).",
+        "Cards that go with winning by a wide margin: Key (sides that played it won 100.0 %, the others 0.0 %)."]
+    assert flagged_card_lines(flags.iloc[4:]) == []
 
 
 def test_at_a_glance_lines_up_the_flagged_cards(toy, monkeypatch):

@@ -311,6 +311,59 @@ def test_goes_with_losing_rule():
     assert not flags.loc["bad", "flag"]
 
 
+def winning_card_records(role):
+    """100 games in which the winning side plays the one card it draws and the loser draws none."""
+    meta = make_meta(cards=[{"key": "key", "name": "Key", "role": role, "value": 5}])
+    hands = [dict(game=g, winner_side=g % 2, total=[1, 0] if g % 2 == 0 else [0, 1],
+                  cards={"key": {"drawn": [1, 0] if g % 2 == 0 else [0, 1],
+                                 "played": [1, 0] if g % 2 == 0 else [0, 1]}})
+             for g in range(100)]
+    return make_records(hands, meta)
+
+
+@pytest.mark.parametrize("role, flagged", [("safety", True), ("hazard", True), ("distance", False), ("remedy", False)])
+def test_goes_with_winning_rule(role, flagged):
+    # every play is the winner's (winner share 1) and sides that played it always won (lift +1): a card a
+    # designer must see; but every winner lays distance, and a remedy is played because its side was hit
+    flags = worth_playing(summarize(winning_card_records(role))).set_index("card")
+    assert flags.loc["key", "flag"] == flagged
+    assert flags.loc["key", "reason"] == ("goes with winning: winners play it more, players of it win far more"
+                                          if flagged else "")
+    assert (flags.loc["key", "win_when_played"], flags.loc["key", "win_when_not"]) == (1.0, 0.0)
+
+
+def test_a_card_that_goes_with_winning_a_little_is_not_flagged():
+    # 400 games, one side plays the card in each: the winner in 260 (65 %), the loser in 140. Sides that played
+    # it won 65 %, the others 35 %: a lift of .30, clear of 0 but not of the fair share 1/2
+    meta = make_meta(cards=[{"key": "key", "name": "Key", "role": "safety", "value": 0}])
+    hands = [dict(game=g, winner_side=g % 2, total=[1, 0] if g % 2 == 0 else [0, 1],
+                  cards={"key": {"drawn": [1, 1], "played": [1, 0] if (g % 2 == 0) == (g % 20 < 13) else [0, 1],
+                                 "in_hand": [0, 1] if (g % 2 == 0) == (g % 20 < 13) else [1, 0]}})
+             for g in range(400)]
+    flags = worth_playing(summarize(make_records(hands, meta))).set_index("card")
+    assert flags.loc["key", "win_when_played"] == pytest.approx(0.65) and flags.loc["key", "win_lift"] == pytest.approx(0.3)
+    assert not flags.loc["key", "flag"]
+
+
+def test_flags_judge_on_intervals_widened_for_the_cards_judged(monkeypatch):
+    # Bonferroni over the cards drawn at least MIN_DRAWN times: two cards, each interval at 1 - 0.05 / 2,
+    # whose normal point is z(0.0125) = 2.2414 (normal tables); one card, the 95 % interval
+    from etappe.analysis import race_summary
+
+    assert race_summary.flag_level(1) == pytest.approx(1.95996, abs=1e-5)
+    assert race_summary.flag_level(10) == pytest.approx(2.8070, abs=1e-4)  # z(0.0025)
+    levels = []
+    balance = race_summary.card_balance
+    monkeypatch.setattr(race_summary, "card_balance", lambda s, z=race_summary.Z95: levels.append(z) or balance(s, z))
+    meta = make_meta(cards=[{"key": "dud", "name": "Dud", "role": "remedy", "value": 0},
+                            {"key": "km5", "name": "5 km", "role": "distance", "value": 5}])
+    hands = [dict(game=g, winner_side=g % 2, total=[1, 0] if g % 2 == 0 else [0, 1],
+                  cards={"dud": {"drawn": [5, 5], "discarded": [5, 5]}, "km5": {"drawn": [5, 5], "played": [5, 5]}})
+             for g in range(10)]
+    worth_playing(summarize(make_records(hands, meta)))
+    assert levels == [pytest.approx(2.2414, abs=1e-4)]
+
+
 def test_anomalies(toy):
     a = anomalies(summarize(toy)).set_index("check")
     # every check of the toy run: 4 games of one hand, 2 sides, 2 card types (game 2 capped), no safety,
