@@ -20,7 +20,7 @@ from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata)
 from etappe.kernels.options import option_text
-from etappe.kernels.race_design import DesignError, builtin_names, load_design
+from etappe.kernels.race_design import DesignError, builtin_names, load_design, parse_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import analyze_policy, analyze_position, legal_moves_of, read_position_file
 
@@ -71,13 +71,27 @@ def decks_list() -> None:
     console.print(table)
 
 
+def design_of_run(path: Path):
+    """The design a race run file was played with, as its metadata keeps it
+    (the file it came from may have changed since, or be gone)."""
+    game = run_file_game(path)
+    if game != "race":  # Bremen and Tape l'étape have no deck designs; their reports show their rules
+        fail(f"{path}: a {game} run, which has no deck design; `etappe report {path}` shows its rules")
+    meta = read_metadata(path)
+    try:
+        return parse_design(meta["design_text"], meta["design_file"])
+    except (KeyError, DesignError) as exc:
+        fail(f"{path}: the design it keeps cannot be read ({exc})")
+
+
 @decks_app.command("show")
-def decks_show(deck: DeckArg,
+def decks_show(deck: Annotated[str, typer.Argument(help="Built-in design name, design file (TOML), or a race run "
+                                                        "file (.parquet): the design it was played with.")],
                toml: Annotated[bool, typer.Option("--toml", help="Print the design file itself, to copy and edit "
                                                                   "(etappe decks show stapop --toml > my.toml).")] = False
                ) -> None:
     """Show a design: cards, roles, counts, targets, options."""
-    d = design_or_fail(deck)
+    d = design_of_run(Path(deck)) if deck.endswith(".parquet") else design_or_fail(deck)
     if toml:
         print(d.text, end="")  # plain: no markup, no wrapping
         return

@@ -390,7 +390,8 @@ def load_design(name_or_path: str | Path) -> Design:
     if path.is_dir():
         raise DesignError(f"{path}: a folder, not a design file (TOML)")
     if path.suffix == ".parquet":
-        raise DesignError(f"{path}: a run file, not a design; `etappe report {path}` reports on it")
+        raise DesignError(f"{path}: a run file, not a design; `etappe report {path}` reports on it, and "
+                          f"`etappe decks show {path} --toml` prints the design it was played with")
     try:
         text = path.read_text("utf-8-sig")  # a byte-order mark, as some editors write, is not TOML
     except UnicodeDecodeError:

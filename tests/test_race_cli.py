@@ -90,6 +90,27 @@ def test_decks_show_toml_prints_the_design_file_to_copy(tmp_path):
     assert load_design(copy).text == load_design("stapop").text
 
 
+def test_decks_show_of_a_run_prints_the_design_it_was_played_with(tmp_path, monkeypatch):
+    # a designer edits the design file after the run: the run keeps the design it was played with
+    monkeypatch.chdir(tmp_path)
+    played = run("decks", "show", "stapop", "--toml").stdout.replace('title = "Stap op"', 'title = "Mine"', 1)
+    assert 'title = "Mine"' in played
+    Path("mine.toml").write_text(played)
+    assert run("simulate", "mine.toml", "--players", 2, "--games", 3, "--out", "run.parquet").exit_code == 0
+    Path("mine.toml").write_text(played.replace('title = "Mine"', 'title = "Mine, edited"'))
+    result = run("decks", "show", "run.parquet", "--toml")
+    assert result.exit_code == 0 and result.stdout == played
+    result = run("decks", "show", "run.parquet")
+    assert result.exit_code == 0 and result.stdout.startswith("Mine (mine.toml)")
+    # a design given where a run file is not: the refusal says where its design is
+    result = run("simulate", "run.parquet", "--games", 3)
+    assert result.exit_code == 2 and "`etappe decks show run.parquet --toml` prints the design it was played with" in (
+        " ".join(result.stderr.split()))
+    assert run("simulate", "bremen", "--players", 2, "--games", 2, "--out", "bremen.parquet").exit_code == 0
+    result = run("decks", "show", "bremen.parquet")
+    assert result.exit_code == 2 and "a bremen run, which has no deck design" in result.stderr
+
+
 def test_decks_validate_good_and_bad(tmp_path):
     text = (Path(__file__).resolve().parents[1] / "kernels" / "designs" / "stapop.toml").read_text()
     good = tmp_path / "redesign.toml"
