@@ -546,14 +546,15 @@ def _parse_card(v: "_Validator", i: int, raw: dict) -> Card:
         card.target = v.integer(raw, f"{where}.target", low=0, high=MAX_DECK, default=0)
     elif role == "hazard":
         allowed |= {"remedy"}
-        card.remedy = v.string(raw, f"{where}.remedy")
+        card.remedy = v.string(raw, f"{where}.remedy", why="a hazard names the card that clears it")
     elif role == "safety":
         allowed |= {"protects", "acts_as_go"}
-        card.protects = v.string_list(raw, f"{where}.protects")
+        card.protects = v.string_list(raw, f"{where}.protects",
+                                      why="a safety names the hazards, limits or setbacks it protects from")
         card.acts_as_go = v.boolean(raw, f"{where}.acts_as_go", default=False)
     elif role == "setback":
         allowed |= {"removes"}
-        card.removes = v.string(raw, f"{where}.removes")
+        card.removes = v.string(raw, f"{where}.removes", why="a setback names the distance card type it takes back")
     v.no_unknown(raw, where, allowed)
     return card
 
@@ -797,13 +798,16 @@ class _Validator:
     def fail(self, where: str, problem: str):
         raise DesignError(f"{self.source}: {where}: {problem}")
 
-    def _get(self, raw: dict, path: str, default):
+    def _get(self, raw: dict, path: str, default, why: str = ""):
+        """raw's field at the end of `path`; where it is missing and has no
+        default, a failure that says `why` the field is needed."""
         key = path.rsplit(".", 1)[-1]
         if key in raw:
             return raw[key]
         if default is self._MISSING:
             close = difflib.get_close_matches(key, [k for k in raw if isinstance(k, str)], n=1)
-            self.fail(path, "missing" + (f" (there is a field {close[0]!r}: misspelt?)" if close else ""))
+            self.fail(path, "missing" + (f": {why}" if why else "")
+                      + (f" (there is a field {close[0]!r}: misspelt?)" if close else ""))
         return default
 
     def table(self, raw: dict, key: str) -> dict:
@@ -829,14 +833,14 @@ class _Validator:
             self.fail(key, "missing [[cards]] entries" if value is None else "must be an array of tables")
         return value
 
-    def string(self, raw, path, default=_MISSING):
-        value = self._get(raw, path, default)
+    def string(self, raw, path, default=_MISSING, why=""):
+        value = self._get(raw, path, default, why)
         if value is not None and not isinstance(value, str):
             self.fail(path, f"must be a string, not {value!r}")
         return value
 
-    def string_list(self, raw, path):
-        value = self._get(raw, path, self._MISSING)
+    def string_list(self, raw, path, why=""):
+        value = self._get(raw, path, self._MISSING, why)
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             self.fail(path, "must be a list of card keys")
         return value

@@ -87,6 +87,14 @@ def test_the_small_design_is_valid_as_written():
 # replacement at the end; tuples of them make several edits
 MISTAKES = [
     ("no card types", TINY, "cards = []\n" + TINY[:TINY.index("[[cards]]")], "cards", "a design needs cards"),
+    # a card given another role lacks that role's field: the message says what the role needs
+    ("a remedy turned into a hazard", 'key = "spare"\nrole = "remedy"', 'key = "spare"\nrole = "hazard"',
+     "cards[4] (spare).remedy", "missing: a hazard names the card that clears it"),
+    ("a hazard turned into a safety", 'key = "flat"\nrole = "hazard"\nremedy = "spare"',
+     'key = "flat"\nrole = "safety"', "cards[3] (flat).protects",
+     "missing: a safety names the hazards, limits or setbacks it protects from"),
+    ("a setback without its card", 'removes = "km50"\n', "", "cards[8] (thief).removes",
+     "missing: a setback names the distance card type it takes back"),
     ("a key twice", "", card("km50", "distance", "value = 25"), "cards", "card key 'km50' appears more than once"),
     ("no go card", 'key = "go"\nrole = "go"', 'key = "go"\nrole = "remedy"', "cards",
      "no card with role 'go'; every design needs one"),
