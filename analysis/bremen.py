@@ -25,7 +25,7 @@ from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_unifor
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
 from etappe.kernels.options import number_text, option_value, policy_parameters, run_numbers, whole
-from etappe.kernels.user_policy import compile_user_policy, source_hash
+from etappe.kernels.user_policy import UserPolicyError, compile_user_policy, source_hash
 
 __all__ = [
     "simulate", "check_players", "PLAYERS", "from_run_file", "load_board", "Board", "BoardError", "Game", "options_row", "parse_policy",
@@ -226,9 +226,9 @@ def seat_policies(policies: list[str], players: int) -> tuple[list, np.ndarray, 
     return parsed, pols, params, K.lookahead_for(pols, [user_policy(name) for name in users])
 
 
-def policy_error(policy: str, seat: int, game: int) -> ValueError:
+def policy_error(policy: str, seat: int, game: int) -> UserPolicyError:
     """A user policy answered with an index that is not a legal move."""
-    return ValueError(f"user policy {policy!r} on seat {seat} answered with a move index outside "
+    return UserPolicyError(f"user policy {policy!r} on seat {seat} answered with a move index outside "
                       f"0 .. n_moves-1 in game {game}; a policy returns the index of one of the n_moves legal moves")
 
 

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from etappe.analysis.bremen import Game, simulate
 from etappe.cli import bremen as C
 from etappe.cli.main import app as main_app
+from etappe.kernels.user_policy import UserPolicyError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "bremen_nearest_house.py"
 OPTIONS = {"max_turns": 300}
@@ -67,11 +68,11 @@ def test_an_index_that_is_no_legal_move_stops_the_run_naming_seat_and_policy(tmp
     beyond = policy_file(tmp_path, "    return n_moves\n")
     said = (f"user policy {beyond!r} on seat 1 answered with a move index outside 0 .. n_moves-1 in game 3; "
             "a policy returns the index of one of the n_moves legal moves")
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(UserPolicyError) as refused:  # as docs/python.md says: the error of a policy of your own
         simulate(2, 5, ["greedy", beyond], seed=1, options=OPTIONS, first_game=3)
     assert str(refused.value) == said
     # the same from the scenario API's play, seat 1 failing at its first turn
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(UserPolicyError) as refused:
         Game(players=2, options=OPTIONS).play(["greedy", beyond], turns=5, seed=1, game_index=3)
     assert str(refused.value) == said
     result = cli("--players", 2, "--games", 5, "--policy", f"greedy,{beyond}")
