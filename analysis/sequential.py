@@ -43,7 +43,7 @@ stopping they are biased away from 1/2 and are descriptive only.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -134,11 +134,6 @@ class SequentialTest:
     def test_b(self) -> Sprt:
         return Sprt(0.5, 0.5 - self.delta, self.alpha / 2, self.beta)
 
-    def signs_to_decide(self) -> int:
-        """+1 signs in a row that decide "A" (the same number of -1 decide "B")."""
-        t = self.test_a
-        return math.ceil(t.upper / t.win_step - 1e-12)
-
     def scan(self, state: dict, signs: np.ndarray) -> tuple[int, str]:
         """Advance over the non-zero `signs`; `state` (llr_a, llr_b, done_a,
         done_b) is updated in place up to the decision. Returns (index of the
@@ -203,7 +198,6 @@ class SequentialResult:
     diff_high: float
     labels: tuple[str, str] = ("A", "B")
     what: str = "wins more often"  # what a +1 says of A, for the reader: "A <what>"
-    meta: dict = field(default_factory=dict)
     undefined: int = 0            # games whose difference is undefined (NaN: the metric missing in either)
 
     @property

@@ -508,9 +508,6 @@ class IntHistogram:
     def mean_sd(self):
         return hist_mean_sd(self.values, self.counts)
 
-    def ecdf(self):
-        return hist_ecdf(self.values, self.counts)
-
 
 def hist_quantile(values, counts, q: float) -> float:
     """Smallest value whose ECDF is >= q (inverse ECDF); NaN when empty."""

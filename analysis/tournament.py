@@ -106,8 +106,6 @@ class PairRun(RaceRun):
             raise ValueError("a pairing needs at least 2 players")
         seats = [policy_a if p % 2 == 0 else policy_b for p in range(players)]
         super().__init__(design, players, seats, seed, options, "fixed")
-        if len(self.distinct) != 2:  # pragma: no cover - guarded above
-            raise ValueError("a pairing needs two different policies")
         self.seating = "paired"
 
     def seat_policies(self, games: np.ndarray) -> np.ndarray:

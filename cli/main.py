@@ -71,6 +71,8 @@ ChunkOpt = Annotated[Optional[int], typer.Option(
     "the race games, 2,000 races of Tape l'étape, 20,000 Bremen games; where a look-ahead seat plays 500, 200 and 20; "
     "at most 1,000,000).")]
 SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
+SEATING_RACE_ONLY = ("--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, "
+                     "and Bremen draws the first player of each game")
 ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", min=1, help="Numba threads (default: all cores); results do not depend on it.")]
 MAX_TOURNAMENT_GAMES = 10**8
 
@@ -98,8 +100,7 @@ def simulate(
     if board is not None and deck != "bremen":
         fail("--board is for bremen only")
     if deck in OTHER_GAMES and seating != "fixed":
-        fail("--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, "
-             "and Bremen draws the first player of each game")
+        fail(SEATING_RACE_ONLY)
     check_game_or_design(deck)
     if out is not None:
         writable_run_file(out)
@@ -275,8 +276,7 @@ def compare_variants_of(game: str, deck_b: str | None, players: int, games: int,
     if sequential:
         fail("--sequential is for the race designs")
     if seating != "fixed":
-        fail("--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, "
-             "and Bremen draws the first player of each game")
+        fail(SEATING_RACE_ONLY)
     if game == "etape" and (board is not None or board_b is not None):
         fail("--board and --board-b are for bremen only")
     if not option_b and board_b is None:
@@ -443,7 +443,7 @@ def main() -> None:
     from etappe import cli as starting  # Ctrl-C while starting: see cli/__init__.py
 
     if starting.interrupted:  # said already, and raised where a compile callback swallowed it
-        raise SystemExit(130)
+        raise SystemExit(INTERRUPTED_CODE)
     if signal.getsignal(signal.SIGINT) is starting._interrupted_while_starting:  # not where SIGINT is ignored
         signal.signal(signal.SIGINT, signal.default_int_handler)
     interruption_told(forget=True)

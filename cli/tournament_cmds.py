@@ -186,7 +186,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
         else:
             options_b = parse_options(option_b) if option_b is not None else options
             design_a, design_b = load_design(deck), load_design(deck_b or deck)
-            fn = design_outcomes(design_a, design_b, players, names or ["greedy"], seed, options, options_b, metric)
+            fn = design_outcomes(design_a, design_b, players, names, seed, options, options_b, metric)
             metas = [run.metadata(max_games) for run in fn.runs]
             refuse_same_design(*metas)
             labels = la, lb = comparison_names(*metas)  # as the comparison report names them

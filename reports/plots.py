@@ -1,9 +1,11 @@
-"""Figures of the race balance reports.
+"""Figures the reports share (the race reports draw all of theirs here, the
+others some).
 
 Every function draws tidy tables made by `etappe.analysis` (it computes no
-statistics), takes ``ax=None`` and returns the Axes it drew on. Without an
-Axes a new `matplotlib.figure.Figure` is made (never pyplot, so no global
-state): ``ax.figure`` is what goes into a report.
+statistics) and, but `length_panel` (which makes a figure of its own), takes
+``ax=None`` and returns the Axes it drew on. Without an Axes a new
+`matplotlib.figure.Figure` is made (never pyplot, so no global state):
+``ax.figure`` is what goes into a report.
 """
 from __future__ import annotations
 
