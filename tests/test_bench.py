@@ -11,10 +11,11 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from etappe.analysis.race import simulate
-from etappe.analysis.stats import wilson_interval
 from etappe.cli import bench
 from etappe.cli.bench import CASES, LOOKAHEAD_GAMES
 from etappe.cli.main import app
+
+from by_hand import wilson
 
 GAMES = 200
 CASE_ROW = re.compile(r"^\s*(\w+)\s+(\d)\s+(greedy|random)\s+(\d+)\s+([\d,]+)\s+([\d,]+)\s+(\d+\.\d\d)\s*$")
@@ -70,5 +71,5 @@ def test_bench_times_the_games_that_simulate_plays(tmp_path, monkeypatch):
         winner = last["winner_side"].to_numpy()
         won = (winner == 0) & (last["seat0_policy"] == 0) | (winner == 1) & (last["seat1_policy"] == 0)
         decided = (winner >= 0).sum()
-        low, high = wilson_interval(won.sum(), decided)
+        low, high = wilson(won.sum(), decided)
         assert row.group(3, 4, 5) == (f"{won.sum() / decided:.2f}", f"{low:.2f}", f"{high:.2f}")

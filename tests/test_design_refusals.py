@@ -237,10 +237,14 @@ def test_32_card_types_are_accepted_and_played():
 
 
 def test_a_hazard_removed_with_its_remedy_or_never_dealt_needs_no_remedy():
-    # a side can be hit only by a hazard in the deck: none, then no remedy is needed either
-    parse_design(TINY + "\n[players.2]\nremove = { flat = 2, spare = 2 }\n", "tiny.toml")
-    parse_design(TINY.replace('remedy = "spare"\ncount = 2', 'remedy = "spare"\ncount = 0')
-                 .replace('role = "remedy"\ncount = 2', 'role = "remedy"\ncount = 0'), "tiny.toml")
+    # a side can be hit only by a hazard in the deck: none, then no remedy is needed either (accepted, and
+    # dealt without both)
+    removed = parse_design(TINY + "\n[players.2]\nremove = { flat = 2, spare = 2 }\n", "tiny.toml")
+    never = parse_design(TINY.replace('remedy = "spare"\ncount = 2', 'remedy = "spare"\ncount = 0')
+                         .replace('role = "remedy"\ncount = 2', 'role = "remedy"\ncount = 0'), "tiny.toml")
+    for design in (removed, never):
+        assert (design.counts(2)["flat"], design.counts(2)["spare"]) == (0, 0)
+        design.tables(2)  # the engine's tables are built for it as well
 
 
 LIMITED = TINY.replace("value = 50\n", "value = 50\nlimited = true\n").replace(

@@ -32,7 +32,9 @@ from etappe.analysis.race_summary import (
     trips_by_position,
     worth_playing,
 )
-from etappe.analysis.stats import ratio_interval, wilson_interval
+from etappe.analysis.stats import Z95
+
+from by_hand import wilson
 
 CARD_STATS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
 
@@ -165,7 +167,7 @@ def test_game_end_rates(toy):
     rates = game_end_rates(summarize(toy)).set_index("event")
     cap = rates.loc["games that hit the cap (stall)"]
     assert cap["count"] == 1 and cap["n"] == 4 and cap["rate"] == 0.25
-    assert (cap["ci_low"], cap["ci_high"]) == pytest.approx(wilson_interval(1, 4))
+    assert (cap["ci_low"], cap["ci_high"]) == pytest.approx(wilson(1, 4))
     assert rates.loc["games without a winner", "count"] == 1
     assert rates.loc["games tied at the end, or with every side disqualified (no winner, not capped)", "count"] == 0
     come = rates.loc["winner was behind at some point (comeback)"]
@@ -602,8 +604,13 @@ def test_skill_matrix(toy):
     assert (row["pairs"], row["ahead"], row["behind"], row["level"]) == (4, 1, 2, 1)
     assert row["score"] == pytest.approx(1.5 / 4)
     assert h.loc[("greedy(a=1)", "random"), "score"] == pytest.approx(2.5 / 4)
-    # one pair a game: the interval clusters the points x = 1, 0, 1/2, 0 over pairs y = 1, 1, 1, 1
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx(ratio_interval(4, 1.5, 4, 1.25, 4, 1.5)[1:])
+    # one pair a game: the interval clusters the points x = 1, 0, 1/2, 0 over pairs y = 1, 1, 1, 1 (docs/statistics.md):
+    # residuals x - R y with R = 3/8, variance 4/3 sum(residual^2) / 4^2, Wilson's interval at the effective size
+    # R (1 - R) / variance, made smaller by (z / t)^2 with t = 3.182446, Student's 97.5 % point on 3 df
+    residuals = np.array([1, 0, 0.5, 0]) - 0.375
+    variance = 4 / 3 * (residuals**2).sum() / 16
+    n_eff = 0.375 * 0.625 / variance * (Z95 / 3.182446) ** 2
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(wilson(0.375 * n_eff, n_eff), abs=1e-6)
 
 
 def test_skill_matrix_leaves_out_partners():
