@@ -366,6 +366,13 @@ def _spec_file(policy) -> str | None:
     return file if file.endswith(".py") else None
 
 
+def run_identity(meta: Mapping) -> dict:
+    """What makes a race run's games what they are: a run file, its saved
+    chunks, or a comparison's or sweep's checkpoint is resumed only by a
+    run whose identity is the same."""
+    return {f: meta[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games", "version", "options")}
+
+
 def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
     """The run a run's metadata describes (a run file's, or a `simulate`
     frame's attrs), once it is sure that its design file and policy files

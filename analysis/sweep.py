@@ -21,7 +21,7 @@ import pandas as pd
 from ..kernels.options import value_text, whole
 from ..kernels.race_design import Design, design_variant, file_setting, load_design
 from .compare import PairedComparison, paired_table
-from .race import RaceRun
+from .race import RaceRun, run_identity
 from .race_summary import RaceSummarizer, RaceSummary
 from .runio import Checkpoint
 from .stats import holm
@@ -96,8 +96,7 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
     metas = [run.metadata(games) for run in runs]
     saved = state = None
     if checkpoint is not None:
-        identity = {"runs": [{f: m[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games",
-                                                "version", "options")} for m in metas],
+        identity = {"runs": [run_identity(m) for m in metas],
                     "path": path, "values": [repr(v) for v in values], "chunk_size": chunk_size}
         saved = Checkpoint(Path(checkpoint), identity)
         state = saved.load()

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Column, Table
 
 from etappe.analysis.compare import card_rules
-from etappe.analysis.race import RaceRun, replay
+from etappe.analysis.race import RaceRun, replay, run_identity
 from etappe.analysis.race_summary import CAPPED_HANDS, CAPPED_TURNS, policy_rate_columns, policy_side_games
 from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet, package_version,
@@ -170,8 +170,7 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
     summary = _RunningSummary(run)
     parts = None
     if out is not None:
-        identity = {k: meta[k] for k in ("design_hash", "players", "policies", "seating", "seed", "games",
-                                          "version", "options")}
+        identity = run_identity(meta)
         try:
             if finished(out, identity):
                 say_nothing_to_play(out)

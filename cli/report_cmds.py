@@ -12,6 +12,7 @@ from typing import Iterable
 import pandas as pd
 
 from ..analysis.compare import PairedComparison
+from ..analysis.race import run_identity
 from ..analysis.race_summary import RaceSummarizer, RaceSummary
 from ..analysis.runio import BATCH_ROWS, Checkpoint, iter_parquet, read_metadata
 from ..reports.race_report import build_comparison_report, build_report
@@ -124,11 +125,6 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_RO
         summaries = compare_summaries(iter_parquet(run_a, batch_rows), meta_a, iter_parquet(run_b, batch_rows), meta_b,
                                       progress=bar)
         return build_comparison_report(*summaries, on_section=bar.stage).write(out)
-
-
-def run_identity(meta: dict) -> dict:
-    """What makes a race run's games what they are (a comparison's checkpoint is of these)."""
-    return {f: meta[f] for f in ("design_hash", "players", "policies", "seating", "seed", "games", "version", "options")}
 
 
 def refuse_same_design(meta_a: dict, meta_b: dict) -> None:
