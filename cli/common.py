@@ -45,7 +45,8 @@ def parse_options(items: list[str] | None) -> dict:
     for item in items or []:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            fail(f"--option {item!r}: expected name=value, e.g. --option harder=true")
+            fail(f"--option {item!r}: expected name=value, a rule option and its value (e.g. --option turn_cap=500; "
+                 "`etappe decks show DECK` lists a design's options, docs/bremen.md and docs/etape.md the others')")
         if key.strip() in options:  # the last would win unseen
             fail(f"--option {key.strip()} is given twice ({options[key.strip()]!r} and {value.strip()!r}); give it once")
         options[key.strip()] = value.strip()

@@ -206,10 +206,8 @@ class Design:
         options = dict(self.options)
         for key, value in (overrides or {}).items():
             if key not in DEFAULT_OPTIONS:
-                raise DesignError(
-                    f"{self.source}: unknown rule option {key!r} given for this run, not in the design file; "
-                    f"known: {', '.join(sorted(DEFAULT_OPTIONS))}"
-                )
+                raise DesignError(f"{self.source}: unknown rule option {key!r} given for this run, not in the design "
+                                  f"file{_misspelt(key)}; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
             try:
                 options[key] = _check_option(self.source, key, value)
             except DesignError as problem:
@@ -492,6 +490,9 @@ def _design_from_tables(raw: dict, text: str, source: str) -> Design:
         design.trip = v.integer(target, "target.trip", low=1, high=MAX_DISTANCE)
         v.no_unknown(target, "target", {"kind", "trip"})
     else:
+        if "trip" in target:  # a designer's first guess at the length of a Stap op stage
+            v.fail("target.trip", "a set target has no trip: the distance cards' own `target` counts make it "
+                   "(cards.KEY.target; a sum target, kind = \"sum\", has a trip)")
         v.no_unknown(target, "target", {"kind"})
     _check_cards(v, design)
     design.per_players = _parse_players(v, raw.get("players", {}), design)
@@ -502,7 +503,7 @@ def _design_from_tables(raw: dict, text: str, source: str) -> Design:
     design.options = dict(DEFAULT_OPTIONS)
     for key, value in options.items():
         if key not in DEFAULT_OPTIONS:
-            v.fail(f"options.{key}", f"unknown rule option; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
+            v.fail(f"options.{key}", f"unknown rule option{_misspelt(key)}; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
         design.options[key] = _check_option(source, key, value)
     for key, why in design.unused_options().items():
         if key in options and design.options[key] != DEFAULT_OPTIONS[key]:
@@ -510,6 +511,12 @@ def _design_from_tables(raw: dict, text: str, source: str) -> Design:
                    f"{why}; leave it out")
     _check_reachable(v, design)
     return design
+
+
+def _misspelt(option: str) -> str:
+    """A hint for an unknown option name close to a known one, " (did you mean 'turn_cap'?)"; or nothing."""
+    close = difflib.get_close_matches(option, list(DEFAULT_OPTIONS), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _check_option(source: str, key: str, value):

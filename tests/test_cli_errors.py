@@ -324,7 +324,7 @@ def test_policy_parameters_with_commas_still_pass_the_empty_name_check():
 def test_an_option_without_a_name_and_value_is_refused(item):
     result = run("simulate", "stapop", "--games", 10, "--option", item)
     assert result.exit_code == 2
-    assert f"--option {item!r}: expected name=value, e.g. --option harder=true" in " ".join(result.stderr.split())
+    assert f"--option {item!r}: expected name=value, a rule option and its value (e.g. --option turn_cap=500;" in " ".join(result.stderr.split())
 
 
 def test_a_policy_list_is_split_between_policies_never_inside_ones_parameters():

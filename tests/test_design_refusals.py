@@ -136,6 +136,13 @@ MISTAKES = [
     ("a distance of 0 km", "value = 50", "value = 0", "cards[1] (km50).value", "must be at least 1, not 0"),
     ("a distance beyond 10 000 km", "value = 50", "value = 10001", "cards[1] (km50).value",
      "must be at most 10000, not 10001"),
+    ("a misspelt rule option", "", "\n[options]\nturn_capp = 500\n", "options.turn_capp",
+     "unknown rule option (did you mean 'turn_cap'?); known: coup_fourre, coup_fourre_turn_after_stock_empty, "
+     "discard, failed_extension_trip_points, go_with_permanent_go, limit_on_limit, overshoot, roll_after_safety, "
+     "safety_extra_turn_after_stock_empty, shutout, tied_game, turn_cap"),
+    ("a set target with a trip", 'kind = "sum"', 'kind = "set"', "target.trip",
+     "a set target has no trip: the distance cards' own `target` counts make it (cards.KEY.target; a sum target, "
+     'kind = "sum", has a trip)'),
     ("an unknown rule option", "", "\n[options]\nrefuel = true\n", "options.refuel",
      "unknown rule option; known: coup_fourre, coup_fourre_turn_after_stock_empty, discard, "
      "failed_extension_trip_points, go_with_permanent_go, limit_on_limit, overshoot, roll_after_safety, "

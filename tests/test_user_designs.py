@@ -92,7 +92,8 @@ def test_a_bad_option_given_for_a_run_is_not_blamed_on_the_design_file(tmp_path)
 
     path = _write(tmp_path, MB_TEXT, "mine.toml")
     for option, problem in (("coup_fourre=maybe", "options.coup_fourre: must be true or false, not 'maybe'"),
-                            ("coupfourre=false", "unknown rule option 'coupfourre'")):
+                            ("coupfourre=false", "unknown rule option 'coupfourre' given for this run, not in the "
+                                                 "design file (did you mean 'coup_fourre'?); known:")):
         result = CliRunner().invoke(app, ["simulate", str(path), "--players", "2", "--games", "5",
                                           "--option", option])
         assert result.exit_code == 2
