@@ -557,6 +557,8 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
                 ev += f"; the game's first player's distance from the fair share of wins: {evidence(p.loc['first_player_gap'])}"
         if key == "first_player_gap":
             ev = f"first player's distance from the fair share: {ev}"
+        elif key != "first_hand_gap":  # what the numbers measure, as the paired table names it
+            ev = f"{r['metric']}: {ev}"
         if key in ("first_hand_gap", "first_player_gap"):
             ev += (f"; (the largest gap of any turn-order position in winning the game: {name_a} "
                    f"{bias(a)} vs {name_b} {bias(b)})")

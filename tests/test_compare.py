@@ -337,7 +337,7 @@ def test_headline(runs):
     assert h.loc["Which has more decisive hazards?", "answer"] == "Stap op"
     # dead share per game is the same in both runs
     assert h.loc["Which has deader cards?", "answer"] == "no clear difference"
-    assert "paired difference" in h.loc["Which has longer games?", "evidence"]
+    assert h.loc["Which has longer games?", "evidence"].startswith("turns per game: Stap op 12.5 vs Mille Bornes 10.5; paired difference")
 
 
 def two_hand_games(share_first_in_hand):
@@ -434,7 +434,7 @@ def test_headline_of_one_paired_game_says_so(runs):
     one_b = one_b.assign(game_turns=one_a["game_turns"].to_numpy())  # the same length in the one game
     paired = paired_table(compare_tables(game_table(one_a, a.attrs), game_table(one_b, a.attrs)), fair=0.5)
     h = headline(summarize(one_a, a.attrs), summarize(one_b, a.attrs), paired, "A", "B").set_index("question")
-    assert h.loc["Which has longer games?", "evidence"] == "A 10 vs B 10, equal in the one paired game"
+    assert h.loc["Which has longer games?", "evidence"] == "turns per game: A 10 vs B 10, equal in the one paired game"
 
 
 def test_pairs_of_other_games_are_refused():
