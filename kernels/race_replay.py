@@ -133,7 +133,8 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
         end = "cut off by the turn cap" if hand_out[K.H_CAPPED] else (
             f"side {hand_out[K.H_TRIP_SIDE]} completes the trip" if hand_out[K.H_TRIP_SIDE] >= 0 else "no side completed the trip")
         lines.append(f"-- hand over after {hand_out[K.H_TURNS]} turns: {end}")
-        for s in range(sides):
-            lines.append(f"   side {s}: {sides_out[s, K.S_DISTANCE]} {unit}, hand score {sides_out[s, K.S_SCORE]}, total {totals[s]}")
+        for s in range(sides):  # a design without a scoring table plays one hand that the trip decides: no score
+            score = f", hand score {sides_out[s, K.S_SCORE]}, total {totals[s]}" if rules[R_SCORING] else ""
+            lines.append(f"   side {s}: {sides_out[s, K.S_DISTANCE]} {unit}{score}")
     lines.append(f"== game over: {game_result(rules, hand + 1, hand_out, sides_out, totals)}")
     return "\n".join(lines)
