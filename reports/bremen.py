@@ -23,7 +23,7 @@ from etappe.analysis.stats import chi_square_caution, counted, p_text, wilson_in
 from etappe.kernels.bremen_board import load_board
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
-from etappe.reports.document import Report, percent
+from etappe.reports.document import Report, percent, significant
 from etappe.reports.sections import command_line, skill_section, tension_figures
 
 __all__ = ["build_report", "build_sweep_report"]
@@ -303,17 +303,12 @@ def _robber(report: Report, df: A.RunSummary) -> None:
     )
 
 
-def _g(x: float) -> str:
-    """4 significant digits, as the tables and the other reports: a small bound (0.0001921) is not 0."""
-    return f"{x:.4g}"
-
-
 def _anomalies(report: Report, df: A.RunSummary) -> None:
     section = report.section("Anomalies")
     cap = df.capped_rate()
     section.text(
         f"{cap['capped']} of {counted(cap['n'], 'game')} hit the turn cap of {counted(df.attrs['options']['max_turns'], 'turn')} "
-        f"(rate {_g(cap['rate'])}, 95 % interval [{_g(cap['ci_low'])}, {_g(cap['ci_high'])}]); the win rates "
+        f"(rate {significant(cap['rate'])}, 95 % interval [{significant(cap['ci_low'])}, {significant(cap['ci_high'])}]); the win rates "
         "are among the decided games, and the other tables keep every game."
     )
     never = [name for name, col in (("storm", "storms"), ("chase", "chases"), ("robber move", "robber_moves"),

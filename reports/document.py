@@ -109,7 +109,7 @@ class Report:
                         parts.append(f"<p><b>{_inline(caption)}</b></p>")
                     # without the columns' own name, which pandas would print as a header cell of its own
                     parts.append(frame.rename_axis(columns=None).to_html(index=False, border=0, classes="t",
-                                                                         na_rep="", float_format=_fmt))
+                                                                         na_rep="", float_format=significant))
         parts.append("</body></html>")
         return "\n".join(parts)
 
@@ -147,14 +147,15 @@ def _inline(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
-def _fmt(value: float) -> str:
+def significant(value: float) -> str:
+    """A number as every report's tables and texts give it: 4 significant digits (a small bound, 0.0001921, is not 0)."""
     return f"{value:.4g}"
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:
     def cell(v):
         if isinstance(v, float):
-            return "" if pd.isna(v) else _fmt(v)
+            return "" if pd.isna(v) else significant(v)
         return str(v).replace("|", "\\|")
 
     header = "| " + " | ".join(str(c) for c in frame.columns) + " |"

@@ -20,7 +20,7 @@ from ..analysis.compare import FAIR_GAPS, PAIRED_METRICS, lacks
 from ..analysis.sweep import Sweep, shown_metrics, sweep_table
 from ..analysis.stats import alone_text, counted, p_text
 from ..kernels.options import option_text, value_text
-from .document import Report
+from .document import Report, significant
 from .race_report import caveat_section, design_name, policies_text
 from .sections import difference_text, policy_cycle
 
@@ -28,10 +28,6 @@ __all__ = ["build_sweep_report"]
 
 METRIC_LABELS = {**{key: label for key, label, _ in PAIRED_METRICS}, **dict(FAIR_GAPS.values())}
 HEADLINE_METRICS = ("game_turns", "first_hand_gap", "first_player_gap", "hazard_decided", "dead_share")
-
-
-def _g(x: float) -> str:
-    return f"{x:.4g}"
 
 
 def effect_chart(table: pd.DataFrame, keys: list[str], path: str) -> Figure:
@@ -116,21 +112,21 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
             if not np.isfinite(r["diff"]):
                 parts.append(f"{value_text(r['value'])}: not measured from {counted(int(r['n']), 'game')}")
                 continue
-            own = (f" against {_g(r['as_written'])} as written on the same {counted(int(r['n']), 'game')}"
+            own = (f" against {significant(r['as_written'])} as written on the same {counted(int(r['n']), 'game')}"
                    if r["n"] != widest["n"] else "")
             if r["diff"] == 0 and pd.isna(r["p_value"]):  # nothing to test
-                room = (f"; 95 % interval of the difference [{_g(r['ci_low'])}, {_g(r['ci_high'])}]"
+                room = (f"; 95 % interval of the difference [{significant(r['ci_low'])}, {significant(r['ci_high'])}]"
                         if r["ci_low"] < r["ci_high"] else "")
-                parts.append(f"{value_text(r['value'])}: {_g(r['variant'])}{own} (equal in every game{room})")
+                parts.append(f"{value_text(r['value'])}: {significant(r['variant'])}{own} (equal in every game{room})")
             elif r["n"] == 1:
-                parts.append(f"{value_text(r['value'])}: {_g(r['variant'])}{own} ({r['diff']:+.3g}; one game only, so no "
+                parts.append(f"{value_text(r['value'])}: {significant(r['variant'])}{own} ({r['diff']:+.3g}; one game only, so no "
                              "interval and no test)")
             else:
                 alone = alone_text(r["p_value"])
                 verdict = "" if r["reject"] else f", no clear change ({alone})" if alone else ", no clear change"
-                parts.append(f"{value_text(r['value'])}: {_g(r['variant'])}{own} ({r['diff']:+.3g} [{_g(r['ci_low'])}, "
-                             f"{_g(r['ci_high'])}], Holm {p_text(r['p_holm'])}{verdict})")
-        sec.text(f"{rows['metric'].iloc[0]}: as written {_g(widest['as_written'])}"
+                parts.append(f"{value_text(r['value'])}: {significant(r['variant'])}{own} ({r['diff']:+.3g} [{significant(r['ci_low'])}, "
+                             f"{significant(r['ci_high'])}], Holm {p_text(r['p_holm'])}{verdict})")
+        sec.text(f"{rows['metric'].iloc[0]}: as written {significant(widest['as_written'])}"
                  + (f" ({counted(int(widest['n']), 'game')})" if widest["n"] != meta["games"] else "") + "; "
                  + "; ".join(parts + missing) + ".")
     shown = [k for k in HEADLINE_METRICS if k in keys and (table["key"] == k).any()]

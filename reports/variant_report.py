@@ -20,7 +20,7 @@ from ..kernels.options import option_text
 from . import bremen as bremen_report
 from . import etape as etape_report
 from . import plots
-from .document import Report
+from .document import Report, significant
 from .sections import difference_text, option_b_words
 
 __all__ = ["build_variant_report"]
@@ -37,10 +37,6 @@ HEADLINES = {
               ("leader_before_last_won", "In which does the GC leader before the last stage win more often?"),
               ("capped_stages", "Which has more stages cut off by the turn cap?")),
 }
-
-
-def _g(x: float) -> str:
-    return f"{x:.4g}"
 
 
 def variant_names(differs: pd.DataFrame) -> tuple[str, str]:
@@ -98,7 +94,7 @@ def _boards(a: dict, b: dict) -> dict[str, bool]:
 def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str = "game") -> str:
     if row["n"] == 0:
         return f"{question} Not measured: no game gives this metric in both variants."
-    numbers = f"{row['metric']}: A {_g(row['mean_a'])}, B {_g(row['mean_b'])}"
+    numbers = f"{row['metric']}: A {significant(row['mean_a'])}, B {significant(row['mean_b'])}"
     if row["diff"] == 0 and (row["sd"] == 0 or row["n"] == 1):
         room = (f"; 95 % interval of A - B [{row['ci_low']:+.4g}, {row['ci_high']:+.4g}]"
                 if row["ci_low"] < row["ci_high"] else "")
@@ -115,8 +111,8 @@ def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str
         answer = f"**{larger}**"
     else:
         answer = f"No clear difference (leaning {larger}: {alone})" if alone else "No clear difference"
-    return (f"{question} {answer}. {numbers}; A - B = {row['diff']:+.4g} [{_g(row['ci_low'])}, "
-            f"{_g(row['ci_high'])}], Holm {p_text(row['p_holm'])}, n = {int(row['n'])}.")
+    return (f"{question} {answer}. {numbers}; A - B = {row['diff']:+.4g} [{significant(row['ci_low'])}, "
+            f"{significant(row['ci_high'])}], Holm {p_text(row['p_holm'])}, n = {int(row['n'])}.")
 
 
 def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
