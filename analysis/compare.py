@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..kernels.options import value_text
 from .race_summary import RaceSummary, outcomes_by_position
 from .stats import alone_text, holm, p_text, paired_difference, paired_proportion_difference, rate, two_run_ratio_difference
 
@@ -294,15 +295,16 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     })
 
 
-def value_text(value) -> str:
-    """A setting's value as design files and the command line write it (true, not True; "-": not set)."""
-    return "-" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+def setting_text(value) -> str:
+    """A setting's value in the table of what differs: as design files and the command line write it
+    (value_text: true, not True), "-" where it is not set."""
+    return "-" if value is None else value_text(value)
 
 
 def option_differences(meta_a: dict, meta_b: dict) -> list[tuple[str, str, str]]:
     """Rows (item, a, b) of the rule options that differ between two runs' metadata."""
     options_a, options_b = meta_a.get("options") or {}, meta_b.get("options") or {}
-    return [(f"option {key}", value_text(options_a.get(key)), value_text(options_b.get(key)))
+    return [(f"option {key}", setting_text(options_a.get(key)), setting_text(options_b.get(key)))
             for key in sorted(set(options_a) | set(options_b)) if options_a.get(key) != options_b.get(key)]
 
 
@@ -329,7 +331,7 @@ def design_differences(meta_a: dict, meta_b: dict) -> pd.DataFrame:
 
     def differ(item, a, b):
         if a != b:
-            rows.append((item, value_text(a), value_text(b)))
+            rows.append((item, setting_text(a), setting_text(b)))
 
     differ("target (exact sum or set)", meta_a.get("target_kind"), meta_b.get("target_kind"))
     differ("trip", f"{meta_a.get('target')} {meta_a.get('unit', 'km')}", f"{meta_b.get('target')} {meta_b.get('unit', 'km')}")
