@@ -75,7 +75,8 @@ def comparison_names(meta_a: dict, meta_b: dict) -> tuple[str, str]:
     return f"A: {a}", f"B: {b}"
 
 
-def _policy_text(p) -> str:
+def policy_text(p) -> str:
+    """A policy with its parameters, "greedy:attack=3 (greedy: attack=3, noise=0)"; its label where it has none."""
     if isinstance(p, dict) and p.get("params") and "family" in p:
         params = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(p["params"].items()))
         return f"{p.get('name')} ({p.get('family')}: {params})"
@@ -83,10 +84,10 @@ def _policy_text(p) -> str:
 
 
 def policies_text(meta: dict) -> str:
-    return "; ".join(f"seat {i}: {_policy_text(p)}" for i, p in enumerate(meta.get("policies") or []))
+    return "; ".join(f"seat {i}: {policy_text(p)}" for i, p in enumerate(meta.get("policies") or []))
 
 
-def _deck(meta: dict) -> str:
+def deck_argument(meta: dict) -> str:
     """The design as a command names it: a built-in's name, or its file."""
     source = str(meta.get("design_file") or "")
     return str(meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source)
@@ -99,7 +100,7 @@ def _seating_option(meta: dict) -> tuple[str, ...]:
 
 def reproduce_command(meta: dict) -> str:
     """The `etappe simulate` command line that replays the run (same seed, same games)."""
-    return command_line(["simulate", _deck(meta)], meta.get("players"), meta.get("games"),
+    return command_line(["simulate", deck_argument(meta)], meta.get("players"), meta.get("games"),
                         [rs.policy_label(p) for p in meta.get("policies") or []], meta.get("options") or {},
                         meta.get("seed"), _seating_option(meta))
 
@@ -114,7 +115,7 @@ def reproduce_comparison(meta_a: dict, meta_b: dict) -> str:
                 "(with `--out`)")
     options_a = meta_a.get("options") or {}
     option_b = shlex.join(option_b_words(options_a, meta_b.get("options") or {}))
-    command = command_line(["compare", _deck(meta_a), _deck(meta_b)], meta_a.get("players"), meta_a.get("games"),
+    command = command_line(["compare", deck_argument(meta_a), deck_argument(meta_b)], meta_a.get("players"), meta_a.get("games"),
                            [rs.policy_label(p) for p in meta_a.get("policies") or []], options_a,
                            meta_a.get("seed"), ((option_b,) if option_b else ()) + _seating_option(meta_a))
     return f"`{command}`"

@@ -22,7 +22,7 @@ from ..analysis.stats import counted
 from ..analysis.tournament import TournamentResult, bradley_terry, head_to_head, pair_table, score_matrix
 from ..kernels.options import option_text
 from .document import Report
-from .race_report import design_name
+from .race_report import deck_argument, design_name, policy_text
 
 __all__ = ["build_tournament_report", "skill_heatmap", "rating_chart", "tournament_header", "reproduce_tournament"]
 
@@ -78,9 +78,7 @@ def reproduce_tournament(meta: dict) -> str:
     """The `etappe tournament` command that plays the tournament and rates it
     again: the rule options given for it, the bootstrap and anchor the report
     was rated with (meta's "bootstrap", "anchor"), quoted for a shell."""
-    source = str(meta.get("design_file") or "")
-    deck = meta.get("design", "DESIGN") if not source or source.startswith("builtin:") else source
-    parts = ["etappe tournament", shlex.quote(str(deck)),
+    parts = ["etappe tournament", shlex.quote(deck_argument(meta)),
              "--policies " + shlex.quote(",".join(meta.get("policies") or [])),
              f"--players {meta.get('players')}", f"--games {meta.get('games')}", f"--seed {meta.get('seed')}"]
     given = meta.get("options_given")
@@ -96,11 +94,7 @@ def reproduce_tournament(meta: dict) -> str:
 def tournament_header(meta: dict) -> pd.DataFrame:
     wall = meta.get("wall_seconds")
     total = meta.get("games_total")
-    details = []
-    for p in meta.get("policy_details") or []:
-        params = p.get("params") or {}
-        ptxt = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(params.items()))
-        details.append(f"{p.get('name')} ({p.get('family')}{': ' + ptxt if ptxt else ''})")
+    details = [policy_text(p) for p in meta.get("policy_details") or []]
     rows = [
         ("game", meta.get("game", "race")),
         ("design", design_name(meta)),
