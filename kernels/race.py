@@ -812,7 +812,7 @@ def wants_extension(state, rules, seat, policy_id, params, key):
 
 # ---- one hand -----------------------------------------------------------------
 @allocation_free
-def offer_coup_fourre(state, ct, rules, attacker, target, t, policy_ids, params, pkeys, key, sides_out, cards, log):
+def offer_coup_fourre(state, ct, rules, attacker, target, t, policy_ids, params, pkeys, key, cards, log):
     """A hazard (or limit, or setback) t has just been played on `target`:
     the first player of that side in turn order after the attacker who holds
     the matching safety may lay it at once. Called only when a safety
@@ -915,7 +915,7 @@ def apply_move(ct, rules, state, seat, m, policy_ids, params, pkeys, key, sides_
                 # the stock as the coup fourré finds it, before its replacement draw
                 turn_jump = state[ST_STOCK_N] > 0 or rules[R_RESHUFFLE] == 1 or rules[R_COUP_TURN_EMPTY] == 1
                 coup, key = offer_coup_fourre(state, ct, rules, seat, target, t, policy_ids, params, pkeys,
-                                              key, sides_out, cards, log)
+                                              key, cards, log)
             if coup >= 0:
                 if turn_jump:
                     next_seat = coup  # the players in between lose their turn
@@ -990,7 +990,7 @@ def rollout(ct, rules, state, seat, horizon, ids, params, pkeys, key, sides_out,
 
 
 @allocation_free
-def playout_value(ct, rules, state, side, over, sides_out, win_only):
+def playout_value(ct, rules, state, side, sides_out, win_only):
     """Value of a playout's end for `side`: in scored designs its hand score
     minus the best opponent's; otherwise 1 for completing the trip, 0 for
     another side completing it or for the side's disqualification (it can
@@ -1109,7 +1109,7 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
             if not over:
                 over, chance = rollout(ct, rules, scratch, nxt, horizon, ids, rollout_params, pkeys, chance,
                                        sides_out, cards, rollout_moves, no_log)
-            values[i] = playout_value(ct, rules, scratch, side, over, sides_out, win_only)
+            values[i] = playout_value(ct, rules, scratch, side, sides_out, win_only)
         for i in range(n):
             v = values[i]
             d = v - values[baseline]

@@ -203,7 +203,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         if not rules[K.R_TARGET_SET] and km > state[K.ST_TRIP] and rules[K.R_OVERSHOOT_DISQUALIFY]:
             state[b + K.SD_DISQ] = 1
         if "disqualified" in side:
-            disqualified_field(design, rules, state, s, side["disqualified"], f"{where}: {f}.disqualified")
+            disqualified_field(rules, state, s, side["disqualified"], f"{where}: {f}.disqualified")
         for key in of_kind(f"{f}.safeties", side.get("safeties", []), list):
             t = card(f"{f}.safeties", key, ("safety",))
             place(f"{f}.safeties", t)
@@ -300,7 +300,7 @@ def position_in_play(design: Design, position: dict, source: str = "position", o
     return state, ct, rules, seat
 
 
-def disqualified_field(design: Design, rules: np.ndarray, state: np.ndarray, s: int, given, where: str):
+def disqualified_field(rules: np.ndarray, state: np.ndarray, s: int, given, where: str):
     """Check a side's `disqualified` field against what its distance shows,
     and set it. The distance shows it, except for a side that passed the
     trip before an extension raised the trip above its distance."""

@@ -42,8 +42,8 @@ class Section:
         self.blocks.append(paragraph)
         return self
 
-    def table(self, frame: pd.DataFrame, caption: str = "", index: bool = False) -> "Section":
-        self.blocks.append((frame if index is False else frame.reset_index(), caption))
+    def table(self, frame: pd.DataFrame, caption: str = "") -> "Section":
+        self.blocks.append((frame, caption))
         return self
 
     def figure(self, fig: Figure, caption: str, name: str | None = None) -> "Section":

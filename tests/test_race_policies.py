@@ -294,7 +294,7 @@ def test_a_playout_ends_with_the_documented_value(design, sides, win_only, value
     position = {"players": len(sides), "on_turn": 0, "stock": 20, "hands": {"0": []}, "sides": sides}
     state, ct, rules, _ = position_state(load_design(design), position, seed=1)
     sides_out = np.zeros((len(sides), K.S_NCOLS), np.int32)
-    assert K.playout_value(ct, rules, state, 0, False, sides_out, win_only) == pytest.approx(value)
+    assert K.playout_value(ct, rules, state, 0, sides_out, win_only) == pytest.approx(value)
 
 
 def test_a_playout_value_after_the_trip_or_a_disqualification():
@@ -310,7 +310,7 @@ def test_a_playout_value_after_the_trip_or_a_disqualification():
         world[K.ST_TRIP_SIDE] = trip_side
         for s in disqualified:
             world[K.SIDE_AT + s * K.SIDE_STRIDE + K.SD_DISQ] = 1
-        return K.playout_value(ct, rules, world, side, False, sides_out, False)
+        return K.playout_value(ct, rules, world, side, sides_out, False)
     assert value(0) == pytest.approx(0.5 + 0.5 * (20 - 28) / 100)
     assert value(0, trip_side=0) == 1.0 and value(1, trip_side=0) == 0.0
     assert value(0, disqualified=[0]) == 0.0
