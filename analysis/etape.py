@@ -211,7 +211,7 @@ def compact_spec(spec: str) -> str:
     family = spec.split(":")[0]
     if family not in POLICIES:
         return spec
-    defaults = {key: f"{value:g}" for key, value in POLICIES[family][1].items()}  # as parse_policy writes them
+    defaults = {key: number_text(value) for key, value in POLICIES[family][1].items()}  # as parse_policy writes them
     changed = [item for item in spec.partition(":")[2].split(",")
                if item and defaults.get(item.partition("=")[0]) != item.partition("=")[2]]
     return family + (":" + ",".join(changed) if changed else "")
