@@ -21,7 +21,7 @@ from matplotlib.ticker import PercentFormatter
 from ..analysis.stats import counted
 from ..analysis.tournament import TournamentResult, bradley_terry, head_to_head, pair_table, score_matrix
 from ..kernels.options import option_text
-from .document import Report
+from .document import Report, percent
 from .race_report import deck_argument, design_name, policy_text
 
 __all__ = ["build_tournament_report", "skill_heatmap", "rating_chart", "tournament_header", "reproduce_tournament"]
@@ -46,7 +46,7 @@ def skill_heatmap(h2h: pd.DataFrame, ax: Axes | None = None, title: str = "Skill
                 ax.text(j, i, "-", ha="center", va="center", color="#777")
                 continue
             dark = abs(v - 0.5) > 0.3
-            ax.text(j, i, f"{100 * v:.1f} %\n[{100 * lo.iat[i, j]:.1f}, {100 * hi.iat[i, j]:.1f}]",
+            ax.text(j, i, f"{percent(v)} %\n[{percent(lo.iat[i, j])}, {percent(hi.iat[i, j])}]",
                     ha="center", va="center", fontsize=8, color="white" if dark else "black")
     ax.set_xticks(range(k), [str(c) for c in m.columns], rotation=30, ha="right")
     ax.set_yticks(range(k), [str(r) for r in m.index])
@@ -209,7 +209,7 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
     for i in range(len(score.index)):
         for j in range(len(score.columns)):
             v = score.iat[i, j]
-            mat.iat[i, j] = (f"{100 * v:.1f} % [{100 * low.iat[i, j]:.1f}, {100 * high.iat[i, j]:.1f}]"
+            mat.iat[i, j] = (f"{percent(v)} % [{percent(low.iat[i, j])}, {percent(high.iat[i, j])}]"
                              if np.isfinite(v) else "")
     sm.table(mat.reset_index().rename(columns={"policy": "policy \\ opponent"}),
              "Score of row vs column (95 % Wilson interval)")

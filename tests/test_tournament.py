@@ -436,6 +436,14 @@ def test_report_has_the_heatmap_ratings_and_header(tmp_path):
     assert "An elo_diff of inf" not in md  # no pairing won outright
 
 
+def test_the_skill_matrix_keeps_a_small_bound_from_reading_as_certain():
+    # x wins all 10,000 games: Wilson's interval of y's score 0 / 10,000 is [0, 1.96^2 / (10,000 + 1.96^2)]
+    # = [0, 0.000384], 0.038 %, which one decimal made "0.0" as if the score were certain
+    md = build_tournament_report(_result([[1] * 10_000], policies=("x", "y")), bootstrap=0).to_markdown()
+    matrix = md.split("## Skill matrix")[1].split("## Ratings")[0]
+    assert "| x |  | 100.0 % [99.962, 100.0] |" in matrix and "| y | 0.0 % [0.0, 0.038] |  |" in matrix
+
+
 def test_report_takes_the_ratings_it_is_given(monkeypatch):
     """`etappe tournament` rates the run once and hands the table on: the report does not fit it again."""
     r = _result([[1, -1, 1, 1], [1, 0, -1, 1], [-1, 1, -1, -1]])
