@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .bremen import B_HOUSE, B_LEN, B_N, B_START, K_BRIDGE, K_FOREST, K_HOUSE, K_ROAD, K_START
+from .options import toml_problem
 
 DEFAULT_BOARD = Path(__file__).with_name("boards") / "default.toml"
 MAX_DEGREE = 8
@@ -65,9 +66,13 @@ def load_board(path: str | Path | None = None) -> Board:
     except OSError as exc:
         raise BoardError(f"{path}: cannot read board file ({exc.strerror})") from exc
     try:
-        data = tomllib.loads(raw.decode("utf-8-sig"))  # a byte-order mark, as some editors write, is not TOML
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not TOML
+    except UnicodeDecodeError as exc:
         raise BoardError(f"{path}: not valid TOML ({exc})") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BoardError(f"{path}: not valid TOML ({toml_problem(exc, text)})") from exc
     return _build(data, str(path), hashlib.sha256(raw).hexdigest()[:16])  # as runio.file_hash
 
 

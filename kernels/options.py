@@ -1,6 +1,6 @@
 """Rule option values, however they arrive (a design file, Python, or
 `--option name=value` text), and policy parameters (`name:key=value,...`):
-one reading for every game."""
+one reading for every game; and what is wrong with a TOML file they come in."""
 from __future__ import annotations
 
 import math
@@ -61,6 +61,18 @@ def option_value(name: str, value, default, choices=None):
             return int(value)
         raise ValueError(f"{name}: must be a whole number, not {value!r}")
     return str(value)
+
+
+def toml_problem(exc: Exception, text: str) -> str:
+    """tomllib's message for `text`, with a table or key it names as a TOML
+    file writes it (design.cards, not ('design', 'cards')) and the line it
+    points at quoted, so that a curly quote or a key given twice shows."""
+    message = re.sub(r"\(((?:'[^']*',? ?)+)\)", lambda m: ".".join(re.findall(r"'([^']*)'", m.group(1))), str(exc))
+    at = re.search(r"at line (\d+), column \d+", message)
+    lines = text.splitlines()
+    if at and 1 <= int(at.group(1)) <= len(lines):
+        message += f": {lines[int(at.group(1)) - 1].strip()!r}"
+    return message
 
 
 def value_text(value) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .options import option_text, option_value, value_text
+from .options import option_text, option_value, toml_problem, value_text
 
 MAX_TYPES = 32
 MAX_SEATS = 6
@@ -401,7 +401,7 @@ def parse_design(text: str, source: str) -> Design:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise DesignError(f"{source}: not valid TOML: {exc}") from None
+        raise DesignError(f"{source}: not valid TOML: {toml_problem(exc, text)}") from None
     return _design_from_tables(raw, text, source)
 
 

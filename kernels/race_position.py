@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import race as K
+from .options import toml_problem
 from .options import whole as whole_argument
 from .race_design import MAX_LAID, MAX_TYPES, Design, DesignError, load_design
 
@@ -33,7 +34,9 @@ def read_position_file(path: str | Path) -> dict:
         raise DesignError(f"{path}: cannot read the position file: {exc}") from None
     try:
         return json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
+        raise DesignError(f"{path}: cannot parse position: {toml_problem(exc, text)}") from None
+    except ValueError as exc:
         raise DesignError(f"{path}: cannot parse position: {exc}") from None
 
 

@@ -93,6 +93,10 @@ def _write(tmp_path, text):
     (lambda t: '[design]\nname = "x"\n[[cards]]\nkey = "go"\n', None,
      "this is a deck design of the race games, not a Bremen board; `etappe decks validate` checks it"),
     (lambda t: t.replace("[fields]", "[fields"), None, "not valid TOML"),
+    # a field given twice: the message quotes the line, as a TOML file writes it
+    (lambda t: t.replace('r05 = "road"', 'r05 = "road"\nr05 = "forest"'), None,
+     "not valid TOML (Cannot overwrite a value (at line"),
+    (lambda t: t.replace('r05 = "road"', 'r05 = "road"\nr05 = "forest"'), None, "): 'r05 = \"forest\"')"),
     (lambda t: t.replace('r05 = "road"', 'r05 = "start:4"'), "r05", "start colour must be 0..3"),
     (lambda t: t.replace('r05 = "road"', 'r05 = "start:1"'), "r06",
      "second start field of colour 1 (first: 'r05')"),

@@ -208,6 +208,18 @@ def edited(text, old, new):
     return text
 
 
+@pytest.mark.parametrize("old, new, problem", [
+    # tomllib's own words, with a table as the file writes it (not Python's ('design',)) and the line quoted
+    ("[design]", "[design]\n[design]", "Cannot declare design twice (at line 2, column 8): '[design]'"),
+    ('count = 6', 'count = 6\ncount = 7', "Cannot overwrite a value (at line 15, column 10): 'count = 7'"),
+    ('key = "go"', 'key = \u201cgo\u201d', "Invalid value (at line 12, column 7): 'key = \u201cgo\u201d'"),
+])
+def test_a_file_that_is_not_toml_says_where_and_shows_the_line(old, new, problem):
+    with pytest.raises(DesignError) as refused:
+        parse_design(edited(TINY, old, new), "tiny.toml")
+    assert str(refused.value) == f"tiny.toml: not valid TOML: {problem}"
+
+
 @pytest.mark.parametrize("old, new, field, problem", [m[1:] for m in MISTAKES], ids=[m[0] for m in MISTAKES])
 def test_one_mistake_is_refused_naming_the_field_and_the_problem(old, new, field, problem):
     with pytest.raises(DesignError) as refused:

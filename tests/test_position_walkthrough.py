@@ -233,6 +233,7 @@ def test_a_missing_or_unparsable_position_file(tmp_path):
     (tmp_path / "bad.toml").write_text("players = 2 2\n")
     result = CliRunner().invoke(app, ["moves", "millebornes", str(tmp_path / "bad.toml")])
     assert result.exit_code == 2 and "cannot parse" in result.output and "Traceback" not in result.output
+    assert "(at line 1, column 13): 'players = 2 2'" in " ".join(result.stderr.split())  # the line it points at
     result = CliRunner().invoke(app, ["moves", "millebornes", str(tmp_path)])
     assert result.exit_code == 2 and f"{tmp_path}: a folder, not a position file" in " ".join(result.stderr.split())
 
