@@ -575,7 +575,8 @@ def _check_cards(v: "_Validator", d: Design) -> None:
     roles = {c.key: c.role for c in d.cards}
     for key in keys:
         if keys.count(key) > 1:
-            v.fail("cards", f"card key {key!r} appears more than once")
+            where = " and ".join(f"cards[{i}]" for i, k in enumerate(keys) if k == key)
+            v.fail("cards", f"card key {key!r} appears more than once ({where}: [[cards]] tables counted from 0)")
     named: dict[str, int] = {}
     for i, c in enumerate(d.cards):
         if c.name in named:
