@@ -337,12 +337,19 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
         fail(str(exc))
     table = Table("move", "P(win the hand)", "95 % interval", "playouts",
                   title=f"{d.title}: seat {position.get('on_turn', 0)} to play")
-    for row in sorted(rows, key=lambda r: -r["probability"]):
+    ranked = sorted(rows, key=lambda r: -r["probability"])
+    best_low = wilson_interval(ranked[0]["wins"], ranked[0]["playouts"])[0] if ranked else 0.0
+    near = 0  # moves other than the best whose interval reaches the best one's
+    for row in ranked:
         low, high = wilson_interval(row["wins"], row["playouts"])
+        near += row is not ranked[0] and high >= best_low
         table.add_row(row["move"], f"{row['probability']:.3f}", f"{low:.3f} - {high:.3f}", str(row["playouts"]))
     console.print(table)
     console.print("The unseen cards are dealt afresh for each playout; every move is tried on the same deals, "
                   f"then the hand is played out by {policy} players.", highlight=False)
+    if near:
+        console.print(f"{counted(near, 'other move')} {'reaches' if near == 1 else 'reach'} the best move's interval: "
+                      "these playouts do not tell them apart (more --playouts narrow every interval).", highlight=False)
     if d.trip_for(int(position.get("players", 0)))[1]:
         console.print(f"A move that completes the trip is valued with {policy}'s own answer to the extension "
                       "(greedy calls it when ahead by extension_margin km): --policy cautious values stopping "

@@ -1071,7 +1071,14 @@ distance = { km5 = 7, km6 = 4, km8 = 2, km10 = 2 }
 def test_analyze_plays_at_least_one_playout(tmp_path):
     position = tmp_path / "p.toml"
     position.write_text(KM10_WINS_POSITION)
-    assert run("analyze", "stapop", position, "--playouts", 1).exit_code == 0  # the fewest
+    result = run("analyze", "stapop", position, "--playouts", 1)  # the fewest
+    assert result.exit_code == 0
+    # one playout a move: Wilson's interval of 1 of 1 is [0.2065, 1] and of 0 of 1 [0, 0.7935], so every
+    # other move reaches the best one's interval, and the note says these playouts cannot tell them apart
+    moves = [line for line in result.stdout.split("\n") if line.startswith("│")]
+    assert len(moves) > 2 and all(("0.207 - 1.000" in m) or ("0.000 - 0.793" in m) for m in moves)
+    assert (f"{len(moves) - 1} other moves reach the best move's interval: these playouts do not tell them apart"
+            in " ".join(result.stdout.split()))
     result = run("analyze", "stapop", position, "--playouts", 0)
     assert result.exit_code == 2 and "--playouts" in result.stderr and "greater than or equal to 1" in result.stderr
 
@@ -1085,6 +1092,14 @@ def test_analyze_prefers_the_winning_card(tmp_path):
     assert "play km10" in first_row and "1.000" in first_row
     second_row = [line for line in result.stdout.split("\n") if line.startswith("│")][1]
     assert "1.000" not in second_row
+    # 40 wins of 40: Wilson's low end 40 / (40 + 1.96^2) = 0.912; the note counts the moves whose printed
+    # interval reaches it
+    assert "0.912 - 1.000" in first_row
+    highs = [float(line.split("│")[3].split(" - ")[1]) for line in result.stdout.split("\n") if line.startswith("│")]
+    near = sum(high >= 0.912 for high in highs[1:])
+    said = " ".join(result.stdout.split())
+    assert (f"{near} other move{'s' if near > 1 else ''} reach{'es' if near == 1 else ''} the best move's interval"
+            in said) if near else "the best move's interval" not in said
 
 
 def test_analyze_in_batches_plays_the_deals_of_one_call():
