@@ -268,15 +268,10 @@ def _rate_bars(ax, table: pd.DataFrame, label: str):
 def _length(report: Report, df: A.RunSummary) -> None:
     section = report.section("Length")
     section.table(df.length_stats(), "Per game: mean, sd, median, 95th percentile, minimum, maximum")
-    fig = Figure(figsize=(8, 3))
-    ax1, ax2 = fig.subplots(1, 2)
-    values, counts = df.lengths["turns"].nonzero()
-    plots.histogram(pd.DataFrame({"value": values, "count": counts}), ax1, "turns")
-    # the ECDF of every game sorted, drawn from the histogram: its first step from 1 / games, then one per value
-    ax2.step(np.r_[values[:1], values], np.r_[1 / df.games, np.cumsum(counts) / df.games], where="post")
-    ax2.set_xlabel("turns")
-    ax2.set_ylabel("ECDF")
-    section.figure(fig, "Game length in turns: histogram and ECDF", "length")
+    turns = df.lengths["turns"]  # an IntHistogram, as the race reports' lengths
+    row = turns.describe("turns")
+    section.figure(plots.length_panel(turns.frame(), "turns", row["median"], row["p95"]),
+                   "Game length in turns: histogram and ECDF", "length")
 
 
 def _points(report: Report, df: A.RunSummary) -> None:

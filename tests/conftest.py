@@ -4,9 +4,8 @@ import pytest
 
 @pytest.fixture
 def drawn_panels(monkeypatch):
-    """The figures reports.plots.length_panel draws while the test runs (the
-    race and Tape l'étape reports call it through that one module; Bremen's
-    draws its own), in the order drawn."""
+    """The figures reports.plots.length_panel draws while the test runs (every
+    report calls it through that one module), in the order drawn."""
     from etappe.reports import plots
 
     panels = []

@@ -73,6 +73,18 @@ def test_length_and_cap_by_hand():
     assert s.win_rates("seat")[["wins", "n"]].values.tolist() == [[2, 3], [1, 3]]
 
 
+def test_the_length_figure_is_the_other_reports_panel_with_median_and_p95(run, drawn_panels):
+    # as in the race and Tape l'étape reports: histogram and ECDF, the median and 95th percentile marked as the
+    # inverse ECDF of the games' turns (the smallest turns with at least that share of the games)
+    build_report(run)
+    (panel,) = [p for p in drawn_panels if p.axes[0].get_xlabel() == "turns"]  # the tension figures are panels too
+    turns = np.sort(run["turns"].to_numpy())
+    median, p95 = (turns[int(np.ceil(q * len(turns))) - 1] for q in (0.5, 0.95))
+    marks = [t.get_text() for t in panel.axes[1].texts]
+    assert marks == [f"median {median:g}", f"p95 {p95:g}"]
+    assert panel.axes[0].get_xlabel() == panel.axes[1].get_xlabel() == "turns"
+
+
 def test_a_summary_of_no_games_has_no_rates():
     s = A.RunSummary({"players": 2, "policies": ["a", "b"]})
     assert s.games == 0 and not s.has_tension()
