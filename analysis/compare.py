@@ -561,6 +561,9 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
             ev = f"first player's distance from the fair share: {ev}"
         elif key != "first_hand_gap":  # what the numbers measure, as the paired table names it
             ev = f"{r['metric']}: {ev}"
+        if key == "hazard_decided" and a.layout.sides == b.layout.sides:
+            # where hazards did not matter, the winner would be the one side least hit 1/sides of the time at most
+            ev += f" (were hazards no matter, at most 1/{a.layout.sides}: less where sides tie for least hit)"
         if key in ("first_hand_gap", "first_player_gap"):
             ev += (f"; (the largest gap of any turn-order position in winning the game: {name_a} "
                    f"{bias(a)} vs {name_b} {bias(b)})")

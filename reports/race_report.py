@@ -305,8 +305,12 @@ def _skill(sec: Section, s: RaceSummary) -> None:
                   + " `etappe tournament` plays each pair of policies on the same deals.", "skill_matrix")
 
 
+TURN_TEXT = "A turn is one player's turn, so a round of the table is as many turns as there are players."
+
+
 def _length(sec: Section, s: RaceSummary, tag: str = "") -> None:
     table = rs.length_table(s)
+    sec.text(f"{TURN_TEXT} At {s.layout.players} players, {counted(s.layout.players, 'turn')} make a round.")
     sec.table(table, "Length: median and 95th percentile from the exact distribution")
     metrics = [("game_turns", "turns per game")]
     if s.layout.multi_hand:
@@ -585,6 +589,7 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.figure(ax.figure, f"Win rate by turn order: {name_b}", name="seat_bias_b")
 
     sec = rep.section("Length")
+    sec.text(TURN_TEXT)
     sec.table(_side_by_side(rs.length_table, summary_a, summary_b, name_a, name_b, "metric"), "Length")
     ax = plots.ecdf(rs.hist_frame(summary_a, "game_turns"), xlabel="turns per game", label=name_a, color=plots.COLORS[0])
     plots.ecdf(rs.hist_frame(summary_b, "game_turns"), ax=ax, xlabel="turns per game", label=name_b, color=plots.COLORS[1])

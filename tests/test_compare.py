@@ -333,8 +333,11 @@ def test_headline(runs):
     gap = paired.set_index("key").loc["first_player_gap"]
     assert gap["diff"] == pytest.approx(1 / 3) and gap["n"] == 150
     assert h.loc["Which has the stronger first-player bias?", "answer"] == "Stap op"
-    # hazards: only 50 paired games, A's winner always least hit, B's never
+    # hazards: only 50 paired games, A's winner always least hit, B's never; of 2 sides, the one least hit would
+    # win at most half the games if hazards did not matter
     assert h.loc["Which has more decisive hazards?", "answer"] == "Stap op"
+    assert h.loc["Which has more decisive hazards?", "evidence"].endswith(
+        "(were hazards no matter, at most 1/2: less where sides tie for least hit)")
     # dead share per game is the same in both runs
     assert h.loc["Which has deader cards?", "answer"] == "no clear difference"
     assert h.loc["Which has longer games?", "evidence"].startswith("turns per game: Stap op 12.5 vs Mille Bornes 10.5; paired difference")

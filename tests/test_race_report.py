@@ -53,6 +53,7 @@ def test_report_sections_and_numbers(toy, tmp_path):
         assert "0.04559" in text  # Wilson low of 1/4: seat 0, turn-cap rate
         assert "games 2" in text  # the capped game, for replay
     assert "| turns per game | 4 | 12.5 |" in md  # n, mean
+    assert "A turn is one player's turn, so a round of the table is as many turns as there are players. At 2 players, 2 turns make a round." in md
     # progress at each of the 3 rounds the toy records keep: position 1 (the first seat of each game)
     # laid 20, 5, 10 and 40 km by round 1, mean 18.75, sd 15.48
     progress = md.split("by turn-order position**")[1].split("\n\n")[1].splitlines()[2:]
