@@ -294,40 +294,34 @@ def test_worth_playing_rule():
     assert not flags.loc["km5", "flag"]
 
 
-def losing_card_records(role):
-    """100 games in which the losing side plays the one card it draws and the winner draws none."""
-    meta = make_meta(cards=[{"key": "bad", "name": "Bad", "role": role, "value": 0}])
-    hands = [dict(game=g, winner_side=g % 2, total=[1, 0] if g % 2 == 0 else [0, 1],
-                  cards={"bad": {"drawn": [0, 1] if g % 2 == 0 else [1, 0],
-                                 "played": [0, 1] if g % 2 == 0 else [1, 0]}})
-             for g in range(100)]
+def one_card_records(role, key, played_by_winner):
+    """100 games of two sides in which one side, the winner or the loser, draws and plays the one card `key`
+    of the deck, and the other draws none."""
+    meta = make_meta(cards=[{"key": key, "name": key.capitalize(), "role": role, "value": 5}])
+    hands = []
+    for g in range(100):
+        winner = g % 2
+        player = winner if played_by_winner else 1 - winner
+        one = [1 if s == player else 0 for s in (0, 1)]
+        hands.append(dict(game=g, winner_side=winner, total=[1 - winner, winner],
+                          cards={key: {"drawn": one, "played": one}}))
     return make_records(hands, meta)
 
 
 def test_goes_with_losing_rule():
     # every play is the loser's (winner share 0, fair share 1/2) and sides that played it never won (lift -1)
-    flags = worth_playing(summarize(losing_card_records("hazard"))).set_index("card")
+    flags = worth_playing(summarize(one_card_records("hazard", "bad", played_by_winner=False))).set_index("card")
     assert flags.loc["bad", "flag"] and flags.loc["bad", "reason"].startswith("goes with losing")
     # a remedy is played because its side was hit: its link with losing says nothing about the card
-    flags = worth_playing(summarize(losing_card_records("remedy"))).set_index("card")
+    flags = worth_playing(summarize(one_card_records("remedy", "bad", played_by_winner=False))).set_index("card")
     assert not flags.loc["bad", "flag"]
-
-
-def winning_card_records(role):
-    """100 games in which the winning side plays the one card it draws and the loser draws none."""
-    meta = make_meta(cards=[{"key": "key", "name": "Key", "role": role, "value": 5}])
-    hands = [dict(game=g, winner_side=g % 2, total=[1, 0] if g % 2 == 0 else [0, 1],
-                  cards={"key": {"drawn": [1, 0] if g % 2 == 0 else [0, 1],
-                                 "played": [1, 0] if g % 2 == 0 else [0, 1]}})
-             for g in range(100)]
-    return make_records(hands, meta)
 
 
 @pytest.mark.parametrize("role, flagged", [("safety", True), ("hazard", True), ("distance", False), ("remedy", False)])
 def test_goes_with_winning_rule(role, flagged):
     # every play is the winner's (winner share 1) and sides that played it always won (lift +1): a card a
     # designer must see; but every winner lays distance, and a remedy is played because its side was hit
-    flags = worth_playing(summarize(winning_card_records(role))).set_index("card")
+    flags = worth_playing(summarize(one_card_records(role, "key", played_by_winner=True))).set_index("card")
     assert flags.loc["key", "flag"] == flagged
     assert flags.loc["key", "reason"] == ("goes with winning: winners play it more, players of it win far more"
                                           if flagged else "")
