@@ -191,6 +191,16 @@ def test_position_mistakes_name_the_field(tmp_path, text, field):
     assert not isinstance(result.exception, (KeyError, AttributeError, TypeError))
 
 
+def test_a_misspelt_position_field_is_told_the_field_it_resembles(tmp_path):
+    path = tmp_path / "pos.toml"
+    path.write_text(GOOD.replace("stock = 40", "stok = 40") + '[[sides]]\nbattel = "roll"\n[[sides]]\n')
+    said = " ".join(CliRunner().invoke(app, ["moves", "millebornes", str(path)]).output.split())
+    assert "stok: unknown field (did you mean 'stock'?); known: discard, extension_side," in said
+    path.write_text(GOOD + '[[sides]]\nbattel = "roll"\n[[sides]]\n')
+    said = " ".join(CliRunner().invoke(app, ["moves", "millebornes", str(path)]).output.split())
+    assert "sides[0].battel: unknown field (did you mean 'battle'?); known:" in said
+
+
 def test_a_short_hand_while_the_stock_holds_cards_is_named_with_its_count(mb):
     position = {"players": 2, "on_turn": 0, "stock": 40, "hands": {"0": GOOD_HAND}, "hand_sizes": {"1": 3},
                 "sides": [{"battle": "roll"}, {"battle": "roll"}]}
