@@ -921,9 +921,13 @@ def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float 
         Remedies, end-of-limit and go cards answer a hazard: a side plays
         them because it was hit, so their link with losing says nothing
         about the card and they are judged by the "dead" rule only.
-    All are associations under the policies of the run, not effects.
+    All are associations under the policies of the run, not effects. The
+    table's attrs hold `judged` (the cards judged) and `z`, the normal point
+    of the intervals it judged them by.
     """
-    cb = card_balance(s, flag_level(int((np.asarray(s.c["card_drawn"]) >= min_drawn).sum())))
+    judged = int((np.asarray(s.c["card_drawn"]) >= min_drawn).sum())
+    z = flag_level(judged)
+    cb = card_balance(s, z)
     enough = cb["drawn"] >= min_drawn
     fair = 1.0 / s.layout.sides
     dead = enough & (cb["played_share_high"] < dead_share)
@@ -940,6 +944,7 @@ def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float 
               "win_lift"]].copy()
     out["flag"] = dead | losing | winning
     out["reason"] = reason
+    out.attrs.update(judged=judged, z=z)
     return out
 
 

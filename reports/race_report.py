@@ -223,12 +223,12 @@ FLAGGED_CAPTION = "Dead cards and cards that go with losing or winning"
 
 
 def _flag_level_text(flags: pd.DataFrame) -> str:
-    """How wide the intervals behind the card flags are: Bonferroni over the cards judged."""
-    judged = int((flags["drawn"] >= rs.MIN_DRAWN).sum())
+    """How wide the intervals behind the card flags are (worth_playing's attrs): Bonferroni over the cards judged."""
+    judged = flags.attrs["judged"]
     if judged <= 1:
         return "The intervals are 95 % intervals."
     return (f"The intervals are widened for the {judged} cards judged (Bonferroni: each at the "
-            f"{100 - 5 / judged:.3g} % level, z = {rs.flag_level(judged):.3g}), so that a run flags a card of no "
+            f"{100 - 5 / judged:.3g} % level, z = {flags.attrs['z']:.3g}), so that a run flags a card of no "
             "effect with a chance of 5 % at most.")
 
 

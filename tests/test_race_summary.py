@@ -356,8 +356,16 @@ def test_flags_judge_on_intervals_widened_for_the_cards_judged(monkeypatch):
     hands = [dict(game=g, winner_side=g % 2, total=[1, 0] if g % 2 == 0 else [0, 1],
                   cards={"dud": {"drawn": [5, 5], "discarded": [5, 5]}, "km5": {"drawn": [5, 5], "played": [5, 5]}})
              for g in range(10)]
-    worth_playing(summarize(make_records(hands, meta)))
+    frame = make_records(hands, meta)
+    flags = worth_playing(summarize(frame))
     assert levels == [pytest.approx(2.2414, abs=1e-4)]
+    assert flags.attrs["judged"] == 2 and flags.attrs["z"] == pytest.approx(2.2414, abs=1e-4)
+    # the report says so: each interval at the 1 - 0.05 / 2 level
+    from etappe.reports.race_report import build_report
+
+    md = " ".join(build_report(summarize(frame), frame.attrs).to_markdown().split())
+    assert ("The intervals are widened for the 2 cards judged (Bonferroni: each at the 97.5 % level, z = 2.24), "
+            "so that a run flags a card of no effect with a chance of 5 % at most.") in md
 
 
 def test_anomalies(toy):
