@@ -3,6 +3,7 @@
 one reading for every game; and what is wrong with a TOML file they come in."""
 from __future__ import annotations
 
+import difflib
 import math
 import re
 
@@ -61,6 +62,12 @@ def option_value(name: str, value, default, choices=None):
             return int(value)
         raise ValueError(f"{name}: must be a whole number, not {value!r}")
     return str(value)
+
+
+def did_you_mean(name: str, known) -> str:
+    """A hint for an unknown name close to a known one, " (did you mean 'turn_cap'?)"; or nothing."""
+    close = difflib.get_close_matches(str(name), list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def toml_problem(exc: Exception, text: str) -> str:

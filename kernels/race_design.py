@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .options import option_text, option_value, toml_problem, value_text
+from .options import did_you_mean, option_text, option_value, toml_problem, value_text
 
 MAX_TYPES = 32
 MAX_SEATS = 6
@@ -207,7 +207,7 @@ class Design:
         for key, value in (overrides or {}).items():
             if key not in DEFAULT_OPTIONS:
                 raise DesignError(f"{self.source}: unknown rule option {key!r} given for this run, not in the design "
-                                  f"file{_misspelt(key)}; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
+                                  f"file{did_you_mean(key, DEFAULT_OPTIONS)}; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
             try:
                 options[key] = _check_option(self.source, key, value)
             except DesignError as problem:
@@ -503,7 +503,7 @@ def _design_from_tables(raw: dict, text: str, source: str) -> Design:
     design.options = dict(DEFAULT_OPTIONS)
     for key, value in options.items():
         if key not in DEFAULT_OPTIONS:
-            v.fail(f"options.{key}", f"unknown rule option{_misspelt(key)}; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
+            v.fail(f"options.{key}", f"unknown rule option{did_you_mean(key, DEFAULT_OPTIONS)}; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
         design.options[key] = _check_option(source, key, value)
     for key, why in design.unused_options().items():
         if key in options and design.options[key] != DEFAULT_OPTIONS[key]:
@@ -511,12 +511,6 @@ def _design_from_tables(raw: dict, text: str, source: str) -> Design:
                    f"{why}; leave it out")
     _check_reachable(v, design)
     return design
-
-
-def _misspelt(option: str) -> str:
-    """A hint for an unknown option name close to a known one, " (did you mean 'turn_cap'?)"; or nothing."""
-    close = difflib.get_close_matches(option, list(DEFAULT_OPTIONS), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _check_option(source: str, key: str, value):

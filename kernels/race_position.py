@@ -7,7 +7,6 @@ legal moves in the notation `play CARD`, `play CARD on side N`, `discard CARD`.
 """
 from __future__ import annotations
 
-import difflib
 import json
 import tomllib
 from collections.abc import Mapping
@@ -16,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import race as K
-from .options import toml_problem
+from .options import did_you_mean, toml_problem
 from .options import whole as whole_argument
 from .race_design import MAX_LAID, MAX_TYPES, Design, DesignError, load_design
 
@@ -81,9 +80,8 @@ def position_state(design: Design, position: dict, source: str = "position", opt
             fail(field or "the position", f"must be a {'table' if kind is dict else 'list'}, not {value!r}")
         unknown = sorted(set(value) - set(allowed)) if allowed is not None else []
         if unknown:
-            close = difflib.get_close_matches(str(unknown[0]), sorted(allowed), n=1)
-            fail(f"{field}.{unknown[0]}" if field else unknown[0], "unknown field"
-                 + (f" (did you mean {close[0]!r}?)" if close else "") + f"; known: {', '.join(sorted(allowed))}")
+            fail(f"{field}.{unknown[0]}" if field else unknown[0],
+                 f"unknown field{did_you_mean(unknown[0], sorted(allowed))}; known: {', '.join(sorted(allowed))}")
         return value
 
     of_kind("", position, dict, POSITION_FIELDS)
