@@ -29,7 +29,7 @@ from .race_summary import CAPPED_HANDS, CAPPED_TURNS
 from .runio import differences, file_hash, numba_threads, package_version
 from .stats import counted
 
-__all__ = ["load_design", "simulate", "replay", "run_of", "iter_chunks", "RaceRun", "DesignError", "PolicyError"]
+__all__ = ["load_design", "simulate", "replay", "replay_position", "run_of", "iter_chunks", "RaceRun", "DesignError", "PolicyError"]
 
 DEFAULT_CHUNK = 50_000
 
@@ -155,6 +155,17 @@ class RaceRun:
         game = whole("game", game)
         specs = [self.distinct[i] for i in self.seat_policies(np.array([game]))[0]]
         return format_replay(self.design, self.card_table, self.rules, specs, self.seed, game)
+
+    def position(self, game: int, turn: int, hand: int = 1) -> dict:
+        """The position of the player on turn at turn `turn` of hand `hand`
+        (from 1, as the play-by-play counts them) of game `game`, after the
+        draw (docs/positions.md). Raises ValueError for a hand or turn the
+        game did not reach."""
+        from etappe.kernels.race_replay import position_at
+
+        game, turn, hand = whole("game", game), whole("turn", turn, 1), whole("hand", hand, 1)
+        specs = [self.distinct[i] for i in self.seat_policies(np.array([game]))[0]]
+        return position_at(self.design, self.card_table, self.rules, specs, self.seed, game, hand, turn)
 
     def play(self, start: int, count: int) -> pd.DataFrame:
         """Play games start .. start+count-1; one row per hand."""
@@ -357,6 +368,20 @@ def replay(design: str | Path | Design | Mapping, game: int, players: int = 4,
     if isinstance(design, Mapping):
         return run_of(design, game).replay(game)
     return RaceRun(design, players, policies, seed, options, seating).replay(game)
+
+
+def replay_position(design: str | Path | Design | Mapping, game: int, turn: int, hand: int = 1, players: int = 4,
+                    policies: Sequence[str] | str = ("greedy",), seed: int = 0, options: dict | None = None,
+                    seating: str = "fixed") -> dict:
+    """The position at turn `turn` of hand `hand` (from 1, as `replay`
+    counts them) of game `game`, after the draw, as the player on turn sees
+    it: a dict in docs/positions.md's format, for `legal_moves`,
+    `analyze_position` or `play_position_move` (with the run's options).
+    The run is given as `replay` takes it. Raises ValueError for a hand or
+    turn the game did not reach."""
+    if isinstance(design, Mapping):
+        return run_of(design, game).position(game, turn, hand)
+    return RaceRun(design, players, policies, seed, options, seating).position(game, turn, hand)
 
 
 def _spec_file(policy) -> str | None:

@@ -401,17 +401,22 @@ def replay(
     game: Annotated[int, typer.Option("--game", min=0, max=MAX_SEED, help="Game index within the run.")] = 0,
     option: OptionOpt = None,
     seating: Annotated[Optional[str], typer.Option("--seating", help="fixed (default): policies keep their seats; rotate: they move one seat on each game.")] = None,
+    position: Annotated[Optional[int], typer.Option("--position", min=1, max=MAX_SEED, help="Print the position at this turn (numbered as in the play-by-play), after the draw, as a position file for `etappe moves` and `etappe analyze` (docs/positions.md), instead of the play-by-play.")] = None,
+    hand: Annotated[Optional[int], typer.Option("--hand", min=1, max=MAX_SEED, help="With --position: the hand of the game (from 1; default 1).")] = None,
 ) -> None:
-    """Print a readable play-by-play of one game of a run."""
+    """Print a readable play-by-play of one game of a run (or, with --position, the position at one of its turns)."""
     race_designs_only(deck, "replay")
+    if hand is not None and position is None:
+        fail("--hand: give it with --position (the play-by-play shows every hand)")
+    at = None if position is None else (hand or 1, position)
     if deck.endswith(".parquet"):
         given = [name for name, value in (("--players", players), ("--policy", policy), ("--seed", seed),
                                           ("--option", option), ("--seating", seating)) if value is not None]
         if given:
             fail(f"{', '.join(given)}: the run file {deck} says how its games were played; give --game only")
-        race_cmds.replay_run_command(Path(deck), game)
+        race_cmds.replay_run_command(Path(deck), game, at)
         return
-    race_cmds.replay_command(deck, players, policy or "greedy", seed or 0, game, option, seating or "fixed")
+    race_cmds.replay_command(deck, players, policy or "greedy", seed or 0, game, option, seating or "fixed", at)
 
 
 @app.command()

@@ -14,15 +14,16 @@ from rich.markup import escape
 from rich.table import Column, Table
 
 from etappe.analysis.compare import card_rules
-from etappe.analysis.race import RaceRun, replay, run_identity
+from etappe.analysis.race import RaceRun, run_identity, run_of
 from etappe.analysis.race_summary import CAPPED_HANDS, CAPPED_TURNS, policy_rate_columns, policy_side_games
 from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata)
-from etappe.kernels.options import option_text
+from etappe.kernels.options import option_text, value_text
 from etappe.kernels.race_design import DesignError, builtin_names, load_design, parse_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
-from etappe.kernels.race_position import analyze_policy, analyze_position, legal_moves_of, read_position_file
+from etappe.kernels.race_position import (analyze_policy, analyze_position, legal_moves_of, position_toml,
+                                         read_position_file)
 
 from .common import (check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
                      resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, share_games,
@@ -357,18 +358,24 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
 
 
 def replay_command(deck: str, players: int | None, policy: str, seed: int, game: int, option: list[str] | None,
-                   seating: str) -> None:
+                   seating: str, at: tuple[int, int] | None) -> None:
+    """`etappe replay DECK ...`: the play-by-play of game `game`, or with `at`
+    (hand, turn) the position file of that turn."""
     run = make_run(deck, players, policy, seed, option, seating)
-    typer.echo(run.replay(game))
+    typer.echo(run.replay(game) if at is None else position_file_text(run, deck, game, *at))
 
 
-def replay_run_command(path: Path, game: int) -> None:
+def replay_run_command(path: Path, game: int, at: tuple[int, int] | None) -> None:
     """`etappe replay RUN.parquet --game I`: game I of that run, played again
-    from what its metadata says (`analysis.race.run_of`)."""
+    from what its metadata says (`analysis.race.run_of`); with `at`, the
+    position file of that hand and turn."""
     run_file_game(path)  # refuses what is no run file; `replay` refuses another game's run
     meta = read_metadata(path)
     try:
-        text = replay(meta, game)
+        run = run_of(meta, game)
+        builtin = meta["design_file"].removeprefix("builtin:") if meta["design_file"].startswith("builtin:") else None
+        text = run.replay(game) if at is None else position_file_text(
+            run, builtin or f"DESIGN.toml (the run's design: etappe decks show {path} --toml > DESIGN.toml)", game, *at)
     except ValueError as exc:
         fail(f"{path}: {exc}")
     if meta.get("version") != package_version():
@@ -376,6 +383,24 @@ def replay_run_command(path: Path, game: int) -> None:
                           "where the code that plays games changed between them, the replay may differ from the run's game",
                           highlight=False)
     typer.echo(text)
+
+
+def position_file_text(run: RaceRun, deck: str, game: int, hand: int, turn: int) -> str:
+    """The position at that hand and turn of game `game`, as a position file
+    whose comments say where it comes from and how to ask about it."""
+    try:
+        position = run.position(game, turn, hand)
+    except ValueError as exc:
+        fail(str(exc))
+    changed = {k: v for k, v in run.options.items() if run.design.resolved_options()[k] != v}
+    flags = "".join(f" -o {k}={value_text(v)}" for k, v in changed.items())
+    seat = position["on_turn"]
+    header = (f"{run.design.title}, {run.players} players, seed {run.seed}, game {game}: hand {hand}, turn {turn}, "
+              f"seat {seat} on turn after its draw (etappe replay --position)\n"
+              f"what seat {seat} sees: its own hand, the others' hand sizes, every tableau and the discard pile\n"
+              f"legal moves: etappe moves {deck} FILE{flags}\n"
+              f"each move's chance to win the hand: etappe analyze {deck} FILE{flags}")
+    return position_toml(position, header)
 
 
 def policies_command(deck: str | None) -> None:

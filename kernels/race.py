@@ -130,6 +130,7 @@ EV_PASS = 6
 EV_RESHUFFLE = 7
 EV_DECLINE_EXTENSION = 8
 EV_BROKEN_INVARIANT = 9   # only in logged play: check_state found a broken invariant (value: its code)
+EV_STOPPED = 10           # only in a replay asked for a position: the hand stopped after this seat's draw
 LOG_NCOLS = 6
 
 # ---- policies ---------------------------------------------------------------
@@ -1176,12 +1177,14 @@ def choose_move(state, ct, rules, seat, moves, policy_id, params, key, lookahead
 
 @allocation_free
 def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, moves, hand_out, sides_out, cards, progress,
-              log, lookahead, user_policies):
+              log, stop_turn, lookahead, user_policies):
     """Deal and play one hand to its end. Writes the hand's records into
     hand_out [H_NCOLS], sides_out [sides, S_NCOLS], cards [sides, types,
     K_NCOLS], progress [sides, PROGRESS_ROUNDS]; returns the chance key.
     pkeys [seats] holds each seat's policy key and is updated in place;
-    moves [MAX_MOVES] is scratch space for the legal moves."""
+    moves [MAX_MOVES] is scratch space for the legal moves. stop_turn >= 0
+    (a replay asking for a position) stops the hand after the draw of the
+    turn that starts with stop_turn turns played, leaving the state there."""
     players = rules[R_PLAYERS]
     sides = rules[R_SIDES]
     n_types = rules[R_NTYPES]
@@ -1207,6 +1210,9 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
         blocked = hazard | (is_limited(state, side) & (limit_top >= 0))
         cards[side, max(blocker, 0), K_VICTIM_TURNS] += blocked
         _, key = draw(state, ct, rules, seat, key, cards, log)
+        if turns == stop_turn:
+            log_event(log, state, seat, EV_STOPPED, -1, -1, 0)
+            break
         if state[HAND_N_AT + seat] == 0:
             # Play-out: nothing to draw and nothing in hand, so pass.
             log_event(log, state, seat, EV_PASS, -1, -1, 0)
@@ -1369,19 +1375,20 @@ def play_hands(ct, rules, policy_ids, policy_params, seat_policy, first_seats, c
                 params[p, j] = policy_params[seat_policy[i, p], j]
         chance_keys[i] = play_hand(ct, rules, ids, params, first_seats[i], chance_keys[i],
                                    policy_keys[i], state, moves, hand_out[i], sides_out[i], cards_out[i],
-                                   progress_out[i], no_log, lookahead, user_policies)
+                                   progress_out[i], no_log, np.int64(-1), lookahead, user_policies)  # -1: no stop
 
 
 @allocating
 def play_hand_logged(ct, rules, policy_ids, params, first_seat, chance_key, pkeys, state, hand_out,
-                     sides_out, cards, progress, log, lookahead, user_policies):
+                     sides_out, cards, progress, log, stop_turn, lookahead, user_policies):
     """play_hand for one game from Python: the chance key lives in a 1-element
     uint64 array so it never crosses into Python as a (signed) int. The
-    first seat is made an int32, as in play_hands: the same compiled
-    play_hand serves both (another integer type would compile it again)."""
+    first seat is made an int32 and the stop turn an int64, as in
+    play_hands: the same compiled play_hand serves both (another integer
+    type would compile it again)."""
     chance_key[0] = play_hand(ct, rules, policy_ids, params, np.int32(first_seat), chance_key[0], pkeys, state,
-                              np.empty(MAX_MOVES, np.int32), hand_out, sides_out, cards, progress, log, lookahead,
-                              user_policies)
+                              np.empty(MAX_MOVES, np.int32), hand_out, sides_out, cards, progress, log,
+                              np.int64(stop_turn), lookahead, user_policies)
 
 
 @allocation_free

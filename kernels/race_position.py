@@ -44,7 +44,7 @@ BATTLE_WORDS = {"empty": K.EMPTY, "needs_go": K.NEEDS_GO, "virtual_go": K.VIRTUA
 POSITION_FIELDS = {"players", "on_turn", "stock", "trip", "extension_side", "discard", "hands", "hand_sizes", "sides"}
 # km: optional, checked against the distance cards; disqualified: optional, what the distance cannot show
 # (a side that passed the trip before an extension raised it, option overshoot = "disqualify")
-SIDE_FIELDS = {"battle", "limit", "distance", "safeties", "coups", "km", "disqualified"}
+SIDE_FIELDS = {"battle", "limit", "distance", "reshuffled", "safeties", "coups", "km", "disqualified"}
 
 
 def design_of(design: str | Path | Design) -> Design:
@@ -178,9 +178,20 @@ def position_state(design: Design, position: dict, source: str = "position", opt
             state[b + K.SD_LIMITED] = int(design.cards[t].role == "limit")
             state[b + K.SD_TABLEAU + t] += 1
         need, km = int(rules[K.R_SET_TOTAL]), 0
-        for key, count in of_kind(f"{f}.distance", side.get("distance", {}), dict).items():
+        distance = of_kind(f"{f}.distance", side.get("distance", {}), dict)
+        # laid distance cards that a reshuffle took back into the stock: they stay counted for the side
+        reshuffled = of_kind(f"{f}.reshuffled", side.get("reshuffled", {}), dict)
+        if reshuffled and not rules[K.R_RESHUFFLE]:
+            fail(f"{f}.reshuffled", f"{design.name} has no reshuffle: laid cards never go back into the stock")
+        for key, back in reshuffled.items():
+            whole(f"{f}.reshuffled.{key}", back)
+            if back > distance.get(key, 0):
+                fail(f"{f}.reshuffled.{key}", f"{back}, but the side's distance counts {distance.get(key, 0)} "
+                     f"{key} (reshuffled cards stay counted there)")
+        for key, count in distance.items():
             t = card(f"{f}.distance.{key}", key, ("distance",))
-            place(f"{f}.distance.{key}", t, whole(f"{f}.distance.{key}", count))
+            on_tableau = whole(f"{f}.distance.{key}", count) - reshuffled.get(key, 0)
+            place(f"{f}.distance.{key}", t, on_tableau)
             cap, target = int(ct[t, K.C_CAP]), int(ct[t, K.C_TARGET])
             if cap and count > cap:
                 fail(f"{f}.distance.{key}", f"{count}, but a side may lay at most {cap} in a hand (the card's cap)")
@@ -188,7 +199,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
                 fail(f"{f}.distance.{key}", f"{count}, but the target set takes {target} and the option "
                      "overshoot = \"forbid\" lets no more be laid")
             state[b + K.SD_LAID + t] = count
-            state[b + K.SD_TABLEAU + t] = count
+            state[b + K.SD_TABLEAU + t] = on_tableau
             km += count * int(ct[t, K.C_VALUE])
             if count:  # what the scoring table asks was laid (kernels/race.py, ST_DISTANCE_LAID)
                 state[K.ST_DISTANCE_LAID] |= 1 << s
@@ -353,12 +364,64 @@ def state_position(design: Design, state: np.ndarray, rules: np.ndarray, on_turn
                          if design.cards[t].role == "safety" and state[b + K.SD_TABLEAU + t]],
             "km": int(state[b + K.SD_DIST]),
         })
+        reshuffled = {names[t]: int(state[b + K.SD_LAID + t] - state[b + K.SD_TABLEAU + t])
+                      for t in range(len(names)) if design.cards[t].role == "distance"
+                      and state[b + K.SD_LAID + t] > state[b + K.SD_TABLEAU + t]}
+        if reshuffled:
+            sides[-1]["reshuffled"] = reshuffled
         if state[b + K.SD_COUPS]:
             sides[-1]["coups"] = int(state[b + K.SD_COUPS])
         if state[b + K.SD_DISQ]:
             sides[-1]["disqualified"] = True
     return {"players": players, "on_turn": on_turn, "stock": int(state[K.ST_STOCK_N]),
             "trip": int(state[K.ST_TRIP]), "extension_side": int(state[K.ST_EXT_SIDE]), "hands": hands, "sides": sides}
+
+
+def seen_position(design: Design, state: np.ndarray, rules: np.ndarray, on_turn: int) -> dict:
+    """What the player on turn sees of a state, as a position: its own hand,
+    the others' hand sizes, every tableau and the discard pile, with the
+    cards buried under the tops of the battle and limit piles (seen as they
+    were laid; a position counts them as discarded)."""
+    position = state_position(design, state, rules, on_turn)
+    hands = position.pop("hands")
+    if position["extension_side"] < 0:
+        del position["extension_side"]
+    discard = []
+    for t, c in enumerate(design.cards):
+        count = int(state[K.DISCARD_AT + t])
+        if c.role not in ("distance", "safety"):
+            for s in range(int(rules[K.R_SIDES])):
+                b = K.side_at(s)
+                on_top = int(state[b + K.SD_BATTLE] == t or state[b + K.SD_LIMIT_TOP] == t)
+                count += int(state[b + K.SD_TABLEAU + t]) - on_top
+        discard += [c.key] * count
+    position["discard"] = discard
+    position["hands"] = {str(on_turn): hands[str(on_turn)]}
+    position["hand_sizes"] = {p: len(cards) for p, cards in hands.items() if p != str(on_turn)}
+    position["sides"] = position.pop("sides")  # last, as a TOML file has its tables
+    return position
+
+
+def position_toml(position: dict, header: str = "") -> str:
+    """A position as a TOML file in docs/positions.md's layout, `header` as
+    comment lines above it. Strings are written as JSON writes them, which
+    TOML reads the same."""
+    def value(v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{json.dumps(str(k))} = {value(x)}" for k, x in v.items()) + " }" if v else "{}"
+        return str(int(v))
+
+    lines = [f"# {line}" for line in header.splitlines()]
+    lines += [f"{k} = {value(v)}" for k, v in position.items() if k != "sides"]
+    for side in position.get("sides", []):
+        lines += ["", "[[sides]]"] + [f"{k} = {value(v)}" for k, v in side.items()]
+    return "\n".join(lines) + "\n"
 
 
 def parse_move(design: Design, text: str, own_side: int) -> int:

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import race as K
 from .race_policies import policy_table
+from .race_position import seen_position
 from .race_design import (HAND_CAP, R_COUP_TURN_EMPTY, R_GAME_TARGET, R_HAND_SIZE, R_PLAYERS, R_SCORING, R_SIDES,
                           R_TIED_GAME_PLAYS_ON, R_TURN_CAP, Design)
 
@@ -18,7 +19,17 @@ EVENTS_PER_TURN = 7
 
 
 def replay_hands(design: Design, card_table, rules, seat_specs, seed: int, game: int):
-    """Play game `game` hand by hand; yield (hand, log rows, sides record, hand record, state)."""
+    """Play game `game` hand by hand; yield (hand, log rows, sides record, hand record, totals so far)."""
+    for hand, log, sides_out, hand_out, totals, _ in played_hands(design, card_table, rules, seat_specs, seed, game):
+        yield hand, log, sides_out, hand_out, totals
+
+
+def played_hands(design: Design, card_table, rules, seat_specs, seed: int, game: int,
+                 stop: tuple[int, int] | None = None):
+    """replay_hands, with each hand's final state last in the tuple. stop =
+    (hand, turns played): that hand stops after the draw of the next turn
+    (the log's last event is then EV_STOPPED, by the seat on turn) and the
+    replay ends there."""
     players = int(rules[R_PLAYERS])
     sides = int(rules[R_SIDES])
     chance = np.empty(1, np.uint64)
@@ -40,15 +51,32 @@ def replay_hands(design: Design, card_table, rules, seat_specs, seed: int, game:
         cards = np.zeros((sides, len(design.cards), K.K_NCOLS), np.int16)
         progress = np.zeros((sides, K.PROGRESS_ROUNDS), np.int16)
         first = int(K.first_seats(game, hand, players))
+        stop_turn = stop[1] if stop is not None and stop[0] == hand else -1
         K.play_hand_logged(card_table, rules, ids, params, first, chance, pkeys[0], state,
-                           hand_out, sides_out, cards, progress, log, *policy_functions)
+                           hand_out, sides_out, cards, progress, log, stop_turn, *policy_functions)
         if log[0, 0] == rows - 1:
             raise RuntimeError(f"game {game}, hand {hand}: the play-by-play filled its {rows - 1} rows; "
                                "the events after that were not kept (an etappe bug: please report it)")
         totals += sides_out[:, K.S_SCORE]
-        yield hand, log[1:log[0, 0] + 1], sides_out, hand_out, totals.copy()
-        if not rules[R_SCORING] or hand_out[K.H_CAPPED] or _decided(rules, totals):
+        yield hand, log[1:log[0, 0] + 1], sides_out, hand_out, totals.copy(), state
+        if stop_turn >= 0 or not rules[R_SCORING] or hand_out[K.H_CAPPED] or _decided(rules, totals):
             break
+
+
+def position_at(design: Design, card_table, rules, seat_specs, seed: int, game: int, hand: int, turn: int) -> dict:
+    """The position at turn `turn` of hand `hand` (both from 1, as the
+    play-by-play counts them) of game `game`, after the draw: what the player
+    on turn sees (race_position.seen_position). Raises ValueError for a hand
+    or turn the game did not reach."""
+    for h, log, _, hand_out, _, state in played_hands(design, card_table, rules, seat_specs, seed, game,
+                                                      stop=(hand - 1, turn - 1)):
+        if h < hand - 1:
+            continue
+        if not len(log) or log[-1][2] != K.EV_STOPPED:
+            how = "was cut off by the turn cap" if hand_out[K.H_CAPPED] else "ended"
+            raise ValueError(f"turn {turn}: hand {hand} of game {game} {how} after {hand_out[K.H_TURNS]} turns")
+        return seen_position(design, state, rules, int(log[-1][1]))
+    raise ValueError(f"hand {hand}: game {game} was over after {h + 1} hand{'s' if h else ''}")
 
 
 def _decided(rules, totals) -> bool:
