@@ -355,20 +355,21 @@ def state_position(design: Design, state: np.ndarray, rules: np.ndarray, on_turn
         top = int(state[b + K.SD_BATTLE])
         lim = int(state[b + K.SD_LIMIT_TOP])
         limited = state[b + K.SD_LIMITED] == 1 and state[b + K.SD_LIMIT_IMMUNE] == 0
-        sides.append({
+        side = {
             "battle": words.get(top) or names[top],
             "limit": names[lim] if lim >= 0 else ("start" if limited else "none"),
             "distance": {names[t]: int(state[b + K.SD_LAID + t]) for t in range(len(names))
                          if design.cards[t].role == "distance" and state[b + K.SD_LAID + t]},
-            "safeties": [names[t] for t in range(len(names))
-                         if design.cards[t].role == "safety" and state[b + K.SD_TABLEAU + t]],
-            "km": int(state[b + K.SD_DIST]),
-        })
+        }
         reshuffled = {names[t]: int(state[b + K.SD_LAID + t] - state[b + K.SD_TABLEAU + t])
                       for t in range(len(names)) if design.cards[t].role == "distance"
                       and state[b + K.SD_LAID + t] > state[b + K.SD_TABLEAU + t]}
         if reshuffled:
-            sides[-1]["reshuffled"] = reshuffled
+            side["reshuffled"] = reshuffled
+        side["safeties"] = [names[t] for t in range(len(names))
+                            if design.cards[t].role == "safety" and state[b + K.SD_TABLEAU + t]]
+        side["km"] = int(state[b + K.SD_DIST])
+        sides.append(side)
         if state[b + K.SD_COUPS]:
             sides[-1]["coups"] = int(state[b + K.SD_COUPS])
         if state[b + K.SD_DISQ]:
