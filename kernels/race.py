@@ -1030,20 +1030,24 @@ def playout_value(ct, rules, state, side, sides_out, win_only):
 
 
 @allocating
-def determinize(state, ct, rules, seat, scratch, key):
+def determinize(state, ct, rules, seat, scratch, unknown, key):
     """Copy `state` into `scratch` with every card `seat` cannot see (the
     stock and the other hands) dealt afresh from the cards it has not seen.
 
     The unseen cards are computed from public information only (deck, own
     hand, discard pile, tableaux), never read from the stock or the other
-    hands, so the look-ahead cannot learn what it should not know."""
+    hands, so the look-ahead cannot learn what it should not know.
+    unknown [types]: cards of the discard pile that nobody saw (a position
+    that does not list its whole discard pile): they are dealt afresh too,
+    and the cards left over go back to the discard pile."""
     scratch[:] = state
     n_types = rules[R_NTYPES]
     players = rules[R_PLAYERS]
     pool = np.empty(MAX_DECK, np.int16)
     n = 0
     for t in range(n_types):
-        seen = state[HAND_AT + seat * MAX_TYPES + t] + state[DISCARD_AT + t]
+        seen = state[HAND_AT + seat * MAX_TYPES + t] + state[DISCARD_AT + t] - unknown[t]
+        scratch[DISCARD_AT + t] = state[DISCARD_AT + t] - unknown[t]
         for s in range(rules[R_SIDES]):
             seen += state[side_at(s) + SD_TABLEAU + t]
         for _ in range(ct[t, C_COUNT] - seen):
@@ -1062,13 +1066,15 @@ def determinize(state, ct, rules, seat, scratch, key):
         for _ in range(state[HAND_N_AT + p]):
             scratch[HAND_AT + p * MAX_TYPES + pool[used]] += 1
             used += 1
+    for i in range(used, n):
+        scratch[DISCARD_AT + pool[i]] += 1
     recount_held(scratch, rules)
     return key
 
 
 @allocating
-def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, win_only, totals, diffs,
-                   diff_squares, counts):
+def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, unknown, key, baseline, win_only, totals,
+                   diffs, diff_squares, counts):
     """Flat Monte Carlo over determinizations with common random numbers.
 
     Each of `worlds` times: deal the cards `seat` cannot see afresh
@@ -1077,7 +1083,8 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
     params[P_HORIZON] turns, every move with the same random keys, so the
     moves are compared on equal luck. Adds each move's values into
     totals[i], counts[i], and its paired differences with move
-    `baseline` into diffs[i], diff_squares[i]. Returns the key."""
+    `baseline` into diffs[i], diff_squares[i]. unknown: as determinize
+    takes it. Returns the key."""
     players = rules[R_PLAYERS]
     sides = rules[R_SIDES]
     side = side_of(seat, sides)
@@ -1096,7 +1103,7 @@ def evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseli
     no_log = np.zeros((0, LOG_NCOLS), np.int32)
     values = np.empty(n)
     for _ in range(worlds):
-        key = determinize(state, ct, rules, seat, world, key)
+        key = determinize(state, ct, rules, seat, world, unknown, key)
         for p in range(players):
             r, key = next_u64(key)
             world_keys[p] = r
@@ -1144,7 +1151,8 @@ def lookahead_move(state, ct, rules, seat, moves, n, params, key):
     diff_squares = np.zeros(n)
     counts = np.zeros(n)
     worlds = max(2, int(params[P_PLAYOUTS]) // n)
-    key = evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, key, baseline, win_only, totals,
+    unknown = np.zeros(MAX_TYPES, np.int16)  # in a game the discard pile is in plain view
+    key = evaluate_moves(state, ct, rules, seat, moves, n, params, worlds, unknown, key, baseline, win_only, totals,
                          diffs, diff_squares, counts)
     return moves[confident_best(diffs, diff_squares, worlds, baseline, params[P_CONFIDENCE])], key
 

@@ -552,6 +552,11 @@ def analyze_position(design: str | Path | Design, position: dict, playouts: int 
                           "so there is no move to analyze")
     params = np.array(analyze_policy(policy).params, np.float64)
     params[K.P_HORIZON] = 0  # to the end of the hand
+    # the cards position_state put in the discard pile beyond those the position lists: not seen, so
+    # every playout deals them afresh with the stock and the other hands
+    unknown = state[K.DISCARD_AT:K.DISCARD_AT + MAX_TYPES].copy()
+    for listed in position.get("discard", []):
+        unknown[design.card_index(listed)] -= 1
     sums = [np.zeros(n) for _ in range(4)]  # totals, diffs, diff_squares, counts
     key = np.uint64(seed + 1)
     done = 0
@@ -559,7 +564,8 @@ def analyze_position(design: str | Path | Design, position: dict, playouts: int 
         # In batches, for the progress bar; each batch goes on from the last
         # one's key, so the deals are those of a single call.
         batch = min(ANALYZE_BATCH, playouts - done)
-        key = np.uint64(K.evaluate_moves(state, ct, rules, seat, moves, n, params, batch, key, 0, True, *sums))
+        key = np.uint64(K.evaluate_moves(state, ct, rules, seat, moves, n, params, batch, unknown, key, 0, True,
+                                         *sums))
         done += batch
         if progress:
             progress(batch)

@@ -1128,7 +1128,8 @@ def test_analyze_in_batches_plays_the_deals_of_one_call():
     params = np.array(parse_policy("greedy").params, np.float64)
     params[K.P_HORIZON] = 0
     sums = [np.zeros(n) for _ in range(4)]
-    K.evaluate_moves(state, ct, rules, seat, moves, n, params, playouts, np.uint64(6), 0, True, *sums)
+    unknown = state[K.DISCARD_AT:K.DISCARD_AT + K.MAX_TYPES].copy()  # the position lists no discard
+    K.evaluate_moves(state, ct, rules, seat, moves, n, params, playouts, unknown, np.uint64(6), 0, True, *sums)
     assert [row["wins"] for row in rows] == [int(round(w)) for w in sums[0]]
 
 

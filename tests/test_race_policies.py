@@ -264,13 +264,37 @@ def test_determinize_deals_the_unseen_cards_afresh_and_only_them(on_turn):
     deals = set()
     for key in range(1, 7):
         world = np.empty_like(state)
-        K.determinize(state, ct, rules, seat, world, np.uint64(key))
+        K.determinize(state, ct, rules, seat, world, np.zeros(K.MAX_TYPES, np.int16), np.uint64(key))
         assert K.check_state(world, ct, rules) == 0
         for start, end in public:   # the own hand, the hand sizes, the discards and tableaux: as they were
             np.testing.assert_array_equal(world[start:end], state[start:end])
         assert hidden_cards(world, seat, 3) == hidden_cards(state, seat, 3)
         deals.add(world.tobytes())
     assert len(deals) == 6
+
+
+def test_determinize_deals_a_discard_pile_nobody_saw_afresh_too():
+    # docs/positions.md: the cards a position leaves over are assumed to be in the discard pile, but
+    # they were not seen, so each deal of the unseen cards takes them in too; the discards listed stay
+    position = dict(MIDGAME, discard=["km25", "km25"], hands={"0": MIDGAME["hands"]["0"][:6]})  # before the draw
+    state, ct, rules, seat = position_state(load_design("millebornes"), position, seed=2)
+    listed = np.zeros(K.MAX_TYPES, np.int16)
+    listed[0] = 2  # km25, the design's first card
+    assert load_design("millebornes").cards[0].key == "km25"
+    unknown = state[K.DISCARD_AT:K.DISCARD_AT + K.MAX_TYPES] - listed
+    assert unknown.sum() > 0
+    unseen = hidden_cards(state, seat, 2) + Counter({t: int(c) for t, c in enumerate(unknown) if c})
+    piles = set()
+    for key in range(1, 21):
+        world = np.empty_like(state)
+        K.determinize(state, ct, rules, seat, world, unknown, np.uint64(key))
+        assert K.check_state(world, ct, rules) == 0
+        discard = world[K.DISCARD_AT:K.DISCARD_AT + K.MAX_TYPES]
+        assert (discard >= listed).all() and discard.sum() == state[K.DISCARD_AT:K.HAND_AT].sum()
+        assert hidden_cards(world, seat, 2) + Counter({t: int(c) for t, c in enumerate(discard - listed) if c}) \
+            == unseen
+        piles.add(discard.tobytes())
+    assert len(piles) == 20
 
 
 @pytest.mark.parametrize("design, sides, win_only, value", [
