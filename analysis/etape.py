@@ -1070,6 +1070,7 @@ def summarize(races_df: pd.DataFrame | None = None, stages_df: pd.DataFrame | No
     run's identity in their attrs), of `parts` (default all)."""
     frames = [df for df in (stages_df, races_df) if df is not None]
     attrs = {key: value for df in frames for key, value in df.attrs.items()}  # the races' last: the report's header
+    check_game(attrs, GAME)
     attrs["players"] = int(attrs.get("players") or max(_players(df) for df in frames))
     return RunSummary(attrs, parts).add(races_df, stages_df)
 

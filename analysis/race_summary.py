@@ -398,7 +398,28 @@ def summarize(frame: pd.DataFrame, meta: dict | None = None) -> RaceSummary:
         raise ValueError("a run of no games has nothing to summarize or report")
     meta = meta if meta is not None else dict(frame.attrs)
     L = layout_from(meta, list(frame.columns))
-    return _summarize(_sorted(frame), L)
+    frame = _sorted(frame)
+    twice = frame.duplicated(["game", "hand"]).to_numpy()
+    if twice.any():
+        raise ValueError(f"game {frame['game'].to_numpy()[twice][0]}: a hand is in the records twice (two runs "
+                         "joined? their games have the same numbers: summarize each run on its own)")
+    whole = _whole_games(frame)
+    if not whole.all():
+        games = sorted(set(frame["game"].to_numpy()[~whole].tolist()))
+        raise ValueError(f"incomplete games in the records (a hand missing, or no last hand): {games[:10]}; "
+                         "summarize takes whole games (df[df.hand < 2] cuts them short)")
+    return _summarize(frame, L)
+
+
+def _whole_games(frame: pd.DataFrame) -> np.ndarray:
+    """Per row of a frame sorted by game and hand: is its game whole, a
+    `last_hand` row and one row for each hand before it?"""
+    game = frame["game"].to_numpy()
+    last = frame["last_hand"].to_numpy() > 0
+    count = pd.Series(1, index=game).groupby(level=0).size()
+    need = pd.Series(frame["hand"].to_numpy()[last] + 1, index=game[last])
+    complete_games = need.index[need.to_numpy() == count.reindex(need.index).to_numpy()]
+    return np.isin(game, complete_games.to_numpy())
 
 
 def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceSummary:
@@ -572,13 +593,7 @@ class RaceSummarizer:
         if len(frame) == 0:
             return
         frame = _sorted(frame)
-        game = frame["game"].to_numpy()
-        last = frame["last_hand"].to_numpy() > 0
-        hand = frame["hand"].to_numpy()
-        count = pd.Series(1, index=game).groupby(level=0).size()
-        need = pd.Series(hand[last] + 1, index=game[last])
-        complete_games = need.index[need.to_numpy() == count.reindex(need.index).to_numpy()]
-        done = np.isin(game, complete_games.to_numpy())
+        done = _whole_games(frame)
         self.pending = frame.loc[~done].reset_index(drop=True)
         ready = frame.loc[done].reset_index(drop=True) if not done.all() else frame
         if len(ready) == 0:

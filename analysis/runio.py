@@ -150,7 +150,12 @@ GAME_MODULES = {"race": "etappe.analysis.race_summary", "bremen": "etappe.analys
 
 
 def check_game(meta: dict, game: str, what: str = "the frame is") -> None:
-    """Refuse the records of another game by name, not with an error from deep inside a summary."""
+    """Refuse the records of another game by name, and records without their
+    run's metadata, not with an error from deep inside a summary."""
+    if not meta:
+        raise ValueError("no run metadata with these records (their attrs are empty: pd.concat of two runs and "
+                         "some other pandas operations drop them): keep one run per frame, or pass the run's "
+                         "metadata (read_parquet's second value, or the attrs of the frame simulate returned)")
     other = meta.get("game")
     if other is not None and other != game:
         raise ValueError(f"{what} from the {other!r} game, not {game!r}: read it with "

@@ -87,6 +87,36 @@ def test_race_attrs_hold_what_the_docstring_lists_and_the_rules_pages_cards():
     assert not any(c["target"] for c in mb) and sum(c["count"] for c in mb) == 101
 
 
+def test_race_summarize_takes_whole_games_only():
+    from etappe.analysis.race_summary import summarize
+
+    df = R.simulate("millebornes", players=2, games=40, seed=1)  # a game is several hands
+    assert summarize(df[df.game < 10]).c["games"] == 10  # whole games: a fair subset
+    cut = df[df.hand < 1]
+    with pytest.raises(ValueError, match=r"incomplete games in the records .*: \[0, 1, 2, "):
+        summarize(cut)
+    joined = pd.concat([df, R.simulate("millebornes", players=2, games=40, seed=2)], ignore_index=True)
+    with pytest.raises(ValueError, match="game 0: a hand is in the records twice .two runs joined"):
+        summarize(joined, df.attrs)
+
+
+def test_records_without_their_run_metadata_are_refused_in_every_game():
+    # pd.concat of two runs drops the attrs (their wall times differ): a message, not an IndexError
+    no_meta = "no run metadata with these records"
+    race = pd.concat([R.simulate("stapop", players=4, games=5, seed=s) for s in (1, 2)], ignore_index=True)
+    assert race.attrs == {}
+    from etappe.analysis.race_summary import summarize
+
+    with pytest.raises(ValueError, match=no_meta):
+        summarize(race)
+    bremen = pd.concat([B.simulate(players=2, games=5, seed=s) for s in (1, 2)], ignore_index=True)
+    with pytest.raises(ValueError, match=no_meta):
+        B.win_rates(bremen, by="policy")
+    races = pd.concat([E.simulate(players=4, races=3, seed=s)[0] for s in (1, 2)], ignore_index=True)
+    with pytest.raises(ValueError, match=no_meta):
+        E.win_rates(races, "policy")
+
+
 def test_race_unknown_seating_is_refused_by_name():
     with pytest.raises(ValueError, match="seating must be 'fixed' or 'rotate'"):
         R.simulate("stapop", players=2, games=1, seating="rotated")
