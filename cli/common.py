@@ -13,6 +13,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
+from etappe.kernels.options import is_count_text
+
 MAX_SEED = 2**63 - 1  # seeds and game indices travel as 64-bit signed integers
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
                                       help="Root seed (0 to 2^63-1); game i uses keys derived from (seed, i).")]
@@ -403,7 +405,7 @@ def parse_share(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
     k, _, m = text.partition("/")
-    if not (k.strip().isdigit() and m.strip().isdigit()) or not 1 <= int(k) <= int(m):
+    if not (is_count_text(k.strip()) and is_count_text(m.strip())) or not 1 <= int(k) <= int(m):
         fail(f"--share {text}: give K/M, share K of M machines, with 1 <= K <= M (e.g. 2/4)")
     return int(k), int(m)
 

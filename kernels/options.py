@@ -15,6 +15,13 @@ SWITCH_WORDS = {"true": True, "on": True, "1": True, "false": False, "off": Fals
 MAX_KEY = 2**63 - 1  # seeds and game numbers become 64-bit signed kernel keys
 
 
+def is_count_text(text: str) -> bool:
+    """Whether a key such as a seat ("0") or a player count ("2") is a whole
+    number written plainly: ASCII digits, no leading zero, so that "02" or
+    a superscript 2 is not read as another way of writing 2."""
+    return re.fullmatch("0|[1-9][0-9]*", text) is not None
+
+
 def whole(name: str, value, low: int = 0, high: int = MAX_KEY) -> int:
     """An argument that must be a whole number from `low` to `high` (a count,
     a seed, a game number, a chunk size), as an int; a TypeError or ValueError

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .options import did_you_mean, option_text, option_value, toml_problem, value_text
+from .options import did_you_mean, is_count_text, option_text, option_value, toml_problem, value_text
 
 MAX_TYPES = 32
 MAX_SEATS = 6
@@ -630,10 +630,14 @@ def _parse_players(v: "_Validator", raw: dict, d: Design) -> dict[int, dict]:
     if not isinstance(raw, dict):
         v.fail("players", "must be a table of player counts")
     keys = {c.key for c in d.cards}
+    roles = {c.key: c.role for c in d.cards}
+    distance = {c.key for c in d.cards if c.role == "distance"}
     result = {}
     for name, spec in raw.items():
         where = f"players.{name}"
-        if not name.isdigit() or int(name) not in d.players:
+        if not is_count_text(name):  # players.02 or a superscript 2 would be a second [players.2]
+            v.fail(where, "not a player count as digits write it, such as [players.2]")
+        if int(name) not in d.players:
             v.fail(where, f"not one of design.players ({_plural(d.players)})")
         n = int(name)
         if not isinstance(spec, dict):
@@ -662,6 +666,9 @@ def _parse_players(v: "_Validator", raw: dict, d: Design) -> dict[int, dict]:
                 for card, count in table.items():
                     if card not in keys:
                         v.fail(f"{where}.{key}.{card}", "no such card in this design")
+                    if key == "target" and card not in distance:
+                        v.fail(f"{where}.target.{card}", f"{card!r} is a {roles[card]} card; a set target counts "
+                               "distance cards")
                     v.integer(table, f"{where}.{key}.{card}", low=0, high=MAX_DECK)
                 out[key] = dict(table)
         if "target" in out and d.target_kind != "set":
@@ -707,7 +714,7 @@ def _check_reachable(v: "_Validator", d: Design) -> None:
         counts = d.counts(n)
         if d.target_kind == "set":
             target = d.set_target(n)
-            if sum(target.values()) == 0:
+            if sum(target[c.key] for c in distances) == 0:
                 v.fail("cards", f"the set target is empty for {n} players: give distance cards a `target`")
             total = sum(c.value * target[c.key] for c in distances)
             if total > MAX_DISTANCE:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import race as K
-from .options import did_you_mean, toml_problem
+from .options import did_you_mean, is_count_text, toml_problem
 from .options import whole as whole_argument
 from .race_design import MAX_LAID, MAX_TYPES, Design, DesignError, load_design
 
@@ -86,7 +86,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
 
     of_kind("", position, dict, POSITION_FIELDS)
     players = position.get("players")
-    if not isinstance(players, int):
+    if not isinstance(players, int) or isinstance(players, bool):
         fail("players", "missing or not a whole number")
     if players not in design.players:
         fail("players", f"{players}, but {design.title} is played by {', '.join(map(str, design.players))} players")
@@ -97,26 +97,34 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     unseen = ct[:, 1].astype(np.int64).copy()  # copies not yet placed
     state = np.zeros(K.STATE_SIZE, np.int16)
     seat = position.get("on_turn", 0)
-    if not isinstance(seat, int) or not 0 <= seat < players:
-        fail("on_turn", f"must be a seat 0..{players - 1}")
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < players:
+        fail("on_turn", f"must be a seat 0..{players - 1}, not {json.dumps(seat)}")
     stock = whole("stock", position.get("stock", 0))
     trip, extension = int(rules[K.R_TRIP]), int(rules[K.R_EXTENSION])
-    state[K.ST_TRIP] = whole("trip", position.get("trip", trip), 1)
-    if state[K.ST_TRIP] not in (trip, extension or trip):
-        fail("trip", f"{state[K.ST_TRIP]}, but {players} players of {design.name} race {trip}"
+    given_trip = whole("trip", position.get("trip", trip), 1)
+    if given_trip not in (trip, extension or trip):
+        fail("trip", f"{given_trip}, but {players} players of {design.name} race {trip}"
              + (f", or {extension} after the extension" if extension else " (no extension)"))
-    state[K.ST_EXT_SIDE] = whole("extension_side", position.get("extension_side", -1), -1)
-    if state[K.ST_EXT_SIDE] >= sides:
+    extension_side = whole("extension_side", position.get("extension_side", -1), -1)
+    if extension_side >= sides:
         fail("extension_side", f"must be a side 0..{sides - 1}, or -1 (nobody called the extension)")
-    if (state[K.ST_EXT_SIDE] >= 0) != (extension > 0 and state[K.ST_TRIP] == extension):
-        fail("extension_side", f"a side calls the extension exactly when the trip is {extension}"
-             if extension else "no extension in this design and player count")
+    if extension and given_trip == extension and extension_side < 0:
+        fail("extension_side", f"missing: the trip is {extension}, so a side called the extension; give that "
+             f"side (0..{sides - 1})")
+    if extension_side >= 0 and given_trip != extension:
+        fail("extension_side", f"{extension_side}, but the trip is {given_trip}: a side calls the extension "
+             "exactly when the trip is " + (f"{extension}; give trip = {extension}" if extension else
+                                            "extended, and this design has no extension at this player count"))
+    state[K.ST_TRIP] = given_trip
+    state[K.ST_EXT_SIDE] = extension_side
     state[K.ST_TRIP_SIDE] = -1
     state[K.ST_LEADER] = -1
 
     def card(field, key, roles=None):
+        if not isinstance(key, str):
+            fail(field, f"must be a card key (a string), not {key!r}")
         if key not in keys:
-            fail(field, f"no card {key!r} in {design.name}")
+            fail(field, f"no card {key!r} in {design.name}{did_you_mean(key, keys)}")
         if roles and design.cards[keys[key]].role not in roles:
             fail(field, f"{key!r} is a {design.cards[keys[key]].role}, expected {' or '.join(roles)}")
         return keys[key]
@@ -129,7 +137,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     # seat keys are strings in TOML and JSON; from Python an int is as natural
     hands = {str(k): v for k, v in of_kind("hands", position.get("hands", {}), dict).items()}
     for name, cards in hands.items():
-        if not name.isdigit() or int(name) >= players:
+        if not is_count_text(name) or int(name) >= players:
             fail(f"hands.{name}", f"not a seat 0..{players - 1}")
         of_kind(f"hands.{name}", cards, list)
         p = int(name)
@@ -158,7 +166,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
         f = f"sides[{s}]"
         of_kind(f, side, dict, SIDE_FIELDS)
         battle = side.get("battle", "empty")
-        if battle in BATTLE_WORDS:
+        if isinstance(battle, str) and battle in BATTLE_WORDS:
             state[b + K.SD_BATTLE] = BATTLE_WORDS[battle]
         else:
             t = card(f"{f}.battle", battle, ("go", "hazard", "remedy"))
@@ -247,13 +255,18 @@ def position_state(design: Design, position: dict, source: str = "position", opt
                 fail(f"{f}.battle", f"{battle!r} does not arise under roll_after_safety = "
                      f"{str(bool(rules[K.R_ROLL_AFTER_SAFETY])).lower()}: a safety laid over its hazard leaves "
                      f"{'needs_go' if rules[K.R_ROLL_AFTER_SAFETY] else 'virtual_go'}")
+    if extension_side >= 0 and not any(c.role == "setback" for c in design.cards):
+        km = int(state[K.side_at(extension_side) + K.SD_DIST])
+        if km < trip:  # nothing takes distance away in this design, and the caller had reached the trip
+            fail("extension_side", f"{extension_side}, but that side shows {km} {design.unit}: only a side that "
+                 f"reached the trip of {trip} calls the extension")
     # Deal what nobody can see: the stock and the hands not listed.
     rng = np.random.default_rng(seed)
     pool = np.repeat(np.arange(n_types), unseen)
     rng.shuffle(pool)
     hand_sizes = {str(k): v for k, v in of_kind("hand_sizes", position.get("hand_sizes", {}), dict).items()}
     for name, size in hand_sizes.items():
-        if not name.isdigit() or int(name) >= players:
+        if not is_count_text(name) or int(name) >= players:
             fail(f"hand_sizes.{name}", f"not a seat 0..{players - 1}")
         if name in hands and size != len(hands[name]):
             fail(f"hand_sizes.{name}", f"{size!r}, but hands.{name} lists {len(hands[name])} cards "
@@ -431,8 +444,10 @@ def parse_move(design: Design, text: str, own_side: int) -> int:
     keys = [c.key for c in design.cards]
     if len(words) == 2 and words[0] in ("play", "discard") and words[1] in keys:
         return keys.index(words[1]) * 8 + (K.DISCARD if words[0] == "discard" else own_side)
-    if len(words) == 5 and words[0] == "play" and words[1] in keys and words[2:4] == ["on", "side"] and words[4].isdigit():
+    if len(words) == 5 and words[0] == "play" and words[1] in keys and words[2:4] == ["on", "side"] and is_count_text(words[4]):
         return keys.index(words[1]) * 8 + int(words[4])
+    if len(words) >= 2 and words[0] in ("play", "discard") and words[1] not in keys:
+        raise DesignError(f"move {text!r}: no card {words[1]!r} in {design.name}{did_you_mean(words[1], keys)}")
     raise DesignError(f"move {text!r}: expected 'play CARD', 'play CARD on side N' or 'discard CARD'")
 
 

@@ -175,6 +175,11 @@ MISTAKES = [
     ("a player count the design does not list", "", "\n[players.3]\ntrip = 100\n", "players.3",
      "not one of design.players (2)"),
     ("a player count that is no table", "", "\n[players]\n2 = 5\n", "players.2", "must be a table"),
+    # another way of writing 2 would be a second [players.2], the last silently winning
+    ("a player count with a leading zero", "", '\n[players."02"]\ntrip = 50\n', "players.02",
+     "not a player count as digits write it, such as [players.2]"),
+    ("a player count in superscript", "", '\n[players."\u00b2"]\ntrip = 50\n', "players.\u00b2",
+     "not a player count as digits write it, such as [players.2]"),
     ("an unknown field of a player count", "", "\n[players.2]\nteams = 2\n", "players.2.teams",
      "unknown field; expected one of: extension, remove, target, team_size, trip"),
     ("teams of 0", "", "\n[players.2]\nteam_size = 0\n", "players.2.team_size", "must be at least 1, not 0"),
@@ -298,6 +303,9 @@ SET = TINY.replace('kind = "sum"\ntrip = 100', 'kind = "set"').replace("value = 
 @pytest.mark.parametrize("old, new, field, problem", [
     ("target = 2", "target = 0", "cards", "the set target is empty for 2 players: give distance cards a `target`"),
     ("target = 2", "target = 11", "cards[1] (km50).target", "needs 11 but the deck has 10 for 2 players"),
+    # a player count's set names distance cards: a go card in it left the set empty and every game capped
+    ("", "\n[players.2]\ntarget = { go = 3 }\n", "players.2.target.go",
+     "'go' is a go card; a set target counts distance cards"),
     ("target = 2", "target = 2\ncap = 1", "cards[1] (km50).target", "needs 2 but cap is 1"),
     ("value = 50\ntarget = 2", "value = 10000\ntarget = 3", "", ""),  # 30 000 km: the most, accepted
     (("value = 50\ntarget = 2", ""), ("value = 10000\ntarget = 3", card("m1", "distance", "value = 1\ntarget = 1")),

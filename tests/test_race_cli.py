@@ -650,7 +650,21 @@ battle = "roll"
     (lambda t: t.replace("stock = 40", 'stock = 40\nhand_sizes = { "1" = "six" }'), "hand_sizes.1", "whole number"),
     # Two players race 700 km, or 1000 after the extension (rules page), and the extension is called by a side
     (lambda t: t.replace("stock = 40", "stock = 40\ntrip = 650"), "trip", "race 700, or 1000 after the extension"),
-    (lambda t: t.replace("stock = 40", "stock = 40\ntrip = 1000"), "extension_side", "exactly when the trip is 1000"),
+    (lambda t: t.replace("stock = 40", "stock = 40\ntrip = 1000"), "extension_side",
+     "missing: the trip is 1000, so a side called the extension; give that side (0..1)"),
+    (lambda t: t.replace("stock = 40", "stock = 40\nextension_side = 1"), "extension_side",
+     "1, but the trip is 700: a side calls the extension exactly when the trip is 1000; give trip = 1000"),
+    # Mille Bornes takes no distance away: the side that called the extension shows at least 700 km
+    (lambda t: t.replace("stock = 40", "stock = 40\ntrip = 1000\nextension_side = 1"), "extension_side",
+     "1, but that side shows 0 km: only a side that reached the trip of 700 calls the extension"),
+    (lambda t: t.replace("stock = 40", "stock = 40\ntrip = 40000"), "trip", "40000, but 2 players of millebornes"),
+    (lambda t: t.replace("players = 2", "players = true"), "players", "missing or not a whole number"),
+    (lambda t: t.replace("on_turn = 0", "on_turn = false"), "on_turn", "must be a seat 0..1, not false"),
+    (lambda t: t.replace('"km50"]', '["km50"]]'), "hands.0", "must be a card key (a string), not ['km50']"),
+    (lambda t: t.replace('battle = "roll"', 'battle = ["roll"]', 1), "sides[0].battle", "must be a card key"),
+    (lambda t: t.replace('"km50"]', '"Roll"]'), "hands.0", "no card 'Roll' in millebornes (did you mean 'roll'?)"),
+    (lambda t: t.replace("stock = 40", 'stock = 40\nhand_sizes = { "\u00b9" = 6 }'), "hand_sizes.\u00b9",
+     "not a seat 0..1"),
     # Six cards in hand, seven on turn after the draw, while the stock holds cards
     (lambda t: t.replace(', "km50"]', "]"), "hands.0", "6 cards, but a hand holds 7 on turn"),
     (lambda t: t.replace("stock = 40", 'stock = 40\nhand_sizes = { "1" = 5 }'), "hand_sizes.1",
