@@ -445,8 +445,9 @@ def _setting_place(raw: dict, path: str, source: str, create: bool) -> tuple[dic
             return None, parts[-1]
         else:
             table = table.setdefault(part, {})
-            if not isinstance(table, (dict, list)):
-                raise DesignError(f"{source}: {path}: {'.'.join(parts[:i + 1])} is a value, not a table")
+            if not isinstance(table, dict) and not (i == 0 and part == "cards"):  # cards: a list, by key above
+                kind = "a list" if isinstance(table, list) else "a value"
+                raise DesignError(f"{source}: {path}: {'.'.join(parts[:i + 1])} is {kind}, not a table")
     return table, parts[-1]
 
 
@@ -484,9 +485,9 @@ def _design_from_tables(raw: dict, text: str, source: str) -> Design:
             per = raw.get("players") if isinstance(raw.get("players"), dict) else {}
             own = {n for n in design.players if isinstance(per.get(str(n)), dict) and "trip" in per[str(n)]}
             without = [n for n in design.players if n not in own]
-            v.fail("target.trip", f"missing: a sum target needs its trip in {design.unit}, the trip of every player count "
-                   "without a [players.N] trip of its own" + (f" ({_plural(without)} players: no "
-                   f"{', '.join(f'players.{n}.trip' for n in without)})" if own and without else ""))
+            v.fail("target.trip", f"missing: a sum target needs its trip in {design.unit}, even where every player "
+                   "count has a [players.N] trip, which replaces it for that count" + (f" ({_plural(without)} "
+                   f"players: no {', '.join(f'players.{n}.trip' for n in without)})" if own and without else ""))
         design.trip = v.integer(target, "target.trip", low=1, high=MAX_DISTANCE)
         v.no_unknown(target, "target", {"kind", "trip"})
     else:
@@ -504,6 +505,11 @@ def _design_from_tables(raw: dict, text: str, source: str) -> Design:
     for key, value in options.items():
         if key not in DEFAULT_OPTIONS:
             v.fail(f"options.{key}", f"unknown rule option{did_you_mean(key, DEFAULT_OPTIONS)}; known: {', '.join(sorted(DEFAULT_OPTIONS))}")
+        default = DEFAULT_OPTIONS[key]
+        if isinstance(value, str) and isinstance(default, int) and key not in OPTION_CHOICES:
+            # text is how --option writes a value; a file writes it as TOML does
+            kind, example = ("true or false", "false") if isinstance(default, bool) else ("a whole number", "500")
+            v.fail(f"options.{key}", f"must be {kind}, written without quotes ({key} = {example}), not {value!r}")
         design.options[key] = _check_option(source, key, value)
     for key, why in design.unused_options().items():
         if key in options and design.options[key] != DEFAULT_OPTIONS[key]:
@@ -573,11 +579,15 @@ def _check_cards(v: "_Validator", d: Design) -> None:
             v.fail("cards", f"card key {key!r} appears more than once ({where}: [[cards]] tables counted from 0)")
     named: dict[str, int] = {}
     for i, c in enumerate(d.cards):
-        if c.name in named:
-            j = named[c.name]
+        if not c.name.strip() or not c.name.isprintable():
+            v.fail(f"cards[{i}] ({c.key}).name", f"{c.name!r}: reports show cards by name, so a name is text on "
+                   "one line (leave it out to show the key)")
+        shown = " ".join(c.name.split())  # as a report's table shows it
+        if shown in named:
+            j = named[shown]
             v.fail(f"cards[{i}] ({c.key}).name", f"{c.name!r} is also the name of cards[{j}] ({d.cards[j].key}); "
                    "reports show cards by name, so give each card its own")
-        named[c.name] = i
+        named[shown] = i
     for role in ("go", "distance"):
         if role not in roles.values():
             v.fail("cards", f"no card with role {role!r}; every design needs one")

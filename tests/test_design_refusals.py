@@ -137,6 +137,19 @@ MISTAKES = [
     ("a distance of 0 km", "value = 50", "value = 0", "cards[1] (km50).value", "must be at least 1, not 0"),
     ("a distance beyond 10 000 km", "value = 50", "value = 10001", "cards[1] (km50).value",
      "must be at most 10000, not 10001"),
+    # --option's text for a value is not TOML's: "7" was read as 7 and "off" as false, while 7.0 was refused
+    ("a blank card name", 'key = "spare"\n', 'key = "spare"\nname = " "\n', "cards[4] (spare).name",
+     "' ': reports show cards by name, so a name is text on one line (leave it out to show the key)"),
+    ("a card name on two lines", 'key = "spare"\n', 'key = "spare"\nname = "spare\\nwheel"\n',
+     "cards[4] (spare).name", "'spare\\nwheel': reports show cards by name, so a name is text on one line (leave "
+     "it out to show the key)"),
+    ("two names apart by a space only", ('key = "flat"\n', 'key = "spare"\n'),
+     ('key = "flat"\nname = "Flat tyre"\n', 'key = "spare"\nname = "Flat tyre "\n'), "cards[4] (spare).name",
+     "'Flat tyre ' is also the name of cards[3] (flat); reports show cards by name, so give each card its own"),
+    ("a number in quotes", "", '\n[options]\nturn_cap = "7"\n', "options.turn_cap",
+     "must be a whole number, written without quotes (turn_cap = 500), not '7'"),
+    ("a switch in words", "", '\n[options]\nlimit_on_limit = "off"\n', "options.limit_on_limit",
+     "must be true or false, written without quotes (limit_on_limit = false), not 'off'"),
     ("a misspelt rule option", "", "\n[options]\nturn_capp = 500\n", "options.turn_capp",
      "unknown rule option (did you mean 'turn_cap'?); known: coup_fourre, coup_fourre_turn_after_stock_empty, "
      "discard, failed_extension_trip_points, go_with_permanent_go, limit_on_limit, overshoot, roll_after_safety, "
@@ -165,12 +178,15 @@ MISTAKES = [
     ("a flag that is not true or false", "value = 50\n", 'value = 50\nlimited = "yes"\n', "cards[1] (km50).limited",
      "must be true or false, not 'yes'"),
     ("a sum target without its trip", "trip = 100\n", "", "target.trip",
-     "missing: a sum target needs its trip in km, the trip of every player count without a [players.N] trip of "
-     "its own"),
+     "missing: a sum target needs its trip in km, even where every player count has a [players.N] trip, which "
+     "replaces it for that count"),
     ("a trip for some player counts only", ("players = [2]", "trip = 100\n", ""),
      ("players = [2, 3]", "", "\n[players.2]\ntrip = 100\n"), "target.trip",
-     "missing: a sum target needs its trip in km, the trip of every player count without a [players.N] trip "
-     "of its own (3 players: no players.3.trip)"),
+     "missing: a sum target needs its trip in km, even where every player count has a [players.N] trip, which "
+     "replaces it for that count (3 players: no players.3.trip)"),
+    ("a trip for every player count but none of its own", "trip = 100\n", ("\n[players.2]\ntrip = 100\n"),
+     "target.trip", "missing: a sum target needs its trip in km, even where every player count has a "
+     "[players.N] trip, which replaces it for that count"),
     # [players.N]
     ("a player count the design does not list", "", "\n[players.3]\ntrip = 100\n", "players.3",
      "not one of design.players (2)"),

@@ -45,6 +45,7 @@ def test_a_variant_changes_one_setting_and_is_checked_as_a_file_would_be():
             ("cards.stp.count", 3, "builtin:millebornes: cards.stp.count: no card 'stp' in this design"),
             ("cards.stop", 3, "a card's setting is cards.KEY.FIELD"),
             ("target.trip.km", 3, "target.trip is a value, not a table"),
+            ("design.players.0", 3, "design.players is a list, not a table"),  # only cards are found by key
             ("cards.stop.count", -1, "with cards.stop.count = -1: cards[9] (stop).count: must not be negative"),
             ("design.hand_size", 0, "with design.hand_size = 0: design.hand_size: must be at least 1")):
         with pytest.raises(DesignError) as err:
