@@ -20,7 +20,7 @@ from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata)
 from etappe.kernels.options import option_text, value_text
-from etappe.kernels.race_design import DesignError, builtin_names, load_design, parse_design
+from etappe.kernels.race_design import R_TURN_CAP, DesignError, builtin_names, load_design, parse_design
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import (analyze_policy, analyze_position, legal_moves_of, position_toml,
                                          read_position_file)
@@ -289,6 +289,24 @@ class _RunningSummary:
                       + "; "
                       f"{play_time_text(meta['wall_seconds'], self.games, 'games')})"
                       + ("" if startup is None else f", after {startup:.2f} s to compile or load the kernels"))
+        self.warn_capped(meta)
+
+    def warn_capped(self, meta: dict) -> None:
+        """One line on stderr when games hit a cap: they have no winner, and
+        the win rates leave them out."""
+        cut = self.capped + self.hand_capped
+        if not cut:
+            return
+        caps = " or ".join(text for count, text in (
+            (self.capped, f"the turn cap of {counted(int(self.run.rules[R_TURN_CAP]), 'turn')} a hand"),
+            (self.hand_capped, f"the hand cap of {meta.get('hand_cap')} hands")) if count)
+        if cut == self.games:
+            err_console.print(f"warning: all {counted(cut, 'game')} hit {caps}: none has a winner, so there are no "
+                              "win rates. Replay one (etappe replay) to see where the games stall; a design whose "
+                              "games cannot end needs other cards, a long one a higher -o turn_cap.", highlight=False)
+        else:
+            err_console.print(f"warning: {cut} of {counted(self.games, 'game')} hit {caps}: no winner; the win rates "
+                              "are among the games with one.", highlight=False)
 
 
 def rate_columns() -> tuple[Column, Column]:

@@ -1407,3 +1407,17 @@ def test_the_bremen_and_etape_reports_reproduce_line_plays_the_same_run_again(tm
     pd.testing.assert_frame_equal(pd.read_parquet("b.parquet"), pd.read_parquet("a.parquet"))
     if game == "etape":
         pd.testing.assert_frame_equal(pd.read_parquet("b.stages.parquet"), pd.read_parquet("a.stages.parquet"))
+
+
+def test_simulate_warns_when_games_hit_the_turn_cap():
+    # the standard: a game that cannot end is cut off by the cap and reported; every game capped is a
+    # design (or a cap) to look at, so it is said on stderr, not only counted in the last line
+    every = run("simulate", "stapop", "--games", 20, "--seed", 1, "-o", "turn_cap=10")
+    assert every.exit_code == 0
+    assert "\nwarning: all 20 games hit the turn cap of 10 turns a hand: none has a winner" in every.stderr
+    # Stap op's greedy games run about 257 turns at four players: a cap of 257 cuts some of them short
+    some = run("simulate", "stapop", "--games", 200, "--seed", 1, "-o", "turn_cap=257")
+    capped = int(re.search(r"turn cap hit (\d+)", some.stdout)[1])
+    assert 0 < capped < 200
+    assert f"warning: {capped} of 200 games hit the turn cap of 257 turns a hand: no winner" in some.stderr
+    assert "warning" not in run("simulate", "stapop", "--games", 20, "--seed", 1).stderr
