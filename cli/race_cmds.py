@@ -20,8 +20,9 @@ from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata)
 from etappe.kernels.options import option_text, value_text
-from etappe.kernels.race_design import R_TURN_CAP, DesignError, builtin_names, load_design, parse_design
-from etappe.kernels.race_policies import GREEDY_PARAMETERS, PRESETS, RANDOM_DESCRIPTION, PolicyError
+from etappe.kernels.race_design import (MAX_DISTANCE, R_TURN_CAP, DesignError, builtin_names, load_design,
+                                       parse_design)
+from etappe.kernels.race_policies import GREEDY_PARAMETERS, P_EXTENSION_MARGIN, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import (analyze_policy, analyze_position, legal_moves_of, position_toml,
                                          read_position_file)
 
@@ -354,7 +355,8 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
                                     advance)
     except (DesignError, PolicyError, OSError) as exc:
         fail(str(exc))
-    table = Table("move", "P(win the hand)", "95 % interval", "playouts",
+    scored = d.scoring is not None
+    table = Table("move", "P(best hand score)" if scored else "P(win the hand)", "95 % interval", "playouts",
                   title=f"{d.title}: seat {position.get('on_turn', 0)} to play")
     ranked = sorted(rows, key=lambda r: -r["probability"])
     best_low = wilson_interval(ranked[0]["wins"], ranked[0]["playouts"])[0] if ranked else 0.0
@@ -365,14 +367,22 @@ def analyze_command(deck: str, position_file: Path, playouts: int, policy: str, 
         table.add_row(row["move"], f"{row['probability']:.3f}", f"{low:.3f} - {high:.3f}", str(row["playouts"]))
     console.print(table)
     console.print("The unseen cards are dealt afresh for each playout; every move is tried on the same deals, "
-                  f"then the hand is played out by {policy} players.", highlight=False)
-    if near:
+                  f"then the hand is played out by {policy} players."
+                  + (" A side wins the hand with the strictly highest hand score (a tie is no win); the game's "
+                     "running totals are not part of a position." if scored else ""), highlight=False)
+    if len({row["probability"] for row in rows}) == 1 and ranked[0]["probability"] in (0.0, 1.0):
+        console.print(f"Every move {'wins' if ranked[0]['probability'] else 'loses'} the hand in every playout: "
+                      "by the chance to win it, no move is better than another here.", highlight=False)
+    elif near:
         console.print(f"{counted(near, 'other move')} {'reaches' if near == 1 else 'reach'} the best move's interval: "
                       "these playouts do not tell them apart (more --playouts narrow every interval).", highlight=False)
-    if d.trip_for(int(position.get("players", 0)))[1]:
+    if any(row["asks_extension"] for row in rows):
+        margin = analyze_policy(policy).params[P_EXTENSION_MARGIN]
+        answer = ("never calls it" if margin > MAX_DISTANCE else "always calls it" if margin < -MAX_DISTANCE
+                  else f"calls it when ahead of every other side by at least {margin:g} {d.unit}")
         console.print(f"A move that completes the trip is valued with {policy}'s own answer to the extension "
-                      "(greedy calls it when ahead by extension_margin km): --policy cautious values stopping "
-                      "there, --policy bold going on.", highlight=False)
+                      f"({policy} {answer}): --policy cautious values stopping there, --policy bold going on.",
+                      highlight=False)
 
 
 def replay_command(deck: str, players: int | None, policy: str, seed: int, game: int, option: list[str] | None,

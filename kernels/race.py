@@ -997,7 +997,8 @@ def playout_value(ct, rules, state, side, sides_out, win_only):
     another side completing it or for the side's disqualification (it can
     no longer win), and in between the distance lead over the sides still
     in the race. With win_only: 1 if the side wins the hand (completes the
-    trip, or has the strictly best hand score in scored designs), else 0."""
+    trip, or in a hand played out without a trip goes strictly furthest;
+    has the strictly best hand score in scored designs), else 0."""
     sides = rules[R_SIDES]
     if rules[R_SCORING] == 1:
         for s in range(sides):
@@ -1019,7 +1020,17 @@ def playout_value(ct, rules, state, side, sides_out, win_only):
         return (sides_out[side, S_SCORE] - best) / 1000.0
     if state[ST_TRIP_SIDE] >= 0:
         return 1.0 if state[ST_TRIP_SIDE] == side else 0.0
-    if win_only or state[side_at(side) + SD_DISQ] == 1:
+    if win_only:
+        if not hand_finished(state, rules) or state[side_at(side) + SD_DISQ] == 1:
+            return 0.0  # still being played (cut off by the cap), or the side can no longer win
+        # played out without a trip: the side that went furthest wins, alone (a disqualified side cannot)
+        mine = state[side_at(side) + SD_DIST]
+        for s in range(sides):
+            b = side_at(s)
+            if s != side and state[b + SD_DISQ] == 0 and state[b + SD_DIST] >= mine:
+                return 0.0
+        return 1.0
+    if state[side_at(side) + SD_DISQ] == 1:
         return 0.0
     best = 0
     for s in range(sides):

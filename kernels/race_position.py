@@ -553,7 +553,9 @@ def analyze_position(design: str | Path | Design, position: dict, playouts: int 
     `policy` players (greedy by default); a move's value is the share of
     deals in which the player's side wins the hand: completes the trip, or
     in scored designs has the strictly best hand score.
-    Returns one dict per move: move, wins, playouts, probability.
+    Returns one dict per move: move, wins, playouts, probability, and
+    asks_extension (the move completes the trip while the extension can
+    still be called: the playouts take `policy`'s answer).
     `progress(k)` is called after every k deals played out.
     """
     playouts = whole_argument("playouts", playouts, 1)
@@ -586,5 +588,15 @@ def analyze_position(design: str | Path | Design, position: dict, playouts: int 
             progress(batch)
     side = seat % int(rules[K.R_SIDES])
     wins, counts = sums[0], sums[3]
+    km = int(state[K.side_at(side) + K.SD_DIST])
+    # a move that reaches the trip exactly while the extension is still to call asks the mover's policy for it
+    open_extension = rules[K.R_EXTENSION] > 0 and state[K.ST_EXT_SIDE] < 0 and not rules[K.R_TARGET_SET]
+
+    def asks_extension(m: int) -> bool:
+        t = m >> 3
+        return bool(open_extension and (m & 7) == side and design.cards[t].role == "distance"
+                    and km + design.cards[t].value == state[K.ST_TRIP])
+
     return [{"move": describe_move(design, int(moves[i]), side), "wins": int(round(wins[i])),
-             "playouts": int(counts[i]), "probability": wins[i] / counts[i]} for i in range(n)]
+             "playouts": int(counts[i]), "probability": wins[i] / counts[i],
+             "asks_extension": asks_extension(int(moves[i]))} for i in range(n)]

@@ -1421,3 +1421,40 @@ def test_simulate_warns_when_games_hit_the_turn_cap():
     assert 0 < capped < 200
     assert f"warning: {capped} of 200 games hit the turn cap of 257 turns a hand: no winner" in some.stderr
     assert "warning" not in run("simulate", "stapop", "--games", 20, "--seed", 1).stderr
+
+
+def test_analyze_says_what_winning_a_scored_hand_means_and_when_the_extension_is_asked(tmp_path):
+    position = tmp_path / "p.toml"
+    # two players race 700 km, or 1000 after the extension (rules page): at 600 km a 100 reaches the trip
+    position.write_text(GOOD_POSITION.replace("km100 = 2", "km200 = 2, km100 = 2"))
+    text = " ".join(run("analyze", "millebornes", position, "--playouts", 20, "--policy", "cautious").stdout.split())
+    assert "P(best hand score)" in text and "a tie is no win" in text
+    assert "valued with cautious's own answer to the extension (cautious never calls it)" in text
+    text = " ".join(run("analyze", "millebornes", position, "--playouts", 20).stdout.split())
+    assert "(greedy calls it when ahead of every other side by at least 100 km)" in text
+    # at 200 km no card in hand reaches 700: the extension is not asked, and nothing is said of it
+    position.write_text(GOOD_POSITION)
+    assert "extension" not in run("analyze", "millebornes", position, "--playouts", 20).stdout
+    # Stap op has no scoring table: a hand is won by completing the trip
+    position.write_text(KM10_WINS_POSITION)
+    assert "P(win the hand)" in run("analyze", "stapop", position, "--playouts", 20).stdout
+
+
+def test_analyze_says_when_no_move_changes_the_outcome(tmp_path):
+    # side 1 is 25 km short of the trip and holds a 25; seat 0, under a Stop with a 25, can only discard
+    # it: nothing is left to draw, so side 1 completes the trip (and scores far more) in every playout
+    position = tmp_path / "p.toml"
+    position.write_text("""
+players = 2
+on_turn = 0
+stock = 0
+hands = { "0" = ["km25"], "1" = ["km25"] }
+[[sides]]
+battle = "stop"
+[[sides]]
+battle = "roll"
+distance = { km200 = 2, km100 = 2, km75 = 1 }
+""")
+    text = " ".join(run("analyze", "millebornes", position, "--playouts", 10).stdout.split())
+    assert "Every move loses the hand in every playout: by the chance to win it, no move is better" in text
+    assert "reach the best move's interval" not in text
