@@ -24,7 +24,7 @@ from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_unifor
                                    skill_moments, skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
-from etappe.kernels.options import number_text, option_value, policy_parameters, run_numbers, whole
+from etappe.kernels.options import did_you_mean, number_text, option_value, policy_parameters, run_numbers, whole
 from etappe.kernels.user_policy import UserPolicyError, compile_user_policy, source_hash
 
 __all__ = [
@@ -866,9 +866,16 @@ class Game:
 
     # positions
     def field(self, name: str) -> int:
+        if name not in self.board.names:
+            raise ValueError(f"no field {name!r} on {self.board.name}{did_you_mean(name, self.board.names)}")
         return self.board.index(name)
 
     def animal(self, colour: int, animal: str) -> int:
+        """The animal's slot; colours 0 to 3 are always on the board (with fewer players, some seats hold two)."""
+        if isinstance(colour, bool) or colour not in range(4):
+            raise ValueError(f"colour {colour!r}: the colours are 0 to 3")
+        if animal not in SIZES:
+            raise ValueError(f"no animal {animal!r}; the animals are {', '.join(SIZES)}")
         return 4 * colour + SIZES[animal] - 1
 
     def pos(self, colour: int, animal: str) -> str:

@@ -23,7 +23,7 @@ from etappe.analysis.stats import (SKILL_MOMENTS, Z95, ChiSquare, IntHistogram, 
                                    grouped_wilson, paired_from_values, ratio_interval, skill_moments,
                                    skill_table_from_moments, wilson_interval)
 from etappe.kernels import etape as K
-from etappe.kernels.options import number_text, option_value, policy_parameters, run_numbers, whole
+from etappe.kernels.options import did_you_mean, number_text, option_value, policy_parameters, run_numbers, whole
 
 __all__ = [
     "simulate", "seat_policies", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names",
@@ -139,8 +139,9 @@ def resolve_options(options: dict | None) -> dict:
     options = dict(options or {})
     unknown = set(options) - set(OPTIONS)
     if unknown:
-        raise ValueError(f"unknown etape option(s) {', '.join(sorted(map(repr, unknown)))}; known: "
-                         f"{', '.join(sorted(OPTIONS))}")
+        first = sorted(unknown)[0]
+        raise ValueError(f"unknown etape option(s) {', '.join(sorted(map(repr, unknown)))}"
+                         f"{did_you_mean(first, OPTIONS)}; known: {', '.join(sorted(OPTIONS))}")
     full = {}
     for name, (_, default) in OPTIONS.items():
         try:
@@ -195,7 +196,7 @@ def parse_policy(spec: str) -> tuple[int, np.ndarray, str]:
         raise ValueError(f"policy {spec!r}: a policy of your own (FILE.py:FUNCTION) plays the race games and Bremen only; "
                          f"Tape l'étape takes {', '.join(POLICIES)} with their parameters (docs/etape.md)")
     if name not in POLICIES:
-        raise ValueError(f"unknown etape policy {name!r}; known: {', '.join(POLICIES)}")
+        raise ValueError(f"unknown etape policy {name!r}{did_you_mean(name, POLICIES)}; known: {', '.join(POLICIES)}")
     pid, defaults = POLICIES[name]
     params = defaults | policy_parameters(spec, name, rest, {key: PARAMETER_RANGES[key] for key in defaults})
     row = np.zeros(K.N_PARAMS, np.float64)

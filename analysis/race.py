@@ -367,7 +367,15 @@ def replay(design: str | Path | Design | Mapping, game: int, players: int = 4,
     """
     if isinstance(design, Mapping):
         return run_of(design, game).replay(game)
+    _not_a_frame(design, "replay")
     return RaceRun(design, players, policies, seed, options, seating).replay(game)
+
+
+def _not_a_frame(design, function: str) -> None:
+    """The records of a run are not the run: its metadata (their attrs) is."""
+    if isinstance(design, pd.DataFrame):
+        raise TypeError(f"{function} takes the run's metadata, {function}(df.attrs, game=...), or its design; "
+                        "not the records")
 
 
 def replay_position(design: str | Path | Design | Mapping, game: int, turn: int, hand: int = 1, players: int = 4,
@@ -381,6 +389,7 @@ def replay_position(design: str | Path | Design | Mapping, game: int, turn: int,
     turn the game did not reach."""
     if isinstance(design, Mapping):
         return run_of(design, game).position(game, turn, hand)
+    _not_a_frame(design, "replay_position")
     return RaceRun(design, players, policies, seed, options, seating).position(game, turn, hand)
 
 
@@ -404,6 +413,9 @@ def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
     are those the run was played with. Raises ValueError for metadata of
     another game, a `game` the run does not hold, a design or policy that
     cannot be loaded now, or one that changed since the run."""
+    if not meta:
+        raise ValueError("no run metadata: give a run file's (read_parquet's second value) or the attrs of a frame "
+                         "simulate returned")
     if meta.get("game") != "race":
         raise ValueError(f"a run of {meta.get('game')}; replay is for the race designs")
     missing = [f for f in ("design_file", "players", "policies", "seed", "options") if f not in meta]

@@ -10,6 +10,7 @@ the file, the field and the problem.
 from __future__ import annotations
 
 import difflib
+import os
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -374,6 +375,9 @@ def builtin_names() -> list[str]:
 
 def load_design(name_or_path: str | Path) -> Design:
     """Load a built-in design by name (`stapop`, `millebornes`, `touring`) or a TOML file."""
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TypeError(f"a design is a built-in name ({', '.join(builtin_names())}), a TOML file's path or a "
+                        f"loaded Design, not {type(name_or_path).__name__}")
     text_name = str(name_or_path)
     if text_name in builtin_names():
         text = (resources.files("etappe.kernels") / "designs" / f"{text_name}.toml").read_text("utf-8")

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, types
 
 from .jit import optional_part
-from .options import policy_parameters
+from .options import did_you_mean, policy_parameters
 from .race import (
     N_PARAMS, P_ATTACK, P_CONFIDENCE, P_COUP_FOURRE, P_EXTENSION_MARGIN, P_HOLD_SAFETIES, P_HORIZON, P_PLAYOUTS,
     P_TARGET_LEADER, POLICY_GREEDY, POLICY_LOOKAHEAD, POLICY_RANDOM, POLICY_USER, lookahead_move,
@@ -124,8 +124,9 @@ def parse_policy(spec: str) -> PolicySpec:
             raise PolicyError(f"policy 'random' takes no parameters (got {overrides!r})")
         return PolicySpec("random", POLICY_RANDOM, (0.0,) * N_PARAMS)
     if name not in PRESETS and name != "lookahead":
-        raise PolicyError(f"unknown policy {name!r}; built-in: random, lookahead, {', '.join(PRESETS)}; "
-                          "or a user policy path/to/file.py:function")
+        raise PolicyError(f"unknown policy {name!r}{did_you_mean(name, ['random', 'lookahead', *PRESETS])}; "
+                          f"built-in: random, lookahead, {', '.join(PRESETS)}; or a user policy "
+                          "path/to/file.py:function")
     known = dict(GREEDY_PARAMETERS)
     row = [0.0] * N_PARAMS
     if name == "lookahead":

@@ -130,8 +130,28 @@ def test_race_options_must_be_a_dict():
 def test_race_bad_option_and_policy_name_the_field():
     with pytest.raises(R.DesignError, match="unknown rule option 'overshot'"):
         R.simulate("millebornes", players=2, games=1, options={"overshot": "forbid"})
-    with pytest.raises(R.PolicyError, match="unknown policy 'greedyy'"):
+    with pytest.raises(R.PolicyError, match="unknown policy 'greedyy' .did you mean 'greedy'.."):
         R.simulate("millebornes", players=2, games=1, policies=["greedyy"])
+
+
+def test_misspelt_names_get_a_hint_in_every_game():
+    with pytest.raises(ValueError, match="unknown etape option.s. 'mod' .did you mean 'mode'.."):
+        E.simulate(players=4, races=1, options={"mod": "stage"})
+    with pytest.raises(ValueError, match="unknown etape policy 'heuristik' .did you mean 'heuristic'.."):
+        E.simulate(players=4, races=1, policies=["heuristik"])
+
+
+def test_replay_and_simulate_name_what_they_were_given_instead():
+    df = R.simulate("stapop", players=2, games=2, seed=1)
+    with pytest.raises(TypeError, match=r"replay takes the run's metadata, replay\(df.attrs, game=...\)"):
+        R.replay(df, game=1)
+    with pytest.raises(TypeError, match=r"replay_position takes the run's metadata"):
+        R.replay_position(df, game=1, turn=3)
+    with pytest.raises(ValueError, match="no run metadata: give a run file's"):
+        R.replay({}, game=1)
+    with pytest.raises(TypeError, match="a design is a built-in name .millebornes, stapop, touring., a TOML file's "
+                                        "path or a loaded Design, not NoneType"):
+        R.simulate(None, players=2, games=1)
 
 
 def test_race_simulate_of_another_game_points_to_its_module():
@@ -190,6 +210,19 @@ def test_bremen_policies_repeat_around_the_table_as_in_the_race_games():
     assert df.attrs["policies"] == ["greedy", "random", "greedy", "random"]
     with pytest.raises(ValueError, match="not 3"):
         B.simulate(players=4, games=2, policies=["greedy", "random", "greedy"])
+
+
+def test_bremen_game_refuses_what_is_no_colour_animal_or_field():
+    # docs/bremen.md: four colours (0 to 3) at every player count, four animals, the board's fields;
+    # colour 7 wrote over colour 3's donkey's home
+    g = B.Game(players=4)
+    before = g.state.copy()
+    for args, message in (((7, "donkey", "r05"), "colour 7: the colours are 0 to 3"),
+                          ((0, "horse", "r05"), "no animal 'horse'; the animals are rooster, cat, dog, donkey"),
+                          ((0, "donkey", "r99"), "no field 'r99' on ")):
+        with pytest.raises(ValueError, match=message):
+            g.place(*args)
+    assert (g.state == before).all()
 
 
 def test_bremen_attrs_hold_what_the_docstring_lists():
