@@ -128,6 +128,7 @@ def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
     fs = summary.c.get("first_seat_games", np.zeros(L.players))
     seating = ", ".join(f"seat {i} -> {L.side_label(s)}" for i, s in enumerate(L.seat_side)) if L.sides < L.players else "one seat per side"
     first = "; ".join(f"seat {i} in {counted(int(v), 'game')}" for i, v in enumerate(fs))
+    run_games = meta.get("games", summary.games)  # the wall time is the whole run's, of these or more games
     rows = [
         ("game", meta.get("game", "race")),
         ("design", design_name(meta)),
@@ -140,14 +141,14 @@ def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
         ("first player (game start)", first),
         ("policies", policies_text(meta)),
         ("seating of the policies", meta.get("seating", "fixed")),
-        ("games", summary.games),
+        ("games", summary.games if run_games == summary.games else f"{summary.games} of the run's {run_games}"),
         ("hands", int(summary.c.get("hands", 0))),
         ("root seed", meta.get("seed", "")),
         ("package version", meta.get("version", "")),
         ("turn cap / hand cap", f"{meta.get('turn_cap', '')} / {meta.get('hand_cap', '')}"),
         ("target", f"{meta.get('target', '')} {L.unit}"),
         ("wall time", f"{wall:.2f} s" if isinstance(wall, (int, float)) else ""),
-        ("games per second", f"{summary.games / wall:.0f}" if isinstance(wall, (int, float)) and wall > 0 else ""),
+        ("games per second", f"{run_games / wall:.0f}" if isinstance(wall, (int, float)) and wall > 0 else ""),
         ("reproduce", reproduce_command(meta)),
     ]
     return pd.DataFrame({"item": [r[0] for r in rows], "value": [str(r[1]) for r in rows]})

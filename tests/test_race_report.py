@@ -559,6 +559,15 @@ def test_the_turn_cap_how_games_end_and_the_speed_in_a_report(toy):
     assert "| games per second | 8 |" in md  # 4 games in 0.5 s
 
 
+def test_a_report_of_some_of_a_run_s_games_says_so_and_gives_the_run_s_speed(toy):
+    # a notebook's df[df.game < 2]: its header said "2 games" beside the 4-game run's command, and 2
+    # games in the run's 0.5 s
+    some = toy[toy.game < 2]
+    md = build_report(summarize(some), {**toy.attrs, "games": 4, "wall_seconds": 0.5}).to_markdown()
+    assert "| games | 2 of the run's 4 |" in md
+    assert "| games per second | 8 |" in md
+
+
 def test_headline_says_why_a_metric_has_no_interval_or_test():
     # The headline gave "Holm p = nan" for a metric equal in every game (no test: Holm's m leaves it
     # out) and "[nan, nan]" for one pair of games; it now says which, as the variant report does.
