@@ -295,6 +295,25 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     })
 
 
+def design_paired_table(comp: PairedComparison, a: RaceSummary, b: RaceSummary,
+                        alpha: float = 0.05) -> pd.DataFrame:
+    """The paired table of a comparison report (paired_table, its Holm
+    family): the metrics that mean the same in both runs, each with its
+    fair-share distance (1/sides). A hand's first player's rows stand only
+    in games of several hands (in games of one they repeat the game's), and
+    distances and totals only on the same scale (unit, target, hands a
+    game); otherwise the deficit as a share of the trip stands in for them
+    and the final gap is left out."""
+    La, Lb = a.layout, b.layout
+    multi = La.multi_hand or Lb.multi_hand
+    same_scale = (La.unit, La.target, La.multi_hand) == (Lb.unit, Lb.target, Lb.multi_hand)
+    skip = {"hands", "first_hand_trip_share"} if not multi else set()
+    skip |= {"winner_deficit_share"} if same_scale else set(SCALED_METRICS)
+    shown = [m for m in comp.metrics if m not in skip]
+    return paired_table(comp, metrics=shown, alpha=alpha, side_labels={s: La.side_label(s) for s in range(La.sides)},
+                        fair=1.0 / La.sides)
+
+
 def setting_text(value) -> str:
     """A setting's value in the table of what differs: as design files and the command line write it
     (value_text: true, not True), "-" where it is not set."""

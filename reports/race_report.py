@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import race_summary as rs
-from ..analysis.compare import (SCALED_METRICS, PairedComparison, card_comparison, design_differences, headline,
-                                paired_table, seat_bias_strength)
+from ..analysis.compare import (PairedComparison, card_comparison, design_differences, design_paired_table, headline,
+                                seat_bias_strength)
 from ..analysis.race_summary import RaceSummary
 from ..analysis.stats import chi_square_caution, counted, p_text, rate, small_expected_note, wilson_interval
 from ..kernels.options import option_text
@@ -504,17 +504,9 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     """
     name_a, name_b = comparison_names(meta_a, meta_b)
     La = summary_a.layout
-    side_labels = {s: La.side_label(s) for s in range(La.sides)}
     Lb = summary_b.layout
     multi = La.multi_hand or Lb.multi_hand
-    same_scale = (La.unit, La.target, La.multi_hand) == (Lb.unit, Lb.target, Lb.multi_hand)
-    # distances and totals compare directly only on the same scale; otherwise
-    # the deficit as a share of the trip stands in and the final gap is left out
-    # in games of one hand the hand's first player is the game's: its rows would repeat the first player's
-    skip = {"hands", "first_hand_trip_share"} if not multi else set()
-    skip |= {"winner_deficit_share"} if same_scale else set(SCALED_METRICS)
-    shown = [m for m in comparison.metrics if m not in skip]
-    paired = paired_table(comparison, metrics=shown, alpha=alpha, side_labels=side_labels, fair=1.0 / La.sides)
+    paired = design_paired_table(comparison, summary_a, summary_b, alpha)
     rep = Report(f"Comparison: {name_a} vs {name_b}, {La.players} players", on_section=on_section)
 
     sec = rep.section("Headline")

@@ -8,6 +8,7 @@ import pytest
 
 from etappe.analysis.compare import (
     design_differences,
+    design_paired_table,
     PairedComparison,
     card_comparison,
     compare_tables,
@@ -512,3 +513,21 @@ def test_design_differences_name_scoring_and_card_rules():
     old = {k: v for k, v in shorter.items() if k != "scoring"}
     old["cards"] = [{k: c[k] for k in ("key", "name", "role", "value", "count")} for c in shorter["cards"]]
     assert design_differences(old, meta).empty
+
+
+def test_design_paired_table_keeps_what_compares_across_two_designs():
+    # docs/records.md: winner_deficit_share "replaces it, with no final gap, in a comparison of two
+    # designs that differ in unit, trip, or in playing one hand or several"; the hand's first player
+    # repeats the game's in games of one hand
+    from etappe.analysis.race import simulate
+
+    so, mb = (simulate(d, players=2, games=60, seed=1) for d in ("stapop", "millebornes"))
+    so_b = simulate("stapop", players=2, games=60, seed=1, options={"overshoot": "disqualify"})
+    comparison = compare_tables(game_table(so, so.attrs), game_table(mb, mb.attrs))
+    keys = set(design_paired_table(comparison, summarize(so), summarize(mb))["key"])
+    assert {"winner_deficit_share", "hands", "first_hand_trip_share", "first_player_gap"} <= keys
+    assert not keys & {"winner_deficit", "final_gap"}
+    same = compare_tables(game_table(so, so.attrs), game_table(so_b, so_b.attrs))
+    keys = set(design_paired_table(same, summarize(so), summarize(so_b))["key"])
+    assert {"winner_deficit", "final_gap", "first_player_gap"} <= keys
+    assert not keys & {"winner_deficit_share", "hands", "first_hand_trip_share"}
