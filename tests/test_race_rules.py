@@ -817,9 +817,10 @@ def test_mb_after_the_extension_only_1000_ends_the_hand():
                      "play km50", policies=["bold", "bold"])
     assert not info["extension_called"] and not info["hand_over"]
     own = side("roll", distance={"km100": 9, "km25": 2})  # 950
-    moves = legal(MB, mb_pos(own, side(), hand, trip=1000, extension_side=1))
+    caller = side("roll", distance={"km200": 2, "km100": 3})  # called the extension at exactly 700
+    moves = legal(MB, mb_pos(own, caller, hand, trip=1000, extension_side=1))
     assert "play km50" in moves and "play km75" not in moves
-    _, info = play(MB, mb_pos(own, side(), hand, trip=1000, extension_side=1), "play km50")
+    _, info = play(MB, mb_pos(own, caller, hand, trip=1000, extension_side=1), "play km50")
     assert info["hand_over"] and info["trip_side"] == 0
 
 
