@@ -131,6 +131,7 @@ EV_RESHUFFLE = 7
 EV_DECLINE_EXTENSION = 8
 EV_BROKEN_INVARIANT = 9   # only in logged play: check_state found a broken invariant (value: its code)
 EV_STOPPED = 10           # only in a replay asked for a position: the hand stopped after this seat's draw
+EV_STOCK_EMPTY = 11       # the draw before it took the stock's last card
 LOG_NCOLS = 6
 
 # ---- policies ---------------------------------------------------------------
@@ -482,11 +483,12 @@ def draw(state, ct, rules, seat, key, cards, log):
         return False, key
     t = state[STOCK_AT + n - 1]
     state[ST_STOCK_N] = n - 1
-    if n == 1:
-        state[ST_STOCK_EXHAUSTED] = 1
     add_to_hand(state, seat, t)
     cards[side_of(seat, rules[R_SIDES]), t, K_DRAWN] += 1
     log_event(log, state, seat, EV_DRAW, t, -1, 0)
+    if n == 1:
+        state[ST_STOCK_EXHAUSTED] = 1
+        log_event(log, state, seat, EV_STOCK_EMPTY, -1, -1, 0)
     return True, key
 
 

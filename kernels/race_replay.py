@@ -10,12 +10,13 @@ import numpy as np
 from . import race as K
 from .race_policies import policy_table
 from .race_position import seen_position
-from .race_design import (HAND_CAP, R_COUP_TURN_EMPTY, R_GAME_TARGET, R_HAND_SIZE, R_PLAYERS, R_SCORING, R_SIDES,
-                          R_TIED_GAME_PLAYS_ON, R_TURN_CAP, Design)
+from .race_design import (HAND_CAP, R_COUP_TURN_EMPTY, R_GAME_TARGET, R_HAND_SIZE, R_PLAYERS, R_RESHUFFLE,
+                          R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TURN_CAP, Design)
 
 # Events a turn can log: a reshuffle and a draw, the play, a coup fourré with its replacement draw and
-# reshuffle (or the extension's answer), a broken invariant; and before it a pass by each other seat.
-EVENTS_PER_TURN = 7
+# reshuffle (or the extension's answer), a broken invariant, the stock running out; and before it a pass
+# by each other seat.
+EVENTS_PER_TURN = 8
 
 
 def replay_hands(design: Design, card_table, rules, seat_specs, seed: int, game: int):
@@ -118,9 +119,10 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
     for p, spec in enumerate(seat_specs):
         lines.append(f"  seat {p}: {spec.name}" + (f" (side {p % sides})" if sides != players else ""))
     for hand, log, sides_out, hand_out, totals in replay_hands(design, card_table, rules, seat_specs, seed, game):
-        lines.append(f"\n== hand {hand + 1}: seat {hand_out[K.H_FIRST_SEAT]} plays first ==")
+        lines.append(f"\n== hand {hand + 1} (hand {hand} in the records): seat {hand_out[K.H_FIRST_SEAT]} plays first ==")
         deal: dict[int, list[str]] = {}
         previous = -1
+        last_mover, drew = -1, False  # who played the last turn; whether this turn began with a draw
         for i, (turn, seat, event, card, side, value) in enumerate(log):
             if event == K.EV_DEAL:
                 deal.setdefault(seat, []).append(names[card])
@@ -130,15 +132,23 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
                     lines.append(f"  seat {s} is dealt: {' '.join(sorted(deal[s]))}")
                 deal = {}
             who = f"t{turn:>4} seat {seat}"  # plays are logged once the turn is counted
+            # a seat that plays two turns in a row has an extra turn (a safety laid on its own turn)
+            again = " (extra turn)" if seat == last_mover else ""
             if event == K.EV_DRAW and previous == K.EV_COUP_FOURRE:
                 lines.append(f"{'':>5} seat {seat} draws {names[card]} to replace the safety")
             elif event == K.EV_DRAW:
-                lines.append(f"t{turn + 1:>4} seat {seat} draws {names[card]}")
+                lines.append(f"t{turn + 1:>4} seat {seat} draws {names[card]}{again}")
+                drew = True
             elif event == K.EV_PLAY:
                 target = "" if side == seat % sides else f" on side {side}"
-                lines.append(f"{who} plays {names[card]}{target}")
+                lines.append(f"{who} plays {names[card]}{target}{'' if drew else again}")
+                last_mover, drew = seat, False
             elif event == K.EV_DISCARD:
-                lines.append(f"{who} discards {names[card]}")
+                lines.append(f"{who} discards {names[card]}{'' if drew else again}")
+                last_mover, drew = seat, False
+            elif event == K.EV_STOCK_EMPTY and not rules[R_RESHUFFLE]:  # a reshuffle says so at the next draw
+                no_extra = "" if rules[R_SAFETY_EXTRA_TURN_EMPTY] else "; a safety laid from now gives no extra turn"
+                lines.append(f"{'':>5} that was the stock's last card: the hands are played out{no_extra}")
             elif event == K.EV_COUP_FOURRE:
                 # The replacement draw follows unless the stock is empty; then the turn
                 # jump depends on the option coup_fourre_turn_after_stock_empty.
@@ -153,6 +163,7 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
                 lines.append(f"{'':>5} side {side} completes the trip and does not extend")
             elif event == K.EV_PASS:
                 lines.append(f"{'':>5} seat {seat} has no card and passes")
+                last_mover, drew = seat, False
             elif event == K.EV_RESHUFFLE:
                 lines.append(f"{'':>5} the stock is empty: reshuffled into {value} cards")
             elif event == K.EV_BROKEN_INVARIANT:

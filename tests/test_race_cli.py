@@ -1458,3 +1458,25 @@ distance = { km200 = 2, km100 = 2, km75 = 1 }
     text = " ".join(run("analyze", "millebornes", position, "--playouts", 10).stdout.split())
     assert "Every move loses the hand in every playout: by the chance to win it, no move is better" in text
     assert "reach the best move's interval" not in text
+
+
+def test_replay_marks_extra_turns_and_the_stock_running_out():
+    # the rules page, Mille Bornes: a safety laid on one's own turn gives an extra turn (none once the stock
+    # is empty, the French rule and the default); no reshuffle: the hands are then played out
+    safeties = {"driving_ace", "extra_tank", "puncture_proof", "right_of_way"}
+    for game in range(6):
+        lines = run("replay", "millebornes", "--players", 2, "--seed", 3, "--game", game).stdout.splitlines()
+        stock_empty = False
+        for i, line in enumerate(lines):
+            if line.startswith("== hand "):
+                stock_empty = False
+            if "that was the stock's last card" in line:
+                assert re.match(r"t\s*\d+ seat \d draws ", lines[i - 1]) and not stock_empty
+                stock_empty = True
+            play = re.match(r"t\s*\d+ seat (\d) plays (\w+)$", line)
+            if play and play[2] in safeties:  # its own turn's safety: the next line is the same seat's turn
+                following = lines[i + 1]
+                assert (f"seat {play[1]} " in following) == (not stock_empty), (game, line, following)
+                assert ("(extra turn)" in following) == (not stock_empty), (game, line, following)
+            if "(extra turn)" in line:
+                assert re.match(r"t\s*\d+ seat \d plays (\w+)$", lines[i - 1])[1] in safeties

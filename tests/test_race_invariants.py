@@ -304,6 +304,10 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
             stock -= 1
             hands[seat][card] += 1
             i += 1
+            if stock == 0:  # the last card: the log says so at once
+                assert rows[i][2] == K.EV_STOCK_EMPTY and rows[i][1] == seat
+                counts["stock_ran_out"] += 1
+                i += 1
             t_, seat2, ev, card, side, value = rows[i]
             assert seat2 == seat
         if ev == K.EV_PASS:
@@ -363,6 +367,10 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
                     hands[cseat][rcard] += 1
                     stock -= 1
                     i += 1
+                    if stock == 0:
+                        assert rows[i][2] == K.EV_STOCK_EMPTY and rows[i][1] == cseat
+                        counts["stock_ran_out"] += 1
+                        i += 1
             else:
                 assert cseat == seat and cside == own
                 counts["extension" if cev == K.EV_EXTENSION else "declined"] += 1

@@ -55,7 +55,7 @@ def test_the_first_turn_is_the_deal_and_one_draw(deck, players):
     size, hand = DECKS[deck, players]
     position = replay_position(deck, game=5, turn=1, players=players, seed=3)
     play_by_play = RaceRun(deck, players, "greedy", 3).replay(5)
-    assert f"== hand 1: seat {position['on_turn']} plays first ==" in play_by_play
+    assert f"== hand 1 (hand 0 in the records): seat {position['on_turn']} plays first ==" in play_by_play
     assert position["stock"] == size - players * hand - 1
     assert [len(c) for c in position["hands"].values()] == [hand + 1]
     assert position["hand_sizes"] == {str(p): hand for p in range(players) if p != position["on_turn"]}
