@@ -29,8 +29,8 @@ from .race_summary import RaceSummary, outcomes_by_position
 from .stats import alone_text, holm, p_text, paired_difference, paired_proportion_difference, rate, two_run_ratio_difference
 
 __all__ = [
-    "PairedComparison", "game_metrics", "compare_tables", "paired_table", "design_differences", "option_differences",
-    "card_comparison", "headline", "PAIRED_METRICS",
+    "PairedComparison", "game_metrics", "compare_tables", "paired_table", "design_paired_table", "design_differences",
+    "option_differences", "card_comparison", "headline", "PAIRED_METRICS",
 ]
 
 # (column of game_table, label, unit); won_s{s} rows are added per side.
