@@ -312,7 +312,8 @@ def test_sweep_values_play_the_games_of_each_variant_written_as_a_file(tmp_path)
     (("sweep", "millebornes", "--set", "cards.roll.count=0"), "the go card has count 0"),
     (("sweep", "millebornes", "--set", "players.5.trip=700"), "players.5: not one of design.players (2, 3, 4, 6)"),
     (("sweep", "millebornes", "--set", "players.4.trip=800"), "changes nothing that is played at 2 players"),
-    (("sweep", "millebornes", "--set", "options.coup_fourre=yes"), "must be true or false, not 'yes'"),
+    (("sweep", "millebornes", "--set", "options.coup_fourre=yes"),
+     "must be true or false, written without quotes (coup_fourre = false), not 'yes'"),
     (("sweep", "millebornes", "--set", "options.failed_extension_trip_points=true", "--players", 4),
      "options.failed_extension_trip_points = true changes nothing that is played at 4 players"),  # as written
     (("sweep", "millebornes", "--set", "cards.stop.count=3", "--players", 5), "not 5"),

@@ -101,7 +101,8 @@ def test_a_bad_option_given_for_a_run_is_not_blamed_on_the_design_file(tmp_path)
         assert problem in text and "given for this run, not in the design file" in text, text
     # the same mistake in the file itself is the file's
     message = refused(tmp_path, edited(MB_TEXT, "coup_fourre = true\n", 'coup_fourre = "maybe"\n'))
-    assert message.endswith("options.coup_fourre: must be true or false, not 'maybe'")
+    assert message.endswith("options.coup_fourre: must be true or false, written without quotes "
+                            "(coup_fourre = false), not 'maybe'")
 
 
 def test_an_option_that_changes_nothing_in_the_design_is_refused_not_ignored(tmp_path):
