@@ -222,10 +222,12 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
     rep = Report("Tape l'étape: balance report", on_section=on_section)
     head = rep.section("Header")
     wall = meta.get("wall_seconds")
-    rate = f"{s.races / wall:,.0f} races/s" if wall else "n/a"
+    run_races = meta.get("races", s.races)  # the wall time is the whole run's, of these or more races
+    rate = f"{run_races / wall:,.0f} races/s" if wall else "n/a"
     head.table(pd.DataFrame([
         ("game", "Tape l'étape (etape)"), ("rules", RULES),
-        ("players", n), ("races", s.races), ("stages", s.stages),
+        ("players", n), ("races", s.races if run_races == s.races else f"{s.races} of the run's {run_races}"),
+        ("stages", s.stages),
         ("seat design", "policies rotate over seats race by race" if meta.get("options", {}).get("rotate_seats", True)
          else "fixed seats"),
         ("policies (slot: spec)", "; ".join(f"{k}: {p}" for k, p in enumerate(meta.get("policies", [])))),

@@ -208,6 +208,16 @@ def test_report_has_the_design_sections_in_order(run, tmp_path):
     assert "no skill matrix" not in md
 
 
+def test_a_report_of_some_of_a_run_s_races_says_so_and_gives_the_run_s_speed(run):
+    # as the race report: a notebook's filter gave "30 races" at 30 / the whole run's wall time
+    _, races, stages = run
+    some_races, some_stages = races[races.race < 30], stages[stages.race < 30]
+    for frame in (some_races, some_stages):
+        frame.attrs = {**races.attrs, "wall_seconds": 0.5}
+    md = build_report(some_races, some_stages).to_markdown()
+    assert "| races | 30 of the run's 60 |" in md and "| speed | 120 races/s |" in md  # 60 races in 0.5 s
+
+
 def test_caveat_names_the_policies_of_the_run(run):
     _, races, stages = run
     md = build_report(races, stages).to_markdown()
