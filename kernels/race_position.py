@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import race as K
-from .options import did_you_mean, is_count_text, toml_problem
+from .options import did_you_mean, is_count_text, toml_problem, value_text
 from .options import whole as whole_argument
 from .race_design import MAX_LAID, MAX_TYPES, Design, DesignError, load_design
 
@@ -98,7 +98,7 @@ def position_state(design: Design, position: dict, source: str = "position", opt
     state = np.zeros(K.STATE_SIZE, np.int16)
     seat = position.get("on_turn", 0)
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < players:
-        fail("on_turn", f"must be a seat 0..{players - 1}, not {json.dumps(seat)}")
+        fail("on_turn", f"must be a seat 0..{players - 1}, not {value_text(seat) if isinstance(seat, bool) else repr(seat)}")
     stock = whole("stock", position.get("stock", 0))
     trip, extension = int(rules[K.R_TRIP]), int(rules[K.R_EXTENSION])
     given_trip = whole("trip", position.get("trip", trip), 1)
