@@ -660,6 +660,8 @@ battle = "roll"
     (lambda t: t.replace("stock = 40", "stock = 40\ntrip = 40000"), "trip", "40000, but 2 players of millebornes"),
     (lambda t: t.replace("players = 2", "players = true"), "players", "missing or not a whole number"),
     (lambda t: t.replace("on_turn = 0", "on_turn = false"), "on_turn", "must be a seat 0..1, not false"),
+    (lambda t: t.replace("on_turn = 0", "on_turn = 2026-12-07"), "on_turn",
+     "must be a seat 0..1, not datetime.date(2026, 12, 7)"),
     (lambda t: t.replace('"km50"]', '["km50"]]'), "hands.0", "must be a card key (a string), not ['km50']"),
     (lambda t: t.replace('battle = "roll"', 'battle = ["roll"]', 1), "sides[0].battle", "must be a card key"),
     (lambda t: t.replace('"km50"]', '"Roll"]'), "hands.0", "no card 'Roll' in millebornes (did you mean 'roll'?)"),
