@@ -131,7 +131,7 @@ EV_RESHUFFLE = 7
 EV_DECLINE_EXTENSION = 8
 EV_BROKEN_INVARIANT = 9   # only in logged play: check_state found a broken invariant (value: its code)
 EV_STOPPED = 10           # only in a replay asked for a position: the hand stopped after this seat's draw
-EV_STOCK_EMPTY = 11       # the draw before it took the stock's last card
+EV_STOCK_EMPTY = 11       # the draw after it takes the stock's last card
 LOG_NCOLS = 6
 
 # ---- policies ---------------------------------------------------------------
@@ -483,12 +483,12 @@ def draw(state, ct, rules, seat, key, cards, log):
         return False, key
     t = state[STOCK_AT + n - 1]
     state[ST_STOCK_N] = n - 1
-    add_to_hand(state, seat, t)
-    cards[side_of(seat, rules[R_SIDES]), t, K_DRAWN] += 1
-    log_event(log, state, seat, EV_DRAW, t, -1, 0)
     if n == 1:
         state[ST_STOCK_EXHAUSTED] = 1
         log_event(log, state, seat, EV_STOCK_EMPTY, -1, -1, 0)
+    add_to_hand(state, seat, t)
+    cards[side_of(seat, rules[R_SIDES]), t, K_DRAWN] += 1
+    log_event(log, state, seat, EV_DRAW, t, -1, 0)
     return True, key
 
 
@@ -1210,14 +1210,20 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
     sides = rules[R_SIDES]
     n_types = rules[R_NTYPES]
     cap = rules[R_TURN_CAP]
+    # a replay's stop shares the cap's test, so that a batch run, which has none, tests once a turn as before
+    limit = cap if stop_turn < 0 else min(cap, stop_turn)
     key = deal(state, ct, rules, first_seat, key, cards, log)
     seat = first_seat
     capped = 0
     round_left = players  # turns to the end of the round: counted down, as a division every turn costs 2 %
     while True:
         turns = state[ST_TURNS]
-        if turns >= cap:
-            capped = 1
+        if turns >= limit:
+            if turns >= cap:
+                capped = 1
+            else:  # the replay's turn: its draw, then the state is the position
+                _, key = draw(state, ct, rules, seat, key, cards, log)
+                log_event(log, state, seat, EV_STOPPED, -1, -1, 0)
             break
         side = side_of(seat, sides)
         b = side_at(side)
@@ -1231,9 +1237,6 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
         blocked = hazard | (is_limited(state, side) & (limit_top >= 0))
         cards[side, max(blocker, 0), K_VICTIM_TURNS] += blocked
         _, key = draw(state, ct, rules, seat, key, cards, log)
-        if turns == stop_turn:
-            log_event(log, state, seat, EV_STOPPED, -1, -1, 0)
-            break
         if state[HAND_N_AT + seat] == 0:
             # Play-out: nothing to draw and nothing in hand, so pass.
             log_event(log, state, seat, EV_PASS, -1, -1, 0)

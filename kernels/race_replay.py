@@ -123,6 +123,7 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
         deal: dict[int, list[str]] = {}
         previous = -1
         last_mover, drew = -1, False  # who played the last turn; whether this turn began with a draw
+        last_card = False  # the next draw empties the stock
         for i, (turn, seat, event, card, side, value) in enumerate(log):
             if event == K.EV_DEAL:
                 deal.setdefault(seat, []).append(names[card])
@@ -139,6 +140,10 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
             elif event == K.EV_DRAW:
                 lines.append(f"t{turn + 1:>4} seat {seat} draws {names[card]}{again}")
                 drew = True
+            if event == K.EV_DRAW and last_card:
+                no_extra = "" if rules[R_SAFETY_EXTRA_TURN_EMPTY] else "; a safety laid from now gives no extra turn"
+                lines.append(f"{'':>5} that was the stock's last card: the hands are played out{no_extra}")
+                last_card = False
             elif event == K.EV_PLAY:
                 target = "" if side == seat % sides else f" on side {side}"
                 lines.append(f"{who} plays {names[card]}{target}{'' if drew else again}")
@@ -146,9 +151,8 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
             elif event == K.EV_DISCARD:
                 lines.append(f"{who} discards {names[card]}{'' if drew else again}")
                 last_mover, drew = seat, False
-            elif event == K.EV_STOCK_EMPTY and not rules[R_RESHUFFLE]:  # a reshuffle says so at the next draw
-                no_extra = "" if rules[R_SAFETY_EXTRA_TURN_EMPTY] else "; a safety laid from now gives no extra turn"
-                lines.append(f"{'':>5} that was the stock's last card: the hands are played out{no_extra}")
+            elif event == K.EV_STOCK_EMPTY:
+                last_card = not rules[R_RESHUFFLE]  # a reshuffle says so at the draw after
             elif event == K.EV_COUP_FOURRE:
                 # The replacement draw follows unless the stock is empty; then the turn
                 # jump depends on the option coup_fourre_turn_after_stock_empty.

@@ -299,15 +299,18 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
             i += 1
             continue
         assert seat == expected, f"turn {turn}: seat {seat} moved, seat {expected} was due"
+        if ev == K.EV_STOCK_EMPTY:  # the draw that follows takes the last card
+            assert stock == 1 and rows[i + 1][2] == K.EV_DRAW and rows[i + 1][1] == seat
+            counts["stock_ran_out"] += 1
+            i += 1
+            t_, seat, ev, card, side, value = rows[i]
+        elif ev == K.EV_DRAW:
+            assert stock > 1, "the last card's draw comes after EV_STOCK_EMPTY"
         if ev == K.EV_DRAW:
             assert stock > 0
             stock -= 1
             hands[seat][card] += 1
             i += 1
-            if stock == 0:  # the last card: the log says so at once
-                assert rows[i][2] == K.EV_STOCK_EMPTY and rows[i][1] == seat
-                counts["stock_ran_out"] += 1
-                i += 1
             t_, seat2, ev, card, side, value = rows[i]
             assert seat2 == seat
         if ev == K.EV_PASS:
@@ -362,15 +365,15 @@ def referee(d, ct, rules, options, log, hand_out, sides_out, players):
                     nxt = cseat  # the players in between lose their turn
                 i += 1
                 if stock > 0:  # replacement card
+                    if stock == 1:
+                        assert rows[i][2] == K.EV_STOCK_EMPTY and rows[i][1] == cseat
+                        counts["stock_ran_out"] += 1
+                        i += 1
                     _, rseat, rev, rcard, _, _ = rows[i]
                     assert rev == K.EV_DRAW and rseat == cseat
                     hands[cseat][rcard] += 1
                     stock -= 1
                     i += 1
-                    if stock == 0:
-                        assert rows[i][2] == K.EV_STOCK_EMPTY and rows[i][1] == cseat
-                        counts["stock_ran_out"] += 1
-                        i += 1
             else:
                 assert cseat == seat and cside == own
                 counts["extension" if cev == K.EV_EXTENSION else "declined"] += 1
