@@ -402,8 +402,8 @@ def replay_run_command(path: Path, game: int, at: tuple[int, int] | None) -> Non
     try:
         run = run_of(meta, game)
         builtin = meta["design_file"].removeprefix("builtin:") if meta["design_file"].startswith("builtin:") else None
-        text = run.replay(game) if at is None else position_file_text(
-            run, builtin or f"DESIGN.toml (the run's design: etappe decks show {path} --toml > DESIGN.toml)", game, *at)
+        written = None if builtin else f"DESIGN.toml: the run's design, as etappe decks show {path} --toml > DESIGN.toml writes it"
+        text = run.replay(game) if at is None else position_file_text(run, builtin or "DESIGN.toml", game, *at, written)
     except ValueError as exc:
         fail(f"{path}: {exc}")
     if meta.get("version") != package_version():
@@ -413,9 +413,10 @@ def replay_run_command(path: Path, game: int, at: tuple[int, int] | None) -> Non
     typer.echo(text)
 
 
-def position_file_text(run: RaceRun, deck: str, game: int, hand: int, turn: int) -> str:
+def position_file_text(run: RaceRun, deck: str, game: int, hand: int, turn: int, deck_note: str | None = None) -> str:
     """The position at that hand and turn of game `game`, as a position file
-    whose comments say where it comes from and how to ask about it."""
+    whose comments say where it comes from and how to ask about it (with
+    `deck_note`, a line on where the `deck` its commands name comes from)."""
     try:
         position = run.position(game, turn, hand)
     except ValueError as exc:
@@ -427,7 +428,8 @@ def position_file_text(run: RaceRun, deck: str, game: int, hand: int, turn: int)
               f"seat {seat} on turn after its draw (etappe replay --position)\n"
               f"what seat {seat} sees: its own hand, the others' hand sizes, every tableau and the discard pile\n"
               f"legal moves: etappe moves {deck} FILE{flags}\n"
-              f"each move's chance to win the hand: etappe analyze {deck} FILE{flags}")
+              f"each move's chance to win the hand: etappe analyze {deck} FILE{flags}"
+              + (f"\n{deck_note}" if deck_note else ""))
     return position_toml(position, header)
 
 

@@ -167,3 +167,14 @@ def test_replay_position_refusals(args, message):
     assert result.exit_code != 0
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_replay_position_of_a_run_of_a_design_file_says_where_its_design_is(tmp_path):
+    design = tmp_path / "mine.toml"
+    design.write_text(load_design("stapop").text.replace('name = "stapop"', 'name = "mine"'))
+    out = tmp_path / "run.parquet"
+    assert runner.invoke(app, ["simulate", str(design), "--games", "2", "--seed", "9", "--out", str(out)]).exit_code == 0
+    result = runner.invoke(app, ["replay", str(out), "--game", "1", "--position", "3"])
+    assert result.exit_code == 0, result.output
+    assert "# legal moves: etappe moves DESIGN.toml FILE\n" in result.output
+    assert f"# DESIGN.toml: the run's design, as etappe decks show {out} --toml > DESIGN.toml writes it\n" in result.output
