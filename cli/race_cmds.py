@@ -421,8 +421,8 @@ def position_file_text(run: RaceRun, deck: str, game: int, hand: int, turn: int,
         position = run.position(game, turn, hand)
     except ValueError as exc:
         fail(str(exc))
-    changed = {k: v for k, v in run.options.items() if run.design.resolved_options()[k] != v}
-    flags = "".join(f" -o {k}={value_text(v)}" for k, v in changed.items())
+    designs_own = run.design.resolved_options()
+    flags = "".join(f" -o {k}={value_text(v)}" for k, v in run.options.items() if designs_own[k] != v)
     seat = position["on_turn"]
     header = (f"{run.design.title}, {run.players} players, seed {run.seed}, game {game}: hand {hand}, turn {turn}, "
               f"seat {seat} on turn after its draw (etappe replay --position)\n"
