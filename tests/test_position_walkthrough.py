@@ -17,6 +17,7 @@ from etappe.cli.main import app
 from etappe.kernels import race as K
 from etappe.kernels.race_design import MAX_TYPES, DesignError, parse_design
 from etappe.kernels.race_position import analyze_position, legal_moves_of, play_position_move, position_state
+from test_race_journey import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 POSITIONS_MD = (ROOT / "docs" / "positions.md").read_text()
@@ -489,35 +490,13 @@ def test_analyze_agrees_with_itself_across_seeds(mb):
     assert max(chances) - min(chances) < 4 * (2 * 0.8 * 0.2 / 1000) ** 0.5, chances
 
 
-PLAYED_OUT = """
-[design]
-name = "plain"
-players = [2]
-hand_size = 2
-stock_exhausted = "play_out"
-
-[target]
-kind = "sum"
-trip = 100
-
-[[cards]]
-key = "go"
-role = "go"
-count = 6
-
-[[cards]]
-key = "km25"
-role = "distance"
-value = 25
-count = 12
-"""
-
 
 def test_analyze_counts_a_hand_played_out_to_the_side_that_went_furthest():
     # docs/designs.md: without a scoring table, a hand played out without a trip goes to the side that
-    # went furthest (a tie to nobody). Nothing is hidden here: seat 0 holds the last card of the hand.
-    design = parse_design(PLAYED_OUT, "plain.toml")
-    position = {"players": 2, "on_turn": 0, "stock": 0, "hands": {"0": ["km25"]}, "hand_sizes": {"1": 0},
-                "sides": [{"battle": "go", "distance": {"km25": 2}}, {"battle": "go", "distance": {"km25": 2}}]}
+    # went furthest (a tie to nobody). test_race_journey's tiny design (no scoring, played out, a trip of
+    # 100 km in 50s); nothing is hidden here: seat 0 holds the last card of the hand.
+    design = parse_design(TINY, "tiny.toml")
+    position = {"players": 2, "on_turn": 0, "stock": 0, "hands": {"0": ["km50"]}, "hand_sizes": {"1": 0},
+                "sides": [{"battle": "go"}, {"battle": "go"}]}
     chances = {r["move"]: r["probability"] for r in analyze_position(design, position, playouts=4)}
-    assert chances == {"play km25": 1.0, "discard km25": 0.0}  # 75 km against 50; 50 against 50: a tie
+    assert chances == {"play km50": 1.0, "discard km50": 0.0}  # 50 km against 0; 0 against 0: a tie
