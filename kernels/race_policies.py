@@ -43,8 +43,8 @@ PRESETS = {
     "hoarder": ("holds every safety for a coup fourré: greedy's own default, named to set against spender",
                 {"hold_safeties": 1.0}),
     "spender": ("lays safeties as soon as it holds them, for the extra turn", {"hold_safeties": 0.0}),
-    "cautious": ("never calls the extension", {"extension_margin": 1e9}),
-    "bold": ("always calls the extension", {"extension_margin": -1e9}),
+    "cautious": ("never calls the extension", {"extension_margin": float("inf")}),
+    "bold": ("always calls the extension", {"extension_margin": -float("inf")}),
     "next_target": ("like greedy, but attacks the next player instead of the leader", {"target_leader": 0.0}),
 }
 

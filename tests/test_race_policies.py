@@ -564,6 +564,8 @@ def test_policies_command_lists_every_preset():
     assert ("  horizon (default 30; a whole number, 0 to 32767 (0: to the end of the hand)): turns each playout looks "
             "ahead") in lines[look + 1:greedy]
     assert any(line.startswith("  attack (default 1.75; a number >= 0): ") for line in lines[greedy + 1:])
+    # cautious never calls the extension: its margin is the documented "inf", not a number wrapped as "1e+0 9"
+    assert "extension_margin=inf" in "".join(out.split()) and "1e+" not in out
 
 
 def test_policies_command_lists_the_other_games_too():
