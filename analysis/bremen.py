@@ -278,7 +278,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     the run's identity in `df.attrs`: game ("bremen"), board, board_path,
     board_hash, board_reconstruction, players, policies (canonical specs
     by seat), seed, games, first_game, options (every option, defaults
-    filled in), version, wall_s, games_per_s, progress_rounds, and
+    filled in), version, wall_seconds, games_per_s, progress_rounds, and
     policy_sources for policies of your own. Write it as a run file with
     `etappe.analysis.runio.write_parquet(df, path, df.attrs)`; read one
     back with `from_run_file`.
@@ -328,7 +328,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
         game="bremen", board=b.name, board_path=b.path, board_hash=b.hash,
         board_reconstruction=b.reconstruction, seed=int(seed), games=int(games), first_game=int(first_game),
         players=players, policies=[p[2] for p in parsed], options=full_options,
-        version=package_version(), wall_s=wall, games_per_s=games / wall if wall > 0 else float("nan"),
+        version=package_version(), wall_seconds=wall, games_per_s=games / wall if wall > 0 else float("nan"),
         progress_rounds=list(K.PROGRESS_ROUNDS),
     )
     sources = policy_sources(policies)

@@ -91,7 +91,7 @@ def _play(game: str, players: int, first: int, count: int, policies: list[str], 
     """Games first .. first + count - 1 of one variant: (metrics, metadata, seconds of play)."""
     if game == "bremen":
         df = B.simulate(players, count, policies, seed, board, options, first_game=first)
-        return B.paired_metrics(df), dict(df.attrs), df.attrs["wall_s"]
+        return B.paired_metrics(df), dict(df.attrs), df.attrs["wall_seconds"]
     races, stages = E.simulate(players, count, policies, seed, options, first_race=first)
     return E.paired_metrics(races, stages), dict(races.attrs), races.attrs["wall_seconds"]
 

@@ -141,9 +141,9 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
             else:
                 part = A.simulate(players, hi - lo, policies, seed, b, full_options, first_game=lo,
                                   progress=lambda d, t, before=before: progress(before + d))
-                attrs, wall = part.attrs, wall + part.attrs["wall_s"]
+                attrs, wall = part.attrs, wall + part.attrs["wall_seconds"]
                 if run is not None:
-                    run.save(index, part, part.attrs["wall_s"])
+                    run.save(index, part, part.attrs["wall_seconds"])
             kept.append(part[SUMMARY_COLUMNS].copy())  # copied: a column subset shares, and keeps, the chunk
             before += hi - lo
             progress(before)
@@ -151,7 +151,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     if attrs is None:  # every chunk was on disk already
         attrs = A.simulate(players, 0, policies, seed, b, full_options).attrs
     df.attrs.update(attrs)
-    df.attrs.update(identity, first_game=0, wall_s=wall, games_per_s=len(df) / wall if wall else float("nan"))
+    df.attrs.update(identity, first_game=0, wall_seconds=wall, games_per_s=len(df) / wall if wall else float("nan"))
     if share is not None:
         say_share_written(share, [run], len(chunks))
     elif run is not None:

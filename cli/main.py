@@ -124,7 +124,7 @@ def simulate(
                                      seed, out, board, parse_options(option), chunk_size, share=share_of)
         except ValueError as exc:
             fail(str(exc))
-        wall = frame.attrs["wall_s"]
+        wall = frame.attrs["wall_seconds"]
         print_seat_summary(frame["winner_seat"], players, len(frame), "without a winner (turn cap)",
                            f"{frame['turns'].mean():.1f} turns per game; {play_time_text(wall, len(frame), 'games')}; "
                            "compiling or loading the kernel not counted)")

@@ -324,8 +324,5 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
         if comparison.unpaired:
             raise ValueError(f"{run_a} and {run_b} do not hold the same {count}: {comparison.unpaired} "
                              "have no pair")
-        if count == "games":
-            for meta in (meta_a, meta_b):
-                meta["wall_seconds"] = meta.get("wall_s")
         variants = VariantComparison(meta_a["game"], meta_a, meta_b, comparison, meta_a[count])
         return build_variant_report(variants, on_section=bar.stage).write(out)

@@ -213,7 +213,7 @@ def _header(report: Report, df: A.RunSummary) -> None:
         ("games", f"{df.games} (game indices {df.index_min}..{df.index_max})"),
         ("root seed", a["seed"]),
         ("package version", a["version"]),
-        ("wall time", f"{a['wall_s']:.2f} s of play ({a['games_per_s']:,.0f} games/s)" if a.get("wall_s") else
+        ("wall time", f"{a['wall_seconds']:.2f} s of play ({a['games_per_s']:,.0f} games/s)" if a.get("wall_seconds") else
                       "not recorded"),
         ("reproduce", _reproduce(df)),
     ]
@@ -325,7 +325,7 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
                  "(kernels.bremen_board.ring_board), varied one factor at a time around the default "
                  "reconstruction; the files of the boards below are in boards/ beside this report (boards "
                  "of earlier sweeps into the same folder may be there too: they are not part of this report).")
-    wall = sum(run.attrs.get("wall_s", float("nan")) for run in runs)
+    wall = sum(run.attrs.get("wall_seconds", float("nan")) for run in runs)
     games = sum(run.games for run in runs)
     section.text(f"Wall time {wall:.2f} s of play over every board ({games / wall:,.0f} games/s)." if wall > 0 else
                  "Wall time not recorded.")

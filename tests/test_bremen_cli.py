@@ -51,7 +51,7 @@ def test_an_interrupted_run_resumes_from_its_chunks(tmp_path):
     pd.testing.assert_frame_equal(resumed, whole, check_dtype=False)
     pd.testing.assert_frame_equal(from_run_file(out), simulate(4, 25, POLICIES, 2, options=OPTIONS),
                                   check_dtype=False)
-    assert resumed.attrs["wall_s"] >= 1000.0  # the earlier session's playing time is counted
+    assert resumed.attrs["wall_seconds"] >= 1000.0  # the earlier session's playing time is counted
     assert not (tmp_path / "run.parquet.parts").exists()
 
 
@@ -188,7 +188,7 @@ def test_the_report_gives_the_runs_playing_time_and_speed(tmp_path):
     assert CliRunner().invoke(main_app, ["report", str(out), "--out", str(tmp_path / "rep")]).exit_code == 0
     md = (tmp_path / "rep" / "report.md").read_text()
     wall, speed = re.search(r"\| wall time \| ([0-9.]+) s of play \(([0-9,]+) games/s\) \|", md).groups()
-    assert float(wall) == pytest.approx(read_metadata(out)["wall_s"], abs=0.005)
+    assert float(wall) == pytest.approx(read_metadata(out)["wall_seconds"], abs=0.005)
     assert 40 / (float(wall) + 0.005) - 1 <= float(speed.replace(",", "")) <= 40 / max(float(wall) - 0.005, 1e-9) + 1
 
 
@@ -396,7 +396,7 @@ def test_simulate_out_says_what_it_wrote(tmp_path):
     said = " ".join(result.stdout.split())
     assert f"wrote {out} (12 games)" in said
     # the playing time the run file keeps, and its games per second, as the race and etape summaries give them
-    wall = read_metadata(out)["wall_s"]
+    wall = read_metadata(out)["wall_seconds"]
     assert f"; {wall:.2f} s of play ({12 / wall:,.0f} games/s; compiling or loading the kernel not counted)" in said
     result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "12", "-o", "max_turns=300"])
     assert "wrote" not in result.stdout

@@ -229,10 +229,10 @@ def test_bremen_attrs_hold_what_the_docstring_lists():
     df = B.simulate(players=2, games=7, seed=5, first_game=3)
     assert len(df) == 7 and df["game"].tolist() == list(range(3, 10))
     assert set(df.attrs) == {"game", "board", "board_path", "board_hash", "board_reconstruction", "players",
-                             "policies", "seed", "games", "first_game", "options", "version", "wall_s",
+                             "policies", "seed", "games", "first_game", "options", "version", "wall_seconds",
                              "games_per_s", "progress_rounds"}
     assert (df.attrs["game"], df.attrs["games"], df.attrs["seed"], df.attrs["first_game"]) == ("bremen", 7, 5, 3)
-    assert df.attrs["games_per_s"] == pytest.approx(7 / df.attrs["wall_s"])
+    assert df.attrs["games_per_s"] == pytest.approx(7 / df.attrs["wall_seconds"])
     # docs/bremen.md: the rounds of the points_rR_sK columns
     assert df.attrs["progress_rounds"] == [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50]
 
