@@ -1,5 +1,6 @@
 """Two variants of Bremer Stadtmusikanten or Tape l'étape compared game by
 game (`etappe compare bremen|etape --option-b ...`, `etappe report a b`)."""
+import re
 import matplotlib
 
 matplotlib.use("Agg")
@@ -175,6 +176,9 @@ def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_
     assert run(*args[:-1], tmp_path / "whole").exit_code == 0
     assert lines(out / "report.md") == lines(tmp_path / "whole" / "report.md") == lines(
         tmp_path / "files" / "report.md")
+    # the run files' own playing time (their attrs' wall_seconds), as the comparison played in one go shows it
+    files_md = (tmp_path / "files" / "report.md").read_text()
+    assert re.search(r"\| wall time A \| [0-9.]+ s of play, [0-9,]+ games/s \|", files_md), files_md
     # games are paired by their number, not by their place in the files: B's games in reverse order
     # and read in batches of 7 give the same report
     records, meta = read_parquet(tmp_path / "b.parquet")
