@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
+import math
 import time
 from typing import Callable
 
@@ -24,7 +25,8 @@ from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_unifor
                                    skill_moments, skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
-from etappe.kernels.options import did_you_mean, number_text, option_value, policy_parameters, run_numbers, whole
+from etappe.kernels.options import (did_you_mean, number_text, option_value, policies_by_seat, policy_parameters,
+                                    run_numbers, whole)
 from etappe.kernels.user_policy import UserPolicyError, compile_user_policy, source_hash
 
 __all__ = [
@@ -243,9 +245,11 @@ def _board(board: Board | str | None) -> Board:
 
 
 PLAYERS = (2, 3, 4)
+DEFAULT_POLICY = "greedy"
 
 
 def check_players(players: int) -> int:
+    whole("players", players, -math.inf, math.inf)  # the type: 4.0 is refused, as a count of games is
     if players not in PLAYERS:
         raise ValueError(f"Bremer Stadtmusikanten takes 2 to 4 players, got {players}")
     return int(players)
@@ -293,13 +297,7 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
     check_players(players)
     games, seed, first_game = run_numbers("game", games, seed, first_game)
     chunk = whole("chunk", chunk, low=1)
-    if isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
-        policies = [policies]
-    policies = list(policies or ["greedy"])
-    if not policies or players % len(policies):
-        raise ValueError(f"{players} players need one policy per seat, or a list that repeats around the table "
-                         f"(1 or a divisor of {players} policies), not {len(policies)}")
-    policies = policies * (players // len(policies))
+    policies = policies_by_seat(policies, players, DEFAULT_POLICY)
     _check_options_type(options)
     b = _board(board)
     opts, full_options = options_row(options, players)
@@ -846,12 +844,18 @@ class Game:
 
         g = Game(players=4); g.place(0, "donkey", "r05") ...
         g.first_moves(3, 2) -> {(die, colour, animal, field), ...}
+
+    Dice are whole numbers 1 to 6 (the robber die's R is `robber_paths` and
+    `rob` with the normal die). A position that breaks the rules (two animals
+    of one size on a field, an animal on the house, the robber off the forest,
+    bridges and house) is refused with a ValueError.
     """
 
     def __init__(self, board: Board | str | None = None, players: int = 4, options: dict | None = None,
                  seed: int = 0, game_index: int = 0):
         from etappe.kernels.rng import STREAM_CHANCE, game_key
 
+        players = check_players(players)
         self.board = _board(board)
         self.opts, self.options = options_row(options, players)
         self.state = np.zeros(K.S_OCC + 4 * int(self.board.binfo[K.B_N]), np.int32)
@@ -888,11 +892,21 @@ class Game:
         return [(a >> 2, SIZE_NAMES[(a & 3) + 1]) for a in ids if a >= 0]
 
     def place(self, colour: int, animal: str, field: str) -> None:
-        self.state[K.S_POS + self.animal(colour, animal)] = self.field(field)
+        a, f = self.animal(colour, animal), self.field(field)
+        if self.board.kind[f] == K.K_HOUSE:
+            raise ValueError(f"no animal stands on the house {field!r}: storming it scores the stack and sends it home")
+        there = int(self.state[K.S_OCC + 4 * f + (a & 3)])
+        if there not in (-1, a):
+            raise ValueError(f"{field!r} holds colour {there >> 2}'s {animal} already: a field holds one animal "
+                             "of each size, the largest at the bottom")
+        self.state[K.S_POS + a] = f
         K.rebuild_occ(self.state, self.board.binfo[K.B_N])
 
     def set_robber(self, field: str) -> None:
-        self.state[K.S_ROBBER] = self.field(field)
+        f = self.field(field)
+        if self.board.kind[f] not in (K.K_FOREST, K.K_BRIDGE, K.K_HOUSE):
+            raise ValueError(f"the robber keeps to the forest fields, the bridges and its house, not {field!r}")
+        self.state[K.S_ROBBER] = f
 
     @property
     def robber(self) -> str:
@@ -914,8 +928,17 @@ class Game:
         a = (m >> 16) & 0xFF
         return dice[m >> 24], a >> 2, SIZE_NAMES[(a & 3) + 1], self.board.names[m & 0xFFFF]
 
+    @staticmethod
+    def _die(d: int) -> int:
+        """A die's face; the kernel's path buffers hold the steps of one die, so
+        a larger number would write past them."""
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or not 1 <= d <= 6:
+            raise ValueError(f"a die shows a whole number 1 to 6, not {d!r}")
+        return int(d)
+
     def first_moves(self, d0: int, d1: int) -> set[tuple[int, int, str, str]]:
         """Legal first moves as (die, colour, animal, destination)."""
+        d0, d1 = self._die(d0), self._die(d1)
         b = self.board
         tmp = np.empty_like(self.state)
         n = K.first_moves(self.state, d0, d1, self.seat, b.kind, b.adj, b.deg, self.opts, b.binfo,
@@ -925,6 +948,7 @@ class Game:
     def second_moves(self, d: int, first: tuple[int, str], first_field: str | None = None) -> set:
         """Legal second moves with die d after `first` = (colour, animal) moved
         (first_field: the own start field it landed on, if it did)."""
+        d = self._die(d)
         b = self.board
         ff = self.field(first_field) if first_field else -1
         n = K.second_moves(self.state, d, 1, self.seat, self.animal(*first), ff, b.kind, b.adj, b.deg,
@@ -941,13 +965,20 @@ class Game:
                 "extra_roll": K.roll_earns(0, eff, self.opts) == 1 and not eff & K.E_STORM}
 
     def robber_paths(self, d: int) -> int:
+        """How many robber moves of d fields there are."""
+        d = self._die(d)
         b = self.board
         n, _ = K.robber_paths(self.state, d, self.seat, 0, 0, np.zeros(K.N_PARAM), b.kind, b.adj, b.deg,
                               b.dist, self._path, self._it, self._vis, np.uint64(0), self.opts[K.O_ROBBER_FOREST_STOP])
         return int(n)
 
     def rob(self, d: int, pick: int) -> int:
-        """Play robber path number `pick` of length d; return animals sent home."""
+        """Play robber path number `pick` (0 to robber_paths(d) - 1) of length d;
+        return animals sent home."""
+        paths = self.robber_paths(d)
+        if isinstance(pick, (bool, np.bool_)) or not isinstance(pick, (int, np.integer)) or not 0 <= pick < paths:
+            raise ValueError(f"the robber has {f'{paths} paths of {d} fields (0 to {paths - 1})' if paths else f'no path of {d} fields'}, "
+                             f"not path {pick!r}")
         b = self.board
         sent, _ = K.robber_paths(self.state, d, self.seat, 1, pick, np.zeros(K.N_PARAM), b.kind, b.adj,
                                  b.deg, b.dist, self._path, self._it, self._vis, np.uint64(0),
@@ -964,12 +995,17 @@ class Game:
 
     def play(self, policies: list[str], turns: int, seed: int = 0, game_index: int = 0, check=None):
         """Play up to `turns` turns (fewer if the game ends) with the batch
-        driver's turn function, calling check(self) after each turn."""
+        driver's turn function, calling check(self) after each turn. The
+        policies are those of `simulate` (one for every seat, one per seat, or
+        a list that repeats around the table). The dice and the policies'
+        choices are drawn afresh from the keys of (seed, game_index), from
+        this position on: not game game_index of a run (for that record,
+        `simulate(games=1, first_game=game_index, seed=seed, ...)`)."""
         from etappe.kernels.rng import STREAM_CHANCE, STREAM_POLICY_BASE, game_key
 
         b = self.board
         players = int(self.state[K.S_NPLAYERS])
-        parsed, pols, params, parts = seat_policies(policies, players)
+        parsed, pols, params, parts = seat_policies(policies_by_seat(policies, players, DEFAULT_POLICY), players)
         key = np.uint64(game_key(np.uint64(seed), game_index, STREAM_CHANCE))
         pkeys = np.array([game_key(np.uint64(seed), game_index, STREAM_POLICY_BASE + s) for s in range(4)],
                          np.uint64)

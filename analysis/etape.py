@@ -23,10 +23,11 @@ from etappe.analysis.stats import (SKILL_MOMENTS, Z95, ChiSquare, IntHistogram, 
                                    grouped_wilson, paired_from_values, ratio_interval, skill_moments,
                                    skill_table_from_moments, wilson_interval)
 from etappe.kernels import etape as K
-from etappe.kernels.options import did_you_mean, number_text, option_value, policy_parameters, run_numbers, whole
+from etappe.kernels.options import (did_you_mean, number_text, option_value, policies_by_seat, policy_parameters,
+                                    run_numbers, whole)
 
 __all__ = [
-    "simulate", "seat_policies", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names",
+    "simulate", "joker_value", "resolve_options", "parse_policy", "compact_spec", "short_names",
     "check_players", "win_shares", "win_rates", "seat_uniformity", "RunSummary", "summarize", "PARTS", "profile_stats",
     "profile_by_policy", "joker_holders", "joker_usage", "joker_stage_effect", "side_classifications", "anomalies",
     "race_turns", "length_table", "race_tension", "paired_metrics", "tension_table", "leader_holds", "progress_table",
@@ -35,6 +36,7 @@ __all__ = [
 
 GAME = "etape"
 PLAYERS = (3, 4, 5, 6)
+DEFAULT_POLICY = "heuristic"
 
 # Rule options: name -> (kernel index, default). See docs/etape.md.
 OPTIONS = {
@@ -120,6 +122,7 @@ _PARAM_INDEX = {"joker_p": K.P_JOKER_P, "more_p": K.P_MORE_P, "value": K.P_W_VAL
 
 
 def check_players(players: int) -> int:
+    whole("players", players, -math.inf, math.inf)  # the type: 4.0 is refused, as a count of games is
     if players not in PLAYERS:
         raise ValueError(f"Tape l'étape is played by 3 to 6 players, not {players!r}")
     return int(players)
@@ -254,19 +257,6 @@ def _frames(race_out, stage_out, n, first_race, n_stages):
     return races_df, stages_df
 
 
-def seat_policies(policies, n: int) -> list[str]:
-    """One policy spec per seat slot from one spec (a string or a list of one) for every slot,
-    one per slot, or a list that repeats around the table (A, B at 4 seats: A, B, A, B);
-    default "heuristic"."""
-    if isinstance(policies, str):  # one spec for every slot, not a sequence of one-letter names
-        policies = [policies]
-    policies = list(policies or ["heuristic"])
-    if n % len(policies):
-        raise ValueError(f"{len(policies)} policies for {n} players: give one per seat slot, or a list that "
-                         f"repeats around the table (1 or a divisor of {n})")
-    return policies * (n // len(policies))
-
-
 def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = None,
              seed: int = 0, options: dict | None = None, threads: int | None = None,
              progress: Callable[[int, int], None] | None = None, first_race: int = 0,
@@ -300,7 +290,7 @@ def simulate(players: int = 4, races: int = 1000, policies: list[str] | None = N
     parameter or rule option, a bad value.
     """
     n = check_players(players)
-    policies = seat_policies(policies, n)
+    policies = policies_by_seat(policies, n, DEFAULT_POLICY)
     races, seed, first_race = run_numbers("race", races, seed, first_race)
     chunk = whole("chunk", chunk, low=1)
     if options is not None and not isinstance(options, dict):

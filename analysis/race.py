@@ -22,7 +22,7 @@ from etappe.kernels.race_design import (
     CARD_COLUMNS, HAND_CAP, R_EXTENSION, R_GAME_TARGET, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TRIP, R_TURN_CAP, SIDE_COLUMNS,
     Design, DesignError, load_design, parse_design,
 )
-from etappe.kernels.options import MAX_KEY, whole
+from etappe.kernels.options import MAX_KEY, policies_by_seat, whole
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
 
 from .race_summary import CAPPED_HANDS, CAPPED_TURNS
@@ -46,10 +46,6 @@ class RaceRun:
         # any whole number, negative too: the design says which counts it plays, and refuses the others
         players = whole("players", players, low=-MAX_KEY)
         seed = whole("seed", seed)
-        if policies is None:  # the default, as in Bremen and Tape l'étape
-            policies = ["greedy"]
-        elif isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
-            policies = [policies]
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of rule option name: value, e.g. {{'overshoot': 'disqualify'}}, "
                             f"not {type(options).__name__}")
@@ -62,11 +58,7 @@ class RaceRun:
         self.card_table, self.rules = self.design.tables(players, options)
         self.sides = int(self.rules[R_SIDES])
         self.seed = seed
-        specs = [parse_policy(p) for p in policies] or [parse_policy("greedy")]
-        if players % len(specs):
-            raise ValueError(f"give one policy per seat ({players}), or a list that repeats around the "
-                             f"table (1 or a divisor of {players}), not {len(specs)}")
-        specs = specs * (players // len(specs))  # e.g. A,B for 4 seats: A,B,A,B (teams A and B)
+        specs = [parse_policy(p) for p in policies_by_seat(policies, players, "greedy")]  # A,B: teams A and B
         if seating not in ("fixed", "rotate"):
             raise ValueError("seating must be 'fixed' or 'rotate'")
         self.seating = seating

@@ -18,8 +18,7 @@ from etappe.kernels.bremen_board import BoardError, house_steps, load_board, rin
 
 from .common import (MAX_SEED, SeedOpt, around_the_table, check_share, chunk_count, console, default_chunk, err_console, fail, in_share, joining_kept,
                      kept_in, parse_options, check_policy_list, print_policy_listing, progress_bar, report_kept,
-                     resume_in_chunks_of, say_nothing_to_play, say_share_written, share_games, split_policies,
-                     writable_folder)
+                     resume_in_chunks_of, say_nothing_to_play, say_share_written, share_games, writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -250,7 +249,7 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
             fail(f"{flag} {', '.join(map(str, lengths))}: a ring has at most {RING_MAX} fields")
     specs = A.sweep_boards({"road": rings["--roads"], "middle": rings["--middles"],
                             "road_links": _ints("--road-links", road_links), "house_links": links})
-    policies = around_the_table(split_policies(policy or "greedy"), players, "bremen")
+    policies = around_the_table(policy, players, "bremen")
     try:
         identity = run_identity(players, games, policies, seed, "", A.options_row(options, players)[1])
     except ValueError as exc:

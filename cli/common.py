@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
-from etappe.kernels.options import is_count_text
+from etappe.kernels.options import is_count_text, policies_by_seat
 
 MAX_SEED = 2**63 - 1  # seeds and game indices travel as 64-bit signed integers
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
@@ -67,22 +67,20 @@ def default_chunk(policies, chunk: int, lookahead_chunk: int) -> int:
     return lookahead_chunk if any(str(p).split(":")[0] == "lookahead" for p in policies) else chunk
 
 
-def around_the_table(policies: list[str], players: int, game: str | None = None) -> list[str]:
-    """Policies by seat: one for every seat, or a list repeated around the
-    table (A,B at 4 seats: A,B,A,B). `game` ("bremen", "etape"): its player
-    count is checked first, so that a count no game takes is refused before
-    a list of that many seats is made."""
-    if game is not None:
-        from ..analysis import bremen, etape
+def around_the_table(policy: str | None, players: int, game: str) -> list[str]:
+    """--policy of Bremen or Tape l'étape (`game`) by seat: one for every
+    seat, or a list repeated around the table (A,B at 4 seats: A,B,A,B);
+    none, the game's default. The player count is checked first, so that a
+    count the game does not take is refused before a list of that many
+    seats is made."""
+    from ..analysis import bremen, etape
 
-        try:
-            {"bremen": bremen, "etape": etape}[game].check_players(players)
-        except ValueError as exc:
-            fail(str(exc))
-    if not policies or players % len(policies):
-        fail(f"give one policy per seat ({players}), or a list that repeats around the table; "
-             f"{len(policies)} policies do not")
-    return policies * (players // len(policies))
+    module = {"bremen": bremen, "etape": etape}[game]
+    try:
+        module.check_players(players)
+        return policies_by_seat(split_policies(policy or module.DEFAULT_POLICY), players, module.DEFAULT_POLICY)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def set_threads(threads: int | None) -> None:

@@ -19,6 +19,7 @@ from etappe.analysis import etape as E
 from etappe.analysis.runio import (ChunkedRun, differences, finished, iter_parquet, package_version,
                                    read_metadata, read_parquet)
 from etappe.analysis.stats import counted
+from etappe.kernels.options import policies_by_seat
 
 from .common import (check_share, chunk_count, console, play_time_text, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
@@ -83,14 +84,14 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     memory.
 
     policies: one spec per seat slot, one for all, or a list that repeats
-    around the table (E.seat_policies; see docs/etape.md), e.g.
+    around the table (see docs/etape.md), e.g.
     ["heuristic", "random", "blocker:block=5", "high"]; options: rule options
     by name (unknown names are refused). The progress bar moves every
     `first_batch` races, then about every BATCH_SECONDS (the records do not
     depend on it); wall_seconds excludes compiling or loading the kernel."""
     E.check_players(players)
     full = E.resolve_options(options)
-    policies = E.seat_policies(policies, players)
+    policies = policies_by_seat(policies, players, E.DEFAULT_POLICY)
     chunk_size = chunk_size or default_chunk(policies, CHUNK, LOOKAHEAD_CHUNK)
     canonical = [E.parse_policy(p)[2] for p in policies]
     identity = {"game": E.GAME, "players": players, "races": races, "seed": seed,

@@ -110,7 +110,7 @@ def simulate(
         from .etape import print_summary, simulate_command
 
         try:
-            races, _ = simulate_command(players, games, around_the_table(split_policies(policy or "heuristic"), players, "etape"),
+            races, _ = simulate_command(players, games, around_the_table(policy, players, "etape"),
                                         seed, out, parse_options(option), chunk_size, share=share_of)
         except ValueError as exc:
             fail(str(exc))
@@ -120,7 +120,7 @@ def simulate(
         from .bremen import simulate_command
 
         try:
-            frame = simulate_command(players, games, around_the_table(split_policies(policy or "greedy"), players, "bremen"),
+            frame = simulate_command(players, games, around_the_table(policy, players, "bremen"),
                                      seed, out, board, parse_options(option), chunk_size, share=share_of)
         except ValueError as exc:
             fail(str(exc))
@@ -286,7 +286,7 @@ def compare_variants_of(game: str, deck_b: str | None, players: int, games: int,
     from . import bremen, etape
     from .report_cmds import compare_game_variants
 
-    policies = around_the_table(split_policies(policy or ("greedy" if game == "bremen" else "heuristic")), players, game)
+    policies = around_the_table(policy, players, game)
     chunks = {"bremen": (bremen.CHUNK, bremen.LOOKAHEAD_CHUNK), "etape": (etape.CHUNK, etape.LOOKAHEAD_CHUNK)}
     options_a = parse_options(option)
     try:

@@ -15,6 +15,19 @@ SWITCH_WORDS = {"true": True, "on": True, "1": True, "false": False, "off": Fals
 MAX_KEY = 2**63 - 1  # seeds and game numbers become 64-bit signed kernel keys
 
 
+def policies_by_seat(policies, players: int, default: str) -> list:
+    """Policies by seat, in every game: one spec for every seat (a string, or
+    a list of one), one per seat, or a list that repeats around the table
+    (A, B at 4 seats: A, B, A, B); none, `default` on every seat."""
+    if isinstance(policies, str):  # one spec for every seat, not a sequence of one-letter names
+        policies = [policies]
+    policies = list(policies or [default])
+    if players % len(policies):
+        raise ValueError(f"{len(policies)} policies for {players} players: give one policy per seat, or a list "
+                         f"that repeats around the table (1 or a divisor of {players})")
+    return policies * (players // len(policies))
+
+
 def is_count_text(text: str) -> bool:
     """Whether a key such as a seat ("0") or a player count ("2") is a whole
     number written plainly: ASCII digits, no leading zero, so that "02" or

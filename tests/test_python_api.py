@@ -208,8 +208,12 @@ def test_bremen_policies_repeat_around_the_table_as_in_the_race_games():
     assert B.simulate(players=3, games=2, policies="random").attrs["policies"] == ["random"] * 3
     df = B.simulate(players=4, games=2, policies=["greedy", "random"])
     assert df.attrs["policies"] == ["greedy", "random", "greedy", "random"]
-    with pytest.raises(ValueError, match="not 3"):
-        B.simulate(players=4, games=2, policies=["greedy", "random", "greedy"])
+    # the same words in every game
+    for play in (lambda p: B.simulate(players=4, games=2, policies=p), lambda p: R.simulate("stapop", 4, 2, p),
+                 lambda p: E.simulate(players=4, races=2, policies=p)):
+        with pytest.raises(ValueError, match="^3 policies for 4 players: give one policy per seat, or a list that "
+                                             r"repeats around the table \(1 or a divisor of 4\)$"):
+            play(["random", "random", "random"])
 
 
 def test_bremen_game_refuses_what_is_no_colour_animal_or_field():
@@ -223,6 +227,42 @@ def test_bremen_game_refuses_what_is_no_colour_animal_or_field():
         with pytest.raises(ValueError, match=message):
             g.place(*args)
     assert (g.state == before).all()
+
+
+@pytest.mark.parametrize("call, message", [
+    # a die beyond the kernel's path buffers crashed the process (a segfault or heap corruption)
+    (lambda g: g.first_moves(0, 3), "a die shows a whole number 1 to 6, not 0"),
+    (lambda g: g.first_moves(3, 12), "a die shows a whole number 1 to 6, not 12"),
+    (lambda g: g.second_moves(7, (0, "donkey")), "a die shows a whole number 1 to 6, not 7"),
+    (lambda g: g.robber_paths(20), "a die shows a whole number 1 to 6, not 20"),
+    (lambda g: g.rob(2, True), "not path True"),
+    # a path that is not there played nothing and answered with the number of paths
+    (lambda g: g.rob(2, 999), r"the robber has \d+ paths of 2 fields \(0 to \d+\), not path 999"),
+    # the rules page: a field holds one animal of each size, none stands on the house, the robber keeps to
+    # the forest fields, the bridges and its house
+    (lambda g: (g.place(0, "donkey", "r02"), g.place(1, "donkey", "r02")),
+     "'r02' holds colour 0's donkey already: a field holds one animal of each size"),
+    (lambda g: g.place(0, "rooster", "house"), "no animal stands on the house 'house'"),
+    (lambda g: g.set_robber("r01"), "the robber keeps to the forest fields, the bridges and its house, not 'r01'"),
+])
+def test_bremen_game_refuses_a_die_a_path_or_a_position_the_rules_do_not_have(call, message):
+    g = B.Game(players=4)
+    with pytest.raises(ValueError, match=message):
+        call(g)
+    assert g.errors() == 0  # nothing of the refused call was kept
+
+
+@pytest.mark.parametrize("players", [0, 5, 4.0])
+def test_bremen_game_takes_the_player_counts_simulate_takes(players):
+    with pytest.raises((TypeError, ValueError), match="players must be a whole number|takes 2 to 4 players"):
+        B.Game(players=players)
+
+
+def test_bremen_game_plays_one_policy_on_every_seat_as_simulate_does():
+    one, four = B.Game(players=4), B.Game(players=4)
+    one.play(["greedy"], turns=10, seed=3)  # an IndexError before
+    four.play(["greedy"] * 4, turns=10, seed=3)
+    assert (one.state == four.state).all() and one.state[B.K.S_TURNS] == 10
 
 
 def test_bremen_attrs_hold_what_the_docstring_lists():
@@ -470,6 +510,16 @@ def test_a_policy_that_is_not_a_string_names_the_problem(play):
 def test_a_count_of_the_wrong_type_names_the_argument(play, count):
     with pytest.raises(TypeError, match="games|races"):
         play(count)
+
+
+@pytest.mark.parametrize("play", [lambda n: R.simulate("stapop", players=n, games=2),
+                                  lambda n: B.simulate(players=n, games=2),
+                                  lambda n: E.simulate(players=n, races=2)], ids=["race", "bremen", "etape"])
+def test_a_player_count_of_the_wrong_type_names_the_argument(play):
+    # docs/python.md: a count that is not an int is a TypeError naming it (Bremen multiplied the policy
+    # list by 4.0, Tape l'étape played the races)
+    with pytest.raises(TypeError, match="players must be a whole number"):
+        play(4.0)
 
 
 @pytest.mark.parametrize("size", [0, -1])
