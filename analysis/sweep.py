@@ -97,7 +97,7 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
     saved = state = None
     if checkpoint is not None:
         identity = {"runs": [run_identity(m) for m in metas],
-                    "path": path, "values": [repr(v) for v in values], "chunk_size": chunk_size}
+                    "path": path, "values": [repr(v) for v in values]}  # any chunk size plays the same games
         saved = Checkpoint(Path(checkpoint), identity)
         state = saved.load()
     if state is None:

@@ -194,7 +194,7 @@ def play_tournament(design: str | Path | Design, players: int, policies: Sequenc
     if checkpoint is not None:
         identity = {"design_hash": file_hash(d.text), "players": players,
                     "policies": [parse_policy(p).describe() for p in policies], "games": games,
-                    "seed": seed, "options": dict(options or {}), "chunk_size": chunk_size,
+                    "seed": seed, "options": dict(options or {}),  # any chunk size plays the same games
                     "version": package_version()}
         saved = Checkpoint(Path(checkpoint), identity)
     state = (saved.load() if saved else None) or {

@@ -128,25 +128,27 @@ def compare_variants(game: str, players: int, games: int, policies: Sequence[str
                          "difference would be 0; give option B (--option-b, options_b) a value other than "
                          "option A's (the default, or --option, options_a)"
                          + (", or B another board (--board-b, board_b)" if game == "bremen" else ""))
+    # no chunk size: a comparison resumed in chunks of another size plays the same games
     identity = {"game": game, "players": players, "policies": metas["a"]["policies"], "seed": seed, "games": games,
-                "chunk_size": chunk_size, "version": metas["a"]["version"],
+                "version": metas["a"]["version"],
                 "variants": {key: {"options": m["options"], "board_hash": m.get("board_hash")} for key, m in metas.items()}}
     saved = Checkpoint(Path(checkpoint), identity) if checkpoint is not None else None
-    state = (saved.load() if saved else None) or {"chunks_done": 0, "comparison": PairedComparison(), "seconds": {"a": 0.0, "b": 0.0}}
-    if on_resume and state["chunks_done"]:
-        on_resume(min(state["chunks_done"] * chunk_size, games))
-    for index, first in enumerate(range(0, games, chunk_size)):
+    state = (saved.load() if saved else None) or {"games_done": 0, "comparison": PairedComparison(), "seconds": {"a": 0.0, "b": 0.0}}
+    if on_resume and state["games_done"]:
+        on_resume(state["games_done"])
+    if progress and state["games_done"]:
+        progress(state["games_done"])
+    for first in range(state["games_done"], games, chunk_size):
         count = min(chunk_size, games - first)
-        if index >= state["chunks_done"]:
-            played = {}
-            for key in options:
-                metrics, _, seconds = _play(game, players, first, count, policies, seed, options[key], boards[key])
-                played[key] = metrics
-                state["seconds"][key] += seconds
-            state["comparison"].add_pairs(played["a"], played["b"])
-            state["chunks_done"] = index + 1
-            if saved:
-                saved.save(state)
+        played = {}
+        for key in options:
+            metrics, _, seconds = _play(game, players, first, count, policies, seed, options[key], boards[key])
+            played[key] = metrics
+            state["seconds"][key] += seconds
+        state["comparison"].add_pairs(played["a"], played["b"])
+        state["games_done"] = first + count
+        if saved:
+            saved.save(state)
         if progress:
             progress(first + count)
     for key, meta in metas.items():

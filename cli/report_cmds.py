@@ -159,32 +159,33 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
             "b": RaceRun(deck_b, players, list(policies), seed, options_b, seating)}
     metas = {k: r.metadata(games) for k, r in runs.items()}
     refuse_same_design(metas["a"], metas["b"])
-    identity = {k: run_identity(m) for k, m in metas.items()} | {"chunk_size": chunk_size}
+    # no chunk size: a comparison resumed in chunks of another size plays the same games
+    identity = {k: run_identity(m) for k, m in metas.items()}
     checkpoint = Checkpoint(Path(out) / ".compare-checkpoint.pkl", identity)
-    state = checkpoint.load() or {"chunks_done": 0, "summaries": {"a": None, "b": None},
+    state = checkpoint.load() or {"games_done": 0, "summaries": {"a": None, "b": None},
                                   "comparison": PairedComparison(), "clock": {"a": 0.0, "b": 0.0}}
     comp = state["comparison"]
-    if on_resume and state["chunks_done"]:
-        on_resume(min(state["chunks_done"] * chunk_size, games))
+    if on_resume and state["games_done"]:
+        on_resume(state["games_done"])
     accs = {"a": RaceSummarizer(metas["a"], on_games=comp.add_a), "b": RaceSummarizer(metas["b"], on_games=comp.add_b)}
     for key, acc in accs.items():
         acc.summary = state["summaries"][key]
-    if state["chunks_done"] * chunk_size < games:
+    if state["games_done"] < games:
         for run in runs.values():
             run.load_kernels()  # the compile is not playing time
-        if progress:
-            progress("a", state["chunks_done"] * chunk_size)  # the kernels are ready: the bar stops saying so
-    for index, first in enumerate(range(0, games, chunk_size)):
+    if progress:
+        for key in accs:  # the kernels are ready: the bar stops saying so
+            progress(key, state["games_done"])
+    for first in range(state["games_done"], games, chunk_size):
         count = min(chunk_size, games - first)
-        if index >= state["chunks_done"]:
-            for key, acc in accs.items():
-                started = time.perf_counter()
-                frame = runs[key].play(first, count)
-                state["clock"][key] += time.perf_counter() - started
-                acc.add(frame)
-            state["chunks_done"] = index + 1
-            state["summaries"] = {key: acc.summary for key, acc in accs.items()}
-            checkpoint.save(state)
+        for key, acc in accs.items():
+            started = time.perf_counter()
+            frame = runs[key].play(first, count)
+            state["clock"][key] += time.perf_counter() - started
+            acc.add(frame)
+        state["games_done"] = first + count
+        state["summaries"] = {key: acc.summary for key, acc in accs.items()}
+        checkpoint.save(state)
         if progress:
             for key in accs:
                 progress(key, first + count)

@@ -1157,13 +1157,15 @@ def test_interrupted_compare_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     calls = interrupt_play_after(monkeypatch, 2)
     assert run(*args).exit_code != 0
     assert (out / ".compare-checkpoint.pkl").exists() and not (out / "report.md").exists()
-    # ... then run it again: the first chunk pair is not played again.
+    # ... then run it again, in chunks of another size (an audit's resume without its --chunk-size was
+    # refused as "a different run", and only removing the checkpoint let it go on): the first chunk pair
+    # is not played again.
     calls["n"] = 0
     monkeypatch.setattr(RaceRun, "play", lambda self, start, count: (calls.__setitem__("n", calls["n"] + 1),
                                                                       real_play(self, start, count))[1])
-    result = run(*args)
+    result = run(*args[:6], 50, *args[7:])
     assert result.exit_code == 0, result.stderr
-    assert calls["n"] == 4  # two chunk pairs left of three
+    assert calls["n"] == 8  # the 200 games left, in four chunk pairs of 50
     # on one line however long the path (soft-wrapped), so that it reads and copies whole
     said = f"resuming the run at {out}: 100 of 300 games per design already played"
     assert len(said) > 80 and any(said in line for line in result.stderr.splitlines()), result.stderr

@@ -94,9 +94,9 @@ def test_sweep_command_writes_its_report_and_resumes(tmp_path, monkeypatch):
     calls["n"] = 0
     monkeypatch.setattr(RaceRun, "play", lambda self, start, count: (calls.__setitem__("n", calls["n"] + 1),
                                                                       real_play(self, start, count))[1])
-    result = run(*args)
+    result = run(*args[:7], 40, *args[8:])  # resumed in chunks of another size: the same games
     assert result.exit_code == 0, result.stderr
-    assert calls["n"] == 6  # two chunks of three designs left
+    assert calls["n"] == 3  # the 40 games left, in one chunk of three designs
     assert "resuming the run at" in result.stderr and "20 of 60 games per value already played" in " ".join(
         result.stderr.split())
     md = (out / "report.md").read_text()
