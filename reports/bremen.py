@@ -233,9 +233,14 @@ def _outcomes(report: Report, df: A.RunSummary) -> None:
     seats = df.win_rates(by="seat")
     section.table(seats, "Win rate per seat among the decided games (95 % Wilson interval; capped games are "
                   "counted under Anomalies)")
-    section.table(df.win_rates(by="policy"), "Win rate per policy among the decided games (n counts seat-games, "
-                  "so a policy on two seats counts each game twice and its fair share is still 1 / players; 95 % "
-                  "interval: Wilson's over the games it won, per seat, as its seats' results in a game go together)")
+    if len(set(df.attrs["policies"])) > 1:
+        section.table(df.win_rates(by="policy"), "Win rate per policy among the decided games (n counts seat-games, "
+                      "so a policy on two seats counts each game twice and its fair share is still 1 / players; 95 % "
+                      "interval: Wilson's over the games it won, per seat, as its seats' results in a game go "
+                      "together)")
+    else:  # its rate would be exactly 1 / players, with an interval around a number that cannot vary
+        section.text(f"One policy ({df.attrs['policies'][0]}) plays every seat, so it wins every decided game: "
+                     "its win rate per seat is 1 / players by construction, and the seats' table is the test.")
     position = df.first_seat_advantage()
     test = df.seat_uniformity()
     section.table(position, "Win rate by position in the turn order (0 = the drawn starting player)")

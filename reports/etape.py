@@ -246,9 +246,13 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
     out = rep.section("Outcomes")
     by_policy = s.win_rates("policy")
     by_seat = s.win_rates("seat")
-    out.table(_printed_wins(by_policy), f"Race win rate per policy (n: seat-races; shared first places count 1/k; "
-                                        f"{TIME_NOTE} in a race)")
-    out.figure(plot_rates(by_policy, "policy", fair=1 / n).figure, "Win rate per policy", "etape_win_policy")
+    if len(set(meta["policies"])) > 1:
+        out.table(_printed_wins(by_policy), f"Race win rate per policy (n: seat-races; shared first places count 1/k; "
+                                            f"{TIME_NOTE} in a race)")
+        out.figure(plot_rates(by_policy, "policy", fair=1 / n).figure, "Win rate per policy", "etape_win_policy")
+    else:  # its rate would be exactly 1 / players, with an interval around a number that cannot vary
+        out.text(f"One policy ({E.compact_spec(meta['policies'][0])}) plays every seat, so it wins every race: its "
+                 f"win rate per seat is 1/{n} by construction, and the seats' table is the test.")
     out.table(_printed_wins(by_seat), "Race win rate per seat (seat 0 picks the first stage; shared first places "
                                       f"count 1/k; {TIME_NOTE} in a race)")
     test = s.seat_uniformity()
