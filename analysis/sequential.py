@@ -121,10 +121,10 @@ class SequentialTest:
     delta: float = 0.05
 
     def __post_init__(self):
-        if not (0 < self.delta < 0.5):
-            raise ValueError("delta must lie in (0, 0.5)")
-        if not (0 < self.alpha < 1 and 0 < self.beta < 0.5):
-            raise ValueError("alpha must lie in (0, 1) and beta in (0, 0.5)")
+        # each named alone, with its value: "alpha and beta" read as if both were wrong
+        for name, value, high in (("delta", self.delta, 0.5), ("alpha", self.alpha, 1), ("beta", self.beta, 0.5)):
+            if not 0 < value < high:
+                raise ValueError(f"{name} must lie in (0, {high:g}), not {value!r}")
 
     @property
     def test_a(self) -> Sprt:
@@ -209,7 +209,8 @@ class SequentialResult:
         return [
             ("decision", self.verdict),
             ("games used", f"{self.games_used}"),
-            ("games played", f"{self.games_played} (games after the decision are not used)"),
+            ("games played", f"{self.games_played}" + (" (games after the decision are not used)" if self.decided
+                                                        else "")),
             (f"{a} ahead / {b} ahead / even", f"{self.plus} / {self.minus} / {self.zeros}"),
             *([("not measured", f"{self.undefined} (the metric is undefined in the game of either)")]
               if self.undefined else []),

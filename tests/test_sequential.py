@@ -53,8 +53,11 @@ def test_boundaries_follow_wald():
     assert s.upper == pytest.approx(math.log(19)) and s.lower == pytest.approx(-math.log(19))
     with pytest.raises(ValueError, match=r"delta must lie in \(0, 0\.5\)"):
         SequentialTest(delta=0.6)
-    for alpha, beta in ((0.0, 0.05), (1.0, 0.05), (0.05, 0.0), (0.05, 0.5)):
-        with pytest.raises(ValueError, match=r"alpha must lie in \(0, 1\) and beta in \(0, 0\.5\)"):
+    for alpha, beta, message in ((0.0, 0.05, r"alpha must lie in \(0, 1\), not 0\.0"),
+                                 (1.0, 0.05, r"alpha must lie in \(0, 1\), not 1\.0"),
+                                 (0.05, 0.0, r"beta must lie in \(0, 0\.5\), not 0\.0"),
+                                 (0.05, 0.5, r"beta must lie in \(0, 0\.5\), not 0\.5")):
+        with pytest.raises(ValueError, match=f"^{message}$"):
             SequentialTest(alpha=alpha, beta=beta)
     for p0, p1 in ((0.5, 0.5), (0.0, 0.5), (0.5, 1.0)):
         with pytest.raises(ValueError, match=r"p0 and p1 must differ and lie in \(0, 1\)"):
@@ -166,6 +169,8 @@ def test_cap_gives_undecided():
     r = sequential_compare(alt, chunk=50, max_games=120)
     assert r.decision == "undecided" and not r.decided and r.games_used == r.games_played == 120
     assert r.verdict == "undecided after 120 games (cap reached)"
+    # no decision, so no "games after the decision are not used"
+    assert ("games played", "120") in r.summary_rows()
     even = sequential_compare(const(0), chunk=50, max_games=120)
     assert even.verdict == ("undecided after 120 games (cap reached): no game had a difference (every game even "
                             "or undefined), and the test reads only the games where A or B is ahead")
