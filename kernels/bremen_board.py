@@ -61,14 +61,17 @@ class Board:
 def load_board(path: str | Path | None = None) -> Board:
     """Load and validate a board file (the default reconstruction if None)."""
     path = Path(path) if path is not None else DEFAULT_BOARD
+    if path.suffix == ".parquet":
+        raise BoardError(f"{path}: a run file, not a board file; `etappe report {path}` reports on it (its Run "
+                         "table names the board it was played on)")
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise BoardError(f"{path}: cannot read board file ({exc.strerror})") from exc
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not TOML
-    except UnicodeDecodeError as exc:
-        raise BoardError(f"{path}: not valid TOML ({exc})") from exc
+    except UnicodeDecodeError:
+        raise BoardError(f"{path}: not a board file (a board is TOML text, UTF-8)") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -98,8 +101,10 @@ def _build(data: dict, where: str, digest: str) -> Board:
     if "reconstruction" in meta and not isinstance(meta["reconstruction"], bool):
         fail(f"[board] reconstruction must be true or false, got {meta['reconstruction']!r}")
     fields = data.get("fields")
-    if not isinstance(fields, dict) or not fields:
+    if not isinstance(fields, dict):
         fail("no [fields] table")
+    if not fields:
+        fail("the [fields] table is empty; a board needs its fields (docs/bremen.md)")
     names = list(fields)
     if len(names) > MAX_FIELDS:
         fail(f"{len(names)} fields, at most {MAX_FIELDS} (a move packs its destination field in 16 bits)")
