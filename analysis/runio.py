@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import glob
 import hashlib
 import json
 import os
@@ -92,11 +93,39 @@ def _put_in_place(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def _temporary(path: Path) -> Path:
+    """The temporary file `path` is written as, named for this process: two
+    commands writing one file at once (a slip, or machines sharing a disk)
+    never write into each other's bytes."""
+    return path.with_name(f"{path.name}.{socket.gethostname()}.{os.getpid()}.tmp")
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporary files of `path` that a killed process of this
+    machine left (SIGKILL gives no chance to clean up; a joined run's can be
+    gigabytes), keeping any of a process still running."""
+    prefix = f"{path.name}.{socket.gethostname()}."
+    for tmp in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = tmp.name[len(prefix):-len(".tmp")]
+        if pid.isdigit() and not _running(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     """Write a whole file at once: a temporary file, then a rename, so an
     interrupted write never leaves a partial file under `path`."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = _temporary(path)
     with _writing(path, tmp):
         tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
 
@@ -122,7 +151,7 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, metadata: dict) 
     """Write `frame` with `metadata` (JSON-able) atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = _temporary(path)
     with _writing(path, tmp):
         pq.write_table(_table(frame, metadata), tmp)
 
@@ -147,6 +176,15 @@ def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> t
 # The module that reads each game's records (their columns differ from game to game).
 GAME_MODULES = {"race": "etappe.analysis.race_summary", "bremen": "etappe.analysis.bremen",
                 "etape": "etappe.analysis.etape"}
+GAME_NAMES = {"race": "a race design", "bremen": "Bremer Stadtmusikanten", "etape": "Tape l'étape"}
+# What the games without positions or a play-by-play offer instead (docs/python.md)
+NO_PLAY_BY_PLAY = {
+    "bremen": "Bremer Stadtmusikanten has no positions or play-by-play; from Python, "
+              "bremen.simulate(games=1, first_game=N, ...) plays game N's record again and bremen.Game sets up a "
+              "position by hand (docs/python.md)",
+    "etape": "Tape l'étape has no positions or play-by-play; from Python, etape.simulate(races=1, first_race=N, "
+             "...) plays race N's records again (docs/python.md)",
+}
 
 
 def check_game(meta: dict, game: str, what: str = "the frame is") -> None:
@@ -196,26 +234,43 @@ def iter_parquet(path: str | os.PathLike, batch_rows: int = BATCH_ROWS, columns:
         yield parquet.read_row_groups(together, columns=columns).to_pandas()
 
 
-def differences(earlier: dict, mine: dict, prefix: str = "") -> list[str]:
+def differences(earlier: dict, mine: dict, prefix: str = "", versus: str = ", not ") -> list[str]:
     """What differs between two run identities, field by field ("seed 1,
-    not 2"; nested fields as "a.seed", list items as "policies[1].name").
-    Fields only one side has are left out: a finished file's metadata holds
-    more than the identity."""
+    not 2"; nested fields as "a.seed", list items as "policies[1].name";
+    `versus` joins the two values). Fields only one side has are left out:
+    a finished file's metadata holds more than the identity."""
     found = []
     for key in sorted(mine):
         if key not in earlier or earlier[key] == mine[key]:
             continue
         a, b = earlier[key], mine[key]
         if isinstance(a, dict) and isinstance(b, dict):
-            found += differences(a, b, f"{prefix}{key}.")
+            found += differences(a, b, f"{prefix}{key}.", versus)
         elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
             for i, (x, y) in enumerate(zip(a, b)):
                 if isinstance(x, dict) and isinstance(y, dict):
-                    found += differences(x, y, f"{prefix}{key}[{i}].")
+                    found += differences(x, y, f"{prefix}{key}[{i}].", versus)
                 elif x != y:
-                    found.append(f"{prefix}{key}[{i}] {'{}, not {}'.format(*brief_pair(x, y))}")
+                    found.append(f"{prefix}{key}[{i}] {versus.join(brief_pair(x, y))}")
+        elif isinstance(a, list) and isinstance(b, list) and max(len(json.dumps(_names(v))) for v in (a, b)) > 60:
+            # long lists (policy specs by seat) cut short would show neither: their lengths say what differs
+            found.append(f"{prefix}{key} {len(a)} entries{versus}{len(b)}")
         else:
-            found.append(f"{prefix}{key} {'{}, not {}'.format(*brief_pair(a, b))}")
+            found.append(f"{prefix}{key} {versus.join(brief_pair(a, b))}")
+    return found
+
+
+def _one_sided(earlier: dict, mine: dict, prefix: str = "") -> list[str]:
+    """The fields, at any depth, that only one of two identities has (a rule
+    option given to one run only): what `differences` leaves out."""
+    found = []
+    for key in sorted(set(earlier) | set(mine)):
+        if key not in mine:
+            found.append(f"{prefix}{key} {brief_pair(earlier[key], None)[0]} before, not given now")
+        elif key not in earlier:
+            found.append(f"{prefix}{key} not given before, {brief_pair(None, mine[key])[1]} now")
+        elif isinstance(earlier[key], dict) and isinstance(mine[key], dict):
+            found += _one_sided(earlier[key], mine[key], f"{prefix}{key}.")
     return found
 
 
@@ -245,7 +300,8 @@ def another_run(what: str, earlier: dict, mine: dict) -> str:
     """The refusal of `what` (a file, a folder of chunks, a checkpoint) that
     holds another run: what differs, and that the code changed if the
     version did (the same command then cannot resume what older code played)."""
-    found = differences(earlier, json.loads(json.dumps(mine)))
+    mine = json.loads(json.dumps(mine))
+    found = differences(earlier, mine) or _one_sided(earlier, mine)
     text = f"{what} ({'; '.join(found)})" if found else what
     if any(f.startswith("version ") or ".version " in f for f in found):
         text += "; it was written by other etappe code, whose records would not match this code's"
@@ -321,11 +377,13 @@ class ChunkedRun:
             if earlier_chunk_size is not None:
                 self.chunk_size = earlier_chunk_size
         else:
-            # named for this process: machines sharing a disk (simulate --share) may stamp the folder at once
-            tmp = stamp.with_name(f"identity.json.{socket.gethostname()}.{os.getpid()}.tmp")
+            # machines sharing a disk (simulate --share) may stamp the folder at once
+            tmp = _temporary(stamp)
             stamped = identity if chunk_size is None else {**identity, "chunk_size": chunk_size}
             with _writing(stamp, tmp):
                 tmp.write_text(json.dumps(stamped, sort_keys=True))
+        for leftover in [self.out, *self.parts.glob("chunk-*.parquet")]:
+            _remove_stale_temporaries(leftover)
         self._check_chunks()
 
     def _part(self, index: int) -> Path:
@@ -335,14 +393,16 @@ class ChunkedRun:
         """Refuse a chunk of another run, or of chunks of another size, in
         the parts folder: folders may be put together by hand from several
         machines (simulate --share)."""
-        mine = {**json.loads(json.dumps(self.identity)), "chunk_size": self.chunk_size}
         for part in sorted(self.parts.glob("chunk-*.parquet")):
             try:
-                saved = read_metadata(part)
+                self._check_chunk(part, read_metadata(part))
             except ValueError as exc:  # torn (a power cut) or not etappe's
                 raise ValueError(f"{exc}: remove it, and the same command plays its games again") from None
-            if differences({"chunk_size": self.chunk_size, **saved}, mine):  # chunks saved before sizes were kept pass
-                raise ValueError(another_run(f"{part} is a chunk of another run", saved, mine))
+
+    def _check_chunk(self, part: Path, saved: dict) -> None:
+        mine = {**json.loads(json.dumps(self.identity)), "chunk_size": self.chunk_size}
+        if differences({"chunk_size": self.chunk_size, **saved}, mine):  # chunks saved before sizes were kept pass
+            raise ValueError(another_run(f"{part} is a chunk of another run", saved, mine))
 
     def done(self, index: int) -> bool:
         return self._part(index).exists()
@@ -362,12 +422,15 @@ class ChunkedRun:
         """Join parts 0..n_chunks-1 into the output file and drop the parts
         (unless `drop` is False: a run of two files drops them once both are
         joined); `progress(1)` after each part (millions of games take seconds)."""
-        tmp = self.out.with_name(self.out.name + ".tmp")
+        tmp = _temporary(self.out)
         writer = None
         with _writing(self.out, tmp):
             try:
                 for index in range(n_chunks):
                     table = pq.read_table(self._part(index))
+                    # again here: a command writing the same --out at once (another seed, say) may have put
+                    # its chunk in place since the start; the file is refused, not labelled with this run
+                    self._check_chunk(self._part(index), json.loads(table.schema.metadata[METADATA_KEY]))
                     if writer is None:
                         schema = _table(table.slice(0, 0).to_pandas(), metadata).schema
                         writer = pq.ParquetWriter(tmp, schema)
@@ -409,7 +472,7 @@ class Checkpoint:
 
     def save(self, state: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp = _temporary(self.path)
         with _writing(self.path, tmp), open(tmp, "wb") as handle:
             pickle.dump({"identity": self.identity, "state": state}, handle)
 

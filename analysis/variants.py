@@ -33,8 +33,9 @@ __all__ = ["VariantComparison", "compare_variants", "variant_table", "what_diffe
 GAMES = ("bremen", "etape")
 UNIT = {"bremen": "game", "etape": "race"}
 # What two variants of one comparison must share: they differ in rule options
-# (and, for Bremen, the board) only.
-SHARED_FIELDS = ("game", "players", "policies", "seed")
+# (and, for Bremen, the board) only; policy_sources: the file of a policy of
+# your own is the same file as it was (an edited one is another policy).
+SHARED_FIELDS = ("game", "players", "policies", "policy_sources", "seed")
 
 
 @dataclass
@@ -130,7 +131,7 @@ def compare_variants(game: str, players: int, games: int, policies: Sequence[str
                          + (", or B another board (--board-b, board_b)" if game == "bremen" else ""))
     # no chunk size: a comparison resumed in chunks of another size plays the same games
     identity = {"game": game, "players": players, "policies": metas["a"]["policies"], "seed": seed, "games": games,
-                "version": metas["a"]["version"],
+                "version": metas["a"]["version"], "policy_sources": metas["a"].get("policy_sources"),
                 "variants": {key: {"options": m["options"], "board_hash": m.get("board_hash")} for key, m in metas.items()}}
     saved = Checkpoint(Path(checkpoint), identity) if checkpoint is not None else None
     state = (saved.load() if saved else None) or {"games_done": 0, "comparison": PairedComparison(), "seconds": {"a": 0.0, "b": 0.0}}

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import re
+import socket
+import subprocess
+import sys
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -78,10 +81,12 @@ def test_a_file_is_on_disk_before_it_takes_its_name(tmp_path, monkeypatch):
     runio.write_atomic(tmp_path / "report.html", "<html>a whole page</html>")
     assert [e[0] for e in events] == ["fsync", "replace"]
     assert events[0][1] in (None, len("<html>a whole page</html>"))
-    assert events[1][1:] == ("report.html.tmp", "report.html")
+    # the temporary file is this process's own: two commands writing one file never share one
+    mine = f"{socket.gethostname()}.{os.getpid()}.tmp"
+    assert events[1][1:] == (f"report.html.{mine}", "report.html")
     events.clear()
     runio.write_parquet(pd.DataFrame({"x": [1, 2]}), tmp_path / "run.parquet", {"seed": 1})
-    assert [e[0] for e in events] == ["fsync", "replace"] and events[1][1:] == ("run.parquet.tmp", "run.parquet")
+    assert [e[0] for e in events] == ["fsync", "replace"] and events[1][1:] == (f"run.parquet.{mine}", "run.parquet")
     assert pq.read_table(tmp_path / "run.parquet").num_rows == 2
     assert sorted(os.listdir(tmp_path)) == ["report.html", "run.parquet"]
 
@@ -145,3 +150,32 @@ def test_chunks_are_not_started_beside_a_finished_run_of_other_games(tmp_path):
         runio.ChunkedRun(out, {"seed": 2, "games": 1})
     assert str(refused.value) == f"{out} holds another run (seed 1, not 2); remove it or write to another --out"
     assert os.listdir(tmp_path) == ["run.parquet"]
+
+
+def test_a_chunk_another_run_put_in_place_since_the_start_is_refused_at_the_join(tmp_path):
+    # An audit started two runs of other seeds at once on one --out: the file said seed 1 and held seed 2's
+    # first 50,000 games. Each chunk's identity is read again as it is joined.
+    out = tmp_path / "run.parquet"
+    mine = runio.ChunkedRun(out, {"seed": 1}, chunk_size=2)
+    other = runio.ChunkedRun(out, {"seed": 2}, chunk_size=2)  # started at the same moment: no chunk to see yet
+    mine.save(0, pd.DataFrame({"game": [0, 1]}))
+    other.save(1, pd.DataFrame({"game": [2, 3]}))
+    with pytest.raises(ValueError) as refused:
+        mine.join(2, {"seed": 1, "games": 4})
+    assert str(refused.value) == (f"{out}.parts/chunk-000001.parquet is a chunk of another run (seed 2, not 1); "
+                                  "remove it or write to another --out")
+    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_killed_process_temporary_file_is_removed_when_the_run_starts_again(tmp_path):
+    # SIGKILL while the run file was joined left its temporary file (20 MB in an audit; gigabytes in a long run)
+    out = tmp_path / "run.parquet"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = socket.gethostname()
+    left = tmp_path / f"run.parquet.{host}.{int(dead.stdout)}.tmp"
+    alive = tmp_path / f"run.parquet.{host}.{os.getpid()}.tmp"  # a process still writing it
+    other_host = tmp_path / f"run.parquet.{host}x.{int(dead.stdout)}.tmp"  # another machine's, on a shared disk
+    for path in (left, alive, other_host):
+        path.write_bytes(b"partial")
+    runio.ChunkedRun(out, {"seed": 1})
+    assert not left.exists() and alive.exists() and other_host.exists()

@@ -346,6 +346,9 @@ def test_mistakes_are_refused_by_name(tmp_path, args, message):
 @pytest.mark.parametrize("changed, differs", [
     (("--policies", "random,greedy,builder", "--games", 12), 'policies[2].name "aggressive", not "builder"'),
     (("--policies", "random,greedy,aggressive", "--games", 20), "games 12, not 20"),
+    # an option given to one run only: the refusal named nothing
+    (("--policies", "random,greedy,aggressive", "--games", 12, "-o", "turn_cap=400"),
+     'options.turn_cap not given before, "400" now'),
 ])
 def test_resuming_a_tournament_with_changed_arguments_is_refused(tmp_path, monkeypatch, changed, differs):
     import etappe.analysis.tournament as T
