@@ -26,7 +26,7 @@ from etappe.kernels.options import MAX_KEY, policies_by_seat, whole
 from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
 
 from .race_summary import CAPPED_HANDS, CAPPED_TURNS
-from .runio import differences, file_hash, numba_threads, package_version
+from .runio import NO_PLAY_BY_PLAY, differences, file_hash, numba_threads, package_version
 from .stats import counted
 
 __all__ = ["load_design", "simulate", "replay", "replay_position", "run_of", "iter_chunks", "RaceRun", "DesignError", "PolicyError"]
@@ -409,7 +409,8 @@ def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
         raise ValueError("no run metadata: give a run file's (read_parquet's second value) or the attrs of a frame "
                          "simulate returned")
     if meta.get("game") != "race":
-        raise ValueError(f"a run of {meta.get('game')}; replay is for the race designs")
+        raise ValueError(f"a run of {meta.get('game')}; replay is for the race designs. "
+                         + NO_PLAY_BY_PLAY.get(meta.get("game"), ""))
     missing = [f for f in ("design_file", "players", "policies", "seed", "options") if f not in meta]
     if missing:
         raise ValueError(f"the run's metadata lacks {', '.join(missing)}")

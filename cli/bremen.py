@@ -203,7 +203,8 @@ def validate(board: Annotated[Path, typer.Argument(help="board TOML file (docs/b
 
 PlayersOpt = Annotated[int, typer.Option(min=2, max=4, help="2, 3 (one neutral colour) or 4")]
 PoliciesOpt = Annotated[Optional[str], typer.Option(
-    "--policy", callback=check_policy_list, help="one for all seats or one per seat: greedy,random,... (greedy:knock=3,climb=0 sets parameters)")]
+    "--policy", callback=check_policy_list, help="policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B); default "
+                 "greedy (greedy:knock=3,climb=0 sets parameters; `etappe policies bremen`)")]
 GamesOpt = Annotated[int, typer.Option("--games", "-n", min=1, max=MAX_SEED, help="games to play on each board")]
 OptionOpt = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="rule option name=value (repeat)")]
 
@@ -231,12 +232,18 @@ def _sweep_kept(out: Path, done: int, total: int, run: Path):
 @app.command()
 def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt = None, seed: SeedOpt = 0,
           out: Annotated[Path, typer.Option(help="folder for boards, runs and the sweep report")] = Path("bremen-sweep"),
-          roads: Annotated[str, typer.Option(help="outer ring lengths (multiples of 4, at least 8)")] = "16,20,28,32",
-          middles: Annotated[str, typer.Option(help="middle forest ring lengths (multiples of 4, at least 8)")] = "12,20",
-          road_links: Annotated[str, typer.Option(help="road-to-forest link offsets from the corners")] = "2,4",
-          house_links: Annotated[str, typer.Option(help="inner-ring offsets of the house links (0 or 1)")] = "0",
+          roads: Annotated[str, typer.Option(help="outer ring lengths to try, each on the default board "
+                                                  "(multiples of 4, at least 16 with its road-link offset 3)")] = "16,20,28,32",
+          middles: Annotated[str, typer.Option(help="middle forest ring lengths to try, each on the default board "
+                                                    "(multiples of 4, at least 8)")] = "12,20",
+          road_links: Annotated[str, typer.Option(help="road-to-forest link offsets from the corners to try, each on "
+                                                       "the default board (which has 3)")] = "2,4",
+          house_links: Annotated[str, typer.Option(help="inner-ring offsets of the house links to try, each on the "
+                                                        "default board (0 or 1; it has 1)")] = "0",
           option: OptionOpt = None):
-    """Run the same study (same seeds) on a range of ring boards and report which conclusions hold on every board."""
+    """Run the same study (same seeds) on the default board and on ring boards that change one of its settings
+    at a time (each value of --roads, --middles, --road-links, --house-links), and report which conclusions
+    hold on every board."""
     from etappe.reports.bremen import build_sweep_report
 
     options = _checked(option, players)
@@ -271,10 +278,10 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
         path = out / "boards" / f"{name}.toml"
         write_atomic(path, text)
         if done:  # played by an earlier sweep into this folder, stopped or not, with the same identity
-            typer.echo(f"{name}: {counted(games, 'game')}, finished earlier (kept)")
+            typer.echo(f"{name}: {counted(games, 'game')}, finished earlier (kept)", err=True)
             results.append((spec, A.summarize_run_file(run)))
             continue
-        typer.echo(f"{name}: {counted(games, 'game')}")
+        typer.echo(f"{name}: {counted(games, 'game')}", err=True)
         try:
             simulate_command(players, games, policies, seed, run, path, options,
                              on_stop=_sweep_kept(out, len(results), len(boards), run))
@@ -286,7 +293,7 @@ def sweep(players: PlayersOpt = 4, games: GamesOpt = 2000, policy: PoliciesOpt =
                      for p in (out / folder).glob(f"*.{ext}") if p.stem not in names})
     if others:
         typer.echo(f"{out} also holds {counted(len(others), 'board')} of earlier sweeps, not in this report (kept): "
-                   + ", ".join(others))
+                   + ", ".join(others), err=True)
     with progress_bar(None, "report", report_kept(out)):
         report_path = build_sweep_report(results).write(out)
-    typer.echo(f"sweep report written to {report_path}")
+    typer.echo(f"wrote {report_path} and {Path(report_path).with_suffix('.md')}")

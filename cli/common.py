@@ -83,6 +83,22 @@ def around_the_table(policy: str | None, players: int, game: str) -> list[str]:
         fail(str(exc))
 
 
+OTHER_GAMES = ("etape", "bremen")
+
+
+def race_designs_only(deck: str, command: str) -> None:
+    """Fail naming the command's games, and what the other game offers instead,
+    if `deck` is Bremen or Tape l'étape (it would read as a missing design file)."""
+    from etappe.analysis.runio import GAME_NAMES, NO_PLAY_BY_PLAY
+    from etappe.kernels.race_design import builtin_names
+
+    if deck in OTHER_GAMES:
+        instead = (f"{GAME_NAMES[deck]} has no deck design; `etappe policies {deck}` lists its rule options"
+                   if command.startswith("decks") else NO_PLAY_BY_PLAY[deck])
+        fail(f"{command} is for the race designs ({', '.join(builtin_names())} or a design file); not {deck}. "
+             f"{instead}")
+
+
 def set_threads(threads: int | None) -> None:
     """--threads: Numba threads for this run (None: all cores)."""
     if threads is None:
@@ -389,7 +405,7 @@ def play_time_text(seconds: float, count: int, unit: str) -> str:
 def say_nothing_to_play(out) -> None:
     """What `simulate` says when its --out file already holds the run (it then
     prints the run's summary from the file)."""
-    console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False)
+    err_console.print(f"{out} already holds this run: nothing to play; its summary", highlight=False)
 
 
 ShareOpt = Annotated[str | None, typer.Option(
@@ -444,7 +460,7 @@ def say_share_written(share: tuple[int, int], runs, n_chunks: int) -> None:
     chunks are saved; how many of the run's chunks are there; how to finish."""
     there = sum(all(r.done(i) for r in runs) for i in range(n_chunks))
     parts = runs[0].parts
-    console.print(f"share {share[0]}/{share[1]}: its chunks are saved in {parts}; {there} of the run's {n_chunks} "
+    err_console.print(f"share {share[0]}/{share[1]}: its chunks are saved in {parts}; {there} of the run's {n_chunks} "
                   f"chunks are there. Once every share's chunks are in that folder, run the same command without "
                   f"--share: it joins them into {runs[0].out} (and plays any chunk still missing).",
                   highlight=False)
@@ -459,7 +475,7 @@ def resume_in_chunks_of(run, asked: int, total: int, unit: str) -> int:
     if done:
         other = f", in its chunks of {chunk:,} (not --chunk-size {asked:,}: the records are the same)" \
             if chunk != asked else ""
-        console.print(resumed_text(run.out, done, total, unit) + other, highlight=False)
+        err_console.print(resumed_text(run.out, done, total, unit) + other, highlight=False)
     return chunk
 
 

@@ -21,7 +21,7 @@ from etappe.analysis.runio import (ChunkedRun, differences, finished, iter_parqu
 from etappe.analysis.stats import counted
 from etappe.kernels.options import policies_by_seat
 
-from .common import (check_share, chunk_count, console, play_time_text, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
+from .common import (check_share, chunk_count, console, err_console, play_time_text, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
@@ -313,6 +313,12 @@ def print_summary(summary: Summary) -> None:
                   f"of the {counted(summary.races * meta['stages_per_race'], 'stage')} {summary.blocked} blocked, "
                   f"{summary.capped} cut off by the turn cap; {play_time_text(wall, summary.races, 'races')}; "
                   "compiling or loading the kernel not counted)", highlight=False)
+    if summary.capped:  # as the race games and Bremen warn of theirs
+        cap = counted(meta["options"]["turn_cap"], "turn")
+        err_console.print(f"warning: {summary.capped} of {counted(summary.races * meta['stages_per_race'], 'stage')} "
+                          f"hit the turn cap of {cap}: each was cut off and timed on the cards left in the hands "
+                          "then; a cap this low changes the results (-o turn_cap=1000 is the default).",
+                          highlight=False)
 
 
 def policies_command() -> None:

@@ -7,12 +7,13 @@ from typing import Annotated, Optional
 
 import typer
 
+from etappe.analysis.runio import GAME_NAMES
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import builtin_names
 
 from . import race_cmds
 from .bremen import app as bremen_app
-from .common import (MAX_SEED, RACE_CHUNK, RACE_LOOKAHEAD_CHUNK, SeedOpt, ShareOpt, around_the_table, console,
+from .common import (OTHER_GAMES, race_designs_only, MAX_SEED, RACE_CHUNK, RACE_LOOKAHEAD_CHUNK, SeedOpt, ShareOpt, around_the_table, console,
                      default_chunk, fail, parse_options, parse_share,
                      check_policy_list, play_time_text, print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
                      writable_folder)
@@ -28,10 +29,22 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(race_cmds.decks_app, name="decks")
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from etappe.analysis.runio import package_version
+
+        print(f"etappe {package_version()}")  # as run files and reports record it
+        raise typer.Exit()
+
+
+@app.callback()
+def global_options(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version (and source hash) that runs record, and exit.")] = False) -> None:
+    pass  # the options before any command; the app's help is Typer's `help` above
 app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: board sweep (simulate and report are `etappe simulate bremen` and `etappe report`).")
-
-OTHER_GAMES = ("etape", "bremen")
-
 
 def check_game_or_design(deck: str) -> None:
     """Fail at once, naming every valid choice and the nearest, if `deck` is
@@ -46,20 +59,14 @@ def check_game_or_design(deck: str) -> None:
          "and no such design file" + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
-def race_designs_only(deck: str, command: str) -> None:
-    """Fail naming the command's games if `deck` is Bremen or Tape l'étape,
-    which have no positions or play-by-play (it would read as a missing design file)."""
-    if deck in OTHER_GAMES:
-        fail(f"{command} is for the race designs ({', '.join(builtin_names())} or a design file); not {deck}")
-
-
 POLICIES_BY_SEAT = "Policies by seat: greedy,random,... repeated around the table (A,B at 4 seats: A,B,A,B)."
 # Help texts are Rich markup: the backslash keeps "[etape|bremen]" from being read as a tag and dropped.
 PolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies \\[etape|bremen]`; defaults: greedy (race games, "
     "Bremen), heuristic (Tape l'étape).")]
 ComparePolicyOpt = Annotated[Optional[str], typer.Option(
-    "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies`; default greedy. With --sequential and one design, "
+    "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies \\[etape|bremen]`; defaults: greedy (race games, Bremen), "
+    "heuristic (Tape l'étape). With --sequential and one design, "
     "A,B plays policy A against B.")]
 SweepPolicyOpt = Annotated[Optional[str], typer.Option(
     "--policy", callback=check_policy_list, help=f"{POLICIES_BY_SEAT} See `etappe policies`; default greedy.")]
@@ -70,7 +77,8 @@ ChunkOpt = Annotated[Optional[int], typer.Option(
     "--chunk-size", min=1, max=MAX_CHUNK, help="Games per chunk saved to disk as it finishes (default: 50,000 for "
     "the race games, 2,000 races of Tape l'étape, 20,000 Bremen games; where a look-ahead seat plays 500, 200 and 20; "
     "at most 1,000,000).")]
-SeatingOpt = Annotated[str, typer.Option("--seating", help="fixed: policies keep their seats; rotate: they move one seat on each game.")]
+SeatingOpt = Annotated[Optional[str], typer.Option("--seating", help="Race games: fixed (default): policies keep their "
+                                                    "seats; rotate: they move one seat on each game.")]
 SEATING_RACE_ONLY = ("--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, "
                      "and Bremen draws the first player of each game")
 ThreadsOpt = Annotated[Optional[int], typer.Option("--threads", min=1, help="Numba threads (default: all cores); results do not depend on it.")]
@@ -86,7 +94,7 @@ def simulate(
     seed: SeedOpt = 0,
     out: Annotated[Optional[Path], typer.Option("--out", help="Parquet file for the records; an interrupted run resumes.")] = None,
     option: OptionOpt = None,
-    seating: SeatingOpt = "fixed",
+    seating: SeatingOpt = None,
     threads: ThreadsOpt = None,
     chunk_size: ChunkOpt = None,
     board: Annotated[Optional[Path], typer.Option("--board", help="bremen: board TOML file (default: the reconstruction).")] = None,
@@ -99,7 +107,7 @@ def simulate(
         fail("--share needs --out: a share's chunks are saved beside the run file, to be joined with the others'")
     if board is not None and deck != "bremen":
         fail("--board is for bremen only")
-    if deck in OTHER_GAMES and seating != "fixed":
+    if deck in OTHER_GAMES and seating is not None:  # --seating fixed too: Tape l'étape rotates by default
         fail(SEATING_RACE_ONLY)
     check_game_or_design(deck)
     if out is not None:
@@ -130,7 +138,7 @@ def simulate(
                            "compiling or loading the kernel not counted)")
         return
     policy = policy or "greedy"
-    race_cmds.simulate_race(deck, players, games, policy, seed, out, option, seating,
+    race_cmds.simulate_race(deck, players, games, policy, seed, out, option, seating or "fixed",
                             chunk_size or default_chunk(split_policies(policy), RACE_CHUNK, RACE_LOOKAHEAD_CHUNK), share_of)
 
 
@@ -143,8 +151,7 @@ def report(
     """Write the balance report of a run, or the comparison report of two runs (HTML and a Markdown twin)."""
     game = run_file_game(run)
     if run_b is not None and run_file_game(run_b) != game:
-        names = {"race": "a race design", "etape": "Tape l'étape", "bremen": "Bremer Stadtmusikanten"}
-        fail(f"{run} is a run of {names.get(game, game)} and {run_b} of {names.get(run_file_game(run_b))}: the "
+        fail(f"{run} is a run of {GAME_NAMES.get(game, game)} and {run_b} of {GAME_NAMES.get(run_file_game(run_b))}: the "
              "comparison report is of two runs of the same game")
     writable_folder(out)
     if run_b is not None and game in OTHER_GAMES:
@@ -174,16 +181,16 @@ def compare(
     seed: SeedOpt = 0,
     option: Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Rule option key=value for design A (and B unless --option-b).")] = None,
     option_b: Annotated[Optional[list[str]], typer.Option("--option-b", help="Rule option key=value for design B only.")] = None,
-    seating: SeatingOpt = "fixed",
+    seating: SeatingOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare; with --sequential, no report unless given).")] = None,
     threads: ThreadsOpt = None,
     chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000 for the race designs, 2,000 races of Tape l'étape, 20,000 Bremen games; where a look-ahead seat plays 500, 200 and 20; at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = None,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
     # None where not given: without --sequential they are refused, not silently ignored
     metric: Annotated[Optional[str], typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared (a column of the per-game table, e.g. game_turns, lead_changes, hazard_decided; an unknown name lists them all; default game_turns).")] = None,
-    alpha: Annotated[Optional[float], typer.Option("--alpha", help="With --sequential: chance of a false 'different' (default 0.05).")] = None,
-    beta: Annotated[Optional[float], typer.Option("--beta", help="With --sequential: chance of missing a difference of delta (default 0.05).")] = None,
-    delta: Annotated[Optional[float], typer.Option("--delta", help="With --sequential: smallest difference in the share of games that matters (default 0.05).")] = None,
+    alpha: Annotated[Optional[float], typer.Option("--alpha", help="With --sequential: chance of a false 'different', 0 to 1 (default 0.05).")] = None,
+    beta: Annotated[Optional[float], typer.Option("--beta", help="With --sequential: chance of missing a difference of delta, 0 to 0.5 (default 0.05).")] = None,
+    delta: Annotated[Optional[float], typer.Option("--delta", help="With --sequential: smallest difference in the share of games that matters, 0 to 0.5 (default 0.05).")] = None,
     board: Annotated[Optional[Path], typer.Option("--board", help="bremen: board TOML file of both variants (default: the reconstruction).")] = None,
     board_b: Annotated[Optional[Path], typer.Option("--board-b", help="bremen: board TOML file of variant B only.")] = None,
 ) -> None:
@@ -205,6 +212,7 @@ def compare(
         compare_variants_of(deck_a, deck_b, 4 if players is None else players, games, policy, seed, option, option_b, seating, out,
                             chunk_size, sequential, board, board_b)
         return
+    seating = seating or "fixed"
     if board is not None or board_b is not None:
         fail("--board and --board-b are for bremen only")
     if deck_b in OTHER_GAMES:
@@ -267,7 +275,7 @@ def compare(
 
 
 def compare_variants_of(game: str, deck_b: str | None, players: int, games: int, policy: str | None, seed: int,
-                        option: list[str] | None, option_b: list[str] | None, seating: str, out: Path | None,
+                        option: list[str] | None, option_b: list[str] | None, seating: str | None, out: Path | None,
                         chunk_size: int | None, sequential: bool, board: Path | None, board_b: Path | None) -> None:
     """`etappe compare etape|bremen`: two variants of the game, paired game by game."""
     if deck_b is not None and deck_b != game:
@@ -275,7 +283,7 @@ def compare_variants_of(game: str, deck_b: str | None, players: int, games: int,
              f"{' or --board-b' if game == 'bremen' else ''} for variant B instead of {deck_b!r}")
     if sequential:
         fail("--sequential is for the race designs")
-    if seating != "fixed":
+    if seating is not None:
         fail(SEATING_RACE_ONLY)
     if game == "etape" and (board is not None or board_b is not None):
         fail("--board and --board-b are for bremen only")
@@ -307,7 +315,7 @@ def sweep(
     policy: SweepPolicyOpt = None,
     seed: SeedOpt = 0,
     option: OptionOpt = None,
-    seating: SeatingOpt = "fixed",
+    seating: SeatingOpt = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for the sweep report.")] = Path("sweep"),
     threads: ThreadsOpt = None,
     chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000; 500 where a look-ahead seat plays); the summaries are saved after each, so an interrupted sweep resumes.")] = None,
@@ -332,7 +340,7 @@ def sweep(
     writable_folder(out)
     try:
         policies = split_policies(policy or "greedy")
-        path = sweep_command(deck, setting[0], players, games, policies, seed, parse_options(option), seating, out,
+        path = sweep_command(deck, setting[0], players, games, policies, seed, parse_options(option), seating or "fixed", out,
                              chunk_size or default_chunk(policies, RACE_CHUNK, RACE_LOOKAHEAD_CHUNK))
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
@@ -400,7 +408,7 @@ def replay(
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=MAX_SEED, help="Root seed of the run (default 0).")] = None,
     game: Annotated[int, typer.Option("--game", min=0, max=MAX_SEED, help="Game index within the run.")] = 0,
     option: OptionOpt = None,
-    seating: Annotated[Optional[str], typer.Option("--seating", help="fixed (default): policies keep their seats; rotate: they move one seat on each game.")] = None,
+    seating: SeatingOpt = None,
     position: Annotated[Optional[int], typer.Option("--position", min=1, max=MAX_SEED, help="Print the position at this turn (numbered as in the play-by-play), after the draw, as a position file for `etappe moves` and `etappe analyze` (docs/positions.md), instead of the play-by-play.")] = None,
     hand: Annotated[Optional[int], typer.Option("--hand", min=1, max=MAX_SEED, help="With --position: the hand of the game (from 1; default 1).")] = None,
 ) -> None:
@@ -429,8 +437,10 @@ def policies(deck: Annotated[Optional[str], typer.Argument(help="A race design, 
 
 @app.command()
 def bench(
-    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games per case.")] = 100_000,
-    threads: ThreadsOpt = None,
+    games: Annotated[int, typer.Option("--games", "-n", min=1, help="Games per case (the look-ahead table "
+                                                                    "plays its own 40 games).")] = 100_000,
+    threads: Annotated[Optional[int], typer.Option("--threads", min=1, help="Numba threads (default: all cores); "
+                                                   "the speeds scale with it.")] = None,
     starts: Annotated[bool, typer.Option("--starts/--no-starts", help="Also time cold and warm process starts.")] = True,
 ) -> None:
     """Print games per second per design, player count and policy, and start-up times."""
@@ -451,6 +461,10 @@ def main() -> None:
         raise SystemExit(INTERRUPTED_CODE)
     if signal.getsignal(signal.SIGINT) is starting._interrupted_while_starting:  # not where SIGINT is ignored
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        # `kill`, a job scheduler's stop: as Ctrl-C, so that the command cleans up its temporary files and says
+        # what it kept (by default SIGTERM ends the process at once, leaving a partly joined run file behind)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     interruption_told(forget=True)
     try:
         app(prog_name="etappe")

@@ -17,7 +17,7 @@ from etappe.analysis.compare import card_rules
 from etappe.analysis.race import RaceRun, run_identity, run_of
 from etappe.analysis.race_summary import CAPPED_HANDS, CAPPED_TURNS, policy_rate_columns, policy_side_games
 from etappe.analysis.stats import counted, wilson_interval
-from etappe.analysis.runio import (ChunkedRun, file_hash, finished, iter_parquet, package_version,
+from etappe.analysis.runio import (GAME_NAMES, ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata)
 from etappe.kernels.options import option_text, value_text
 from etappe.kernels.race_design import (MAX_DISTANCE, R_TURN_CAP, DesignError, builtin_names, load_design,
@@ -26,7 +26,7 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, P_EXTENSION_MARGIN, 
 from etappe.kernels.race_position import (analyze_policy, analyze_position, legal_moves_of, position_toml,
                                          read_position_file)
 
-from .common import (check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
+from .common import (race_designs_only, check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
                      resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, share_games,
                      split_policies)
 
@@ -78,7 +78,8 @@ def design_of_run(path: Path):
     (the file it came from may have changed since, or be gone)."""
     game = run_file_game(path)
     if game != "race":  # Bremen and Tape l'étape have no deck designs; their reports show their rules
-        fail(f"{path}: a {game} run, which has no deck design; `etappe report {path}` shows its rules")
+        fail(f"{path}: a run of {GAME_NAMES.get(game, game)}, which has no deck design; `etappe report {path}` "
+             "shows its rules")
     meta = read_metadata(path)
     try:
         return parse_design(meta["design_text"], meta["design_file"])
@@ -93,6 +94,7 @@ def decks_show(deck: Annotated[str, typer.Argument(help="Built-in design name, d
                                                                   "(etappe decks show stapop --toml > my.toml).")] = False
                ) -> None:
     """Show a design: cards, roles, counts, targets, options."""
+    race_designs_only(deck, "decks show")
     d = design_of_run(Path(deck)) if deck.endswith(".parquet") else design_or_fail(deck)
     if toml:
         print(d.text, end="")  # plain: no markup, no wrapping
@@ -127,8 +129,9 @@ def decks_show(deck: Annotated[str, typer.Argument(help="Built-in design name, d
 
 
 @decks_app.command("validate")
-def decks_validate(path: Annotated[Path, typer.Argument(help="Design file to check.")]) -> None:
+def decks_validate(path: Annotated[Path, typer.Argument(help="Design file to check (or a built-in design's name).")]) -> None:
     """Check a design file; exits non-zero with the field and problem if it is wrong."""
+    race_designs_only(str(path), "decks validate")
     d = design_or_fail(str(path))
     for n in d.players:
         try:

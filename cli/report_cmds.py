@@ -94,6 +94,22 @@ def compare_summaries(frames_or_chunks_a, meta_a: dict | None, frames_or_chunks_
     return acc_a.result(), meta_a, acc_b.result(), meta_b, comp
 
 
+def fields_differ(meta_a: dict, meta_b: dict, fields) -> list[str]:
+    """What differs in `fields` between two runs, A against B: policies by
+    their names where those differ, else field by field (where only a policy
+    file's hash differs, the names alone would read the same)."""
+    from ..analysis.runio import brief_pair, differences
+
+    found = []
+    for field in fields:
+        a, b = meta_a.get(field), meta_b.get(field)
+        if a != b:
+            shown = brief_pair(a, b)
+            found += ([f"{field} {' against '.join(shown)}"] if shown[0] != shown[1]
+                      else differences({field: a}, {field: b}, versus=" against "))
+    return found
+
+
 # What two run files must share for their comparison report: it compares
 # designs, or rule options, under the same players, policies and seating.
 PAIRED_RUN_FIELDS = ("game", "players", "policies", "seating")
@@ -107,12 +123,10 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_RO
     """
     import pyarrow.parquet as pq
 
-    from ..analysis.runio import brief_pair
-    from .common import progress_bar, report_kept
+    from .common import err_console, progress_bar, report_kept
 
     meta_a, meta_b = read_metadata(run_a), read_metadata(run_b)
-    differ = [f"{f} {'{} against {}'.format(*brief_pair(meta_a.get(f), meta_b.get(f)))}"
-              for f in PAIRED_RUN_FIELDS if meta_a.get(f) != meta_b.get(f)]
+    differ = fields_differ(meta_a, meta_b, PAIRED_RUN_FIELDS)
     if differ:
         raise ValueError(f"{run_a} and {run_b} cannot be compared: a comparison is of two designs, or two rule "
                          f"option sets, under the same players, policies and seating, and these runs differ in "
@@ -120,6 +134,11 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_RO
     if all(meta_a.get(f) == meta_b.get(f) for f in ("design_hash", "options", "seed")):
         raise ValueError(f"{run_a} and {run_b} are runs of the same design under the same rule options and seed: "
                          "every paired difference would be 0")
+    if meta_a.get("seed") != meta_b.get("seed"):  # the report says so too; said here before the wait
+        err_console.print(f"warning: {run_a} and {run_b} have different root seeds ({meta_a.get('seed')} vs "
+                          f"{meta_b.get('seed')}): game i of each is independent, not played on common random "
+                          "numbers, so the paired differences hold but their intervals are wider than on one seed.",
+                          highlight=False)
     rows = pq.ParquetFile(run_a).metadata.num_rows + pq.ParquetFile(run_b).metadata.num_rows
     with progress_bar(rows, "reading records", report_kept(out)) as bar:
         summaries = compare_summaries(iter_parquet(run_a, batch_rows), meta_a, iter_parquet(run_b, batch_rows), meta_b,
@@ -288,7 +307,6 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
     comparison report of their variants, game i of A paired with game i of B."""
     from ..analysis import bremen as B
     from ..analysis import etape as E
-    from ..analysis.runio import brief_pair
     from ..analysis.variants import SHARED_FIELDS, VariantComparison, what_differs
     from ..reports.variant_report import build_variant_report
     from .common import progress_bar, report_kept
@@ -296,8 +314,7 @@ def compare_variant_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = 
 
     meta_a, meta_b = read_metadata(run_a), read_metadata(run_b)
     count = "games" if meta_a.get("game") == "bremen" else "races"
-    differ = [f"{f} {'{} against {}'.format(*brief_pair(meta_a.get(f), meta_b.get(f)))}"
-              for f in (*SHARED_FIELDS, count) if meta_a.get(f) != meta_b.get(f)]
+    differ = fields_differ(meta_a, meta_b, (*SHARED_FIELDS, count))
     if differ:
         raise ValueError(f"{run_a} and {run_b} cannot be compared: a comparison is of two variants (rule options"
                          f"{', boards' if count == 'games' else ''}) on the same {count}, and these runs differ in "

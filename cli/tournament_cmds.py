@@ -132,7 +132,8 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
             path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor, ratings=ratings,
                                            on_section=bar.stage).write(out)
         checkpoint.unlink()
-        console.print(f"report: {path}")
+        console.print(f"wrote {path} and {Path(path).with_suffix('.md')} (and the tables ratings.csv, "
+                      "pairings.csv)")
     return result
 
 

@@ -167,3 +167,15 @@ def test_jokers_not_in_the_game_have_no_rows_and_the_report_says_so():
     jokers = build_etape_report(races, stages).to_markdown().split("## Jokers", 1)[1].split("## ", 1)[0]
     assert "Not in this game (rule option jokers): crevaison, braquet" in jokers
     assert "| crevaison |" not in jokers and "| braquet |" not in jokers and "| vitamine |" in jokers
+
+
+def test_the_docs_position_by_hand_example_runs_as_written():
+    # docs/bremen.md "Positions by hand (Python)": a player's way to check a rule, with no doc beyond it
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "bremen.md").read_text()
+    block = text.split("### Positions by hand (Python)")[1].split("```python\n")[1].split("```")[0]
+    scope: dict = {}
+    exec(block, scope)
+    g = scope["g"]
+    assert g.errors() == 0 and g.state[B.K.S_TURNS] > 0  # it played on from the position

@@ -55,6 +55,10 @@ def test_what_differs_keeps_the_difference_of_two_long_values_in_view():
     found = runio.differences({"spec": "a" * 70 + "X" + "b" * 100}, {"spec": "a" * 70 + "Y" + "b" * 100})
     assert found == ["spec {}, not {}".format(*("..." + "a" * 20 + c + "b" * 33 + "..." for c in "XY"))]
     assert all(len(side) == 60 for side in runio.brief_pair("a" * 70 + "X" + "b" * 100, "a" * 70 + "Y" + "b" * 100))
+    # lists of other lengths too long to show whole (a seat's spec each): their lengths, not two cut lists
+    # that showed neither ("policies ...ck=0,balai_w=0.5", ...")
+    specs = ["heuristic:value=1,own=1,block=1,crev_cards=2,vita_cards=2,braq_min=8,pick=1,balai_w=0.5"]
+    assert runio.differences({"policies": specs * 3}, {"policies": specs * 4}) == ["policies 3 entries, not 4"]
     # a nested table against a value: shown whole, not searched field by field
     assert runio.differences({"options": {"trip": 700}}, {"options": 5}) == ['options {"trip": 700}, not 5']
     # values that fit are shown whole
@@ -408,7 +412,7 @@ def test_a_tape_l_etape_run_stopped_between_its_two_joins_keeps_every_chunk(tmp_
     assert run(*args, "--out", tmp_path / "run.parquet").exit_code != 0
     monkeypatch.setattr(ChunkedRun, "join", join)
     result = run(*args, "--out", tmp_path / "run.parquet")
-    assert result.exit_code == 0 and "40 of 40 races already played" in " ".join(result.stdout.split())
+    assert result.exit_code == 0 and "40 of 40 races already played" in " ".join(result.stderr.split())
     assert run(*args, "--out", tmp_path / "whole.parquet").exit_code == 0
     for resumed, whole in (("run", "whole"), ("run.stages", "whole.stages")):
         assert pd.read_parquet(tmp_path / f"{resumed}.parquet").equals(pd.read_parquet(tmp_path / f"{whole}.parquet"))
@@ -431,6 +435,18 @@ def test_the_race_commands_name_the_race_designs_when_given_another_game(command
     result = run(*command)
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"{command[0]} is for the race designs" in result.output and f"not {command[1]}" in result.output
+    # and what that game offers instead (docs/python.md's table)
+    assert "has no positions or play-by-play; from Python" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("command", [["decks", "show", "etape"], ["decks", "validate", "bremen"]])
+def test_decks_name_the_race_designs_when_given_another_game(command):
+    # "etape: no such design file" read as a typo
+    result = run(*command)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = " ".join(result.stderr.split())
+    assert f"{' '.join(command[:2])} is for the race designs" in said and f"not {command[2]}. " in said
+    assert f"has no deck design; `etappe policies {command[2]}` lists its rule options" in said
 
 
 def test_replay_of_another_games_run_file_names_its_game(tmp_path):
@@ -438,7 +454,32 @@ def test_replay_of_another_games_run_file_names_its_game(tmp_path):
     assert run("simulate", "bremen", "--games", 5, "--out", out).exit_code == 0
     result = run("replay", out, "--game", 2)
     assert result.exit_code == 2 and "Traceback" not in result.output
-    assert f"{out}: a run of bremen; replay is for the race designs" in " ".join(result.stderr.split())
+    said = " ".join(result.stderr.split())
+    assert f"{out}: a run of bremen; replay is for the race designs" in said
+    assert "bremen.simulate(games=1, first_game=N, ...) plays game N's record again" in said
+    # decks show of that run names the game as a reader knows it
+    result = run("decks", "show", out)
+    assert result.exit_code == 2
+    assert (f"{out}: a run of Bremer Stadtmusikanten, which has no deck design; `etappe report {out}` shows its "
+            "rules") in " ".join(result.stderr.split())
+
+
+def test_a_run_file_or_an_empty_table_given_as_a_board_says_so(tmp_path):
+    out = tmp_path / "bremen.parquet"
+    assert run("simulate", "bremen", "--games", 5, "--out", out).exit_code == 0
+    result = run("bremen", "validate", out)  # it read the Parquet bytes as TOML: "'utf-8' codec can't decode"
+    assert result.exit_code == 2 and "codec" not in result.stderr
+    assert f"{out}: a run file, not a board file; `etappe report {out}` reports on it" in " ".join(
+        result.stderr.split())
+    binary = tmp_path / "b.toml"
+    binary.write_bytes(b"\x80\x81 board")
+    result = run("bremen", "validate", binary)
+    assert result.exit_code == 2 and f"{binary}: not a board file (a board is TOML text, UTF-8)" in " ".join(
+        result.stderr.split())
+    empty = tmp_path / "e.toml"
+    empty.write_text('[board]\nname = "x"\n[fields]\n[links]\nchains = []\n')
+    result = run("bremen", "validate", empty)  # it said "no [fields] table"
+    assert result.exit_code == 2 and "the [fields] table is empty" in result.stderr
 
 
 @pytest.mark.parametrize("command", ["simulate", "replay"])
@@ -452,3 +493,11 @@ def test_a_design_without_four_players_asks_for_players_instead_of_refusing_an_u
     result = run(command, path)
     assert result.exit_code == 2 and "played by 2, 3 players; give --players (without it, 4)" in result.output
     assert run(command, path, "--players", 3, *(["--games", 5] if command == "simulate" else [])).exit_code == 0
+
+
+def test_version_prints_what_runs_record():
+    # run files and reports record package_version(); the command line had no way to ask for it
+    from etappe.analysis.runio import package_version
+
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout == f"etappe {package_version()}\n"

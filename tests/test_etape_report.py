@@ -113,7 +113,7 @@ def test_a_changed_chunk_size_keeps_a_finished_run_and_resumes_an_interrupted_on
     written = out.stat().st_mtime_ns
     result = CliRunner().invoke(app, command + ["15"])  # the finished run: not played again
     assert result.exit_code == 0, result.output
-    assert "already holds this run: nothing to play" in result.stdout and out.stat().st_mtime_ns == written
+    assert "already holds this run: nothing to play" in result.stderr and out.stat().st_mtime_ns == written
     in_fifteens = C.load_run(out)
     pd.testing.assert_frame_equal(in_tens[0], in_fifteens[0])
     pd.testing.assert_frame_equal(in_tens[1], in_fifteens[1])
@@ -133,7 +133,7 @@ def test_a_changed_chunk_size_keeps_a_finished_run_and_resumes_an_interrupted_on
     result = CliRunner().invoke(app, command[:-2] + [str(other), "--chunk-size", "15"])
     assert result.exit_code == 0, result.output
     assert (f"resuming the run at {other}: 10 of 30 races already played, in its chunks of 10 "
-            "(not --chunk-size 15") in " ".join(result.stdout.split())
+            "(not --chunk-size 15") in " ".join(result.stderr.split())
     assert calls == [0, 10, 20]
     resumed = C.load_run(other)
     pd.testing.assert_frame_equal(in_tens[0], resumed[0])

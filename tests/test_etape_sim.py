@@ -309,6 +309,22 @@ def test_turn_cap_cuts_off_and_records():
     assert (stages["winner"] == -1).all()
 
 
+def test_simulate_warns_on_stderr_of_stages_cut_off_by_the_turn_cap():
+    # as the race games and Bremen warn of their capped games: a cut-off stage is timed on the cards left
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    result = CliRunner().invoke(app, ["simulate", "etape", "--games", "5", "--policy", "random", "--seed", "4",
+                                      "--option", "turn_cap=3"])
+    assert result.exit_code == 0, result.output
+    assert ("warning: 20 of 20 stages hit the turn cap of 3 turns: each was cut off and timed on the cards left "
+            "in the hands then") in " ".join(result.stderr.split())
+    assert "warning" not in result.stdout
+    quiet = CliRunner().invoke(app, ["simulate", "etape", "--games", "5", "--seed", "4"])
+    assert quiet.exit_code == 0 and "warning" not in quiet.output
+
+
 def test_same_seed_same_records_and_other_seed_differs():
     a = E.simulate(players=5, races=30, policies=["random", "heuristic"] * 2 + ["blocker"], seed=11)
     b = E.simulate(players=5, races=30, policies=["random", "heuristic"] * 2 + ["blocker"], seed=11)

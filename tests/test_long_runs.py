@@ -95,7 +95,7 @@ def test_simulate_with_out_names_the_kept_chunks_and_resumes(tmp_path, monkeypat
     monkeypatch.undo()
     result = run(*args)
     assert result.exit_code == 0, result.stderr
-    assert "20 of 40 games already played" in " ".join(result.stdout.split())
+    assert "20 of 40 games already played" in " ".join(result.stderr.split())
 
 
 def test_a_report_interrupted_while_reading_writes_nothing_and_says_so(tmp_path, monkeypatch):
@@ -172,7 +172,7 @@ def test_bars_name_the_default_player_count_and_the_reading_of_a_finished_run(tm
     assert bars[0] == ("stapop x4", 20, 20)
     bars.clear()
     result = run("simulate", "stapop", "--games", 20, "--out", out)
-    assert result.exit_code == 0 and "already holds this run" in result.stdout
+    assert result.exit_code == 0 and "already holds this run" in result.stderr
     assert [what for what, _, _ in bars] == [f"reading {out}"]  # millions of games take seconds to read back
 
 
@@ -259,7 +259,7 @@ def test_bremen_and_etape_name_the_kept_chunks(game, module, name, tmp_path, mon
     monkeypatch.undo()
     result = run(*args)
     assert result.exit_code == 0, result.stderr
-    assert "4 of 8" in " ".join(result.stdout.split()) and out.exists()
+    assert "4 of 8" in " ".join(result.stderr.split()) and out.exists()
 
 
 @pytest.mark.parametrize("game, policy, lookahead_chunk", [
@@ -297,7 +297,7 @@ def test_a_stop_after_the_run_file_is_written_leaves_chunks_the_next_command_rem
     assert all(f.with_name(f.name + ".parts").exists() for f in files)
     monkeypatch.undo()
     result = run(*args)
-    assert result.exit_code == 0 and "already holds this run: nothing to play" in " ".join(result.stdout.split())
+    assert result.exit_code == 0 and "already holds this run: nothing to play" in " ".join(result.stderr.split())
     assert not any(f.with_name(f.name + ".parts").exists() for f in files)
 
 

@@ -108,7 +108,7 @@ def test_decks_show_of_a_run_prints_the_design_it_was_played_with(tmp_path, monk
         " ".join(result.stderr.split()))
     assert run("simulate", "bremen", "--players", 2, "--games", 2, "--out", "bremen.parquet").exit_code == 0
     result = run("decks", "show", "bremen.parquet")
-    assert result.exit_code == 2 and "a bremen run, which has no deck design" in result.stderr
+    assert result.exit_code == 2 and "a run of Bremer Stadtmusikanten, which has no deck design" in result.stderr
 
 
 def test_decks_validate_good_and_bad(tmp_path):
@@ -151,7 +151,7 @@ def test_a_finished_run_is_not_played_again(tmp_path):
     written = out.stat().st_mtime_ns
     again = run(*args[:-1], 50)  # the chunk size is no part of the run
     assert again.exit_code == 0, again.stderr
-    assert "already holds this run: nothing to play" in again.stdout and out.stat().st_mtime_ns == written
+    assert "already holds this run: nothing to play" in again.stderr and out.stat().st_mtime_ns == written
     assert not out.with_name("run.parquet.parts").exists()
     # the same summary, read from the file
     table = [line for line in first.stdout.splitlines() if line.startswith("│")]
@@ -177,8 +177,10 @@ def test_interrupted_simulate_resumes_from_finished_chunks(tmp_path):
     # resumed with another --chunk-size: in the interrupted run's chunks of 100, chunk 0 reused
     result = run(*args[:-1], 40)
     assert result.exit_code == 0, result.stderr
-    assert ("resuming the run at " in result.stdout and "100 of 200 games already played, in its "
-            "chunks of 100 (not --chunk-size 40" in " ".join(result.stdout.split()))
+    # a status line, on stderr: stdout holds the summary a script reads
+    assert ("resuming the run at " in result.stderr and "100 of 200 games already played, in its "
+            "chunks of 100 (not --chunk-size 40" in " ".join(result.stderr.split()))
+    assert "resuming" not in result.stdout
     assert read_metadata(out)["wall_seconds"] >= 1000.0  # the earlier session's time is counted
     resumed = pq.read_table(out).to_pandas()
     assert (resumed.loc[resumed.game < 100, "lead_changes"] == -7).all()
@@ -197,7 +199,7 @@ def test_a_run_shared_over_two_machines_joins_into_the_run_of_one(tmp_path):
     # machine one plays chunks 0 and 2 (games 0-99, 200-249), machine two chunk 1; neither joins
     result = run(*args, "--out", one, "--share", "1/2")
     assert result.exit_code == 0, result.stderr
-    assert "share 1/2" in result.stdout and "2 of the run's 3 chunks are there" in " ".join(result.stdout.split())
+    assert "share 1/2" in result.stderr and "2 of the run's 3 chunks are there" in " ".join(result.stderr.split())
     assert "150 games" in result.stdout and not one.exists()
     assert run(*args, "--out", two, "--share", "2/2").exit_code == 0
     assert sorted(p.name for p in (tmp_path / "two" / "run.parquet.parts").glob("chunk-*")) == ["chunk-000001.parquet"]
@@ -220,7 +222,7 @@ def test_a_run_shared_over_two_machines_joins_into_the_run_of_one(tmp_path):
     shutil.copy(tmp_path / "two" / "run.parquet.parts" / "chunk-000001.parquet", parts)
     result = run(*args, "--out", one)
     assert result.exit_code == 0, result.stderr
-    assert "250 of 250 games already played" in " ".join(result.stdout.split())
+    assert "250 of 250 games already played" in " ".join(result.stderr.split())
     pd.testing.assert_frame_equal(pd.read_parquet(one), pd.read_parquet(whole))
 
 
@@ -559,6 +561,9 @@ def test_simulate_never_overwrites_another_run(tmp_path):
     (("compare", "stapop", "millebornes", "--threads", 10_000), "--threads must be 1 to"),
     (("simulate", "stapop", "--board", "b.toml"), "--board is for bremen only"),
     (("simulate", "bremen", "--seating", "rotate"), "--seating is for the race games"),
+    # accepted before, while Tape l'étape rotated the seats all the same (its option rotate_seats)
+    (("simulate", "etape", "--seating", "fixed"), "--seating is for the race games: Tape l'étape rotates seats by"),
+    (("compare", "etape", "--option-b", "mode=endurance", "--seating", "fixed"), "--seating is for the race games"),
     (("compare", "stapop", "millebornes", "--games", 0), "--games"),
     (("replay", "stapop", "--game", 2**64), "--game"),
     (("replay", "stapop", "--game", -1), "--game"),
@@ -1199,6 +1204,18 @@ def test_report_of_two_run_files_is_the_comparison_report(tmp_path):
     assert strip(two) == strip((tmp_path / "cmp" / "report.md").read_text())
 
 
+def test_report_of_two_runs_on_other_seeds_warns_on_the_terminal_too(tmp_path):
+    # the report says the runs are not on common random numbers; the terminal did not
+    for deck, seed in (("stapop", 1), ("millebornes", 2)):
+        assert run("simulate", deck, "--players", 2, "--games", 20, "--seed", seed,
+                   "--out", tmp_path / f"{deck}.parquet").exit_code == 0
+    result = run("report", tmp_path / "stapop.parquet", tmp_path / "millebornes.parquet", "--out", tmp_path / "r")
+    assert result.exit_code == 0, result.stderr
+    assert (f"warning: {tmp_path / 'stapop.parquet'} and {tmp_path / 'millebornes.parquet'} have different root "
+            "seeds (1 vs 2): game i of each is independent") in " ".join(result.stderr.split())
+    assert "different root seeds" in (tmp_path / "r" / "report.md").read_text()
+
+
 def test_report_of_two_run_files_refuses_runs_that_do_not_pair(tmp_path):
     files = {}
     for name, deck, extra in (("a", "stapop", ()), ("three", "stapop", ("--players", 3)),
@@ -1216,6 +1233,15 @@ def test_report_of_two_run_files_refuses_runs_that_do_not_pair(tmp_path):
     assert not (tmp_path / "cmp").exists()
     result = run("report", files["a"], tmp_path / "missing.parquet")
     assert result.exit_code == 2 and "missing.parquet: no such run file" in result.stderr
+    # two versions of one policy file: the names read the same ("rp.py:f,greedy" against "rp.py:f,greedy"),
+    # so what differs is said field by field
+    for name, source in (("v1", "aaaa"), ("v2", "bbbb")):
+        records, meta = read_parquet(files["a"])
+        meta["policies"][0] = {**meta["policies"][0], "source_hash": source}
+        write_parquet(records, tmp_path / f"{name}.parquet", {**meta, "design_hash": name})
+    result = run("report", tmp_path / "v1.parquet", tmp_path / "v2.parquet", "--out", tmp_path / "cmp")
+    assert result.exit_code == 2 and 'differ in policies[0].source_hash "aaaa" against "bbbb"' in " ".join(
+        result.stderr.split()), result.stderr
 
 
 def test_a_refused_command_leaves_no_output_folder(tmp_path):

@@ -162,7 +162,9 @@ def test_a_killed_race_run_resumes_to_the_records_of_an_uninterrupted_run(tmp_pa
     assert leftovers(tmp_path) == []
 
 
-def test_ctrl_c_in_a_tape_letape_run_says_one_line_and_the_run_resumes(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_in_a_tape_letape_run_says_one_line_and_the_run_resumes(tmp_path, stop):
+    # SIGTERM (kill, a scheduler) as Ctrl-C: it left a partly joined run file and said nothing
     out = tmp_path / "etape.parquet"
     args = ["simulate", "etape", "--games", str(ETAPE_RACES), "--seed", str(ETAPE_SEED),
             "--chunk-size", str(ETAPE_CHUNK), "--out", str(out)]
@@ -170,7 +172,7 @@ def test_ctrl_c_in_a_tape_letape_run_says_one_line_and_the_run_resumes(tmp_path)
     proc, handle = start(args, log)
     try:
         kept = freeze_once_a_chunk_is_saved(proc, tmp_path / "etape.parquet.parts", log)
-        proc.send_signal(signal.SIGINT)   # Ctrl-C, delivered where the run was frozen
+        proc.send_signal(stop)   # delivered where the run was frozen
         proc.send_signal(signal.SIGCONT)
         code = proc.wait(timeout=120)
     finally:

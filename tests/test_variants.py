@@ -333,3 +333,34 @@ def test_compare_variants_counts_playing_time_across_a_resume(tmp_path, monkeypa
     md = build_variant_report(again).to_markdown()
     assert "| wall time A | 0.75 s of play, 8 races/s |\n| wall time B | 0.75 s of play, 8 races/s |" in md
     assert f"| etappe version | {again.meta_a['version']} |" in md and again.meta_a["version"]
+
+
+def test_an_edited_policy_file_is_another_comparison_and_another_run(tmp_path, monkeypatch):
+    # docs/bremen.md: a run of an edited policy file is another run. An audit edited its policy between an
+    # interrupted `compare bremen` and its resume, and got one report of games of two policies; `report A B`
+    # took two runs of two versions and put the whole difference on the rule option.
+    real_play, calls = V._play, {"n": 0}
+
+    def played_with(source):
+        def play(*args):
+            metrics, meta, seconds = real_play(*args)
+            calls["n"] += 1
+            if calls["n"] == 5:  # in the second chunk (calls 1 and 2 are the zero-game checks)
+                raise KeyboardInterrupt
+            return metrics, {**meta, "policy_sources": {"pol.py": source}}, seconds
+        return play
+
+    args = ("bremen", 2, 4, "greedy", 1, {}, {"harder": True}, tmp_path / "ck.pkl")
+    monkeypatch.setattr(V, "_play", played_with("aaaa"))
+    with pytest.raises(KeyboardInterrupt):
+        V.compare_variants(*args, chunk_size=2)
+    monkeypatch.setattr(V, "_play", played_with("bbbb"))
+    with pytest.raises(ValueError, match=r'belongs to a different run \(policy_sources.pol.py "aaaa", not "bbbb"\)'):
+        V.compare_variants(*args, chunk_size=2)
+    monkeypatch.undo()
+    # two run files of the two versions
+    for name, options, source in (("a", {}, "aaaa"), ("b", {"harder": True}, "bbbb")):
+        df = B.simulate(players=2, games=3, seed=1, options=options)
+        write_parquet(df, tmp_path / f"{name}.parquet", {**df.attrs, "policy_sources": {"pol.py": source}})
+    with pytest.raises(ValueError, match=r'differ in policy_sources \{"pol.py": "aaaa"\} against \{"pol.py": "bbbb"\}'):
+        compare_variant_runs(tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "r")
