@@ -179,3 +179,18 @@ def test_the_docs_position_by_hand_example_runs_as_written():
     exec(block, scope)
     g = scope["g"]
     assert g.errors() == 0 and g.state[B.K.S_TURNS] > 0  # it played on from the position
+
+
+def test_one_policy_on_every_seat_gets_no_win_rate_interval_around_an_exact_share():
+    # It wins every decided game (race), so its rate is exactly 1/players: the report printed 0.25 with the
+    # interval [0.2453, 0.25]. Two policies keep the table (and Tape l'étape its figure).
+    one = build_report(B.simulate(players=4, games=40, seed=1)).to_markdown()
+    assert "One policy (greedy) plays every seat, so it wins every decided game" in one
+    assert "Win rate per policy" not in one
+    two = build_report(B.simulate(players=4, games=40, seed=1, policies=["greedy", "random"])).to_markdown()
+    assert "Win rate per policy" in two and "One policy" not in two
+    one = build_etape_report(*E.simulate(players=3, races=20, seed=1)).to_markdown()
+    assert "One policy (heuristic) plays every seat, so it wins every race: its win rate per seat is 1/3" in one
+    assert "Race win rate per policy" not in one and "etape_win_policy" not in one
+    two = build_etape_report(*E.simulate(players=3, races=20, seed=1, policies=["heuristic", "random", "high"]))
+    assert "Race win rate per policy" in two.to_markdown()
