@@ -98,8 +98,9 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     the records are written there (Parquet with the run's identity; read
     them back with analysis.bremen.from_run_file), chunk by chunk into
     `<out>.parts/`, so an interrupted run resumes where it stopped. A file
-    at `out` that holds another run is refused; the same run is played
-    again. analysis.bremen.simulate returns whole records in memory.
+    at `out` that holds another run is refused; one that holds this run is
+    not played again (its summary columns are read back from it).
+    analysis.bremen.simulate returns whole records in memory.
     `on_stop`: what Ctrl-C says is kept (a callable, as common.kept_in gives;
     default: this run's chunks)."""
     chunk_size = chunk_size or default_chunk(policies, CHUNK, LOOKAHEAD_CHUNK)

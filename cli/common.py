@@ -373,26 +373,43 @@ def print_policy_listing(table, parameter_ranges: dict, option_defaults: dict, o
                          if choices else ""), highlight=False)
 
 
-def print_seat_summary(winners, players: int, games: int, undecided: str, extra: str) -> None:
+def print_seat_summary(winners, players: int, games: int, undecided: str, extra: str,
+                       policies: list[str] | None = None) -> None:
     """The short table `simulate` prints: wins per seat with 95 % intervals,
     among the games with a sole winner (winner >= 0), so that a fair share is
-    1 / players; `undecided` says what the others are (e.g. "without a winner (turn cap)")."""
+    1 / players; `undecided` says what the others are (e.g. "without a winner (turn cap)").
+    With `policies` (by seat; they keep their seats) the seat table names them, and
+    where they differ a table by policy follows: a policy on k seats wins at most
+    one of them a game, so its interval is Wilson's over the games, divided by k."""
     import numpy as np
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from etappe.analysis.stats import counted, wilson_interval
 
     winners = np.asarray(winners)
     decided = int((winners >= 0).sum())
-    table = Table("seat", "wins", "win rate", "95 % interval", title=f"summary (among the {counted(decided, 'decided game')})")
+
+    def rate_cells(wins: int, seats: int) -> list[str]:
+        if not decided:  # no decided game: no rate to show
+            return ["-", "-"]
+        low, high = wilson_interval(wins, decided)
+        return [f"{wins / (decided * seats):.3f}", f"{low / seats:.3f} - {high / seats:.3f}"]
+
+    named = [Column("policy", overflow="fold")] if policies else []
+    table = Table("seat", *named, "wins", "win rate", "95 % interval",
+                  title=f"summary (among the {counted(decided, 'decided game')})")
     for seat in range(players):
         wins = int((winners == seat).sum())
-        low, high = wilson_interval(wins, decided)
-        if decided:
-            table.add_row(str(seat), str(wins), f"{wins / decided:.3f}", f"{low:.3f} - {high:.3f}")
-        else:  # no decided game: no rate to show
-            table.add_row(str(seat), str(wins), "-", "-")
+        table.add_row(str(seat), *([policies[seat]] if policies else []), str(wins), *rate_cells(wins, 1))
     console.print(table)
+    if policies and len(set(policies)) > 1:
+        by_policy = Table(Column("policy", overflow="fold"), "seats", "wins", "win rate per seat", "95 % interval",
+                          title="by policy (a policy on k seats wins at most one of them a game)")
+        for name in dict.fromkeys(policies):
+            seats = [s for s, p in enumerate(policies) if p == name]
+            wins = int(np.isin(winners, seats).sum())
+            by_policy.add_row(name, ",".join(map(str, seats)), str(wins), *rate_cells(wins, len(seats)))
+        console.print(by_policy)
     console.print(f"{counted(games, 'game')}, {games - decided} {undecided}; {extra}", highlight=False)
 
 

@@ -135,7 +135,7 @@ def simulate(
         wall = frame.attrs["wall_seconds"]
         print_seat_summary(frame["winner_seat"], players, len(frame), "without a winner (turn cap)",
                            f"{frame['turns'].mean():.1f} turns per game; {play_time_text(wall, len(frame), 'games')}; "
-                           "compiling or loading the kernel not counted)")
+                           "compiling or loading the kernel not counted)", frame.attrs["policies"])
         return
     policy = policy or "greedy"
     race_cmds.simulate_race(deck, players, games, policy, seed, out, option, seating or "fixed",

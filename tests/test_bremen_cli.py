@@ -304,7 +304,7 @@ def test_summary_without_decided_games_shows_no_nan():
     assert "nan" not in result.output
     assert "summary (among the 0 decided games)" in result.stdout
     for seat in range(4):
-        assert re.search(rf"│ {seat} +│ 0 +│ - +│ - +│", result.stdout), result.stdout
+        assert re.search(rf"│ {seat} +│ random +│ 0 +│ - +│ - +│", result.stdout), result.stdout
     assert "3 games, 3 without a winner (turn cap); 5.0 turns per game" in result.stdout
 
 
@@ -319,7 +319,7 @@ def test_simulate_summary_counts_each_seats_wins_among_the_decided_games():
     for seat in range(3):
         wins = int((df["winner_seat"] == seat).sum())
         low, high = wilson(wins, decided)
-        row = rf"│ {seat} +│ {wins} +│ {wins / decided:.3f} +│ {low:.3f} - {high:.3f} +│"
+        row = rf"│ {seat} +│ greedy +│ {wins} +│ {wins / decided:.3f} +│ {low:.3f} - {high:.3f} +│"
         assert re.search(row, result.stdout), (row, result.stdout)
     assert (f"40 games, {40 - decided} without a winner (turn cap); {df['turns'].mean():.1f} turns per game"
             in result.stdout)
@@ -558,3 +558,21 @@ def test_an_interrupted_sweep_says_its_finished_boards_are_kept(tmp_path, monkey
     monkeypatch.undo()
     result = runner.invoke(main_app, args)
     assert result.exit_code == 0 and "ring-r24-m16-l3-h1: 5 games, finished earlier (kept)" in result.output
+
+
+def test_simulate_summary_names_each_seats_policy_and_rates_each_policy(tmp_path):
+    # the race games' summary has a policy column and a table by policy; Bremen's had neither, even with two
+    # policies. A policy on k seats wins at most one of them a game: rate wins / (k x decided games), and
+    # Wilson's interval over the games, divided by k (as the report's table, docs/bremen.md)
+    out = tmp_path / "run.parquet"
+    result = CliRunner().invoke(main_app, ["simulate", "bremen", "--games", "60", "--seed", "1",
+                                           "--policy", "greedy,random,greedy,random", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    df = from_run_file(out)
+    decided = int((df["winner_seat"] >= 0).sum())
+    for name, seats in (("greedy", [0, 2]), ("random", [1, 3])):
+        wins = int(df["winner_seat"].isin(seats).sum())
+        low, high = wilson(wins, decided)
+        row = rf"│ {name} +│ {seats[0]},{seats[1]} +│ {wins} +│ {wins / (2 * decided):.3f} +│ {low / 2:.3f} - {high / 2:.3f} │"
+        assert re.search(row, result.stdout), (row, result.stdout)
+    assert re.search(r"│ 1 +│ random +│", result.stdout)  # the seat table names the seat's policy
