@@ -477,10 +477,10 @@ def say_share_written(share: tuple[int, int], runs, n_chunks: int) -> None:
     chunks are saved; how many of the run's chunks are there; how to finish."""
     there = sum(all(r.done(i) for r in runs) for i in range(n_chunks))
     parts = runs[0].parts
-    err_console.print(f"share {share[0]}/{share[1]}: its chunks are saved in {parts}; {there} of the run's {n_chunks} "
-                  f"chunks are there. Once every share's chunks are in that folder, run the same command without "
-                  f"--share: it joins them into {runs[0].out} (and plays any chunk still missing).",
-                  highlight=False)
+    err_console.print(f"share {share[0]}/{share[1]}: its chunks are saved in {parts}; {there} of the run's "
+                      f"{n_chunks} chunks are there. Once every share's chunks are in that folder, run the same "
+                      f"command without --share: it joins them into {runs[0].out} (and plays any chunk still "
+                      "missing).", highlight=False)
 
 
 def resume_in_chunks_of(run, asked: int, total: int, unit: str) -> int:

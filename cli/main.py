@@ -29,6 +29,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(race_cmds.decks_app, name="decks")
+app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: board sweep (simulate and report are `etappe simulate bremen` and `etappe report`).")
 
 
 def _print_version(asked: bool) -> None:
@@ -44,7 +45,7 @@ def global_options(version: Annotated[bool, typer.Option(
         "--version", callback=_print_version, is_eager=True,
         help="Print the version (and source hash) that runs record, and exit.")] = False) -> None:
     pass  # the options before any command; the app's help is Typer's `help` above
-app.add_typer(bremen_app, name="bremen", help="Bremer Stadtmusikanten: board sweep (simulate and report are `etappe simulate bremen` and `etappe report`).")
+
 
 def check_game_or_design(deck: str) -> None:
     """Fail at once, naming every valid choice and the nearest, if `deck` is
