@@ -395,9 +395,10 @@ class ChunkedRun:
         machines (simulate --share)."""
         for part in sorted(self.parts.glob("chunk-*.parquet")):
             try:
-                self._check_chunk(part, read_metadata(part))
+                saved = read_metadata(part)
             except ValueError as exc:  # torn (a power cut) or not etappe's
                 raise ValueError(f"{exc}: remove it, and the same command plays its games again") from None
+            self._check_chunk(part, saved)
 
     def _check_chunk(self, part: Path, saved: dict) -> None:
         mine = {**json.loads(json.dumps(self.identity)), "chunk_size": self.chunk_size}

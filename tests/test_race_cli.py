@@ -210,8 +210,8 @@ def test_a_run_shared_over_two_machines_joins_into_the_run_of_one(tmp_path):
     parts = tmp_path / "one" / "run.parquet.parts"
     shutil.copy(tmp_path / "other" / "run.parquet.parts" / "chunk-000001.parquet", parts)
     result = run(*args, "--out", one)
-    assert result.exit_code == 2 and "chunk-000001.parquet is a chunk of another run (seed 7, not 6)" in (
-        " ".join(result.stderr.split()))
+    assert result.exit_code == 2 and ("chunk-000001.parquet is a chunk of another run (seed 7, not 6); remove it "
+                                      "or write to another --out\n") in " ".join(result.stderr.split(" "))
     # so is a chunk of another chunk size (its games are not those of this run's chunk 1)
     shutil.rmtree(tmp_path / "other")
     assert run(*args[:-1], 50, "--out", other, "--share", "2/5").exit_code == 0
