@@ -185,7 +185,7 @@ def compare(
     seating: SeatingOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare; with --sequential, no report unless given).")] = None,
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000 for the race designs, 2,000 races of Tape l'étape, 20,000 Bremen games; where a look-ahead seat plays 500, 200 and 20; at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = None,
+    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000 for the race designs, 2,000 races of Tape l'étape, 2,000 Bremen games; where a look-ahead seat plays 500, 200 and 20; at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = None,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
     # None where not given: without --sequential they are refused, not silently ignored
     metric: Annotated[Optional[str], typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared (a column of the per-game table, e.g. game_turns, lead_changes, hazard_decided; an unknown name lists them all; default game_turns).")] = None,
@@ -296,7 +296,7 @@ def compare_variants_of(game: str, deck_b: str | None, players: int, games: int,
     from .report_cmds import compare_game_variants
 
     policies = around_the_table(policy, players, game)
-    chunks = {"bremen": (bremen.CHUNK, bremen.LOOKAHEAD_CHUNK), "etape": (etape.CHUNK, etape.LOOKAHEAD_CHUNK)}
+    chunks = {"bremen": (bremen.COMPARE_CHUNK, bremen.LOOKAHEAD_CHUNK), "etape": (etape.CHUNK, etape.LOOKAHEAD_CHUNK)}
     options_a = parse_options(option)
     try:
         path = compare_game_variants(game, players, games, policies, seed, options_a,

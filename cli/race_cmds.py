@@ -172,6 +172,7 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
     run = make_run(deck, players, policy, seed, option, seating)
     meta = run.metadata(games)
     seconds = 0.0  # playing time of every chunk, those of an interrupted earlier session included
+    writing = 0.0  # this session's time saving the chunks and joining them: the cost of --out, said apart
     summary = _RunningSummary(run)
     parts = None
     if out is not None:
@@ -209,6 +210,7 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
                 took = time.perf_counter() - started
                 if parts is not None:
                     parts.save(index, frame, took)
+                    writing += time.perf_counter() - started - took
             seconds += took
             summary.add(frame)
             advance(count)
@@ -216,10 +218,16 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
     if share is not None:
         say_share_written(share, [parts], n_chunks)
     elif parts is not None:
+        started = time.perf_counter()
         with progress_bar(n_chunks, f"joining the chunks into {out}", joining_kept([parts])) as joined:
             parts.join(n_chunks, meta, joined)
+        writing += time.perf_counter() - started
         console.print(f"wrote {out} ({counted(games, 'game')})")
     summary.print(meta, startup)
+    if writing:  # the speed above is the games'; a long run with --out spends as long again on disk
+        console.print(f"and {writing:.2f} s writing the records (each chunk as it finished"
+                      + (f", then the joined {out}" if share is None else "") + "), not in the speed above",
+                      highlight=False)
 
 
 def read_summary(out: Path, summary: "_RunningSummary") -> None:

@@ -364,3 +364,19 @@ def test_an_edited_policy_file_is_another_comparison_and_another_run(tmp_path, m
         write_parquet(df, tmp_path / f"{name}.parquet", {**df.attrs, "policy_sources": {"pol.py": source}})
     with pytest.raises(ValueError, match=r'differ in policy_sources \{"pol.py": "aaaa"\} against \{"pol.py": "bbbb"\}'):
         compare_variant_runs(tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "r")
+
+
+def test_compare_bremen_moves_its_bar_every_two_thousand_games_a_variant(tmp_path, monkeypatch):
+    # The bar moves once a chunk pair; 20,000-game chunks (the run's chunk size) left it still for 20 s.
+    real_play, counts = V._play, []
+
+    def counted(*args):
+        counts.append(args[3])
+        return real_play(*args)
+
+    monkeypatch.setattr(V, "_play", counted)
+    result = run("compare", "bremen", "--option-b", "harder=true", "--players", 2, "--games", 4100,
+                 "--out", tmp_path / "c")
+    assert result.exit_code == 0, result.stderr
+    played = [n for n in counts if n]  # after the zero-game checks of the variants
+    assert played == [2000, 2000, 2000, 2000, 100, 100]  # chunk pairs
