@@ -977,8 +977,8 @@ class Game:
         return animals sent home."""
         paths = self.robber_paths(d)
         if isinstance(pick, (bool, np.bool_)) or not isinstance(pick, (int, np.integer)) or not 0 <= pick < paths:
-            raise ValueError(f"the robber has {f'{paths} paths of {d} fields (0 to {paths - 1})' if paths else f'no path of {d} fields'}, "
-                             f"not path {pick!r}")
+            has = f"{paths} paths of {d} fields (0 to {paths - 1})" if paths else f"no path of {d} fields"
+            raise ValueError(f"the robber has {has}, not path {pick!r}")
         b = self.board
         sent, _ = K.robber_paths(self.state, d, self.seat, 1, pick, np.zeros(K.N_PARAM), b.kind, b.adj,
                                  b.deg, b.dist, self._path, self._it, self._vis, np.uint64(0),
