@@ -4,6 +4,7 @@ simulate_command() is the plain function behind `etappe simulate bremen`.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -16,9 +17,10 @@ from etappe.analysis.stats import counted
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, house_steps, load_board, ring_board
 
-from .common import (MAX_SEED, SeedOpt, around_the_table, check_share, chunk_count, console, default_chunk, err_console, fail, in_share, joining_kept,
+from .common import (MAX_SEED, SeedOpt, around_the_table, check_share, chunk_count, default_chunk, err_console, fail, in_share, joining_kept,
                      kept_in, parse_options, check_policy_list, print_policy_listing, progress_bar, report_kept,
-                     resume_in_chunks_of, say_nothing_to_play, say_share_written, share_games, writable_folder)
+                     resume_in_chunks_of, say_nothing_to_play, say_share_written, say_written, share_games,
+                     writable_folder)
 
 app = typer.Typer(help="Bremer Stadtmusikanten (dice and stacking; the board is a reconstruction).",
                   no_args_is_help=True)
@@ -123,6 +125,7 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     chunks = range(chunk_count(games, chunk_size))
     check_share(share, len(chunks), chunk_size, "games")
     kept, attrs, wall = [], None, 0.0  # wall: playing time of every chunk, earlier sessions' included
+    writing = 0.0  # this session's time saving the chunks, said apart from the play
     if on_stop is None:
         on_stop = "Nothing is kept: without --out no records are saved." if run is None else kept_in(run.parts)
     with progress_bar(share_games(share, games, chunk_size), f"bremen x{players}", on_stop, compiles=True) as advance:
@@ -146,7 +149,9 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
                                   progress=lambda d, t, before=before: progress(before + d))
                 attrs, wall = part.attrs, wall + part.attrs["wall_seconds"]
                 if run is not None:
+                    started = time.perf_counter()
                     run.save(index, part, part.attrs["wall_seconds"])
+                    writing += time.perf_counter() - started
             kept.append(part[SUMMARY_COLUMNS].copy())  # copied: a column subset shares, and keeps, the chunk
             before += hi - lo
             progress(before)
@@ -158,9 +163,10 @@ def simulate_command(players: int, games: int, policies: list[str], seed: int, o
     if share is not None:
         say_share_written(share, [run], len(chunks))
     elif run is not None:
+        started = time.perf_counter()
         with progress_bar(len(chunks), f"joining the chunks into {out}", joining_kept([run])) as joined:
             run.join(len(chunks), dict(df.attrs), joined)  # streamed chunk by chunk into the file
-        console.print(f"wrote {out} ({counted(games, 'game')})", highlight=False)
+        say_written(f"{out} ({counted(games, 'game')})", writing + time.perf_counter() - started)
     warn_capped(df)
     return df
 

@@ -419,6 +419,14 @@ def play_time_text(seconds: float, count: int, unit: str) -> str:
     return f"{seconds:.2f} s of play ({count / max(seconds, 1e-9):,.0f} {unit}/s"
 
 
+def say_written(what: str, seconds: float) -> None:
+    """The line after a run file is joined: what was written, and the time
+    writing took (each chunk as it finished, then the join), which in a long
+    run is as long as the games themselves and is not in their speed."""
+    console.print(f"wrote {what}; {seconds:.2f} s writing the records (each chunk as it finished, then the "
+                  "joined file), not in the speed of play", highlight=False)
+
+
 def say_nothing_to_play(out) -> None:
     """What `simulate` says when its --out file already holds the run (it then
     prints the run's summary from the file)."""

@@ -9,6 +9,7 @@ was started with, whatever --chunk-size is given then.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from etappe.analysis.stats import counted
 from etappe.kernels.options import policies_by_seat
 
 from .common import (check_share, chunk_count, console, err_console, play_time_text, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
-                     resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, share_games)
+                     resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, say_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
 LOOKAHEAD_CHUNK = 200  # where a look-ahead seat plays (2,000 such races take 25 to 50 s)
@@ -97,6 +98,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     identity = {"game": E.GAME, "players": players, "races": races, "seed": seed,
                 "policies": canonical, "options": full, "version": package_version()}
     wall = 0.0  # playing time of every chunk, those of an interrupted earlier session included
+    writing = 0.0  # this session's time saving the chunks, said apart from the play
     summary = Summary(identity)
     runs = None
     # the race file is joined first: with no stages file yet, its chunks are still needed
@@ -143,8 +145,10 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
                 took = r.attrs["wall_seconds"]
                 batch = max(1, int((hi - lo) / max(took, 1e-6) * BATCH_SECONDS))
                 if runs:
+                    started = time.perf_counter()
                     runs[1].save(index, s, took)
                     runs[0].save(index, r, took)
+                    writing += time.perf_counter() - started
             before += hi - lo
             show(before)
             wall += took
@@ -155,6 +159,7 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
     if share is not None:
         say_share_written(share, runs, n_chunks)
     elif runs:
+        started = time.perf_counter()
         with progress_bar(2 * n_chunks, f"joining the chunks into {out}", joining_kept(runs)) as joined:
             # streamed chunk by chunk into the files; the parts are kept until both are joined: a run stopped
             # between the two joins (the stages file is the large one) finds all its chunks, not half of them
@@ -162,7 +167,8 @@ def simulate_command(players: int, races: int, policies: list[str], seed: int, o
             runs[1].join(n_chunks, metadata, joined, drop=False)
             for run in runs:
                 run.drop()
-        console.print(f"wrote {out} ({counted(races, 'race')}) and its stages {stages_path(out)}", highlight=False)
+        say_written(f"{out} ({counted(races, 'race')}) and its stages {stages_path(out)}",
+                    writing + time.perf_counter() - started)
     return summary, metadata
 
 

@@ -27,7 +27,7 @@ from etappe.kernels.race_position import (analyze_policy, analyze_position, lega
                                          read_position_file)
 
 from .common import (race_designs_only, check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
-                     resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, share_games,
+                     resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, say_written, share_games,
                      split_policies)
 
 decks_app = typer.Typer(help="List, show and validate deck designs.", no_args_is_help=True)
@@ -172,7 +172,7 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
     run = make_run(deck, players, policy, seed, option, seating)
     meta = run.metadata(games)
     seconds = 0.0  # playing time of every chunk, those of an interrupted earlier session included
-    writing = 0.0  # this session's time saving the chunks and joining them: the cost of --out, said apart
+    writing = 0.0  # this session's time saving the chunks: the cost of --out, said apart from the play
     summary = _RunningSummary(run)
     parts = None
     if out is not None:
@@ -221,13 +221,8 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
         started = time.perf_counter()
         with progress_bar(n_chunks, f"joining the chunks into {out}", joining_kept([parts])) as joined:
             parts.join(n_chunks, meta, joined)
-        writing += time.perf_counter() - started
-        console.print(f"wrote {out} ({counted(games, 'game')})")
+        say_written(f"{out} ({counted(games, 'game')})", writing + time.perf_counter() - started)
     summary.print(meta, startup)
-    if writing:  # the speed above is the games'; a long run with --out spends as long again on disk
-        console.print(f"and {writing:.2f} s writing the records (each chunk as it finished"
-                      + (f", then the joined {out}" if share is None else "") + "), not in the speed above",
-                      highlight=False)
 
 
 def read_summary(out: Path, summary: "_RunningSummary") -> None:

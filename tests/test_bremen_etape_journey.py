@@ -4,6 +4,8 @@ found by running the documented commands with bad and degenerate input.
 Each test checks a fact known without the code: what a board file says, what
 a rule option takes out of the game, which seats hold a joker, what one pair
 of equal numbers shows."""
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -194,3 +196,14 @@ def test_one_policy_on_every_seat_gets_no_win_rate_interval_around_an_exact_shar
     assert "Race win rate per policy" not in one and "etape_win_policy" not in one
     two = build_etape_report(*E.simulate(players=3, races=20, seed=1, policies=["heuristic", "random", "high"]))
     assert "Race win rate per policy" in two.to_markdown()
+
+
+@pytest.mark.parametrize("game, what", [("bremen", "(30 games)"), ("etape", "(30 races) and its stages")])
+def test_simulate_out_says_the_time_it_spent_writing_in_every_game(tmp_path, game, what):
+    # as the race games': the speed printed is the games', writing them is said apart
+    out = tmp_path / "run.parquet"
+    result = runner.invoke(main_app, ["simulate", game, "--games", "30", "--chunk-size", "10", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.stdout.splitlines() if line.startswith(f"wrote {out} {what}"))
+    assert re.search(r"; [0-9.]+ s writing the records \(each chunk as it finished, then the joined file\), not "
+                     r"in the speed of play$", line), line

@@ -131,8 +131,9 @@ def test_simulate_writes_parquet_with_identity(tmp_path):
                  "--chunk-size", 100)
     assert result.exit_code == 0, result.stderr
     # the speed is the games'; writing them is said apart (an audit found it as long as the play, unsaid)
-    writing = re.search(r"\nand ([0-9.]+) s writing the records \(each chunk as it finished, then the joined "
-                        + re.escape(str(out)) + r"\), not in the speed above\n", result.stdout)
+    writing = re.search(r"^wrote " + re.escape(str(out)) + r" \(300 games\); ([0-9.]+) s writing the records "
+                        r"\(each chunk as it finished, then the joined file\), not in the speed of play$",
+                        result.stdout, re.MULTILINE)
     assert writing and float(writing.group(1)) > 0, result.stdout
     assert "writing the records" not in run("simulate", "stapop", "--players", 3, "--games", 30).stdout
     meta = read_metadata(out)
@@ -306,7 +307,7 @@ def test_a_long_path_is_said_on_one_line_never_broken(tmp_path):
     out = tmp_path / ("a_folder_with_a_long_name_" * 3) / "run.parquet"
     result = run("simulate", "stapop", "--games", 10, "--out", out)
     assert result.exit_code == 0 and len(f"wrote {out}") > 80
-    assert f"wrote {out} (10 games)" in result.stdout.splitlines()
+    assert any(line.startswith(f"wrote {out} (10 games); ") for line in result.stdout.splitlines())
     result = run("report", out.with_name("missing.parquet"))
     assert f"error: {out.with_name('missing.parquet')}: no such run file" in result.stderr.splitlines()
 
@@ -323,7 +324,7 @@ def test_brackets_in_a_title_or_a_path_are_printed_as_written(tmp_path, monkeypa
     assert shown.stdout.splitlines()[0] == "Stap op [v2] [/x] (v2.toml)"
     result = run("simulate", "v2.toml", "--players", 2, "--games", 10, "--out", "run [v2] [/x].parquet")
     assert result.exit_code == 0, result.output
-    assert "wrote run [v2] [/x].parquet (10 games)" in result.stdout.splitlines()
+    assert any(line.startswith("wrote run [v2] [/x].parquet (10 games); ") for line in result.stdout.splitlines())
     assert "joining the chunks into run [v2] [/x].parquet" in result.stderr  # the bar's own line
     result = run("compare", "stapop", "v2.toml", "--players", 2, "--sequential", "--games", 200)
     assert result.exit_code == 0, result.output
