@@ -48,7 +48,8 @@ FIRST_CHUNK_TIMEOUT = 600  # seconds: a cold Numba cache compiles the kernels fi
 RUN_TIMEOUT = 600
 
 RACE_GAMES, RACE_CHUNK, RACE_SEED = 6_000, 100, 20261201     # 60 chunks
-ETAPE_RACES, ETAPE_CHUNK, ETAPE_SEED = 300, 10, 20261202     # 30 chunks
+ETAPE_RACES, ETAPE_CHUNK, ETAPE_SEED = 1_000, 10, 20261202   # 100 chunks: a run long enough to be stopped mid-way
+# on a loaded machine (300 races, some 0.7 s in all, once ran to its end before the test could stop it)
 TOUR_POLICIES, TOUR_GAMES, TOUR_SEED, TOUR_BOOTSTRAP = ["greedy", "aggressive"], 40_000, 20261203, 20  # 4 chunks
 TIMING = ("wall_seconds",)  # the only metadata that differs between two runs of the same games
 # wide lines: the messages checked here are not folded in the middle of a long temporary path
