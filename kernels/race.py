@@ -1309,50 +1309,71 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
     return key
 
 
+# The items of a hand's score, named as the design file's [scoring] fields
+# (the replay prints them). Item 0 is the distance, the whole score of a
+# design without a scoring table.
+SCORE_ITEMS = ("distance", "per_safety", "all_safeties", "coup_fourre", "trip_completed", "delayed_action",
+               "safe_trip", "shutout", "extension")
+N_SCORE_ITEMS = len(SCORE_ITEMS)
+
+
 @allocation_free
 def score_hand(state, rules, sides_out):
-    """Hand scores: the design's scoring table, or the distance if it has none."""
-    sides = rules[R_SIDES]
-    for s in range(sides):
-        sides_out[s, S_SCORE] = sides_out[s, S_DISTANCE]
-    if rules[R_SCORING] == 0:
-        return
+    """Hand scores: the sum of each side's score items."""
+    n_items = N_SCORE_ITEMS if rules[R_SCORING] else 1
+    for s in range(rules[R_SIDES]):
+        score = 0
+        for item in range(n_items):
+            score += score_item(state, rules, sides_out, s, item)
+        sides_out[s, S_SCORE] = score
+
+
+@allocation_free
+def score_item(state, rules, sides_out, s, item):
+    """Side s's points for SCORE_ITEMS[item] at the end of a hand (the scoring
+    table's; sides_out holds the hand's distances, safeties and coups)."""
     trip_side = state[ST_TRIP_SIDE]
     ext_side = state[ST_EXT_SIDE]
-    for s in range(sides):
-        score = sides_out[s, S_DISTANCE]
-        safeties = sides_out[s, S_SAFETIES]
-        score += rules[R_PER_SAFETY] * safeties
-        if safeties == rules[R_N_SAFETY_TYPES] and safeties > 0:
-            score += rules[R_ALL_SAFETIES]
-        score += rules[R_COUP_POINTS] * sides_out[s, S_COUPS]
-        if s == ext_side and trip_side != ext_side and rules[R_FAILED_EXTENSION_TRIP] == 1:
-            score += rules[R_TRIP_POINTS]  # for the trip it completed before calling the extension
+    points = 0
+    if item == 0:
+        points = sides_out[s, S_DISTANCE]
+    elif item == 1:
+        points = rules[R_PER_SAFETY] * sides_out[s, S_SAFETIES]
+    elif item == 2:
+        if sides_out[s, S_SAFETIES] == rules[R_N_SAFETY_TYPES] and sides_out[s, S_SAFETIES] > 0:
+            points = rules[R_ALL_SAFETIES]
+    elif item == 3:
+        points = rules[R_COUP_POINTS] * sides_out[s, S_COUPS]
+    elif item == 4:
         if s == trip_side:
-            score += rules[R_TRIP_POINTS]
-            if state[ST_STOCK_N] == 0:
-                score += rules[R_DELAYED_POINTS]
-            # "without laying that card": one laid and taken off by a setback was laid
-            if rules[R_SAFE_TRIP_TYPE] >= 0 and (state[ST_SAFE_TRIP_LAID] >> s) & 1 == 0:
-                score += rules[R_SAFE_TRIP_POINTS]
-            if rules[R_SHUTOUT_FR] == 0:
-                # "if no opponent has laid any distance", also where a setback took it off again
-                shut_out = True
-                for o in range(sides):
-                    if o != s and (state[ST_DISTANCE_LAID] >> o) & 1 == 1:
-                        shut_out = False
-                if shut_out:
-                    score += rules[R_SHUTOUT_POINTS]
-        if ext_side >= 0:
-            if s == ext_side and trip_side == ext_side:
-                score += rules[R_EXTENSION_POINTS]
-            elif s != ext_side and trip_side != ext_side:
-                score += rules[R_EXTENSION_POINTS]
-        if rules[R_SHUTOUT_FR] == 1:
-            for o in range(sides):
+            points = rules[R_TRIP_POINTS]
+        elif s == ext_side and rules[R_FAILED_EXTENSION_TRIP] == 1:
+            points = rules[R_TRIP_POINTS]  # for the trip it completed before calling the extension
+    elif item == 5:
+        if s == trip_side and state[ST_STOCK_N] == 0:
+            points = rules[R_DELAYED_POINTS]
+    elif item == 6:
+        # "without laying that card": one laid and taken off by a setback was laid
+        if s == trip_side and rules[R_SAFE_TRIP_TYPE] >= 0 and (state[ST_SAFE_TRIP_LAID] >> s) & 1 == 0:
+            points = rules[R_SAFE_TRIP_POINTS]
+    elif item == 7:
+        if rules[R_SHUTOUT_FR] == 1:  # 500 from each opponent with no distance
+            for o in range(rules[R_SIDES]):
                 if o != s and sides_out[o, S_DISTANCE] == 0:
-                    score += rules[R_SHUTOUT_POINTS]
-        sides_out[s, S_SCORE] = score
+                    points += rules[R_SHUTOUT_POINTS]
+        elif s == trip_side:
+            # "if no opponent has laid any distance", also where a setback took it off again
+            shut_out = True
+            for o in range(rules[R_SIDES]):
+                if o != s and (state[ST_DISTANCE_LAID] >> o) & 1 == 1:
+                    shut_out = False
+            if shut_out:
+                points = rules[R_SHUTOUT_POINTS]
+    elif item == 8:
+        # to the caller who completes the extended trip, else to each opponent
+        if ext_side >= 0 and (s == ext_side) == (trip_side == ext_side):
+            points = rules[R_EXTENSION_POINTS]
+    return points
 
 
 # ---- batch driver ---------------------------------------------------------------

@@ -110,6 +110,16 @@ def game_result(rules, hands: int, hand_out, sides_out, totals) -> str:
     return f"side {int(distance.argmax())} wins: nobody completed the trip and it went furthest{of_those}"
 
 
+def score_items(state, rules, sides_out, side: int) -> str:
+    """' (distance 700 + per_safety 200 + ...)': the items of a side's hand
+    score that are not 0, named as the design file's [scoring] fields; ''
+    where the distance is the whole score."""
+    items = [(name, int(K.score_item(state, rules, sides_out, side, i))) for i, name in enumerate(K.SCORE_ITEMS)]
+    if all(points == 0 for _, points in items[1:]):
+        return ""
+    return " (" + " + ".join(f"{name} {points}" for name, points in items if points) + ")"
+
+
 def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game: int) -> str:
     players = int(rules[R_PLAYERS])
     sides = int(rules[R_SIDES])
@@ -118,7 +128,8 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
     lines = [f"{design.title}, {players} players, seed {seed}, game {game}"]
     for p, spec in enumerate(seat_specs):
         lines.append(f"  seat {p}: {spec.name}" + (f" (side {p % sides})" if sides != players else ""))
-    for hand, log, sides_out, hand_out, totals in replay_hands(design, card_table, rules, seat_specs, seed, game):
+    for hand, log, sides_out, hand_out, totals, state in played_hands(design, card_table, rules, seat_specs, seed,
+                                                                     game):
         lines.append(f"\n== hand {hand + 1} (hand {hand} in the records): seat {hand_out[K.H_FIRST_SEAT]} plays first ==")
         deal: dict[int, list[str]] = {}
         previous = -1
@@ -177,7 +188,8 @@ def format_replay(design: Design, card_table, rules, seat_specs, seed: int, game
             f"side {hand_out[K.H_TRIP_SIDE]} completes the trip" if hand_out[K.H_TRIP_SIDE] >= 0 else "no side completed the trip")
         lines.append(f"-- hand over after {hand_out[K.H_TURNS]} turns: {end}")
         for s in range(sides):  # a design without a scoring table plays one hand that the trip decides: no score
-            score = f", hand score {sides_out[s, K.S_SCORE]}, total {totals[s]}" if rules[R_SCORING] else ""
+            score = (f", hand score {sides_out[s, K.S_SCORE]}{score_items(state, rules, sides_out, s)}, "
+                     f"total {totals[s]}" if rules[R_SCORING] else "")
             lines.append(f"   side {s}: {sides_out[s, K.S_DISTANCE]} {unit}{score}")
     lines.append(f"== game over: {game_result(rules, hand + 1, hand_out, sides_out, totals)}")
     return "\n".join(lines)

@@ -940,24 +940,54 @@ def rescore_mille_bornes_replay(text, deck=101, sides=2):
                 trip_side = int(words[words.index("side") + 1])
         hand_scores = []
         for s in range(sides):
-            score = km[s] + 100 * len(safeties[s]) + 300 * (len(safeties[s]) == 4) + 300 * coups[s]
-            if s == trip_side:
-                score += 400 + 300 * (cards_out == deck) + 300 * (twohundreds[s] == 0)
-                score += 500 * all(km[o] == 0 for o in range(sides) if o != s)
-            if extension >= 0 and (s == extension) == (trip_side == extension):
-                score += 200
-            hand_scores.append(score)
+            trip = s == trip_side
+            items = {"distance": km[s], "per_safety": 100 * len(safeties[s]),
+                     "all_safeties": 300 * (len(safeties[s]) == 4), "coup_fourre": 300 * coups[s],
+                     "trip_completed": 400 * trip, "delayed_action": 300 * (trip and cards_out == deck),
+                     "safe_trip": 300 * (trip and twohundreds[s] == 0),
+                     "shutout": 500 * (trip and all(km[o] == 0 for o in range(sides) if o != s)),
+                     "extension": 200 * (extension >= 0 and (s == extension) == (trip_side == extension))}
+            hand_scores.append({name: points for name, points in items.items() if points})
         scores.append(hand_scores)
     return scores
 
 
+def printed_hand_scores(text):
+    """Each side's hand score and its items ({"distance": 725, ...}) as a
+    play-by-play prints them, hand after hand."""
+    scores = []
+    for line in text.splitlines():
+        found = re.search(r"hand score (\d+)(?: \((.*)\))?,", line)
+        if found:
+            items = dict(item.rsplit(" ", 1) for item in found[2].split(" + ")) if found[2] else {}
+            scores.append((int(found[1]), {name: int(points) for name, points in items.items()}))
+    return scores
+
+
 def test_golden_playthrough_scores_follow_the_rules_page():
-    """The reviewed play-by-play's hand scores are those of the rules page's
-    scoring table, worked out from its moves by the scorer above."""
+    """The reviewed play-by-play's hand scores, item by item, are those of the
+    rules page's scoring table, worked out from its moves by the scorer above."""
     text = (GOLDEN / "millebornes_2p_seed7_game2.txt").read_text()
-    printed = [int(line.split("hand score ")[1].split(",")[0]) for line in text.splitlines() if "hand score" in line]
-    worked = rescore_mille_bornes_replay(text)
-    assert len(worked) == 3 and [score for hand in worked for score in hand] == printed
+    worked = [items for hand in rescore_mille_bornes_replay(text) for items in hand]
+    assert len(worked) == 6
+    # where the distance is the whole score the play-by-play shows no items
+    expected = [(sum(items.values()), items if set(items) - {"distance"} else {}) for items in worked]
+    assert printed_hand_scores(text) == expected
+
+
+def test_replayed_scores_follow_the_rules_page():
+    """Fresh games' hand scores, item by item, are the rules page's, worked
+    out from their moves; between them the games score every item."""
+    seen = set()
+    for seed in (1, 2, 7):  # seed 7's game 0 scores every item
+        result = run("replay", "millebornes", "--players", 2, "--seed", seed, "--game", 0)
+        assert result.exit_code == 0
+        worked = [items for hand in rescore_mille_bornes_replay(result.stdout) for items in hand]
+        expected = [(sum(items.values()), items if set(items) - {"distance"} else {}) for items in worked]
+        assert printed_hand_scores(result.stdout) == expected
+        seen.update(name for items in worked for name in items)
+    assert seen == {"distance", "per_safety", "all_safeties", "coup_fourre", "trip_completed", "delayed_action",
+                    "safe_trip", "shutout", "extension"}
 
 
 MB_REMEDY = {"gasoline": "out_of_gas", "spare_tire": "flat_tire", "repairs": "accident"}
