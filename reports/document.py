@@ -117,15 +117,30 @@ class Report:
         """Write report.html, report.md and the figures; return the HTML path.
 
         Each file is written to a temporary name and renamed, so a reader
-        never sees half a report.
+        never sees half a report. The figures of an earlier report in the
+        folder that this one does not have are removed (only those its
+        report.md showed), so that none is taken for this report's.
         """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        earlier = _figure_files(out / "report.md")
         for fig in self.figures():
             write_atomic(out / f"{fig.name}.png", fig.png)
         write_atomic(out / "report.md", self.to_markdown().encode("utf-8"))
         write_atomic(out / "report.html", self.to_html().encode("utf-8"))
+        for name in earlier - {f"{fig.name}.png" for fig in self.figures()}:
+            (out / name).unlink(missing_ok=True)
         return out / "report.html"
+
+
+def _figure_files(markdown: Path) -> set[str]:
+    """The PNG files a report.md written by `Report.write` shows (none if
+    there is no such file): names as `Section.figure` makes them."""
+    try:
+        text = markdown.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return set()
+    return set(re.findall(r"^!\[.*\]\(([a-z0-9_]+\.png)\)$", text, flags=re.MULTILINE))
 
 
 def percent(share: float, decimals: int = 1) -> str:

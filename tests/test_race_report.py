@@ -258,6 +258,26 @@ def test_a_report_renders_its_sections_tables_and_figures_in_both_twins(tmp_path
     assert (out / "line.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_a_report_written_over_another_removes_only_the_figures_it_no_longer_has(tmp_path):
+    from matplotlib.figure import Figure
+
+    from etappe.reports.document import Report
+
+    def report_of(*names):
+        report = Report("R")
+        section = report.section("S")
+        for name in names:
+            figure = Figure()
+            figure.add_subplot().plot([0, 1], [0, 1])
+            section.figure(figure, f"Figure {name}", name=name)
+        return report
+
+    report_of("kept", "dropped").write(tmp_path)
+    (tmp_path / "mine.png").write_bytes(b"a file of the user's")
+    report_of("kept").write(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.png", "mine.png", "report.html", "report.md"]
+
+
 def test_comparison_names_show_only_the_options_both_designs_take_and_set_differently():
     from etappe.reports.race_report import comparison_names
 
