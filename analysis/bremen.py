@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import functools
 import math
 import time
 from typing import Callable
@@ -27,7 +26,7 @@ from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
 from etappe.kernels.options import (did_you_mean, number_text, option_value, policies_by_seat, policy_parameters,
                                     run_numbers, whole)
-from etappe.kernels.user_policy import UserPolicyError, compile_user_policy, source_hash
+from etappe.kernels.user_policy import UserPolicyError, compile_user_policy, raised_in_policy, source_hash
 
 __all__ = [
     "simulate", "check_players", "PLAYERS", "from_run_file", "load_board", "Board", "BoardError", "Game", "options_row", "parse_policy",
@@ -198,12 +197,6 @@ def user_policy(spec: str):
     """`path/to/file.py:function` compiled to K.USER_POLICY_SIGNATURE (a
     UserPolicyError, a ValueError, says why it cannot be), once per version
     of the file."""
-    return _compiled_user_policy(spec, source_hash(spec))
-
-
-@functools.cache
-def _compiled_user_policy(spec: str, digest: str):
-    """`digest`, the file's hash, is there for the cache: an edited file is compiled again."""
     return compile_user_policy(spec, K.USER_POLICY_SIGNATURE, K.USER_PARAMETER_NAMES)
 
 
@@ -312,8 +305,9 @@ def simulate(players: int = 4, games: int = 1000, policies: list[str] | None = N
         start = time.perf_counter()
         for lo in range(0, games, chunk):
             hi = min(games, lo + chunk)
-            K.play_batch(np.uint64(seed), first_game + lo, players, pols, params,
-                         b.kind, b.adj, b.deg, b.dist, b.binfo, opts, out[lo:hi], parts)
+            with raised_in_policy(list(policy_sources(policies)), UserPolicyError):
+                K.play_batch(np.uint64(seed), first_game + lo, players, pols, params,
+                             b.kind, b.adj, b.deg, b.dist, b.binfo, opts, out[lo:hi], parts)
             failed = np.flatnonzero(out[lo:hi, K.R_POLICY_ERROR])
             if failed.size:
                 seat = int(out[lo + failed[0], K.R_POLICY_ERROR]) - 1
@@ -1014,9 +1008,10 @@ class Game:
             if self.winner >= 0:
                 break
             self.state[K.S_TURNS] += 1
-            key = np.uint64(K.play_turn(self.state, self.seat, pols, params, pkeys, b.kind, b.adj, b.deg,
-                                        b.dist, b.binfo, self.opts, self._moves, self._buf, tmp, self._path,
-                                        self._it, self._vis, key, parts))
+            with raised_in_policy(list(policy_sources([p[2] for p in parsed])), UserPolicyError):
+                key = np.uint64(K.play_turn(self.state, self.seat, pols, params, pkeys, b.kind, b.adj, b.deg,
+                                            b.dist, b.binfo, self.opts, self._moves, self._buf, tmp, self._path,
+                                            self._it, self._vis, key, parts))
             if self.state[K.S_POLICY_ERROR]:
                 seat = int(self.state[K.S_POLICY_ERROR]) - 1
                 raise policy_error(parsed[seat][2], seat, game_index)

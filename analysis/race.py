@@ -23,7 +23,8 @@ from etappe.kernels.race_design import (
     Design, DesignError, load_design, parse_design,
 )
 from etappe.kernels.options import MAX_KEY, policies_by_seat, whole
-from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table
+from etappe.kernels.race_policies import POLICY_USER, PolicyError, PolicySpec, parse_policy, policy_table
+from etappe.kernels.user_policy import raised_in_policy
 
 from .race_summary import CAPPED_HANDS, CAPPED_TURNS
 from .runio import NO_PLAY_BY_PLAY, differences, file_hash, numba_threads, package_version
@@ -66,6 +67,11 @@ class RaceRun:
         self.distinct: list[PolicySpec] = list(dict.fromkeys(specs))
         self.policy_ids, self.policy_params, self.policy_functions = policy_table(self.distinct)
         self.seat_index = np.array([self.distinct.index(s) for s in specs], dtype=np.int8)
+
+    @property
+    def user_policies(self) -> list[str]:
+        """The specs of the run's policies of your own (`FILE.py:FUNCTION`)."""
+        return [s.name for s in self.distinct if s.kernel_id >= POLICY_USER]
 
     @property
     def multi_hand(self) -> bool:
@@ -176,16 +182,17 @@ class RaceRun:
             ck = chance[active]
             pk = np.ascontiguousarray(pkeys[active])
             first = K.first_seats(games[active], hand, players)
-            K.play_hands(self.card_table, self.rules, self.policy_ids, self.policy_params,
-                         np.ascontiguousarray(seat_policy[active]), first, ck, pk,
-                         hand_out, sides_out, cards_out, progress, *self.policy_functions)
+            with raised_in_policy(self.user_policies, PolicyError):
+                K.play_hands(self.card_table, self.rules, self.policy_ids, self.policy_params,
+                             np.ascontiguousarray(seat_policy[active]), first, ck, pk,
+                             hand_out, sides_out, cards_out, progress, *self.policy_functions)
             failed = np.flatnonzero(hand_out[:, K.H_POLICY_ERROR])
             if failed.size:
                 seat = hand_out[failed[0], K.H_POLICY_ERROR] - 1
                 spec = self.distinct[seat_policy[active[failed[0]], seat]]
                 raise PolicyError(f"policy {spec.name!r} (seat {seat}) answered with an index that is not "
-                                  f"one of the legal moves (game {games[active[failed[0]]]}, hand {hand}); "
-                                  "it must return 0 .. n_moves-1")
+                                  f"one of the legal moves (game {games[active[failed[0]]]}, hand {hand} in the "
+                                  "records); it must return 0 .. n_moves-1")
             chance[active] = ck
             pkeys[active] = pk
             totals[active] += sides_out[:, :, K.S_SCORE]

@@ -41,7 +41,7 @@ from numba import njit, prange, types
 
 from .jit import allocating, allocation_free, optional_part
 from .rng import STREAM_CHANCE, STREAM_POLICY_BASE, branch, confident_best, game_key, next_u64, randint, uniform
-from .user_policy import user_policy_tuple
+from .user_policy import read_only, user_policy_tuple
 
 # --- state offsets ---------------------------------------------------------
 S_POS = 0
@@ -1304,14 +1304,15 @@ def play_batch(root_seed, first_game, nplayers, pols, params, kind, adj, deg, di
 # Every user function is compiled to this one signature and reaches the
 # kernel in a tuple of MAX_USER_POLICIES first-class functions, so the kernel
 # compiles once and is cached; a run without user policies passes stand-ins.
+# The arrays are read-only (user_policy.read_only): a policy reads the game, never changes it.
 USER_POLICY_SIGNATURE = types.int64(
-    types.int32[::1],        # state
-    types.int64[::1],        # dist: steps from each field to the house
-    types.int64[::1],        # moves
-    types.int64,             # n_moves
-    types.int64,             # seat
-    types.float64[::1],      # params
-    types.uint64,            # key
+    read_only(types.int32[::1]),        # state
+    read_only(types.int64[::1]),        # dist: steps from each field to the house
+    read_only(types.int64[::1]),        # moves
+    types.int64,                        # n_moves
+    types.int64,                        # seat
+    read_only(types.float64[::1]),      # params
+    types.uint64,                       # key
 )
 USER_PARAMETER_NAMES = ("state", "dist", "moves", "n_moves", "seat", "params", "key")
 

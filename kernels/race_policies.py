@@ -8,7 +8,7 @@ optionally overrides parameters: `greedy`, `aggressive`,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, types
@@ -82,7 +82,8 @@ class PolicySpec:
     name: str          # the spec as written, e.g. "greedy:attack=3"
     kernel_id: int
     params: tuple[float, ...]
-    user_function: object = None   # compiled user policy (kernel_id >= POLICY_USER)
+    # the compiled user policy (kernel_id >= POLICY_USER); seats of one spec are one policy
+    user_function: object = field(default=None, compare=False)
 
     def row(self) -> np.ndarray:
         return np.asarray(self.params, dtype=np.float64)

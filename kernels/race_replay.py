@@ -8,10 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import race as K
-from .race_policies import policy_table
+from .race_policies import PolicyError, policy_table
 from .race_position import seen_position
 from .race_design import (HAND_CAP, R_COUP_TURN_EMPTY, R_GAME_TARGET, R_HAND_SIZE, R_PLAYERS, R_RESHUFFLE,
                           R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TURN_CAP, Design)
+from .user_policy import raised_in_policy
 
 # Events a turn can log: a reshuffle and a draw, the play, a coup fourré with its replacement draw and
 # reshuffle (or the extension's answer), a broken invariant, the stock running out; and before it a pass
@@ -53,8 +54,9 @@ def played_hands(design: Design, card_table, rules, seat_specs, seed: int, game:
         progress = np.zeros((sides, K.PROGRESS_ROUNDS), np.int16)
         first = int(K.first_seats(game, hand, players))
         stop_turn = stop[1] if stop is not None and stop[0] == hand else -1
-        K.play_hand_logged(card_table, rules, ids, params, first, chance, pkeys[0], state,
-                           hand_out, sides_out, cards, progress, log, stop_turn, *policy_functions)
+        with raised_in_policy([s.name for s in distinct if s.kernel_id >= K.POLICY_USER], PolicyError):
+            K.play_hand_logged(card_table, rules, ids, params, first, chance, pkeys[0], state,
+                               hand_out, sides_out, cards, progress, log, stop_turn, *policy_functions)
         if log[0, 0] == rows - 1:
             raise RuntimeError(f"game {game}, hand {hand}: the play-by-play filled its {rows - 1} rows; "
                                "the events after that were not kept (an etappe bug: please report it)")

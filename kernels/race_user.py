@@ -29,17 +29,19 @@ from __future__ import annotations
 from numba import njit, types
 
 from . import user_policy
+from .user_policy import read_only
 from .race import MAX_USER_POLICIES
 
+# The arrays are read-only (user_policy.read_only): a policy reads the game, never changes it.
 USER_POLICY_SIGNATURE = types.int64(
-    types.int16[::1],        # state
-    types.int32[:, ::1],     # card_table
-    types.int32[::1],        # rules
-    types.int64,             # seat
-    types.int32[::1],        # moves
-    types.int64,             # n_moves
-    types.float64[::1],      # params
-    types.uint64,            # key
+    read_only(types.int16[::1]),        # state
+    read_only(types.int32[:, ::1]),     # card_table
+    read_only(types.int32[::1]),        # rules
+    types.int64,                        # seat
+    read_only(types.int32[::1]),        # moves
+    types.int64,                        # n_moves
+    read_only(types.float64[::1]),      # params
+    types.uint64,                       # key
 )
 PARAMETER_NAMES = ("state", "card_table", "rules", "seat", "moves", "n_moves", "params", "key")
 

@@ -1,5 +1,6 @@
 """Bremer Stadtmusikanten with a policy of your own (docs/bremen.md, Policies):
 FILE.py:FUNCTION through the API and the CLI, its random keys, its errors."""
+import re
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,9 @@ def test_a_policy_of_your_own_plays_every_game_to_its_end(tmp_path):
     assert len(df) == 30 and ((df["winner_seat"] >= 0) | df["capped"]).all()
     assert (df["winner_seat"] >= 0).any()
     assert df.attrs["policies"][0] == first and len(df.attrs["policy_sources"][first]) == 16
+    from etappe.reports.bremen import build_report  # which version of the file played
+
+    assert f"| policy files | {first} (file sha256 {df.attrs['policy_sources'][first]}) |" in build_report(df).to_markdown()
     result = cli("--games", 10, "--policy", f"{first},greedy,random,greedy", "-o", "max_turns=300")
     assert result.exit_code == 0, result.output
 
@@ -79,6 +83,26 @@ def test_an_index_that_is_no_legal_move_stops_the_run_naming_seat_and_policy(tmp
     message = " ".join(result.stderr.split())
     assert result.exit_code == 2 and "seat 1" in message and "mine.py:mine" in message
     assert "outside 0 .. n_moves-1" in message
+
+
+def test_a_policy_that_raises_while_playing_stops_the_run_naming_it_and_its_line(tmp_path):
+    raises = policy_file(tmp_path, "    if n_moves > 3:\n        raise ValueError('too many moves')\n    return 0\n")
+    said = (rf"user policy '{re.escape(raises)}' raised ValueError: too many moves \(.*mine\.py, line 6\) while "
+            "playing; a policy returns the index of its move and must not raise")
+    with pytest.raises(UserPolicyError, match=said):
+        simulate(2, 20, [raises, "greedy"], seed=1, options=OPTIONS)
+    with pytest.raises(UserPolicyError, match=said):
+        Game(players=2, options=OPTIONS).play([raises, "greedy"], turns=50, seed=1)
+    result = cli("--players", 2, "--games", 20, "--policy", f"{raises},greedy")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert re.search(said, " ".join(result.stderr.split()))
+
+
+def test_a_policy_that_writes_to_the_game_is_refused(tmp_path):
+    # its arguments are read-only (docs/bremen.md): 7 points of its own would win every game unseen
+    writes = policy_file(tmp_path, "    state[10 + seat] = 7\n    return 0\n")
+    with pytest.raises(UserPolicyError, match="it writes to an argument, and a policy's arguments are read-only"):
+        simulate(2, 1, [writes, "greedy"], options=OPTIONS)
 
 
 def test_a_function_with_the_wrong_parameters_is_refused_naming_the_signature(tmp_path):

@@ -156,8 +156,73 @@ def test_user_policy_returning_an_illegal_index_is_reported(tmp_path):
     with pytest.raises(PolicyError, match="not one of the legal moves"):
         simulate("stapop", players=2, games=2, policies=[f"{bad}:pick", "greedy"], seed=1)
     # the message names the policy, its seat and the first game it failed in (every game here)
-    with pytest.raises(PolicyError, match=r"policy '.*bad\.py:pick' \(seat 1\) .*\(game 0, hand 0\)"):
+    with pytest.raises(PolicyError, match=r"policy '.*bad\.py:pick' \(seat 1\) .*\(game 0, hand 0 in the records\)"):
         simulate("stapop", players=2, games=2, policies=["greedy", f"{bad}:pick"], seed=1)
+
+
+def user_policy_file(tmp_path, body: str, name: str = "pick") -> str:
+    """A policy file holding `def pick(state, card_table, rules, seat, moves, n_moves, params, key)` with `body`."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(f"def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n{body}")
+    return f"{path}:pick"
+
+
+def test_one_user_policy_on_several_seats_is_one_policy(tmp_path):
+    # docs/policies.md: one policy on several seats is one policy, in the records, their summary and the
+    # report; so it plays every seat of a six-player table (four different ones are the most)
+    from etappe.analysis.race_summary import outcomes_by_policy, summarize
+    from etappe.reports.race_report import build_report
+
+    spec = user_policy_file(tmp_path, "    return 0\n")
+    records = simulate("stapop", players=6, games=2, seed=1, policies=[spec])
+    assert records.attrs["policy_names"] == [spec]
+    assert all((records[f"seat{s}_policy"] == 0).all() for s in range(6))
+    records = simulate("stapop", players=4, games=40, seed=1, policies=[spec, "greedy"])
+    assert records.attrs["policy_names"] == [spec, "greedy"]
+    summary = summarize(records)
+    table = outcomes_by_policy(summary)
+    won = int((records["winner_side"] >= 0).sum())  # a game with a winner counts once for each side of a policy
+    assert list(table["policy"]) == [spec, "greedy"] and list(table["side_games"]) == [2 * won, 2 * won]
+    report = build_report(summary, records.attrs).to_markdown()
+    assert f"seat 0: {spec} (file sha256 {records.attrs['policies'][0]['source_hash']})" in report
+
+
+def test_a_user_policy_that_raises_while_playing_stops_the_run_naming_it_and_its_line(tmp_path):
+    spec = user_policy_file(tmp_path, "    if n_moves > 3:\n        raise ValueError('too many moves')\n    return 0\n")
+    said = (rf"user policy '{re.escape(spec)}' raised ValueError: too many moves \(.*pick\.py, line 3\) while "
+            "playing; a policy returns the index of its move and must not raise")
+    with pytest.raises(PolicyError, match=said):
+        simulate("millebornes", players=2, games=20, seed=1, policies=[spec, "greedy"])
+    with pytest.raises(PolicyError, match=said):  # and in a replay
+        RaceRun("millebornes", 2, [spec, "greedy"], seed=1).replay(0)
+
+
+def test_a_user_policy_reading_past_an_array_s_end_stops_the_run(tmp_path):
+    # compiled with bounds checks (docs/policies.md): an IndexError, not a read of other memory
+    spec = user_policy_file(tmp_path, "    return moves[moves.size] * 0\n")
+    with pytest.raises(PolicyError, match=rf"user policy '{re.escape(spec)}' raised IndexError: index is out of bounds"):
+        simulate("stapop", players=2, games=5, seed=1, policies=[spec, "greedy"])
+
+
+def test_a_user_policy_that_writes_to_the_game_or_is_no_plain_function_is_refused(tmp_path):
+    # its arguments are read-only (docs/policies.md): writing to the state would change the game unseen
+    writes = user_policy_file(tmp_path, "    state[0] = 0\n    return 0\n")
+    with pytest.raises(PolicyError, match="it writes to an argument, and a policy's arguments are read-only"):
+        parse_policy(writes)
+    for name, text, said in [
+            ("cls", "class pick:\n    def __init__(self, state, card_table, rules, seat, moves, n_moves, params, key):\n"
+             "        pass\n", "'pick' is not a function \\(a def\\) but a type"),
+            ("asynchronous", "async def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n    return 0\n",
+             "'pick' is an async or generator function"),
+            ("context", "def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+             "    with open('x') as f:\n        pass\n    return 0\n",
+             "does not compile to the policy signature .*'with \\(context manager\\) as \\(variable\\):'"),
+            ("no_return", "def pick(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+             "    if n_moves > 100:\n        return 0\n", "does some path end without a return")]:
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        with pytest.raises(PolicyError, match=said):
+            parse_policy(f"{path}:pick")
 
 
 def test_a_user_policy_never_draws_the_numbers_of_its_next_decision(tmp_path):
