@@ -77,7 +77,7 @@ MAX_CHUNK = 1_000_000  # games held in memory at once; a bigger chunk only costs
 ChunkOpt = Annotated[Optional[int], typer.Option(
     "--chunk-size", min=1, max=MAX_CHUNK, help="Games per chunk saved to disk as it finishes (default: 50,000 for "
     "the race games, 2,000 races of Tape l'étape, 20,000 Bremen games; where a look-ahead seat plays 500, 200 and 20; "
-    "at most 1,000,000).")]
+    "where a policy of your own plays a tenth; at most 1,000,000).")]
 SeatingOpt = Annotated[Optional[str], typer.Option("--seating", help="Race games: fixed (default): policies keep their "
                                                     "seats; rotate: they move one seat on each game.")]
 SEATING_RACE_ONLY = ("--seating is for the race games: Tape l'étape rotates seats by its rule option rotate_seats, "
@@ -185,7 +185,7 @@ def compare(
     seating: SeatingOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the comparison report (default: compare; with --sequential, no report unless given).")] = None,
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000 for the race designs, 2,000 races of Tape l'étape, 2,000 Bremen games; where a look-ahead seat plays 500, 200 and 20; at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = None,
+    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000 for the race designs, 2,000 races of Tape l'étape, 2,000 Bremen games; where a look-ahead seat plays 500, 200 and 20, where a policy of your own plays a tenth; at most 1,000,000); the running summaries are saved after each, so an interrupted comparison resumes (not used with --sequential).")] = None,
     sequential: Annotated[bool, typer.Option("--sequential", help="Play until the difference is decided (Sobel-Wald sequential test) instead of a fixed number of games.")] = False,
     # None where not given: without --sequential they are refused, not silently ignored
     metric: Annotated[Optional[str], typer.Option("--metric", help="With --sequential and two designs: the per-game metric compared (a column of the per-game table, e.g. game_turns, lead_changes, hazard_decided; an unknown name lists them all; default game_turns).")] = None,
@@ -319,7 +319,7 @@ def sweep(
     seating: SeatingOpt = None,
     out: Annotated[Path, typer.Option("--out", help="Folder for the sweep report.")] = Path("sweep"),
     threads: ThreadsOpt = None,
-    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000; 500 where a look-ahead seat plays); the summaries are saved after each, so an interrupted sweep resumes.")] = None,
+    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", min=1, max=MAX_CHUNK, help="Games per design played and summarized at a time (default: 50,000; 500 where a look-ahead seat plays, 5,000 where a policy of your own plays); the summaries are saved after each, so an interrupted sweep resumes.")] = None,
 ) -> None:
     """Play one setting of a design file at several values and report what it changes.
 

@@ -279,6 +279,22 @@ def test_a_run_with_a_lookahead_seat_is_saved_in_small_chunks(game, policy, look
     assert [pq.read_metadata(c).num_rows for c in chunks] == [lookahead_chunk]  # one row per game (per race)
 
 
+@pytest.mark.parametrize("game, user_chunk", [("stapop", 5_000), ("bremen", 2_000)])
+def test_a_run_with_a_policy_of_your_own_is_saved_in_chunks_of_a_tenth(game, user_chunk, tmp_path):
+    # docs/policies.md: nobody knows its speed beforehand, so a slow one still moves the bar and answers
+    # Ctrl-C within a tenth of the usual chunk. Share 1 of 2 plays the first chunk only.
+    path = tmp_path / "first.py"
+    arguments = "state, card_table, rules, seat, moves, n_moves, params, key" if game == "stapop" else \
+        "state, dist, moves, n_moves, seat, params, key"
+    path.write_text(f"def first({arguments}):\n    return 0\n")
+    out = tmp_path / "run.parquet"
+    result = run("simulate", game, "--policy", f"{path}:first,greedy", "--games", user_chunk + 1, "--share", "1/2",
+                 "--out", out)
+    assert result.exit_code == 0, result.output
+    chunks = sorted((tmp_path / "run.parquet.parts").glob("chunk-*.parquet"))
+    assert [pq.read_metadata(c).num_rows for c in chunks] == [user_chunk]
+
+
 @pytest.mark.parametrize("game", ["stapop", "etape", "bremen"])
 def test_a_stop_after_the_run_file_is_written_leaves_chunks_the_next_command_removes(game, tmp_path, monkeypatch):
     # Stopped between renaming the joined file into place and removing the chunks folder: the file holds the
