@@ -79,7 +79,10 @@ def warn_capped(df: pd.DataFrame) -> None:
         all_random = all(str(p).split(":")[0] == "random" for p in df.attrs.get("policies") or ["?"])
         advice = ("All-random Bremen play practically never ends (docs/bremen.md): seat greedy or lookahead "
                   "players, or raise -o max_turns." if all_random else
-                  f"Nobody reached the target within {cap} turns: raise -o max_turns.")
+                  f"Nobody reached the target within {cap} turns: raise -o max_turns"
+                  + (", or look at what your own policy plays: one that does not bring its animals home may never end a game."
+                     if any(str(p).strip().rpartition(":")[0].endswith(".py") for p in df.attrs.get("policies") or [])
+                     else "."))
         err_console.print(f"warning: all {counted(capped, 'game')} hit the turn cap of {counted(cap, 'turn')}: none has a winner, so "
                           f"there are no win rates. {advice}",
                           highlight=False)

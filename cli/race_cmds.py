@@ -308,9 +308,11 @@ class _RunningSummary:
             (self.capped, f"the turn cap of {counted(int(self.run.rules[R_TURN_CAP]), 'turn')} a hand"),
             (self.hand_capped, f"the hand cap of {meta.get('hand_cap')} hands")) if count)
         if cut == self.games:
+            yours = " a policy of your own may never lay distance;" if self.run.user_policies else ""
             err_console.print(f"warning: all {counted(cut, 'game')} hit {caps}: none has a winner, so there are no "
-                              "win rates. Replay one (etappe replay) to see where the games stall; a design whose "
-                              "games cannot end needs other cards, a long one a higher -o turn_cap.", highlight=False)
+                              f"win rates. Replay one (etappe replay) to see where the games stall:{yours} a design "
+                              "whose games cannot end needs other cards, a long one a higher -o turn_cap.",
+                              highlight=False)
         else:
             err_console.print(f"warning: {cut} of {counted(self.games, 'game')} hit {caps}: no winner; the win rates "
                               "are among the games with one.", highlight=False)

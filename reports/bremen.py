@@ -24,7 +24,7 @@ from etappe.kernels.bremen_board import load_board
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
 from etappe.reports.document import Report, percent, significant
-from etappe.reports.sections import command_line, skill_section, tension_figures
+from etappe.reports.sections import command_line, policy_files, skill_section, tension_figures
 
 __all__ = ["build_report", "build_sweep_report"]
 
@@ -208,6 +208,7 @@ def _header(report: Report, df: A.RunSummary) -> None:
         ("players", a["players"]),
         ("policies by seat", _seats(a["policies"])),
         ("policy parameters", policy_parameters(a["policies"])),
+        *([("policy files", policy_files(a["policy_sources"]))] if a.get("policy_sources") else []),
         ("seat design", "fixed seats, first player drawn each game"),
         ("rule options", option_text(a["options"])),
         ("games", f"{df.games} (game indices {df.index_min}..{df.index_max})"),
@@ -324,7 +325,9 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
     report = Report(f"Bremer Stadtmusikanten board sweep: {counted(len(runs), 'board')}, {counted(runs[0].games, 'game')} each")
     section = report.section("Run")
     section.text(f"Players {first['players']}; policies by seat {_seats(first['policies'])} (with every parameter: "
-                 f"{policy_parameters(first['policies'])}); root seed {first['seed']} "
+                 f"{policy_parameters(first['policies'])}"
+                 + (f"; {policy_files(first['policy_sources'])}" if first.get("policy_sources") else "")
+                 + f"); root seed {first['seed']} "
                  f"(the same game indices on every board); rule options {option_text(first['options'])}; "
                  f"package version {first['version']}. Every board is a generated ring board "
                  "(kernels.bremen_board.ring_board), varied one factor at a time around the default "

@@ -76,7 +76,10 @@ def comparison_names(meta_a: dict, meta_b: dict) -> tuple[str, str]:
 
 
 def policy_text(p) -> str:
-    """A policy with its parameters, "greedy:attack=3 (greedy: attack=3, noise=0)"; its label where it has none."""
+    """A policy with its parameters, "greedy:attack=3 (greedy: attack=3, noise=0)"; a policy of your own with
+    its file's hash, which tells the version played; its label where it has neither."""
+    if isinstance(p, dict) and p.get("source_hash"):
+        return f"{p.get('name')} (file sha256 {p['source_hash']})"
     if isinstance(p, dict) and p.get("params") and "family" in p:
         params = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(p["params"].items()))
         return f"{p.get('name')} ({p.get('family')}: {params})"

@@ -33,6 +33,12 @@ def command_line(command: list[str], players: int | None, games: int | None, pol
     return " ".join(parts)
 
 
+def policy_files(sources: dict | None) -> str:
+    """The policies of your own of a run (its `policy_sources`) with their
+    files' hashes, which tell the version played; "" where it has none."""
+    return "; ".join(f"{spec} (file sha256 {digest})" for spec, digest in (sources or {}).items())
+
+
 def policy_cycle(policies: list[str]) -> str:
     """The policies by seat as `--policy` takes them: the shortest list that
     repeats around the table to them (one for all seats: given once)."""

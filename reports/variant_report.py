@@ -21,7 +21,7 @@ from . import bremen as bremen_report
 from . import etape as etape_report
 from . import plots
 from .document import Report, significant
-from .sections import difference_text, option_b_words
+from .sections import difference_text, option_b_words, policy_files
 
 __all__ = ["build_variant_report"]
 
@@ -128,6 +128,7 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
     rows = [("game", GAME_NAMES[vc.game]), ("players", a["players"]),
             ("policies by seat" if vc.game == "bremen" else "policies by slot", policy_list(vc.game, a["policies"])),
             ("policy parameters", policy_parameters(vc.game, a["policies"])),
+            *([("policy files", policy_files(a["policy_sources"]))] if a.get("policy_sources") else []),
             ("seed", a["seed"]), (f"{unit}s per variant (paired on the same seeds)", vc.games)]
     if vc.game == "bremen":
         rows += [("board A", f"{a.get('board')} ({a.get('board_hash')})"),

@@ -1475,7 +1475,7 @@ def test_the_bremen_and_etape_reports_reproduce_line_plays_the_same_run_again(tm
         pd.testing.assert_frame_equal(pd.read_parquet("b.stages.parquet"), pd.read_parquet("a.stages.parquet"))
 
 
-def test_simulate_warns_when_games_hit_the_turn_cap():
+def test_simulate_warns_when_games_hit_the_turn_cap(tmp_path):
     # the standard: a game that cannot end is cut off by the cap and reported; every game capped is a
     # design (or a cap) to look at, so it is said on stderr, not only counted in the last line
     every = run("simulate", "stapop", "--games", 20, "--seed", 1, "-o", "turn_cap=10")
@@ -1487,6 +1487,13 @@ def test_simulate_warns_when_games_hit_the_turn_cap():
     assert 0 < capped < 200
     assert f"warning: {capped} of 200 games hit the turn cap of 257 turns a hand: no winner" in some.stderr
     assert "warning" not in run("simulate", "stapop", "--games", 20, "--seed", 1).stderr
+    # a policy of your own that only discards never ends a game: the warning names it among the causes
+    discards = tmp_path / "discards.py"
+    discards.write_text("def f(state, card_table, rules, seat, moves, n_moves, params, key):\n"
+                        "    for i in range(n_moves):\n        if moves[i] % 8 == 7:\n            return i\n"
+                        "    return 0\n")
+    stalled = run("simulate", "stapop", "--games", 5, "--seed", 1, "--policy", f"{discards}:f", "-o", "turn_cap=100")
+    assert "to see where the games stall: a policy of your own may never lay distance;" in " ".join(stalled.stderr.split())
 
 
 def test_analyze_says_what_winning_a_scored_hand_means_and_when_the_extension_is_asked(tmp_path):
