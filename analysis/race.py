@@ -433,7 +433,7 @@ def run_of(meta: Mapping, game: int | None = None) -> RaceRun:
                       meta["seed"], meta["options"], meta.get("seating", "fixed"))
     except ValueError as exc:
         files = ([] if "design_text" in meta else [meta["design_file"]]) + [_spec_file(p) for p in meta["policies"]]
-        relative = [f for f in files if f and not f.startswith("builtin:") and not Path(f).is_absolute()]
+        relative = list(dict.fromkeys(f for f in files if f and not f.startswith("builtin:") and not Path(f).is_absolute()))
         where = (f" ({', '.join(relative)}: paths relative to the folder the run was made in; run the replay "
                  "from there)" if relative else "")
         raise ValueError(f"the run's design or policies cannot be loaded now: {exc}{where}") from None

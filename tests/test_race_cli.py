@@ -780,9 +780,9 @@ def test_replay_elsewhere_of_a_run_given_relative_paths(tmp_path, monkeypatch):
     # the design is the run file's own
     assert run("replay", made / "run.parquet", "--game", 1).stdout == here.stdout
     # a policy is its file, read by the path the run was given (this run's metadata says a seat played
-    # mine.py:choose, which is not in this folder)
+    # mine.py:choose, which is not in this folder; the file is named once for the two seats it plays)
     frame, meta = read_parquet(made / "run.parquet")
-    meta["policies"][1] = {"name": "mine.py:choose", "family": "user", "params": {}}
+    meta["policies"][0] = meta["policies"][1] = {"name": "mine.py:choose", "family": "user", "params": {}}
     write_parquet(frame, elsewhere / "own.parquet", meta)
     result = run("replay", elsewhere / "own.parquet", "--game", 1)
     text = " ".join(result.stderr.split())
