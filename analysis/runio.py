@@ -168,9 +168,19 @@ def read_metadata(path: str | os.PathLike) -> dict:
 
 
 def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> tuple[pd.DataFrame, dict]:
-    """Return (records, metadata) of a run file; only `columns` if given."""
+    """Return (records, metadata) of a run file; only `columns` if given.
+    The records' attrs are the metadata too."""
     metadata = read_metadata(path)
-    return pq.read_table(path, columns=columns).to_pandas(), metadata
+    return _with_metadata(pq.read_table(path, columns=columns), metadata), metadata
+
+
+def _with_metadata(table, metadata: dict) -> pd.DataFrame:
+    """`table` (an Arrow table or batch) as a DataFrame whose attrs are the
+    run's metadata, from the file's etappe key: pyarrow reads attrs back
+    from pandas' own metadata only from version 22 on."""
+    frame = table.to_pandas()
+    frame.attrs = json.loads(json.dumps(metadata))
+    return frame
 
 
 # The module that reads each game's records (their columns differ from game to game).
@@ -217,21 +227,23 @@ def iter_parquet(path: str | os.PathLike, batch_rows: int = BATCH_ROWS, columns:
     chunks (Tape l'étape's 2,000 races) read one at a time costs its
     summary 40 % more time in per-chunk work."""
     parquet = pq.ParquetFile(path)
+    raw = (parquet.schema_arrow.metadata or {}).get(METADATA_KEY)
+    metadata = json.loads(raw) if raw is not None else {}
     together: list[int] = []
     rows = 0
     for group in range(parquet.metadata.num_row_groups):
         size = parquet.metadata.row_group(group).num_rows
         if together and rows + size > batch_rows:
-            yield parquet.read_row_groups(together, columns=columns).to_pandas()
+            yield _with_metadata(parquet.read_row_groups(together, columns=columns), metadata)
             together, rows = [], 0
         if size > batch_rows:
             for batch in parquet.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns):
-                yield batch.to_pandas()
+                yield _with_metadata(batch, metadata)
         else:
             together.append(group)
             rows += size
     if together:
-        yield parquet.read_row_groups(together, columns=columns).to_pandas()
+        yield _with_metadata(parquet.read_row_groups(together, columns=columns), metadata)
 
 
 def differences(earlier: dict, mine: dict, prefix: str = "", versus: str = ", not ") -> list[str]:

@@ -3,14 +3,27 @@
 Numba's on-disk cache only notices edits to a kernel's own file, not to the
 modules it imports constants from, so the cache lives in a folder keyed by a
 hash of every kernel source: any edit here starts a fresh cache.
-ETAPPE_CACHE_DIR moves the parent of the keyed folders; NUMBA_CACHE_DIR, if
-set, is used as it is, without the key.
+ETAPPE_CACHE_DIR moves the parent of the keyed folders (default: etappe in
+XDG_CACHE_HOME, or ~/.cache); where it cannot be written, the system's
+temporary folder holds it, and a line on stderr says so. NUMBA_CACHE_DIR,
+if set, is used as it is, without the key.
 """
 import hashlib
 import os
+import sys
+import tempfile
 from pathlib import Path
 
 import numba
+
+
+def _writable(folder: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def _cache_dir() -> str:
@@ -18,8 +31,22 @@ def _cache_dir() -> str:
     for source in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(source.name.encode())
         digest.update(source.read_bytes())
-    base = os.environ.get("ETAPPE_CACHE_DIR") or Path.home() / ".cache" / "etappe"
-    return str(Path(base) / f"numba-{numba.__version__}-{digest.hexdigest()[:12]}")
+    base = Path(os.environ.get("ETAPPE_CACHE_DIR")
+                or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "etappe")
+    keyed = f"numba-{numba.__version__}-{digest.hexdigest()[:12]}"
+    if _writable(base / keyed):
+        return str(base / keyed)
+    # Numba's own fallbacks are the package's folder (read-only in a shared
+    # install, and left behind by pip uninstall) and ~/.cache; with neither
+    # writable, every command failed at import.
+    user = os.getuid() if hasattr(os, "getuid") else os.getpid()
+    instead = Path(tempfile.gettempdir()) / f"etappe-{user}"
+    if not _writable(instead / keyed):
+        raise RuntimeError(f"etappe: no folder to keep compiled kernels in: neither {base} nor {instead} can be "
+                           "written; set ETAPPE_CACHE_DIR to a folder that can")
+    print(f"etappe: {base} cannot be written; compiled kernels are kept in {instead} (ETAPPE_CACHE_DIR "
+          "chooses the folder)", file=sys.stderr)
+    return str(instead / keyed)
 
 
 if not os.environ.get("NUMBA_CACHE_DIR"):

@@ -204,7 +204,8 @@ def _header(report: Report, df: A.RunSummary) -> None:
     rows = [
         ("game", "bremen (Bremer Stadtmusikanten)"),
         ("board", f"{a['board']}: {label}"),
-        ("board file", f"{a['board_path']} (sha256 {a['board_hash']})"),
+        ("board file", f"{'built in' if a['board_hash'] == load_board(None).hash else a['board_path']} "
+                       f"(sha256 {a['board_hash']})"),
         ("players", a["players"]),
         ("policies by seat", _seats(a["policies"])),
         ("policy parameters", policy_parameters(a["policies"])),

@@ -1,6 +1,10 @@
 """kernels/jit.py: the bit helper the move generators iterate hands with,
 plain and compiled, and the optional part that keeps the look-ahead out of
-runs that do not play it."""
+runs that do not play it; where the kernel cache goes."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 from numba import njit, types
 
@@ -36,3 +40,29 @@ def test_an_optional_part_is_compiled_only_when_a_run_needs_it():
     (compiled,) = argument(True)
     assert compiled(41) == 42 and compiled is argument(True)[0]  # compiled once, then the same function
     assert compiled.signatures == [signature.args]
+
+
+def _cache_folder(tmp_path, **environment):
+    """The kernel cache folder a fresh process picks, and what it says on stderr."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ETAPPE_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    env |= {"TMPDIR": str(tmp_path / "tmp"), **environment}
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    done = subprocess.run([sys.executable, "-c", "import etappe.kernels, numba; print(numba.config.CACHE_DIR)"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip(), done.stderr
+
+
+def test_the_kernel_cache_goes_where_it_can_be_written(tmp_path):
+    # README: under ETAPPE_CACHE_DIR (or XDG_CACHE_HOME/etappe), in a folder keyed by the sources; where that
+    # cannot be written (a shared install's user without a home of their own) the temporary folder holds
+    # it, with a line on stderr, where every command used to fail at import with Numba's traceback
+    folder, said = _cache_folder(tmp_path, ETAPPE_CACHE_DIR=str(tmp_path / "cache"))
+    assert folder.startswith(str(tmp_path / "cache" / "numba-")) and said == ""
+    folder, said = _cache_folder(tmp_path, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    assert folder.startswith(str(tmp_path / "xdg" / "etappe" / "numba-")) and said == ""
+    (tmp_path / "a_file").write_text("")  # a folder inside a file cannot be made, not even by root
+    folder, said = _cache_folder(tmp_path, ETAPPE_CACHE_DIR=str(tmp_path / "a_file" / "cache"))
+    assert folder.startswith(str(tmp_path / "tmp" / f"etappe-{os.getuid()}" / "numba-"))
+    assert said == (f"etappe: {tmp_path / 'a_file' / 'cache'} cannot be written; compiled kernels are kept in "
+                    f"{tmp_path / 'tmp' / f'etappe-{os.getuid()}'} (ETAPPE_CACHE_DIR chooses the folder)\n")

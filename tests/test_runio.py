@@ -179,3 +179,18 @@ def test_a_killed_process_temporary_file_is_removed_when_the_run_starts_again(tm
         path.write_bytes(b"partial")
     runio.ChunkedRun(out, {"seed": 1})
     assert not left.exists() and alive.exists() and other_host.exists()
+
+
+def test_records_read_back_carry_the_run_s_metadata_whatever_pyarrow_keeps(tmp_path):
+    # pyarrow before 22 does not read a frame's attrs back from pandas' own metadata, and the Bremen
+    # report read the player count from a chunk's attrs (KeyError: 'players'): the readers put the
+    # file's etappe metadata there. A file as such a pyarrow writes it: no pandas metadata at all.
+    from etappe.analysis.runio import iter_parquet, read_parquet
+
+    frame, meta = pd.DataFrame({"game": range(10)}), {"game": "bremen", "players": 3}
+    runio.write_parquet(frame, tmp_path / "run.parquet", meta)
+    table = pq.read_table(tmp_path / "run.parquet")
+    pq.write_table(table.replace_schema_metadata({b"etappe": table.schema.metadata[b"etappe"]}), tmp_path / "old.parquet")
+    assert pq.read_table(tmp_path / "old.parquet").to_pandas().attrs == {}
+    assert [chunk.attrs for chunk in iter_parquet(tmp_path / "old.parquet", batch_rows=4)] == [meta] * 3
+    assert read_parquet(tmp_path / "old.parquet")[0].attrs == meta
