@@ -13,6 +13,7 @@ anomalies, caveat); one that cannot apply says so in one line.
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -201,11 +202,13 @@ def _reproduce(df: A.RunSummary) -> str:
 def _header(report: Report, df: A.RunSummary) -> None:
     a = df.attrs
     label = "RECONSTRUCTION (not the published board)" if a.get("board_reconstruction") else "board file"
+    # the built-in board by its name, not by where this install keeps it
+    built_in = a["board_hash"] == load_board(None).hash
+    board_file = f"built-in {Path(a['board_path']).name}" if built_in else a["board_path"]
     rows = [
         ("game", "bremen (Bremer Stadtmusikanten)"),
         ("board", f"{a['board']}: {label}"),
-        ("board file", f"{'built in' if a['board_hash'] == load_board(None).hash else a['board_path']} "
-                       f"(sha256 {a['board_hash']})"),
+        ("board file", f"{board_file} (sha256 {a['board_hash']})"),
         ("players", a["players"]),
         ("policies by seat", _seats(a["policies"])),
         ("policy parameters", policy_parameters(a["policies"])),

@@ -73,7 +73,7 @@ def test_a_board_not_marked_as_a_reconstruction_is_not_called_one(tmp_path):
     default = B.simulate(4, 5, ["greedy"] * 4, 1, options={"max_turns": 200})
     assert "The board is a reconstruction" in build_report(default).to_markdown().split("## Caveat", 1)[1]
     # the header names the built-in board so, not by where this install keeps its file; a file by its path
-    assert f"| board file | built in (sha256 {default.attrs['board_hash']}) |" in build_report(default).to_markdown()
+    assert f"| board file | built-in default.toml (sha256 {default.attrs['board_hash']}) |" in build_report(default).to_markdown()
     assert f"| board file | {own} (sha256 {df.attrs['board_hash']}) |" in build_report(df).to_markdown()
 
 
