@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from etappe.analysis.runio import BATCH_ROWS, check_game, numba_threads, package_version
-from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, chisquare_uniform, curves_from_sums, ratio_interval,
+from etappe.analysis.stats import (SKILL_MOMENTS, IntHistogram, bonferroni_z, chisquare_uniform, curves_from_sums, ratio_interval,
                                    skill_moments, skill_table_from_moments, wilson_interval)
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
@@ -666,27 +666,33 @@ class RunSummary:
         """The yes/no findings of one run that a board sweep checks on every board:
         each policy's win rate against the fair share (each seat's where one
         policy plays every seat), the starting player's, the storms' share of
-        the points, the capped share."""
+        the points, the capped share. The board's findings are read together,
+        so their intervals are widened by Bonferroni's correction over them
+        (stats.bonferroni_z): a fair board gets a verdict other than
+        'undecided' with a chance of 5 % at most, not 5 % a finding."""
         fair = 1 / self.players
-
-        def side(lo, hi):
-            if np.isnan(lo):  # no decided game
-                return "n/a"
-            return "above" if lo > fair else "below" if hi < fair else "undecided"
-
         # one policy on every seat wins exactly 1/players: then the seats (corners, colours) are the finding
         by = "seat" if len(self.names) == 1 else "policy"
+        groups = self.win_rates(by=by)
+        z = bonferroni_z(len(groups) + 3)
+
+        def side(wins, seats=1):
+            lo, hi = wilson_interval(wins, self.decided, z)  # over the games, per seat (win_rates)
+            if np.isnan(lo):  # no decided game
+                return "n/a"
+            return "above" if lo / seats > fair else "below" if hi / seats < fair else "undecided"
+
         rows = [{"finding": f"win rate of {'seat ' * (by == 'seat')}{r[by]} vs 1/{self.players}",
-                 "verdict": side(r["ci_low"], r["ci_high"])} for _, r in self.win_rates(by=by).iterrows()]
-        first = self.first_seat_advantage().iloc[0]
+                 "verdict": side(r["wins"], 1 if by == "seat" else len(r["seats"].split(",")))}
+                for _, r in groups.iterrows()]
         rows.append({"finding": f"win rate of the starting player vs 1/{self.players}",
-                     "verdict": side(first["ci_low"], first["ci_high"])})
-        # shares with their 95 % intervals: "yes" or "no" only when the interval says so
+                     "verdict": side(int(self.wins_position[0]))})
+        # shares with their intervals: "yes" or "no" only when the interval says so
         storm, total = self.source_points[SOURCES.index("storm")], self.source_points.sum()
-        _, lo, hi = ratio_interval(self.games, storm, total, *self.storm_moments)  # a game's points counted together
+        _, lo, hi = ratio_interval(self.games, storm, total, *self.storm_moments, z=z)  # a game's points together
         rows.append({"finding": "storms give more than half the points", "verdict": yes_no(lo, hi, 0.5)})
-        capped = self.capped_rate()
-        above = yes_no(capped["ci_low"], capped["ci_high"], 0.01)
+        lo, hi = wilson_interval(self.capped, self.games, z)
+        above = yes_no(lo, hi, 0.01)
         rows.append({"finding": "under 1 % of games capped", "verdict": {"yes": "no", "no": "yes"}.get(above, above)})
         return pd.DataFrame(rows)
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from .runio import check_game
 from .stats import (
     IntHistogram,
+    bonferroni_z,
     chisquare_uniform,
     grouped_wilson,
     mean_interval,
@@ -907,10 +907,10 @@ def card_balance(s: RaceSummary, z: float = Z95) -> pd.DataFrame:
 
 def flag_level(cards_judged: int, alpha: float = 0.05) -> float:
     """The normal point of the intervals `worth_playing` judges by: Bonferroni's
-    correction over the cards judged, so that a run flags a card of no effect
-    with a chance of at most `alpha` however many cards its deck holds (one
+    correction over the cards judged, so that a run flags a card of no
+    effect with a chance of at most `alpha` however many cards its deck holds (one
     card: 1.96, the 95 % interval; ten: 2.81)."""
-    return float(norm.isf(alpha / (2 * max(cards_judged, 1))))
+    return bonferroni_z(cards_judged, alpha)
 
 
 def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float = DEAD_PLAYED_SHARE) -> pd.DataFrame:
@@ -925,8 +925,11 @@ def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float 
       * "goes with losing" (only cards played by choice: distance, hazards,
         limits, setbacks, safeties): in the games with a winner, the winner
         makes fewer than its fair share (1/sides) of the plays AND sides
-        that played it won less often than sides that did not (both
-        intervals entirely below), or
+        that played it won less often than sides that did not by more than
+        the fair share (the win lift's interval entirely below -1/sides: a
+        card that all but loses the game, as "goes with winning" asks of a
+        card that all but decides it; with no such floor, a large run
+        flagged a card whose players win a point less), or
       * "goes with winning" (cards played by choice but distance, which
         every winner lays): the winner makes more than its fair share of
         the plays AND sides that played it won more often than sides that
@@ -948,12 +951,12 @@ def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float 
     dead = enough & (cb["played_share_high"] < dead_share)
     roles = cb["role"].map(_role)
     chosen = ~roles.isin(RESPONSIVE_ROLES)
-    losing = enough & chosen & (cb["winner_share_high"] < fair) & (cb["win_lift_high"] < 0)
+    losing = enough & chosen & (cb["winner_share_high"] < fair) & (cb["win_lift_high"] < -fair)
     winning = enough & chosen & (roles != "distance") & (cb["winner_share_low"] > fair) & (cb["win_lift_low"] > fair)
     reason = np.select([dead & chosen, dead, losing, winning],
                        ["dead: almost never played when held",
                         "dead: almost never needed: it answers attacks, which call for fewer",
-                        "goes with losing: winners play it less, players of it win less",
+                        "goes with losing: winners play it less, players of it win far less",
                         "goes with winning: winners play it more, players of it win far more"], "")
     out = cb[["card", "name", "role", "drawn", "played_share", "winner_share", "win_when_played", "win_when_not",
               "win_lift"]].copy()

@@ -351,11 +351,13 @@ def build_sweep_report(results: list[tuple[dict, A.RunSummary]]) -> Report:
     section.table(boards, "Boards")
     verdicts, numbers = A.sweep_summary(runs)
     section = report.section("Which conclusions hold across boards")
-    section.text("A win-rate verdict is 'above' or 'below' the fair share when the 95 % Wilson interval "
-                 "excludes it, else 'undecided'; a yes/no finding is 'yes' or 'no' only when its 95 % interval "
+    section.text("A win-rate verdict is 'above' or 'below' the fair share when the Wilson interval "
+                 "excludes it, else 'undecided'; a yes/no finding is 'yes' or 'no' only when its interval "
                  "lies wholly on one side (the storms' share of the points clustered by game, the capped share "
-                 "Wilson's), else 'undecided'. A finding holds everywhere when every board gives the "
-                 "same verdict; 'undecided' on every board means no board decided it, which is no conclusion.")
+                 "Wilson's), else 'undecided'. A board's findings are read together, so each interval is widened "
+                 "by Bonferroni's correction over them (docs/statistics.md): a fair board gets a verdict other "
+                 "than 'undecided' with a chance of 5 % at most. A finding holds everywhere when every board gives "
+                 "the same verdict; 'undecided' on every board means no board decided it, which is no conclusion.")
     section.table(verdicts)
     section = report.section("Key numbers per board")
     section.table(numbers)

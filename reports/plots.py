@@ -130,9 +130,10 @@ def progress_curves(progress: pd.DataFrame, ax=None, ylabel: str = "distance", t
                     xlabel: str = "round (one turn per player)") -> Axes:
     """Mean progress by round per group (progress_table) with bands; rounds on whole-number ticks.
 
-    Light band: mean +- 1 sd (spread of hands), cut at 0, as every curve
-    drawn here (distance, points, a time gap) is never negative; dark band:
-    95 % interval of the mean.
+    Light band: mean +- 1 sd (spread of hands); dark band: 95 % interval of
+    the mean (a t interval: at early rounds of Bremen, where nearly every
+    seat still has 0 points, it reached below 0). Both are cut at 0, as
+    every curve drawn here (distance, points, a time gap) is never negative.
     """
     ax = _ax(ax)
     for i, (group, g) in enumerate(progress.groupby("group", sort=False)):
@@ -140,7 +141,8 @@ def progress_curves(progress: pd.DataFrame, ax=None, ylabel: str = "distance", t
         r = g["round"].to_numpy(float)
         low = np.maximum(g["band_low"].to_numpy(float), 0.0)
         ax.fill_between(r, low, g["band_high"].to_numpy(float), color=color, alpha=0.12, lw=0)
-        ax.fill_between(r, g["ci_low"].to_numpy(float), g["ci_high"].to_numpy(float), color=color, alpha=0.35, lw=0)
+        ax.fill_between(r, np.maximum(g["ci_low"].to_numpy(float), 0.0), g["ci_high"].to_numpy(float), color=color,
+                        alpha=0.35, lw=0)
         ax.plot(r, g["mean"].to_numpy(float), color=color, label=str(group))
     ax.set_xlabel(xlabel)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -315,7 +315,8 @@ TURN_TEXT = "A turn is one player's turn, so a round of the table is as many tur
 def _length(sec: Section, s: RaceSummary, tag: str = "") -> None:
     table = rs.length_table(s)
     sec.text(f"{TURN_TEXT} At {s.layout.players} players, {counted(s.layout.players, 'turn')} make a round.")
-    sec.table(table, "Length: median and 95th percentile from the exact distribution")
+    sec.table(table, "Length: median and 95th percentile of this run's games (no interval: a comparison of "
+                     "two designs or options, `etappe compare`, gives the difference with one)")
     metrics = [("game_turns", "turns per game")]
     if s.layout.multi_hand:
         metrics += [("hands_per_game", "hands per game"), ("hand_turns", "turns per hand")]
@@ -441,10 +442,10 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
              "and end-of-limit cards, which answer attacks, that says the deck holds more of them than the attacks "
              "call for); goes with losing (cards played by choice only) if, in the games with a winner, the winner "
              "makes less than its fair share of the plays and sides that played it won less often than sides that "
-             "did not (both intervals entirely below); goes with winning (cards played by choice but distance, "
-             "which every winner lays) if the winner makes more than its fair share of the plays and sides that "
-             "played it won more often than sides that did not by more than the fair share (both intervals "
-             f"entirely above). {_flag_level_text(flags)}")
+             "did not by more than the fair share (both intervals entirely below); goes with winning (cards played "
+             "by choice but distance, which every winner lays) if the winner makes more than its fair share of the "
+             "plays and sides that played it won more often than sides that did not by more than the fair share "
+             f"(both intervals entirely above). {_flag_level_text(flags)}")
     flagged = flags[flags["flag"]]
     if len(flagged):
         sec.table(flagged[["name", "role", "drawn", "played_share", "winner_share", "win_when_played", "win_when_not",

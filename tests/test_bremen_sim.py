@@ -157,16 +157,17 @@ def test_outcomes_by_hand():
     assert sources.loc["storm", "points_per_seat_game"] == pytest.approx(34 / 9)
     assert sources["share"].tolist() == pytest.approx([34 / 43, 9 / 43, 0])
     found = A.conclusions(df).set_index("finding")["verdict"]
-    # 1 of 3 games capped: Wilson's interval (.06, .79) lies above 1 %
+    # The run's five findings are read together: each interval at the level 1 - 0.05 / 5 (z = 2.5758,
+    # Bonferroni's correction). 1 of 3 games capped: Wilson's interval (.040, .856) lies above 1 %
     assert found["under 1 % of games capped"] == "no"
     # storms give 34 of the 43 points (11 of 15, 15 of 20, 8 of 8), but three games cannot tell it from
-    # half: the interval clustered by game is (.48, .94); ten copies of them can
+    # half: the interval clustered by game is (.21, .98); ten copies of them can, (.745, .830)
     assert found["storms give more than half the points"] == "undecided"
     tenfold = pd.concat([df] * 10, ignore_index=True)
     tenfold.attrs = df.attrs
     assert A.conclusions(tenfold).set_index("finding").loc["storms give more than half the points", "verdict"] == "yes"
     assert found["win rate of the starting player vs 1/3"] == "undecided"  # 1 of 2 games, interval above
-    # no game capped, but 3 games cannot show under 1 %: Wilson's upper end for 0 of 3 is .56
+    # no game capped, but 3 games cannot show under 1 %: Wilson's upper end for 0 of 3 is .69
     df["capped"] = False
     assert A.conclusions(df).set_index("finding").loc["under 1 % of games capped", "verdict"] == "undecided"
 

@@ -175,7 +175,8 @@ def test_with_one_policy_the_sweep_findings_are_the_seats():
     df["winner_seat"] = [0] * 70 + [1] * 10 + [2] * 10 + [3] * 10
     df.attrs = {"players": 4, "policies": ["g"] * 4, "board": "b", "board_hash": "h"}
     found = A.conclusions(df).set_index("finding")["verdict"]
-    # Wilson, 95 %: 70 of 100 is (0.604, 0.781), above 1/4; 10 of 100 is (0.055, 0.174), below
+    # Wilson, at the level of 7 findings (z = 2.6901): 70 of 100 is (0.567, 0.806), above 1/4; 10 of 100 is
+    # (0.045, 0.209), below
     assert found["win rate of seat 0 vs 1/4"] == "above"
     assert [found[f"win rate of seat {s} vs 1/4"] for s in (1, 2, 3)] == ["below"] * 3
     assert "win rate of g vs 1/4" not in found
@@ -193,9 +194,11 @@ def test_a_board_sweep_says_which_findings_hold_on_every_board():
         df.attrs = {"players": 4, "policies": ["g"] * 4, "board": board, "board_hash": board * 2}
         return df
 
-    # Wilson, 95 %, against 1/4: 70 of 100 (0.604, 0.781) above; 10 (0.055, 0.174) and 5 (0.022, 0.112)
-    # below; 25 (0.176, 0.343) holds it; 35 (0.264, 0.447) above
-    runs = [board_run("a", [70, 10, 10, 10]), board_run("b", [70, 10, 10, 10]), board_run("c", [25, 5, 35, 35])]
+    # Wilson against 1/4, each of a board's 7 findings at the level 1 - 0.05 / 7 (z = 2.6901, Bonferroni's
+    # correction): 70 of 100 (0.567, 0.806) above; 10 (0.045, 0.209) and 5 (0.016, 0.145) below; 25 (0.153,
+    # 0.381) holds it; 40 (0.279, 0.534) above; 35 (0.236, 0.484) holds it too, though the 95 % interval of a
+    # finding alone (0.264, 0.447) would call it above
+    runs = [board_run("a", [70, 10, 10, 10]), board_run("b", [70, 10, 10, 10]), board_run("c", [25, 5, 40, 30])]
     verdicts, numbers = A.sweep_summary(runs)
     table = verdicts.set_index("finding")
     assert list(verdicts.columns) == ["finding", "holds_everywhere", "most_common", "boards_agreeing", "a", "b", "c"]
@@ -204,7 +207,9 @@ def test_a_board_sweep_says_which_findings_hold_on_every_board():
     assert table.loc["win rate of seat 1 vs 1/4"].tolist() == [True, "below", "3 of 3", "below", "below", "below"]
     assert table.loc["win rate of seat 2 vs 1/4"].tolist() == [False, "below", "2 of 3", "below", "below", "above"]
     assert numbers["board"].tolist() == ["a", "b", "c"] and numbers["board_hash"].tolist() == ["aa", "bb", "cc"]
-    assert numbers["win_seat 2"].tolist() == [0.1, 0.1, 0.35] and numbers["games"].tolist() == [100] * 3
+    assert numbers["win_seat 2"].tolist() == [0.1, 0.1, 0.4] and numbers["games"].tolist() == [100] * 3
+    widened = A.sweep_summary([board_run("d", [25, 5, 35, 35])])[0].set_index("finding")
+    assert widened.loc["win rate of seat 2 vs 1/4", "d"] == "undecided"
     # the same from summaries as from record tables
     again, numbers_again = A.sweep_summary([A.summarize(df) for df in runs])
     assert again.equals(verdicts) and numbers_again.equals(numbers)

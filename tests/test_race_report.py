@@ -337,14 +337,16 @@ def test_plots_take_an_axes(toy):
 
 
 def test_progress_band_is_cut_at_zero():
-    # a distance is never negative: a mean of 2 with sd 5 draws its spread band from 0 to 7
+    # a distance is never negative: a mean of 2 with sd 5 draws its spread band from 0 to 7, and a mean of
+    # 0.2 whose t interval reaches -0.5 draws it from 0
     import pandas as pd
 
-    curve = pd.DataFrame({"group": ["a", "a"], "round": [1, 2], "mean": [2.0, 4.0], "ci_low": [1.0, 3.0],
-                          "ci_high": [3.0, 5.0], "band_low": [-3.0, -1.0], "band_high": [7.0, 9.0]})
+    curve = pd.DataFrame({"group": ["a", "a"], "round": [1, 2], "mean": [0.2, 4.0], "ci_low": [-0.5, 3.0],
+                          "ci_high": [0.9, 5.0], "band_low": [-3.0, -1.0], "band_high": [7.0, 9.0]})
     ax = plots.progress_curves(curve)
-    spread = ax.collections[0].get_paths()[0].vertices
+    spread, interval = (ax.collections[k].get_paths()[0].vertices for k in (0, 1))
     assert spread[:, 1].min() == 0.0 and spread[:, 1].max() == 9.0
+    assert interval[:, 1].min() == 0.0 and interval[:, 1].max() == 5.0
 
 
 def test_cli_report(tmp_path):
@@ -547,7 +549,7 @@ def test_at_a_glance_names_flagged_cards_by_reason():
     flags = pd.DataFrame({"name": ["Dud", "Gasoline", "Bad", "Key", "Fine"],
                           "reason": ["dead: almost never played when held",
                                      "dead: almost never needed: it answers attacks, which call for fewer",
-                                     "goes with losing: winners play it less, players of it win less",
+                                     "goes with losing: winners play it less, players of it win far less",
                                      "goes with winning: winners play it more, players of it win far more", ""],
                           "win_when_played": [0.2, 0.3, 0.1, 1.0, 0.5], "win_when_not": [0.5, 0.5, 0.6, 0.0, 0.5]})
     assert flagged_card_lines(flags) == [
