@@ -261,7 +261,9 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
         sec.table(_rate_display(rs.trips_by_position(s), ["position", "fair_share"])
                   .rename(columns={"wins": "trips", "win rate": "share"}), TRIPS_CAPTION)
     sec.table(_rate_display(seats, ["seat", "side", "policy"]), "Win rate per seat (a seat wins when its side wins)")
-    if rs.mirrored_policies(L):
+    if len(set(L.policies)) == 1:
+        sec.text(ONE_POLICY_OUTCOMES.format(policy=L.policies[0], sides=L.sides))
+    elif rs.mirrored_policies(L):
         sec.text(MIRRORED_OUTCOMES.format(teams=_side_policy_text(L)))
     else:
         sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]),
@@ -280,6 +282,9 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
               "How games and hands end (draw, stall / turn cap), with 95 % intervals")
 
 
+ONE_POLICY_OUTCOMES = ("One policy ({policy}) plays every seat, so it wins every game with a winner: its win rate "
+                       "per side is 1/{sides} by construction, and no win rate per policy is given. The seats and "
+                       "turn-order positions above are what this run measures.")
 MIRRORED_OUTCOMES = ("No win rate per policy: every side holds the same policies ({teams}), so every policy "
                      "sits on every side and wins exactly 1/sides of the games with a winner, whatever its skill. "
                      "Give each side a policy of its own to compare them (see the skill matrix).")

@@ -631,3 +631,17 @@ def test_a_small_bound_is_not_written_as_zero():
     assert percent(1 - 3.8415 / 100_003.84) == "99.9962"  # nor 100
     assert percent(0.0004) == "0.040" and percent(0.0005) == "0.1"  # 0.05 % and up round as before
     assert percent(0.00003, 2) == "0.0030" and percent(0.0001, 2) == "0.01"
+
+
+def test_one_policy_on_every_seat_gets_no_win_rate_interval_around_an_exact_share():
+    # it wins every game with a winner, so its rate per side is exactly 1/sides: the report printed greedy
+    # 0.5 [0.496, 0.5] as if it were measured (as Bremen's and Tape l'étape's reports no longer do)
+    from etappe.analysis.race import simulate
+
+    one = simulate("stapop", players=2, games=30, seed=1)
+    md = build_report(summarize(one), one.attrs).to_markdown()
+    assert ("One policy (greedy) plays every seat, so it wins every game with a winner: its win rate per side is "
+            "1/2 by construction") in md and "Win rate per policy" not in md
+    two = simulate("stapop", players=2, games=30, seed=1, policies=["greedy", "random"])
+    md = build_report(summarize(two), two.attrs).to_markdown()
+    assert "Win rate per policy" in md and "One policy" not in md
