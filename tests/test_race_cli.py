@@ -814,7 +814,7 @@ def test_replay_ends_saying_who_won(deck, players, seed, game):
     # The rules page: without scoring the first side to complete the trip wins (the replay gives no scores);
     # Mille Bornes plays hands until a side reaches 5000 and the highest total wins.
     if deck == "millebornes":
-        sides = [re.fullmatch(r" +side (\d+): (\d+) \w+, hand score -?\d+, total (\d+)", line).groups()
+        sides = [re.fullmatch(r" +side (\d+): (\d+) \w+, hand score -?\d+(?: \(.*\))?, total (\d+)", line).groups()
                  for line in lines[last_hand + 1:-1]]
         totals = {int(s): int(total) for s, _, total in sides}
         best = max(totals.values())
