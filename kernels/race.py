@@ -1314,21 +1314,24 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
 # design without a scoring table.
 SCORE_ITEMS = ("distance", "per_safety", "all_safeties", "coup_fourre", "trip_completed", "delayed_action",
                "safe_trip", "shutout", "extension")
-N_SCORE_ITEMS = len(SCORE_ITEMS)
 
 
 @allocation_free
 def score_hand(state, rules, sides_out):
-    """Hand scores: the sum of each side's score items."""
-    n_items = N_SCORE_ITEMS if rules[R_SCORING] else 1
+    """Hand scores: the sum of each side's score items. Each item is its own
+    inlined call with a constant `item`, so that the compiler keeps only its
+    branch (a loop over the items made a Mille Bornes hand 4 % slower)."""
     for s in range(rules[R_SIDES]):
-        score = 0
-        for item in range(n_items):
-            score += score_item(state, rules, sides_out, s, item)
+        score = score_item(state, rules, sides_out, s, 0)
+        if rules[R_SCORING]:
+            score += (score_item(state, rules, sides_out, s, 1) + score_item(state, rules, sides_out, s, 2)
+                      + score_item(state, rules, sides_out, s, 3) + score_item(state, rules, sides_out, s, 4)
+                      + score_item(state, rules, sides_out, s, 5) + score_item(state, rules, sides_out, s, 6)
+                      + score_item(state, rules, sides_out, s, 7) + score_item(state, rules, sides_out, s, 8))
         sides_out[s, S_SCORE] = score
 
 
-@allocation_free
+@njit(cache=True, inline="always")
 def score_item(state, rules, sides_out, s, item):
     """Side s's points for SCORE_ITEMS[item] at the end of a hand (the scoring
     table's; sides_out holds the hand's distances, safeties and coups)."""
