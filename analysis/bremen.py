@@ -26,7 +26,8 @@ from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import Board, BoardError, load_board
 from etappe.kernels.options import (did_you_mean, number_text, option_value, policies_by_seat, policy_parameters,
                                     run_numbers, whole)
-from etappe.kernels.user_policy import UserPolicyError, compile_user_policy, raised_in_policy, source_hash
+from etappe.kernels.user_policy import (UserPolicyError, compile_user_policy, is_user_policy, raised_in_policy,
+                                        source_hash)
 
 __all__ = [
     "simulate", "check_players", "PLAYERS", "from_run_file", "load_board", "Board", "BoardError", "Game", "options_row", "parse_policy",
@@ -204,7 +205,7 @@ def policy_sources(policies: list[str]) -> dict:
     """{user policy: hash of its file} for the policies of your own among
     `policies` (as the race games record them): a run's metadata and
     identity notice an edited file."""
-    return {p.strip(): source_hash(p.strip()) for p in policies if p.strip().partition(":")[0].endswith(".py")}
+    return {p.strip(): source_hash(p.strip()) for p in policies if is_user_policy(p)}
 
 
 def seat_policies(policies: list[str], players: int) -> tuple[list, np.ndarray, np.ndarray, tuple]:

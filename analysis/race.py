@@ -23,7 +23,7 @@ from etappe.kernels.race_design import (
     Design, DesignError, load_design, parse_design,
 )
 from etappe.kernels.options import MAX_KEY, policies_by_seat, whole
-from etappe.kernels.race_policies import POLICY_USER, PolicyError, PolicySpec, parse_policy, policy_table
+from etappe.kernels.race_policies import PolicyError, PolicySpec, parse_policy, policy_table, user_policy_names
 from etappe.kernels.user_policy import raised_in_policy
 
 from .race_summary import CAPPED_HANDS, CAPPED_TURNS
@@ -71,7 +71,7 @@ class RaceRun:
     @property
     def user_policies(self) -> list[str]:
         """The specs of the run's policies of your own (`FILE.py:FUNCTION`)."""
-        return [s.name for s in self.distinct if s.kernel_id >= POLICY_USER]
+        return user_policy_names(self.distinct)
 
     @property
     def multi_hand(self) -> bool:

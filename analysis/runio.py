@@ -161,10 +161,16 @@ def read_metadata(path: str | os.PathLike) -> dict:
         schema = pq.read_schema(path)
     except pa.ArrowInvalid:
         raise ValueError(f"{path}: not a Parquet run file") from None
-    raw = (schema.metadata or {}).get(METADATA_KEY)
-    if raw is None:
+    metadata = _etappe_metadata(schema)
+    if metadata is None:
         raise ValueError(f"{path}: not an etappe run file (no etappe metadata)")
-    return json.loads(raw)
+    return metadata
+
+
+def _etappe_metadata(schema: pa.Schema) -> dict | None:
+    """The run metadata an Arrow schema holds under the etappe key, or None."""
+    raw = (schema.metadata or {}).get(METADATA_KEY)
+    return json.loads(raw) if raw is not None else None
 
 
 def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> tuple[pd.DataFrame, dict]:
@@ -227,8 +233,7 @@ def iter_parquet(path: str | os.PathLike, batch_rows: int = BATCH_ROWS, columns:
     chunks (Tape l'étape's 2,000 races) read one at a time costs its
     summary 40 % more time in per-chunk work."""
     parquet = pq.ParquetFile(path)
-    raw = (parquet.schema_arrow.metadata or {}).get(METADATA_KEY)
-    metadata = json.loads(raw) if raw is not None else {}
+    metadata = _etappe_metadata(parquet.schema_arrow) or {}
     together: list[int] = []
     rows = 0
     for group in range(parquet.metadata.num_row_groups):

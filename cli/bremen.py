@@ -16,6 +16,7 @@ from etappe.analysis.runio import BATCH_ROWS, ChunkedRun, file_hash, finished, p
 from etappe.analysis.stats import counted
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, house_steps, load_board, ring_board
+from etappe.kernels.user_policy import is_user_policy
 
 from .common import (MAX_SEED, SeedOpt, around_the_table, check_share, chunk_count, default_chunk, err_console, fail, in_share, joining_kept,
                      kept_in, parse_options, check_policy_list, print_policy_listing, progress_bar, report_kept,
@@ -81,7 +82,7 @@ def warn_capped(df: pd.DataFrame) -> None:
                   "players, or raise -o max_turns." if all_random else
                   f"Nobody reached the target within {cap} turns: raise -o max_turns"
                   + (", or look at what your own policy plays: one that does not bring its animals home may never end a game."
-                     if any(str(p).strip().rpartition(":")[0].endswith(".py") for p in df.attrs.get("policies") or [])
+                     if any(is_user_policy(p) for p in df.attrs.get("policies") or [])
                      else "."))
         err_console.print(f"warning: all {counted(capped, 'game')} hit the turn cap of {counted(cap, 'turn')}: none has a winner, so "
                           f"there are no win rates. {advice}",

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from etappe.kernels.options import is_count_text, policies_by_seat
+from etappe.kernels.user_policy import is_user_policy
 
 MAX_SEED = 2**63 - 1  # seeds and game indices travel as 64-bit signed integers
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
@@ -67,7 +68,7 @@ def default_chunk(policies, chunk: int, lookahead_chunk: int) -> int:
     where a policy of your own plays, whose speed nobody knows beforehand."""
     if any(str(p).split(":")[0] == "lookahead" for p in policies):
         return lookahead_chunk
-    return chunk // 10 if any(str(p).strip().rpartition(":")[0].endswith(".py") for p in policies) else chunk
+    return chunk // 10 if any(is_user_policy(p) for p in policies) else chunk
 
 
 def around_the_table(policy: str | None, players: int, game: str) -> list[str]:

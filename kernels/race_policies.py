@@ -104,6 +104,11 @@ class PolicyError(ValueError):
     pass
 
 
+def user_policy_names(specs: list[PolicySpec]) -> list[str]:
+    """The specs of the policies of your own (`FILE.py:FUNCTION`) among `specs`."""
+    return [s.name for s in specs if s.kernel_id >= POLICY_USER]
+
+
 def parse_policy(spec: str) -> PolicySpec:
     """A policy spec: `random`, a greedy preset, `lookahead[:k=v,...]` or a
     user policy `path/to/file.py:function`."""

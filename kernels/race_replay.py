@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import race as K
-from .race_policies import PolicyError, policy_table
+from .race_policies import PolicyError, policy_table, user_policy_names
 from .race_position import seen_position
 from .race_design import (HAND_CAP, R_COUP_TURN_EMPTY, R_GAME_TARGET, R_HAND_SIZE, R_PLAYERS, R_RESHUFFLE,
                           R_SAFETY_EXTRA_TURN_EMPTY, R_SCORING, R_SIDES, R_TIED_GAME_PLAYS_ON, R_TURN_CAP, Design)
@@ -54,7 +54,7 @@ def played_hands(design: Design, card_table, rules, seat_specs, seed: int, game:
         progress = np.zeros((sides, K.PROGRESS_ROUNDS), np.int16)
         first = int(K.first_seats(game, hand, players))
         stop_turn = stop[1] if stop is not None and stop[0] == hand else -1
-        with raised_in_policy([s.name for s in distinct if s.kernel_id >= K.POLICY_USER], PolicyError):
+        with raised_in_policy(user_policy_names(distinct), PolicyError):
             K.play_hand_logged(card_table, rules, ids, params, first, chance, pkeys[0], state,
                                hand_out, sides_out, cards, progress, log, stop_turn, *policy_functions)
         if log[0, 0] == rows - 1:

@@ -26,6 +26,11 @@ class UserPolicyError(ValueError):
     pass
 
 
+def is_user_policy(spec) -> bool:
+    """Whether a policy spec names a policy of your own, `path/to/file.py:function`."""
+    return str(spec).strip().partition(":")[0].endswith(".py")
+
+
 def source_hash(spec: str) -> str:
     """The hash of the file of `path/to/file.py:function` ("" if it is gone):
     it tells runs of an edited policy apart (resume, replay)."""
