@@ -86,12 +86,13 @@ def sweep_design(deck: str | Design, path: str, values: Sequence, players: int, 
                                     and np.array_equal(run.rules, runs[0].rules))
                for why, run in zip(unused, runs[1:])]
     for value, why, change in zip(values, unused, changed):
-        # A setting the file leaves out may be swept at its default, which plays the same games, beside
-        # values that change them; a sweep in which no value changes anything is refused.
-        if not change and (value != base_value if base_value is not None else not any(changed)):
+        # The file's own value (or, for a setting the file leaves out, its default) plays the same games and
+        # may stand beside values that change them; a sweep in which no value changes anything is refused.
+        own = base_value is None or value == base_value
+        if not change and not (own and any(changed)):
             raise ValueError(f"{path} = {value_text(value)} changes nothing that is played at {players} players: "
                              + (why or "the game's tables are those of the design as written (a setting no engine "
-                                       "reads, such as design.notes, a value equal to the default, or one "
+                                       "reads, such as design.notes, the file's own value or the default, or one "
                                        "overridden, e.g. a trip by players.N.trip)"))
     metas = [run.metadata(games) for run in runs]
     saved = state = None

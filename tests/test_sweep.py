@@ -246,6 +246,9 @@ def test_sweep_refusals_name_the_problem(tmp_path):
             (("stapop", "--set", "options.overshoot=maybe"), "options.overshoot"),
             # Mille Bornes' 2-player table sets its own trip (700, rules page): target.trip is not played there
             (("millebornes", "--set", "target.trip=800"), "target.trip = 800 changes nothing that is played at 2 players"),
+            # the file's own value alone is the design against itself (the rules page: 14 Stap op cards)
+            (("stapop", "--set", "cards.go.count=14"), "cards.go.count = 14 changes nothing that is played at 2 "
+                                                       "players: the game's tables are those of the design as written"),
             (("etape", "--set", "x=1"), "sweep is for the race designs"),
             # and what sweeps a rule option of the other games
             (("bremen", "--set", "target=5,7"), "`etappe compare bremen --option-b NAME=VALUE`, one per value, "
