@@ -65,6 +65,9 @@ CAPPED_TURNS, CAPPED_HANDS = 1, 2
 # Thresholds of the rule that flags dead cards and cards that go with losing or winning (see `worth_playing`).
 MIN_DRAWN = 50
 DEAD_PLAYED_SHARE = 0.10
+# No card is judged in a run where more than this share of the games hit the turn cap: the cards of a
+# game cut short had no full chance to be played, so "dead" would describe the cap, not the deck.
+MAX_CAPPED_FOR_VERDICTS = 0.10
 
 
 # ------------------------------------------------------------------ layout
@@ -941,12 +944,18 @@ def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float 
         about the card and they are judged by the "dead" rule only.
     All are associations under the policies of the run, not effects. The
     table's attrs hold `judged` (the cards judged) and `z`, the normal point
-    of the intervals it judged them by.
+    of the intervals it judged them by. Where more than a tenth of the games
+    hit the turn cap (MAX_CAPPED_FOR_VERDICTS) no card is judged, and attrs
+    `withheld` says why (else it is "").
     """
-    judged = int((np.asarray(s.c["card_drawn"]) >= min_drawn).sum())
+    capped = int(s.c["capped_games"])
+    withheld = (f"No card is judged: {capped} of the {s.games} games hit the turn cap, more than "
+                f"{MAX_CAPPED_FOR_VERDICTS:.0%}, and the cards of a game cut short had no full chance to be played "
+                "(raise the turn cap to judge them)." if capped > MAX_CAPPED_FOR_VERDICTS * s.games else "")
+    judged = 0 if withheld else int((np.asarray(s.c["card_drawn"]) >= min_drawn).sum())
     z = flag_level(judged)
     cb = card_balance(s, z)
-    enough = cb["drawn"] >= min_drawn
+    enough = (cb["drawn"] >= min_drawn) & (not withheld)
     fair = 1.0 / s.layout.sides
     dead = enough & (cb["played_share_high"] < dead_share)
     roles = cb["role"].map(_role)
@@ -962,7 +971,7 @@ def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float 
               "win_lift"]].copy()
     out["flag"] = dead | losing | winning
     out["reason"] = reason
-    out.attrs.update(judged=judged, z=z)
+    out.attrs.update(judged=judged, z=z, withheld=withheld)
     return out
 
 
