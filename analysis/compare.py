@@ -547,9 +547,9 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
             return "not measured from one paired game: play more games"
         if n == 1:
             return f"{numbers}; one paired game only, so no interval and no test: play more games"
-        return (f"{numbers}; paired difference {r['diff']:+.4g} "
-                f"(95 % interval of this metric alone [{r['ci_low']:.4g}, {r['ci_high']:.4g}]), "
-                f"Holm {p_text(r['p_holm'])}, n = {n}")
+        spread = (f"in every one of the {n} paired games" if r["sd"] == 0  # the sign test; no interval
+                  else f"(95 % interval of this metric alone [{r['ci_low']:.4g}, {r['ci_high']:.4g}])")
+        return f"{numbers}; paired difference {r['diff']:+.4g} {spread}, Holm {p_text(r['p_holm'])}, n = {n}"
 
     def which(r) -> str:
         # the design with more where the Holm-corrected difference rejects; which way it leans where only

@@ -49,7 +49,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..kernels.options import whole
-from .stats import Z95, paired_difference, wilson_interval
+from .stats import Z95, difference_text, paired_difference, wilson_interval
 
 __all__ = ["Sprt", "SequentialTest", "SequentialResult", "sequential_compare", "policy_outcomes",
            "design_outcomes", "paired_signs", "DESIGN_METRICS", "DECISIONS"]
@@ -214,8 +214,10 @@ class SequentialResult:
             (f"{a} ahead / {b} ahead / even", f"{self.plus} / {self.minus} / {self.zeros}"),
             *([("not measured", f"{self.undefined} (the metric is undefined in the game of either)")]
               if self.undefined else []),
-            (f"share of uneven games to {a} (q)", f"{self.q:.4f} [{self.q_low:.4f}, {self.q_high:.4f}]"),
-            (f"mean difference {a} - {b} per game", f"{self.mean_diff:.4g} [{self.diff_low:.4g}, {self.diff_high:.4g}]"),
+            (f"share of uneven games to {a} (q)", f"{self.q:.4f} [{self.q_low:.4f}, {self.q_high:.4f}]"
+             if self.plus + self.minus else "no uneven game"),
+            (f"mean difference {a} - {b} per game",
+             difference_text(self.mean_diff, self.diff_low, self.diff_high, self.games_used - self.undefined)),
             ("LLR of tests A / B", f"{self.llr_a:.3f} / {self.llr_b:.3f}; bounds {self.lower:.3f}, {self.upper:.3f}"),
             ("test", f"Sobel-Wald: two SPRTs, q = 1/2 vs 1/2 +- {self.delta:g}; alpha = {self.alpha:g} "
                      f"(false difference, both sides), beta = {self.beta:g} (missed difference of delta)"),

@@ -166,6 +166,9 @@ def mean_interval(n, s, ss, z: float = Z95):
     s = np.asarray(s, dtype=float)
     ss = np.asarray(ss, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
+        # A sum that is rounding (|s| within CONSTANT_TOLERANCE of sqrt(n ss), the size of the values) is 0:
+        # differences of shares such as 2/3 - 1/3 that cancel give 4e-17, not 0, summed as floats.
+        s = np.where(np.abs(s) <= CONSTANT_TOLERANCE * np.sqrt(n * np.maximum(ss, 0)), 0.0, s)  # NaN stays NaN
         mean = np.where(n > 0, s / np.where(n > 0, n, 1), np.nan)
         centred = ss - s * s / np.where(n > 0, n, 1)
         centred = np.where(centred > CONSTANT_TOLERANCE * ss, centred, 0.0)
@@ -339,10 +342,15 @@ def paired_difference(n, sum_d, sum_d2, z: float = Z95):
     n - 1 degrees of freedom). When every d is equal (se == 0) the t test
     has nothing to go on: p is 1 for a mean of 0, else that of the exact
     two-sided sign test, 2 / 2^n (n differences, all of one sign), so that
-    three equal differences are no proof (p = 0.25) and forty are.
+    three equal differences are no proof (p = 0.25) and forty are. Nor has
+    the interval: t's would be the point [d, d], a certainty no sample
+    gives (the next game may differ), so it is NaN (difference_text says
+    why).
     """
     out = mean_interval(n, sum_d, sum_d2, z)
     mean, se = out["mean"], out["se"]
+    for end in ("ci_low", "ci_high"):
+        out[end] = np.where(se > 0, out[end], np.nan)
     df = np.maximum(np.asarray(n, dtype=float) - 1, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         tstat = np.where(se > 0, mean / np.where(se > 0, se, 1), np.nan)
@@ -390,6 +398,17 @@ def paired_from_values(a, b, z: float = Z95):
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     d = d[~np.isnan(d)]
     return paired_difference(d.size, d.sum(), (d * d).sum(), z)
+
+
+def difference_text(diff: float, low: float, high: float, pairs: int) -> str:
+    """A paired difference with its 95 % interval, or why it has none: one
+    pair, or the same difference in every pair (paired_difference)."""
+    if not np.isfinite(diff):
+        return "not measured: too few pairs"
+    if not (np.isfinite(low) and np.isfinite(high)):
+        why = "one pair" if pairs == 1 else f"the same in all {pairs} pairs"
+        return f"{diff:+.4g} ({why}: no interval)"
+    return f"{diff:+.4g} [{low:.4g}, {high:.4g}]"
 
 
 def counted(n: int, noun: str) -> str:

@@ -200,7 +200,8 @@ def glance(summary: RaceSummary) -> list[str]:
     lines.append(f"A game lasts {length['median']:g} {turns} (median; 95th percentile {length['p95']:g}).")
     lines.append(f"{int(cap['count'])} of {counted(summary.games, 'game')} ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
                  "hit the cap.")
-    lines += flagged_card_lines(rs.worth_playing(summary))
+    flags = rs.worth_playing(summary)
+    lines += [flags.attrs["withheld"]] if flags.attrs["withheld"] else flagged_card_lines(flags)
     return lines
 
 
@@ -365,7 +366,7 @@ def _rounds_followed(s: RaceSummary) -> str:
         if s.h["hand_turns"].n else 0
     return (f"n = {hands} hands; " + (f"{past} of them ({_pct(past / hands)}) were still being played after round "
                                       f"{R} and are not followed further" if past else
-                                      f"no hand lasted beyond round {R} (the longest took {int(longest)} turns)"))
+                                      f"no hand lasted beyond round {R} (the longest took {counted(int(longest), 'turn')})"))
 
 
 def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
@@ -452,7 +453,9 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
              "plays and sides that played it won more often than sides that did not by more than the fair share "
              f"(both intervals entirely above). {_flag_level_text(flags)}")
     flagged = flags[flags["flag"]]
-    if len(flagged):
+    if flags.attrs["withheld"]:
+        sec.text(flags.attrs["withheld"])
+    elif len(flagged):
         sec.table(flagged[["name", "role", "drawn", "played_share", "winner_share", "win_when_played", "win_when_not",
                            "win_lift", "reason"]], FLAGGED_CAPTION)
     else:
@@ -542,7 +545,8 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.text("Per game d = A - B; mean difference with a 95 % Student t interval (of each metric on its own; "
              "for a rate or a share clipped to [-1, 1], where a difference of two of them lies: the clipped "
              "interval holds the true difference as often), two-sided t-test p-value (where every game differs by "
-             "the same non-zero amount, the exact sign test, p = 2/2^n); a rate of 0 or 1 a game (who won, a "
+             "the same non-zero amount, the exact sign test, p = 2/2^n, and no interval: the games give no spread "
+             "to build one from, and the point [d, d] would claim a certainty they do not); a rate of 0 or 1 a game (who won, a "
              "stall) takes instead Tango's score interval and McNemar's exact test of the games in which the two "
              "differ, which hold their level when few games differ (docs/statistics.md); and Holm's step-down "
              f"correction of the p-values across the {tested} metrics below that have one (alpha {alpha}; a "
@@ -553,9 +557,13 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                 "winner's largest deficit in score after a hand)." if multi else ""))
     sec.table(paired.drop(columns=["key"]).rename(columns={"mean_a": name_a, "mean_b": name_b}),
               "Every metric with its interval")
-    if len(paired):
-        sec.figure(plots.forest(paired[paired["sd"] > 0]).figure, "Paired differences in sd units; metrics that "
+    spread = paired[paired["sd"] > 0]  # in sd units: a constant difference (or one pair) has none
+    if len(spread):
+        sec.figure(plots.forest(spread).figure, "Paired differences in sd units; metrics that "
                    "differ by the same amount in every game have no sd and are not drawn", name="forest")
+    else:
+        sec.text("No figure of the differences: no metric varies from game to game here (one paired game, or "
+                 "the same difference in every game), so none has a standard deviation to draw them in.")
 
     sec = rep.section("Runs")
     differ = design_differences(meta_a, meta_b)
@@ -640,7 +648,11 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
         if len(cb):
             sec.figure(plots.card_balance_chart(cb, title=name).figure, f"What happens to each card drawn: {name}",
                        name=f"card_balance_{tag}")
-    flags = pd.concat([rs.worth_playing(summary_a).assign(design=name_a), rs.worth_playing(summary_b).assign(design=name_b)])
+    both = [rs.worth_playing(summary_a).assign(design=name_a), rs.worth_playing(summary_b).assign(design=name_b)]
+    for flags, name in zip(both, (name_a, name_b)):
+        if flags.attrs["withheld"]:
+            sec.text(f"{name}: {flags.attrs['withheld']}")
+    flags = pd.concat(both)
     flags = flags[flags["flag"]]
     sec.table(flags[["design", "name", "role", "drawn", "played_share", "winner_share", "reason"]], FLAGGED_CAPTION) \
         if len(flags) else sec.text("No card is flagged as dead or as going with losing or winning in either design.")

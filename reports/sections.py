@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import shlex
 
-import numpy as np
 import pandas as pd
 
 from ..kernels.options import option_text
@@ -52,16 +51,6 @@ def option_b_words(options_a: dict, options_b: dict) -> list[str]:
     that A's do not already give (compare plays B with A's options but these)."""
     return [word for key, value in sorted(options_b.items()) if options_a.get(key) != value
             for word in ("--option-b", option_text({key: value}))]
-
-
-def difference_text(diff: float, low: float, high: float) -> str:
-    """A paired difference with its 95 % interval; one pair has none (and a
-    distance from the fair share needs two)."""
-    if not np.isfinite(diff):
-        return "not measured: too few pairs"
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return f"{diff:+.4g} (one pair: no interval)"
-    return f"{diff:+.4g} [{low:.4g}, {high:.4g}]"
 
 
 def tension_figures(section, lead_changes: pd.DataFrame, deficit: pd.DataFrame, lead_label: str,

@@ -18,11 +18,11 @@ from matplotlib.figure import Figure
 
 from ..analysis.compare import FAIR_GAPS, PAIRED_METRICS, lacks
 from ..analysis.sweep import Sweep, shown_metrics, sweep_table
-from ..analysis.stats import alone_text, counted, p_text
+from ..analysis.stats import alone_text, counted, difference_text, p_text
 from ..kernels.options import option_text, value_text
 from .document import Report, significant
 from .race_report import caveat_section, design_name, policies_text
-from .sections import difference_text, policy_cycle
+from .sections import policy_cycle
 
 __all__ = ["build_sweep_report"]
 
@@ -124,8 +124,10 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
             else:
                 alone = alone_text(r["p_value"])
                 verdict = "" if r["reject"] else f", no clear change ({alone})" if alone else ", no clear change"
-                parts.append(f"{value_text(r['value'])}: {significant(r['variant'])}{own} ({r['diff']:+.3g} [{significant(r['ci_low'])}, "
-                             f"{significant(r['ci_high'])}], Holm {p_text(r['p_holm'])}{verdict})")
+                spread = ("in every game" if pd.isna(r["ci_low"])  # the same in every game: the sign test, no interval
+                          else f"[{significant(r['ci_low'])}, {significant(r['ci_high'])}]")
+                parts.append(f"{value_text(r['value'])}: {significant(r['variant'])}{own} ({r['diff']:+.3g} {spread}, "
+                             f"Holm {p_text(r['p_holm'])}{verdict})")
         sec.text(f"{rows['metric'].iloc[0]}: as written {significant(widest['as_written'])}"
                  + (f" ({counted(int(widest['n']), 'game')})" if widest["n"] != meta["games"] else "") + "; "
                  + "; ".join(parts + missing) + ".")
@@ -138,8 +140,8 @@ def build_sweep_report(sweep: Sweep, on_section=None) -> Report:
     sec = rep.section("Every metric")
     out = table.copy()
     out["value"] = out["value"].map(value_text)
-    out["diff [95 % interval]"] = [difference_text(d, lo, hi)
-                                   for d, lo, hi in zip(out["diff"], out["ci_low"], out["ci_high"])]
+    out["diff [95 % interval]"] = [difference_text(d, lo, hi, n) for d, lo, hi, n
+                                   in zip(out["diff"], out["ci_low"], out["ci_high"], out["n"])]
     sec.table(out[["metric", "value", "variant", "as_written", "diff [95 % interval]", "p_value", "p_holm",
                    "reject", "n"]], "Each value against the design as written, paired game by game (the 95 % "
               "interval of each metric alone; reject: Holm's correction over the whole sweep)")

@@ -15,13 +15,13 @@ import pandas as pd
 from ..analysis import bremen as B
 from ..analysis import etape as E
 from ..analysis.variants import UNIT, VariantComparison, variant_table, what_differs
-from ..analysis.stats import alone_text, counted, p_text
+from ..analysis.stats import alone_text, counted, difference_text, p_text
 from ..kernels.options import option_text
 from . import bremen as bremen_report
 from . import etape as etape_report
 from . import plots
 from .document import Report, significant
-from .sections import difference_text, option_b_words, policy_files
+from .sections import option_b_words, policy_files
 
 __all__ = ["build_variant_report"]
 
@@ -98,7 +98,8 @@ def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str
     if row["diff"] == 0 and (row["sd"] == 0 or row["n"] == 1):
         room = (f"; 95 % interval of A - B [{row['ci_low']:+.4g}, {row['ci_high']:+.4g}]"
                 if row["ci_low"] < row["ci_high"] else "")
-        return f"{question} Equal in every one of the {int(row['n'])} pairs ({numbers}{room})."
+        pairs = "the one pair" if row["n"] == 1 else f"every one of the {int(row['n'])} pairs"
+        return f"{question} Equal in {pairs} ({numbers}{room})."
     if row["n"] == 1 and pd.isna(row["diff"]):  # a distance from the fair share needs two pairs
         return f"{question} Not measured from one pair: play more {unit}s."
     if row["n"] == 1:  # one pair has no spread: no interval, no test
@@ -111,8 +112,10 @@ def _headline(row: pd.Series, question: str, name_a: str, name_b: str, unit: str
         answer = f"**{larger}**"
     else:
         answer = f"No clear difference (leaning {larger}: {alone})" if alone else "No clear difference"
-    return (f"{question} {answer}. {numbers}; A - B = {row['diff']:+.4g} [{significant(row['ci_low'])}, "
-            f"{significant(row['ci_high'])}], Holm {p_text(row['p_holm'])}, n = {int(row['n'])}.")
+    spread = (f"in every one of the {int(row['n'])} pairs" if row["sd"] == 0  # the sign test; no interval
+              else f"[{significant(row['ci_low'])}, {significant(row['ci_high'])}]")
+    return (f"{question} {answer}. {numbers}; A - B = {row['diff']:+.4g} {spread}, Holm {p_text(row['p_holm'])}, "
+            f"n = {int(row['n'])}.")
 
 
 def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
@@ -156,8 +159,8 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
 
     sec = rep.section("Every metric")
     shown = table.copy()
-    shown["A - B [95 % interval]"] = [difference_text(d, lo, hi)
-                                      for d, lo, hi in zip(shown["diff"], shown["ci_low"], shown["ci_high"])]
+    shown["A - B [95 % interval]"] = [difference_text(d, lo, hi, n) for d, lo, hi, n
+                                      in zip(shown["diff"], shown["ci_low"], shown["ci_high"], shown["n"])]
     sec.table(shown[["metric", "unit", "mean_a", "mean_b", "A - B [95 % interval]", "p_value", "p_holm", "reject",
                      "n"]], f"Paired differences, {unit} by {unit} (A - B)")
     spread = table[table["sd"] > 0]  # in sd units: a constant difference has none (as the race report's forest)

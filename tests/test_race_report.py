@@ -567,6 +567,7 @@ def test_at_a_glance_lines_up_the_flagged_cards(toy, monkeypatch):
     from etappe.reports.race_report import glance
 
     flags = pd.DataFrame({"name": ["Dud", "Fine"], "reason": ["dead: almost never played when held", ""]})
+    flags.attrs.update(withheld="")
     monkeypatch.setattr(race_summary, "worth_playing", lambda summary: flags)
     assert glance(summarize(toy))[-1] == "Dead cards (held or discarded nine times in ten): Dud."
 
@@ -645,3 +646,59 @@ def test_one_policy_on_every_seat_gets_no_win_rate_interval_around_an_exact_shar
     two = simulate("stapop", players=2, games=30, seed=1, policies=["greedy", "random"])
     md = build_report(summarize(two), two.attrs).to_markdown()
     assert "Win rate per policy" in md and "One policy" not in md
+
+
+def test_a_run_cut_by_the_turn_cap_calls_no_card_dead(tmp_path):
+    # Every game of Stap op cut after one turn: no card had a chance to be played, so none is judged;
+    # the report had called every distance card "dead" (held or discarded nine times in ten)
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    run = tmp_path / "cap.parquet"
+    result = CliRunner().invoke(app, ["simulate", "stapop", "--players", "2", "--games", "300", "--seed", "1",
+                                      "-o", "turn_cap=1", "--out", str(run)])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "rep" / "report.md").read_text()
+    glance = md.split("## At a glance")[1].split("\n## ")[0]
+    judged_none = "No card is judged: 300 of the 300 games hit the turn cap"
+    assert judged_none in glance and "Dead cards" not in glance
+    cards = md.split("## Card balance")[1].split("\n## ")[0]
+    assert judged_none in cards and "dead: almost never" not in cards
+
+
+def test_a_comparison_whose_metrics_never_vary_draws_no_empty_figure(tmp_path):
+    # One paired game: no metric has a spread to draw in sd units, so no forest figure (it was an empty frame)
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(app, ["compare", "stapop", "millebornes", "--players", "2", "--games", "1",
+                                      "--seed", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text()
+    assert not (out / "forest.png").exists() and "forest.png" not in md
+    assert "No figure of the differences: no metric varies from game to game here" in md
+
+
+def test_a_difference_equal_in_every_game_has_no_interval(tmp_path):
+    # The extra turn of a safety once the stock is empty comes into play in few Mille Bornes games: none of
+    # the first 30 of seed 1 differs in length, and the table printed the 95 % interval [0, 0] (a certainty)
+    from typer.testing import CliRunner
+
+    from etappe.cli.main import app
+
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(app, ["compare", "millebornes", "--option-b", "safety_extra_turn_after_stock_empty=true",
+                                      "--players", "2", "--games", "30", "--seed", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| turns per game | turns |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # metric, unit, n, mean_a, mean_b, diff, sd, ci_low, ci_high, p, p_holm, reject
+    assert cells[2] == "30" and cells[3] == cells[4] and cells[5] == "0" and cells[6] == "0"
+    assert cells[7] == cells[8] == "" and cells[9] == ""
+    assert "equal in every one of the 30 paired games" in md

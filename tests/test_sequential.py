@@ -111,6 +111,10 @@ def test_games_where_the_metric_is_undefined_are_not_called_even():
     nothing = sequential_compare(lambda s, c: paired_signs(np.full(c, np.nan), np.zeros(c)), chunk=10, max_games=30)
     assert (nothing.zeros, nothing.undefined) == (0, 30)
     assert nothing.verdict == "undecided after 30 games (cap reached): the metric is undefined in every game"
+    # no game to take a share or a mean of: said in words, not "nan [nan, nan]"
+    rows = dict(nothing.summary_rows())
+    assert rows["share of uneven games to A (q)"] == "no uneven game"
+    assert rows["mean difference A - B per game"] == "not measured: too few pairs"
 
 
 @pytest.mark.parametrize("q,seed", [(0.5, 1), (0.54, 2), (0.47, 3), (0.6, 4)])
@@ -174,6 +178,10 @@ def test_cap_gives_undecided():
     even = sequential_compare(const(0), chunk=50, max_games=120)
     assert even.verdict == ("undecided after 120 games (cap reached): no game had a difference (every game even "
                             "or undefined), and the test reads only the games where A or B is ahead")
+    # 120 differences of 0 give no spread: no interval (not the point [0, 0]), and no share of uneven games
+    rows = dict(even.summary_rows())
+    assert rows["mean difference A - B per game"] == "+0 (the same in all 120 pairs: no interval)"
+    assert rows["share of uneven games to A (q)"] == "no uneven game"
 
 
 def test_error_rates_on_simulated_streams():

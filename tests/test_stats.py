@@ -8,6 +8,7 @@ import pytest
 from etappe.analysis.stats import (
     IntHistogram,
     chisquare_uniform,
+    difference_text,
     grouped_wilson,
     hist_ecdf,
     hist_quantile,
@@ -132,6 +133,13 @@ def test_paired_difference_from_sums_and_nans():
 
 def test_paired_difference_constant():
     assert paired_from_values([1, 1, 1], [1, 1, 1])["p_value"] == 1.0
+    # equal in every pair: no interval, and the sentence says why (one pair has none either)
+    same = paired_from_values([4, 4, 4], [1, 1, 1])
+    assert difference_text(same["mean"], same["ci_low"], same["ci_high"], 3) == "+3 (the same in all 3 pairs: no interval)"
+    one = paired_from_values([4], [1])
+    assert difference_text(one["mean"], one["ci_low"], one["ci_high"], 1) == "+3 (one pair: no interval)"
+    # differences that cancel sum to rounding in floats (0.1 + 0.2 - 0.3: 5.6e-17): their mean is 0
+    assert paired_from_values([0.1, 0.2, 0], [0, 0, 0.3])["mean"] == 0
     # three differences of one sign: the exact sign test, P(all of one sign) = 2 / 2^3
     assert paired_from_values([2, 2, 2], [1, 1, 1])["p_value"] == pytest.approx(0.25)
     assert paired_from_values([0] * 20, [1] * 20)["p_value"] == pytest.approx(2 / 2**20)
@@ -491,7 +499,9 @@ def test_equal_differences_that_are_not_binary_fractions_get_the_sign_test(value
     # not a t test on the rounding left in ss - s^2/n (it gave p = 1.5e-32 for 1/3)
     out = paired_from_values([value] * 5, [0.0] * 5)
     assert out["sd"] == 0 and out["p_value"] == pytest.approx(2 / 2 ** 5)
-    assert out["ci_low"] == out["ci_high"] == pytest.approx(value)
+    assert out["mean"] == pytest.approx(value)
+    # and no interval: the point [value, value] would claim a certainty five games do not give
+    assert np.isnan(out["ci_low"]) and np.isnan(out["ci_high"])
 
 
 def test_a_p_value_that_underflowed_is_not_written_as_zero():
