@@ -100,6 +100,31 @@ def _temporary(path: Path) -> Path:
     return path.with_name(f"{path.name}.{socket.gethostname()}.{os.getpid()}.tmp")
 
 
+def run_file_name_problem(path: Path) -> str | None:
+    """Why a run file cannot be written at `path` under its own name, or
+    None: pyarrow opens paths as UTF-8 text (a Latin-1 byte in a name failed
+    after every game was played), and the temporary name it is written as
+    (`_temporary`) must fit the file system's limit on a name."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return "the name is not UTF-8 text, which the Parquet library cannot open; give another name"
+    # the longest name a run writes: the temporary of a Tape l'étape run's stages file beside it
+    longest = _temporary(path.with_suffix(".stages.parquet")).name
+    limit = os.pathconf(path.parent if path.parent.exists() else ".", "PC_NAME_MAX")
+    if len(os.fsencode(longest)) > limit:
+        return (f"the name is too long: the files beside it are written first under names such as {longest!r}, "
+                f"{len(os.fsencode(longest))} bytes, over the {limit} this file system takes; give a shorter one")
+    return None
+
+
+def _arrow_path(path: str | os.PathLike) -> str:
+    """A path as pyarrow is given it: absolute, so that a "~" the shell left
+    (`--out=~/run.parquet`) names the folder etappe checked and made, not
+    the home folder pyarrow would expand it to."""
+    return os.path.abspath(path)
+
+
 def _remove_stale_temporaries(path: Path) -> None:
     """Remove the temporary files of `path` that a killed process of this
     machine left (SIGKILL gives no chance to clean up; a joined run's can be
@@ -153,18 +178,28 @@ def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, metadata: dict) 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temporary(path)
     with _writing(path, tmp):
-        pq.write_table(_table(frame, metadata), tmp)
+        pq.write_table(_table(frame, metadata), _arrow_path(tmp))
 
 
 def read_metadata(path: str | os.PathLike) -> dict:
     try:
-        schema = pq.read_schema(path)
+        schema = pq.read_schema(_arrow_path(path))
     except pa.ArrowInvalid:
         raise ValueError(f"{path}: not a Parquet run file") from None
     metadata = _etappe_metadata(schema)
     if metadata is None:
         raise ValueError(f"{path}: not an etappe run file (no etappe metadata)")
     return metadata
+
+
+def row_count(path: str | os.PathLike) -> int:
+    """The records in a Parquet file (from its footer: nothing else is read)."""
+    return pq.ParquetFile(_arrow_path(path)).metadata.num_rows
+
+
+def column_names(path: str | os.PathLike) -> list[str]:
+    """The columns of a Parquet file (from its footer)."""
+    return pq.read_schema(_arrow_path(path)).names
 
 
 def _etappe_metadata(schema: pa.Schema) -> dict | None:
@@ -177,7 +212,7 @@ def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> t
     """Return (records, metadata) of a run file; only `columns` if given.
     The records' attrs are the metadata too."""
     metadata = read_metadata(path)
-    return _with_metadata(pq.read_table(path, columns=columns), metadata), metadata
+    return _with_metadata(pq.read_table(_arrow_path(path), columns=columns), metadata), metadata
 
 
 def _with_metadata(table, metadata: dict) -> pd.DataFrame:
@@ -232,7 +267,7 @@ def iter_parquet(path: str | os.PathLike, batch_rows: int = BATCH_ROWS, columns:
     MB on disk), against 0.7 GB read this way; and a run of small saved
     chunks (Tape l'étape's 2,000 races) read one at a time costs its
     summary 40 % more time in per-chunk work."""
-    parquet = pq.ParquetFile(path)
+    parquet = pq.ParquetFile(_arrow_path(path))
     metadata = _etappe_metadata(parquet.schema_arrow) or {}
     together: list[int] = []
     rows = 0
@@ -431,7 +466,7 @@ class ChunkedRun:
         write_parquet(frame, self._part(index), {**self.identity, "seconds": seconds, "chunk_size": self.chunk_size})
 
     def load(self, index: int) -> pd.DataFrame:
-        return pq.read_table(self._part(index)).to_pandas()
+        return pq.read_table(_arrow_path(self._part(index))).to_pandas()
 
     def seconds(self, index: int) -> float:
         return float(read_metadata(self._part(index))["seconds"])
@@ -445,13 +480,13 @@ class ChunkedRun:
         with _writing(self.out, tmp):
             try:
                 for index in range(n_chunks):
-                    table = pq.read_table(self._part(index))
+                    table = pq.read_table(_arrow_path(self._part(index)))
                     # again here: a command writing the same --out at once (another seed, say) may have put
                     # its chunk in place since the start; the file is refused, not labelled with this run
                     self._check_chunk(self._part(index), json.loads(table.schema.metadata[METADATA_KEY]))
                     if writer is None:
                         schema = _table(table.slice(0, 0).to_pandas(), metadata).schema
-                        writer = pq.ParquetWriter(tmp, schema)
+                        writer = pq.ParquetWriter(_arrow_path(tmp), schema)
                     writer.write_table(table.cast(schema).replace_schema_metadata(schema.metadata))
                     if progress:
                         progress(1)

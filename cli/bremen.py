@@ -12,7 +12,7 @@ import pandas as pd
 import typer
 
 from etappe.analysis import bremen as A
-from etappe.analysis.runio import BATCH_ROWS, ChunkedRun, file_hash, finished, package_version, read_parquet, write_atomic
+from etappe.analysis.runio import BATCH_ROWS, ChunkedRun, file_hash, finished, package_version, read_parquet, row_count, write_atomic
 from etappe.analysis.stats import counted
 from etappe.kernels import bremen as K
 from etappe.kernels.bremen_board import BoardError, house_steps, load_board, ring_board
@@ -49,11 +49,10 @@ def report_command(run: Path, out_dir: Path, batch_rows: int = BATCH_ROWS) -> Pa
     """`etappe report` for a bremen run file: writes report.html/.md; returns
     the HTML path. The run is read a row group (at most `batch_rows` games) at
     a time into a RunSummary: memory does not grow with the games."""
-    import pyarrow.parquet as pq
 
     from etappe.reports.bremen import build_report
 
-    with progress_bar(pq.ParquetFile(run).metadata.num_rows, "reading records", report_kept(out_dir)) as bar:
+    with progress_bar(row_count(run), "reading records", report_kept(out_dir)) as bar:
         summary = A.summarize_run_file(run, batch_rows, progress=bar)
         return build_report(summary, on_section=bar.stage).write(out_dir)
 

@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Annotated, Callable, Iterator
 
 import typer
 from rich.console import Console
+from rich.table import Column
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.text import Text
 
+from etappe.analysis.runio import run_file_name_problem
 from etappe.kernels.options import is_count_text, policies_by_seat
 from etappe.kernels.user_policy import is_user_policy
 
@@ -27,6 +30,22 @@ SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
 # that styles its own words says markup=True and escapes what it quotes.
 console = Console(soft_wrap=True, markup=False)
 err_console = Console(stderr=True, soft_wrap=True, markup=False)
+
+
+def print_file_text(text: str) -> None:
+    """The text of a file on stdout (`decks show --toml`, `replay
+    --position`), to redirect into a file that etappe reads back: UTF-8
+    whatever the locale, as etappe reads its files (a Latin-1 locale wrote
+    "coup fourré" in Latin-1, which `decks validate` then refused)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.buffer.flush()
+
+
+def folding(*headers: str) -> list[Column]:
+    """Table columns that a narrow terminal wraps, never cuts: a count cut
+    to "10…" is unreadable, and so is a policy's name with its parameters."""
+    return [Column(header, overflow="fold") for header in headers]
 
 
 def print_error(message: str) -> None:
@@ -153,6 +172,9 @@ def writable_run_file(path: Path, what: str = "--out") -> None:
     if path.name.endswith(".stages.parquet"):
         fail(f"{what} {path}: names ending in .stages.parquet are the stages files beside Tape l'étape runs; "
              "give another name")
+    problem = run_file_name_problem(path)
+    if problem:
+        fail(f"{what} {path}: {problem}")
     writable_folder(path.parent, what)
 
 
@@ -272,6 +294,17 @@ NOTHING_KEPT = "Nothing is kept: the same command starts afresh."
 # written whole (a temporary name, then a rename), so whatever the command wrote before is complete.
 INTERRUPTED_ELSEWHERE = "Every file it wrote is complete: the same command goes on from them."
 _told = threading.Event()  # set once a bar has said what an interruption kept
+_signalled = threading.Event()  # set by the `etappe` command's Ctrl-C / SIGTERM handler
+
+
+def interrupt(signum, frame) -> None:
+    """The `etappe` command's handler of Ctrl-C and SIGTERM: KeyboardInterrupt,
+    and a note that it came. Raised while Numba passes a policy to a kernel,
+    it comes out as a TypeError or KeyError instead (Numba's unboxing of
+    first-class functions, about one interruption in forty that land in a
+    kernel call): progress_bar takes those for the interruption they are."""
+    _signalled.set()
+    raise KeyboardInterrupt
 
 
 def say_interrupted(kept: str) -> None:
@@ -285,6 +318,7 @@ def interruption_told(forget: bool = False) -> bool:
     line otherwise); `forget`: start afresh (a new command)."""
     if forget:
         _told.clear()
+        _signalled.clear()
     return _told.is_set()
 
 
@@ -342,7 +376,12 @@ def progress_bar(total: int | None, what: str, resumable: bool | str | Callable[
     timer.daemon = True
     timer.start()
     try:
-        yield bar
+        try:
+            yield bar
+        except Exception as exc:
+            if not _signalled.is_set():
+                raise
+            raise KeyboardInterrupt from exc  # an interruption Numba turned into another exception (`interrupt`)
         bar.finish()
     except KeyboardInterrupt:
         bar.close()
@@ -386,7 +425,7 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
     where they differ a table by policy follows: a policy on k seats wins at most
     one of them a game, so its interval is Wilson's over the games, divided by k."""
     import numpy as np
-    from rich.table import Column, Table
+    from rich.table import Table
 
     from etappe.analysis.stats import counted, wilson_interval
 
@@ -399,15 +438,15 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
         low, high = wilson_interval(wins, decided)
         return [f"{wins / (decided * seats):.3f}", f"{low / seats:.3f} - {high / seats:.3f}"]
 
-    named = [Column("policy", overflow="fold")] if policies else []
-    table = Table("seat", *named, "wins", "win rate", "95 % interval",
+    named = ["policy"] if policies else []
+    table = Table(*folding("seat", *named, "wins", "win rate", "95 % interval"),
                   title=f"summary (among the {counted(decided, 'decided game')})")
     for seat in range(players):
         wins = int((winners == seat).sum())
         table.add_row(str(seat), *([policies[seat]] if policies else []), str(wins), *rate_cells(wins, 1))
     console.print(table)
     if policies and len(set(policies)) > 1:
-        by_policy = Table(Column("policy", overflow="fold"), "seats", "wins", "win rate per seat", "95 % interval",
+        by_policy = Table(*folding("policy", "seats", "wins", "win rate per seat", "95 % interval"),
                           title="by policy (a policy on k seats wins at most one of them a game)")
         for name in dict.fromkeys(policies):
             seats = [s for s, p in enumerate(policies) if p == name]

@@ -14,15 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from etappe.analysis import etape as E
 from etappe.analysis.runio import (ChunkedRun, differences, finished, iter_parquet, package_version,
-                                   read_metadata, read_parquet)
+                                   column_names, read_metadata, read_parquet, row_count)
 from etappe.analysis.stats import counted
 from etappe.kernels.options import policies_by_seat
 
-from .common import (check_share, chunk_count, console, err_console, play_time_text, default_chunk, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
+from .common import (check_share, chunk_count, console, err_console, play_time_text, default_chunk, folding, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, say_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
@@ -208,7 +207,7 @@ def check_stages_file(out: Path, meta: dict) -> None:
         raise ValueError(f"its stages file {stages_path(out)} belongs to another run ({'; '.join(differ)}); "
                          f"run `etappe simulate etape --out {out}` again, or keep each run's two files together")
     # A run written by an older etappe may lack columns this code reads (place_s came later).
-    held = set(pq.read_schema(stages_path(out)).names)
+    held = set(column_names(stages_path(out)))
     missing = [f"{field}_{s}" for field in E.K.STAGE_SEAT_FIELDS for s in range(meta["players"])
                if f"{field}_{s}" not in held]
     if missing:
@@ -280,7 +279,7 @@ def summarize_run(out: Path, progress=None, batch_rows: int = 25_000) -> E.RunSu
 def _stage_columns(out: Path, fields) -> list[str]:
     """The columns of the stages file that hold the per-seat `fields` and the per-stage _STAGE_COLUMNS."""
     kept, seat_fields = set(fields), set(E.K.STAGE_SEAT_FIELDS)
-    return [name for name in pq.read_schema(stages_path(out)).names
+    return [name for name in column_names(stages_path(out))
             if (name.rpartition("_")[0] in kept if name.rpartition("_")[0] in seat_fields else name in _STAGE_COLUMNS)]
 
 
@@ -288,7 +287,7 @@ def report_command(run: Path, out_dir: Path) -> Path:
     """`etappe report` for an etape run file: writes report.html/.md; returns the HTML path."""
     from etappe.reports.etape import build_report
 
-    rows = sum(pq.ParquetFile(path).metadata.num_rows for path in (run, stages_path(run)) if path.exists())
+    rows = sum(row_count(path) for path in (run, stages_path(run)) if path.exists())
     with progress_bar(rows, "reading records", report_kept(out_dir)) as bar:
         return build_report(summarize_run(run, progress=bar), on_section=bar.stage).write(out_dir)
 
@@ -299,7 +298,7 @@ def print_summary(summary: Summary) -> None:
     A shared first place counts 1/k to each of the k leaders, as in the
     report (analysis.etape.win_rates), so every race counts and a fair share
     is 1 / players."""
-    from rich.table import Column, Table
+    from rich.table import Table
 
     meta = summary.metadata
     n = meta["players"]
@@ -308,7 +307,7 @@ def print_summary(summary: Summary) -> None:
         tables.append(("policy", "race wins per policy (n: seat-races; shared first places count 1/k)"))
     names = E.short_names(meta["policies"])
     for by, title in tables:
-        table = Table(Column(by, overflow="fold"), "n", "wins", "win rate", "95 % interval", title=title)
+        table = Table(*folding(by, "n", "wins", "win rate", "95 % interval"), title=title)
         for row in summary.win_rates(by).itertuples():
             label = names[getattr(row, by)] if by == "policy" else str(row.seat)
             table.add_row(label, str(row.n), E.wins_text(row.wins), f"{row.win_rate:.3f}",

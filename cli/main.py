@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -17,7 +18,7 @@ from .common import (OTHER_GAMES, race_designs_only, MAX_SEED, RACE_CHUNK, RACE_
                      default_chunk, fail, parse_options, parse_share,
                      check_policy_list, play_time_text, print_error, print_seat_summary, progress_bar, resumed_text, run_file_game, set_threads, split_policies, writable_run_file,
                      writable_folder)
-from .common import INTERRUPTED_ELSEWHERE, interruption_told, kept_in, say_interrupted
+from .common import INTERRUPTED_ELSEWHERE, interrupt, interruption_told, kept_in, say_interrupted
 from .race_cmds import DeckArg, OptionOpt, PlayersOpt
 
 INTERRUPTED_CODE = 130  # typer's exit status on Ctrl-C (128 + SIGINT)
@@ -460,13 +461,16 @@ def main() -> None:
 
     if starting.interrupted:  # said already, and raised where a compile callback swallowed it
         raise SystemExit(INTERRUPTED_CODE)
-    if signal.getsignal(signal.SIGINT) is starting._interrupted_while_starting:  # not where SIGINT is ignored
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGINT) in (starting._interrupted_while_starting, signal.default_int_handler):
+        signal.signal(signal.SIGINT, interrupt)  # not where SIGINT is ignored
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         # `kill`, a job scheduler's stop: as Ctrl-C, so that the command cleans up its temporary files and says
         # what it kept (by default SIGTERM ends the process at once, leaving a partly joined run file behind)
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, interrupt)
     interruption_told(forget=True)
+    # A locale that cannot write "Tape l'étape" (ASCII, Latin-1 and a "–") prints "?" for it, not a traceback
+    # (stderr does so already: Python gives it backslashreplace); the files to read back are UTF-8 (print_file_text)
+    sys.stdout.reconfigure(errors="replace")
     try:
         app(prog_name="etappe")
     except OSError as exc:

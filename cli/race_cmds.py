@@ -18,7 +18,7 @@ from etappe.analysis.race import RaceRun, run_identity, run_of
 from etappe.analysis.race_summary import CAPPED_HANDS, CAPPED_TURNS, policy_rate_columns, policy_side_games
 from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (GAME_NAMES, ChunkedRun, file_hash, finished, iter_parquet, package_version,
-                                   read_metadata)
+                                   read_metadata, row_count)
 from etappe.kernels.options import option_text, value_text
 from etappe.kernels.race_design import (MAX_DISTANCE, R_TURN_CAP, DesignError, builtin_names, load_design,
                                        parse_design)
@@ -26,7 +26,7 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, P_EXTENSION_MARGIN, 
 from etappe.kernels.race_position import (analyze_policy, analyze_position, legal_moves_of, position_toml,
                                          read_position_file)
 
-from .common import (race_designs_only, check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, parse_options, progress_bar,
+from .common import (race_designs_only, check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, folding, parse_options, print_file_text, progress_bar,
                      resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, say_written, share_games,
                      split_policies)
 
@@ -97,7 +97,7 @@ def decks_show(deck: Annotated[str, typer.Argument(help="Built-in design name, d
     race_designs_only(deck, "decks show")
     d = design_of_run(Path(deck)) if deck.endswith(".parquet") else design_or_fail(deck)
     if toml:
-        print(d.text, end="")  # plain: no markup, no wrapping
+        print_file_text(d.text)  # plain: no markup, no wrapping
         return
     marked = d.reconstructed and "reconstructed" not in d.title.lower()
     console.print(f"[bold]{escape(d.title)}[/] ({escape(str(d.source))}){' [yellow]reconstructed[/]' if marked else ''}",
@@ -228,9 +228,8 @@ def simulate_race(deck: str, players: int | None, games: int, policy: str, seed:
 def read_summary(out: Path, summary: "_RunningSummary") -> None:
     """Add the records of a finished run file to `summary`, with a bar (a run
     of millions of games takes seconds to read)."""
-    import pyarrow.parquet as pq
 
-    with progress_bar(pq.ParquetFile(out).metadata.num_rows, f"reading {out}",
+    with progress_bar(row_count(out), f"reading {out}",
                       f"{out} is complete: nothing is lost.") as bar:
         for frame in iter_parquet(out):
             summary.add(frame)
@@ -275,15 +274,14 @@ class _RunningSummary:
         """The tables and a last line; startup: seconds to compile or load the
         kernels, None when no game was played now."""
         decided = self.games - self.no_winner
-        # a policy's name with its parameters can be long: it wraps rather than being cut
-        table = Table("seat", "side", Column("policy", overflow="fold"), "wins", *rate_columns(),
+        table = Table(*folding("seat", "side", "policy", "wins", "win rate", "95 % interval"),
                       title=f"summary (win rates among the {counted(decided, 'game')} with a winner)")
         for p in range(self.run.players):
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
                           else "rotated", str(self.wins[p]), *_rate_cells(*_wilson(int(self.wins[p]), decided)))
         console.print(table)
         if len(self.run.distinct) > 1:
-            by_policy = Table(Column("policy", overflow="fold"), "side-games", "won", *rate_columns(),
+            by_policy = Table(*folding("policy", "side-games", "won", "win rate", "95 % interval"),
                               title="by policy (games with a winner, once for each side the policy plays)")
             rates = policy_rate_columns(self.policy_wins, self.policy_side_games, self.policy_games)
             for k, spec in enumerate(self.run.distinct):
@@ -316,11 +314,6 @@ class _RunningSummary:
         else:
             err_console.print(f"warning: {cut} of {counted(self.games, 'game')} hit {caps}: no winner; the win rates "
                               "are among the games with one.", highlight=False)
-
-
-def rate_columns() -> tuple[Column, Column]:
-    """A win rate and its interval as columns that a narrow terminal wraps, never cuts to '0.…'."""
-    return Column("win rate", min_width=5, overflow="fold"), Column("95 % interval", min_width=5, overflow="fold")
 
 
 def _wilson(wins: int, n: int) -> tuple[float, float, float]:
@@ -398,7 +391,10 @@ def replay_command(deck: str, players: int | None, policy: str, seed: int, game:
     """`etappe replay DECK ...`: the play-by-play of game `game`, or with `at`
     (hand, turn) the position file of that turn."""
     run = make_run(deck, players, policy, seed, option, seating)
-    typer.echo(run.replay(game) if at is None else position_file_text(run, deck, game, *at))
+    if at is None:
+        typer.echo(run.replay(game))
+    else:
+        print_file_text(position_file_text(run, deck, game, *at) + "\n")
 
 
 def replay_run_command(path: Path, game: int, at: tuple[int, int] | None) -> None:
@@ -418,7 +414,10 @@ def replay_run_command(path: Path, game: int, at: tuple[int, int] | None) -> Non
         err_console.print(f"note: the run was played by etappe {meta.get('version')}, this is {package_version()}; "
                           "where the code that plays games changed between them, the replay may differ from the run's game",
                           highlight=False)
-    typer.echo(text)
+    if at is None:
+        typer.echo(text)
+    else:
+        print_file_text(text + "\n")
 
 
 def position_file_text(run: RaceRun, deck: str, game: int, hand: int, turn: int, deck_note: str | None = None) -> str:

@@ -14,7 +14,7 @@ import pandas as pd
 from ..analysis.compare import PairedComparison
 from ..analysis.race import run_identity
 from ..analysis.race_summary import RaceSummarizer, RaceSummary
-from ..analysis.runio import BATCH_ROWS, Checkpoint, iter_parquet, read_metadata
+from ..analysis.runio import BATCH_ROWS, Checkpoint, iter_parquet, read_metadata, row_count
 from ..reports.race_report import build_comparison_report, build_report
 
 
@@ -33,11 +33,10 @@ def summarize_run(run: Path, batch_rows: int = BATCH_ROWS, progress=None) -> tup
 def report_command(run: Path, out: Path, batch_rows: int = BATCH_ROWS) -> Path:
     """Write the balance report of a Parquet run into `out` (with a progress
     bar over the rows read); return report.html's path."""
-    import pyarrow.parquet as pq
 
     from .common import progress_bar, report_kept
 
-    rows = pq.ParquetFile(run).metadata.num_rows
+    rows = row_count(run)
     with progress_bar(rows, "reading records", report_kept(out)) as bar:
         summary, meta = summarize_run(Path(run), batch_rows, bar)
         return build_report(summary, meta, on_section=bar.stage).write(out)
@@ -121,7 +120,6 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_RO
     Game i of run A is paired with game i of run B: on the same seed they
     were played from the same random numbers, as `etappe compare` plays them.
     """
-    import pyarrow.parquet as pq
 
     from .common import err_console, progress_bar, report_kept
 
@@ -139,7 +137,7 @@ def compare_runs(run_a: Path, run_b: Path, out: Path, batch_rows: int = BATCH_RO
                           f"{meta_b.get('seed')}): game i of each is independent, not played on common random "
                           "numbers, so the paired differences hold but their intervals are wider than on one seed.",
                           highlight=False)
-    rows = pq.ParquetFile(run_a).metadata.num_rows + pq.ParquetFile(run_b).metadata.num_rows
+    rows = row_count(run_a) + row_count(run_b)
     with progress_bar(rows, "reading records", report_kept(out)) as bar:
         summaries = compare_summaries(iter_parquet(run_a, batch_rows), meta_a, iter_parquet(run_b, batch_rows), meta_b,
                                       progress=bar)

@@ -26,6 +26,18 @@ def _writable(folder: Path) -> bool:
         return False
 
 
+def _private(folder: Path) -> bool:
+    """Make `folder` (only we may enter it) or check that it is ours alone:
+    in the shared temporary folder, anybody can make a folder of any name."""
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        status = folder.lstat()
+    except OSError:
+        return False
+    return (folder.is_dir() and not folder.is_symlink() and status.st_mode & 0o022 == 0
+            and (not hasattr(os, "getuid") or status.st_uid == os.getuid()))
+
+
 def _cache_dir() -> str:
     digest = hashlib.sha256()
     for source in sorted(Path(__file__).parent.glob("*.py")):
@@ -41,6 +53,10 @@ def _cache_dir() -> str:
     # writable, every command failed at import.
     user = os.getuid() if hasattr(os, "getuid") else os.getpid()
     instead = Path(tempfile.gettempdir()) / f"etappe-{user}"
+    if not _private(instead):
+        # Numba reads its cache index with pickle: a folder of that name that another user made (or may
+        # write in) could hand us their code, so this session compiles into a fresh folder of its own
+        instead = Path(tempfile.mkdtemp(prefix=f"etappe-{user}-"))
     if not _writable(instead / keyed):
         raise RuntimeError(f"etappe: no folder to keep compiled kernels in: neither {base} nor {instead} can be "
                            "written; set ETAPPE_CACHE_DIR to a folder that can")

@@ -76,7 +76,10 @@ def load_board(path: str | Path | None = None) -> Board:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BoardError(f"{path}: not valid TOML ({toml_problem(exc, text)})") from exc
-    return _build(data, str(path), hashlib.sha256(raw).hexdigest()[:16])  # as runio.file_hash
+    # the hash of the text as a design's is (runio.file_hash): one board whatever its line ends or byte-order
+    # mark, so a copy checked out on Windows resumes and pairs with the same runs
+    lines = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _build(data, str(path), hashlib.sha256(lines.encode("utf-8")).hexdigest()[:16])
 
 
 def _build(data: dict, where: str, digest: str) -> Board:

@@ -1,5 +1,6 @@
 """Bremer Stadtmusikanten CLI and reports: run files, resumable chunks, report
 contents, the board sweep."""
+import hashlib
 import re
 
 import matplotlib
@@ -16,7 +17,7 @@ from etappe.analysis.runio import read_metadata  # noqa: E402
 from etappe.cli import bremen as C  # noqa: E402
 from etappe.cli.main import app as main_app  # noqa: E402
 from etappe.kernels import bremen as K  # noqa: E402
-from etappe.kernels.bremen_board import ring_board  # noqa: E402
+from etappe.kernels.bremen_board import load_board, ring_board  # noqa: E402
 from etappe.reports.bremen import build_report  # noqa: E402
 
 POLICIES = ["greedy", "random", "greedy", "random"]
@@ -477,6 +478,14 @@ def test_validate_describes_a_board_and_refuses_a_bad_one(tmp_path):
     assert "51 fields (4 start, 20 road, 24 forest, 2 bridge, 1 house), 62 links" in out  # 24+16+8 rings, 2 bridges
     assert "steps from each start field to the house (entering no other colour's start field): colour 0" in out
     assert "colour 0 (r00): 9 alone, 9 as a pyramid" in out and "colour 3 (r18): 9 alone, 9 as a pyramid" in out
+    # one board whatever its line ends or mark: the hash is that of the text (a copy with CRLF line ends, as a
+    # Windows checkout writes, was "a different run" and could not resume or join a --share)
+    plain = tmp_path / "plain.toml"
+    plain.write_text(ring_board(), encoding="utf-8")
+    crlf = tmp_path / "crlf.toml"
+    crlf.write_bytes(ring_board().replace("\n", "\r\n").encode("utf-8"))
+    hashes = {load_board(p).hash for p in (path, plain, crlf)}
+    assert hashes == {hashlib.sha256(ring_board().encode("utf-8")).hexdigest()[:16]}
     # the race games' check, given a board file, says which command checks it
     result = runner.invoke(main_app, ["decks", "validate", str(path)])
     assert result.exit_code == 2

@@ -501,3 +501,50 @@ def test_version_prints_what_runs_record():
 
     result = run("--version")
     assert result.exit_code == 0 and result.stdout == f"etappe {package_version()}\n"
+
+
+def _etappe(*args, cwd=None, **environment):
+    """The real command in a child process (the locale and the terminal are the process's own)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "etappe.cli", *map(str, args)], capture_output=True,
+                          env={**os.environ, **environment}, cwd=cwd, timeout=600)
+
+
+def test_a_locale_that_cannot_write_the_text_neither_breaks_the_command_nor_the_files(tmp_path):
+    # Under a Latin-1 locale `decks show --toml > my.toml` wrote "coup fourré" in Latin-1, which `decks
+    # validate` then refused; under ASCII, `etappe --help` ("Tape l'étape") ended in a UnicodeEncodeError
+    shown = _etappe("decks", "show", "millebornes", "--toml", PYTHONIOENCODING="latin-1")
+    assert shown.returncode == 0 and "coup fourré".encode("utf-8") in shown.stdout
+    design = tmp_path / "mb.toml"
+    design.write_bytes(shown.stdout)
+    assert run("decks", "validate", design).exit_code == 0
+    position = _etappe("replay", "stapop", "--players", "2", "--seed", "1", "--game", "0", "--position", "5",
+                       PYTHONIOENCODING="latin-1")
+    assert position.returncode == 0 and position.stdout.decode("utf-8").startswith("#")
+    helped = _etappe("--help", PYTHONIOENCODING="ascii")
+    assert helped.returncode == 0 and b"Tape l'?tape" in helped.stdout and b"Traceback" not in helped.stderr
+
+
+def test_run_file_names_pyarrow_cannot_write_are_refused_before_any_game(tmp_path):
+    # a name that is not UTF-8 (a Latin-1 byte) failed in pyarrow after every game was played; so did one
+    # whose temporary name (with the host and the process) is longer than the file system takes
+    latin = os.fsdecode(b"r\xe9n.parquet")
+    result = run("simulate", "stapop", "--players", 2, "--games", 10, "--out", tmp_path / latin)
+    assert result.exit_code == 2 and "the name is not UTF-8 text" in " ".join(result.stderr.split())
+    long = tmp_path / ("c" * 230 + ".parquet")
+    result = run("simulate", "stapop", "--players", 2, "--games", 10, "--out", long)
+    said = " ".join(result.stderr.split())
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")  # 255 on Linux's file systems
+    assert result.exit_code == 2 and "the name is too long" in said and f"over the {limit} this file system takes" in said
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_tilde_the_shell_left_names_the_folder_etappe_writes(tmp_path):
+    # `--out=~/x.parquet`: bash leaves the "~" (after "="); etappe made ./~ while pyarrow wrote to the home
+    # folder it expands "~" to, and the run failed after its first chunk. Both are ./~ now.
+    done = _etappe("simulate", "stapop", "--players", 2, "--games", 20, "--seed", 1, "--out=~/x.parquet",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert runio.read_metadata(tmp_path / "~" / "x.parquet")["games"] == 20

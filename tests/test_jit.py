@@ -4,6 +4,7 @@ runs that do not play it; where the kernel cache goes."""
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 from numba import njit, types
@@ -66,3 +67,23 @@ def test_the_kernel_cache_goes_where_it_can_be_written(tmp_path):
     assert folder.startswith(str(tmp_path / "tmp" / f"etappe-{os.getuid()}" / "numba-"))
     assert said == (f"etappe: {tmp_path / 'a_file' / 'cache'} cannot be written; compiled kernels are kept in "
                     f"{tmp_path / 'tmp' / f'etappe-{os.getuid()}'} (ETAPPE_CACHE_DIR chooses the folder)\n")
+
+
+def test_the_temporary_kernel_cache_is_never_a_folder_others_may_write(tmp_path):
+    # Numba reads its cache index with pickle: a folder etappe-UID in the shared temporary folder that
+    # another user made, or that anybody may write in, could hand this user their code. It is passed over
+    # for a fresh folder of this session's own.
+    (tmp_path / "a_file").write_text("")
+    unwritable = {"ETAPPE_CACHE_DIR": str(tmp_path / "a_file" / "cache")}
+    planted = tmp_path / "tmp" / f"etappe-{os.getuid()}"
+    planted.mkdir(parents=True)
+    planted.chmod(0o777)
+    folder, said = _cache_folder(tmp_path, **unwritable)
+    assert not folder.startswith(str(planted) + os.sep)
+    made = Path(folder).parent
+    assert made.parent == tmp_path / "tmp" and made.name.startswith(f"etappe-{os.getuid()}-")
+    assert made.stat().st_mode & 0o077 == 0 and f"compiled kernels are kept in {made} " in said
+    # the folder it makes itself is its own alone, and used again
+    planted.rmdir()
+    folder, _ = _cache_folder(tmp_path, **unwritable)
+    assert Path(folder).parent == planted and planted.stat().st_mode & 0o777 == 0o700

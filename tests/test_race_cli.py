@@ -1553,3 +1553,15 @@ def test_replay_marks_extra_turns_and_the_stock_running_out():
                 assert ("(extra turn)" in following) == (not stock_empty), (game, line, following)
             if "(extra turn)" in line:
                 assert re.match(r"t\s*\d+ seat \d plays (\w+)$", lines[i - 1])[1] in safeties
+
+
+def test_a_narrow_terminal_wraps_the_summary_never_cuts_a_number(tmp_path):
+    # At 40 columns the counts were cut to "10…" (rich's default overflow), unreadable; the table wraps now
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "etappe.cli", "simulate", "millebornes", "--players", "4",
+                           "--games", "300", "--policy", "greedy,random", "--seed", "1"],
+                          env={**os.environ, "COLUMNS": "40"}, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "summary" in done.stdout and "…" not in done.stdout

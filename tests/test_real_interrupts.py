@@ -261,3 +261,45 @@ def test_ctrl_c_while_numba_compiles_at_import_stops_the_command(tmp_path):
     assert len(lines) == 1, done.stderr[-2000:]
     assert done.returncode == 130, f"exit {done.returncode}; played and wrote the run: {out.exists()}"
     assert not out.exists()
+
+
+# Numba unboxes the tuple of policy functions as it calls a kernel; a signal handler that raises there makes
+# it call _get_wrapper_address without its signature, and the Ctrl-C comes out as a TypeError (or a
+# KeyError): about one interruption in forty that land in a kernel call gave a traceback and exit 1. The
+# child below does what Numba does, in the second chunk.
+CTRL_C_TURNED_INTO_TYPE_ERROR = r"""
+import os, signal, sys
+sys.argv = ["etappe", "simulate", "stapop", "--players", "2", "--games", "400", "--seed", "1",
+            "--chunk-size", "100", "--out", sys.argv[1]]
+from etappe.analysis import race
+real_play = race.RaceRun.play
+calls = []
+def play(self, first, count):
+    calls.append(first)
+    if len(calls) == 2:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the policies are unboxed
+        except KeyboardInterrupt:
+            pass
+        raise TypeError("_get_wrapper_address() missing 1 required positional argument: 'sig'")
+    return real_play(self, first, count)
+race.RaceRun.play = play
+from etappe.cli.main import main
+main()
+"""
+
+
+def test_ctrl_c_that_numba_turns_into_another_error_is_still_an_interruption(tmp_path):
+    out = tmp_path / "run.parquet"
+    done = subprocess.run([sys.executable, "-c", CTRL_C_TURNED_INTO_TYPE_ERROR, str(out)], capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT, env=ENV, preexec_fn=_no_inherited_sigint_ignore)
+    assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("interrupted.")]
+    assert lines == [f"interrupted. The finished chunks are kept in {out}.parts: the same command resumes from "
+                     "there."], done.stderr[-2000:]
+    # without a Ctrl-C the same error is no interruption: it is reported as the error it is
+    plain = CTRL_C_TURNED_INTO_TYPE_ERROR.replace("os.kill(os.getpid(), signal.SIGINT)", "pass")
+    done = subprocess.run([sys.executable, "-c", plain, str(tmp_path / "other.parquet")], capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT, env=ENV, preexec_fn=_no_inherited_sigint_ignore)
+    assert done.returncode == 1 and "TypeError: _get_wrapper_address()" in done.stderr
+    assert "interrupted." not in done.stderr
