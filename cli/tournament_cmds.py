@@ -44,8 +44,8 @@ def print_tournament(result: TournamentResult, ratings: pd.DataFrame | None) -> 
     m, lo, hi = (score_matrix(h2h, c) for c in ("score", "ci_low", "ci_high"))
     table = Table(title=f"Score % of row vs column ({counted(result.games, 'game')} per pairing, 95 % Wilson interval)")
     table.add_column("policy \\ opponent", overflow="fold")
-    for c in m.columns:
-        table.add_column(str(c), justify="right")
+    for c in m.columns:  # a name with parameters wraps in its header rather than being cut to "greedy:a…"
+        table.add_column(str(c), justify="right", overflow="fold")
     for i, r in enumerate(m.index):
         cells = []
         for j in range(len(m.columns)):
