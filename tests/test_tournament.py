@@ -826,3 +826,18 @@ def test_a_pairing_without_a_winner_keeps_a_fisher_wide_interval():
     # the union holds the Fisher interval: x-y repeats itself in every resample and cannot show its spread
     assert (boot["ci_low"].to_numpy() <= centre - 1.959964 * se + 1e-6).all()
     assert (boot["ci_high"].to_numpy() >= centre + 1.959964 * se - 1e-6).all()
+
+
+@pytest.mark.parametrize("width", [50, 80])
+def test_the_printed_matrix_folds_long_policy_names_rather_than_cutting_them(monkeypatch, capsys, width):
+    from etappe.cli import tournament_cmds
+
+    r = _result([[1, -1, 0, 1], [1, 1, 1, -1], [-1, -1, -1, 1]],
+                policies=("greedy:attack=2.5,target_leader=1", "aggressive", "random"))
+    monkeypatch.setattr(tournament_cmds.console, "width", width)
+    tournament_cmds.print_tournament(r, bradley_terry(r))
+    out = capsys.readouterr().out
+    assert "…" not in out
+    # the first opponent's header, read down its column: the whole name, folded over lines
+    rows = [line.split("┃") for line in out.split("┡")[0].splitlines() if line.startswith("┃")]
+    assert "".join(row[2].strip() for row in rows) == "greedy:attack=2.5,target_leader=1"
