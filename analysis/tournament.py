@@ -49,7 +49,7 @@ from etappe.kernels.race_policies import parse_policy
 
 from .race import RaceRun
 from .runio import Checkpoint, file_hash, numba_threads, package_version
-from .stats import Z95, wilson_interval
+from .stats import Z95, counted, wilson_interval
 
 __all__ = [
     "TournamentResult", "PairRun", "side_schedule", "seat_schedule", "pair_outcomes", "play_pair",
@@ -277,39 +277,46 @@ def elo_from_score(score):
     return float(out) if out.ndim == 0 else out
 
 
+def _scored(wins, losses, no_winner, games, z: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Score ((wins + no_winner / 2) / games) and its Wilson interval; NaN
+    where no game had a winner: half a point each way from every game would
+    read as an even pairing measured, where nothing was decided."""
+    pts = np.asarray(wins + 0.5 * no_winner, float)
+    n = np.where(np.asarray(wins + losses) > 0, np.asarray(games, float), np.nan)
+    low, high = wilson_interval(pts, n, z)
+    return pts / n, low, high
+
+
 def pair_table(results, z: float = Z95) -> pd.DataFrame:
     """One row per pairing: games, wins_a, wins_b, no_winner, score_a
     ((wins_a + no_winner / 2) / games) with a Wilson interval, the Elo
     difference it implies, and for a TournamentResult the score of A when A
-    started and when B started."""
+    started and when B started. A pairing none of whose games had a winner
+    has no score (NaN)."""
     f = _pair_frame(results)
-    pts = f["wins_a"] + 0.5 * f["no_winner"]
-    f["score_a"] = pts / f["games"].where(f["games"] > 0)
-    f["ci_low"], f["ci_high"] = wilson_interval(pts.to_numpy(float), f["games"].to_numpy(float), z)
+    f["score_a"], f["ci_low"], f["ci_high"] = _scored(f["wins_a"], f["wins_b"], f["no_winner"], f["games"], z)
     f["elo_diff"] = elo_from_score(f["score_a"].to_numpy(float))
     if isinstance(results, TournamentResult) and results.games:
         first = results.a_starts()
         o = results.outcomes.astype(float)
         pts_g = (o + 1.0) / 2.0
-        f["score_a_first"] = pts_g[:, first].mean(axis=1) if first.any() else np.nan
-        f["score_a_second"] = pts_g[:, ~first].mean(axis=1) if (~first).any() else np.nan
+        decided = np.where((results.outcomes != 0).any(axis=1), 1.0, np.nan)
+        f["score_a_first"] = pts_g[:, first].mean(axis=1) * decided if first.any() else np.nan
+        f["score_a_second"] = pts_g[:, ~first].mean(axis=1) * decided if (~first).any() else np.nan
     return f
 
 
 def head_to_head(results, z: float = Z95) -> pd.DataFrame:
     """Long table, both directions: policy, opponent, games, wins, losses,
-    no_winner, score ((wins + no_winner / 2) / games), ci_low, ci_high (Wilson)."""
+    no_winner, score ((wins + no_winner / 2) / games), ci_low, ci_high
+    (Wilson); NaN score and interval where no game of the pairing had a winner."""
     f = _pair_frame(results)
     fwd = pd.DataFrame({"policy": f["policy_a"], "opponent": f["policy_b"], "games": f["games"],
                         "wins": f["wins_a"], "losses": f["wins_b"], "no_winner": f["no_winner"]})
     back = pd.DataFrame({"policy": f["policy_b"], "opponent": f["policy_a"], "games": f["games"],
                          "wins": f["wins_b"], "losses": f["wins_a"], "no_winner": f["no_winner"]})
     out = pd.concat([fwd, back], ignore_index=True)
-    pts = (out["wins"] + 0.5 * out["no_winner"]).to_numpy(float)
-    n = out["games"].to_numpy(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["score"] = np.where(n > 0, pts / np.where(n > 0, n, 1), np.nan)
-    out["ci_low"], out["ci_high"] = wilson_interval(pts, n, z)
+    out["score"], out["ci_low"], out["ci_high"] = _scored(out["wins"], out["losses"], out["no_winner"], out["games"], z)
     order = _policy_order(results, f)
     out["_p"] = out["policy"].map(order)
     out["_o"] = out["opponent"].map(order)
@@ -486,7 +493,8 @@ def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap:
     log_strength (theta; sum 0, or 0 for `anchor`), se, ci_low, ci_high
     (theta +- z se from the observed Fisher information), strength
     (exp theta; geometric mean 1), elo (= 400 log10(strength)), elo_low,
-    elo_high, rank. No-winner games count half a win for each side.
+    elo_high, rank. No-winner games count half a win for each side; a
+    ValueError where no game had a winner.
 
     anchor: a policy whose rating is fixed at 0 (its se is then 0 and the
     others' se is that of the difference to it).
@@ -512,6 +520,11 @@ def bradley_terry(results, z: float = Z95, anchor: str | None = None, bootstrap:
     of the two ("bootstrap+fisher", "bootstrap+profile").
     """
     bootstrap = check_bootstrap(bootstrap)
+    f = _pair_frame(results)
+    if not (f["wins_a"] + f["wins_b"]).any():
+        # every game half a point each way would rate every policy 0, by convention and not by play
+        raise ValueError(f"no game had a winner ({counted(int(f['games'].sum()), 'game')}, all without one: a turn "
+                         "cap or ties), so there are no ratings")
     names, W, N = pair_counts(results)
     k = len(names)
     if k < 2:

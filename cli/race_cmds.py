@@ -305,15 +305,21 @@ class _RunningSummary:
         caps = " or ".join(text for count, text in (
             (self.capped, f"the turn cap of {counted(int(self.run.rules[R_TURN_CAP]), 'turn')} a hand"),
             (self.hand_capped, f"the hand cap of {meta.get('hand_cap')} hands")) if count)
-        if cut == self.games:
-            yours = " a policy of your own may never lay distance;" if self.run.user_policies else ""
-            err_console.print(f"warning: all {counted(cut, 'game')} hit {caps}: none has a winner, so there are no "
-                              f"win rates. Replay one (etappe replay) to see where the games stall:{yours} a design "
-                              "whose games cannot end needs other cards, a long one a higher -o turn_cap.",
-                              highlight=False)
-        else:
-            err_console.print(f"warning: {cut} of {counted(self.games, 'game')} hit {caps}: no winner; the win rates "
-                              "are among the games with one.", highlight=False)
+        warn_no_winner(cut, self.games, f"hit {caps}", "there are no win rates",
+                       "the win rates are among the games with one", bool(self.run.user_policies))
+
+
+def warn_no_winner(cut: int, games: int, why: str, none_then: str, some_then: str, user_policies: bool) -> None:
+    """One line on stderr when `cut` of `games` games have no winner: `why`
+    ("hit the turn cap of 5 turns a hand"), what follows when none has one
+    (`none_then`, with advice) and when some have one (`some_then`)."""
+    if cut == games:
+        yours = " a policy of your own may never lay distance;" if user_policies else ""
+        err_console.print(f"warning: all {counted(cut, 'game')} {why}: none has a winner, so {none_then}. Replay one "
+                          f"(etappe replay) to see where the games stall:{yours} a design whose games cannot end needs "
+                          "other cards, a long one a higher -o turn_cap.", highlight=False)
+    elif cut:
+        err_console.print(f"warning: {cut} of {counted(games, 'game')} {why}: no winner; {some_then}.", highlight=False)
 
 
 def _wilson(wins: int, n: int) -> tuple[float, float, float]:

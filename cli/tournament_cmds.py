@@ -19,12 +19,15 @@ from etappe.analysis.tournament import (DEFAULT_CHUNK, TournamentResult, bradley
 from etappe.kernels.options import option_text
 from etappe.kernels.race_design import DesignError, load_design
 from etappe.kernels.race_policies import PolicyError
+from etappe.kernels.user_policy import is_user_policy
 from etappe.reports.document import percent
 from etappe.reports.race_report import comparison_names, design_name
 from etappe.reports.sections import option_b_words
+from etappe.reports.tournament_report import NO_SCORE, no_winner_causes
 
 from .common import (RACE_LOOKAHEAD_CHUNK, console, default_chunk, fail, kept_in, parse_options, progress_bar,
                      resumed_text, split_policies)
+from .race_cmds import warn_no_winner
 from .report_cmds import refuse_same_design
 
 __all__ = ["tournament_command", "sequential_command", "print_tournament", "print_sequential"]
@@ -34,21 +37,25 @@ def _pct(v: float) -> str:
     return "" if not np.isfinite(v) else percent(v)
 
 
-def print_tournament(result: TournamentResult, ratings: pd.DataFrame) -> None:
-    """The skill matrix (score % of row vs column, with 95 % interval) and the ratings, as rich tables."""
+def print_tournament(result: TournamentResult, ratings: pd.DataFrame | None) -> None:
+    """The skill matrix (score % of row vs column, with 95 % interval) and the ratings, as rich tables;
+    ratings None: no game had a winner, so there are none to print."""
     h2h = head_to_head(result)
     m, lo, hi = (score_matrix(h2h, c) for c in ("score", "ci_low", "ci_high"))
     table = Table(title=f"Score % of row vs column ({counted(result.games, 'game')} per pairing, 95 % Wilson interval)")
     table.add_column("policy \\ opponent", overflow="fold")
-    for c in m.columns:
-        table.add_column(str(c), justify="right")
+    for c in m.columns:  # a name with parameters wraps in its header rather than being cut to "greedy:a…"
+        table.add_column(str(c), justify="right", overflow="fold")
     for i, r in enumerate(m.index):
         cells = []
         for j in range(len(m.columns)):
             v = m.iat[i, j]
-            cells.append("-" if i == j else f"{_pct(v)} [{_pct(lo.iat[i, j])}, {_pct(hi.iat[i, j])}]")
+            cells.append("-" if i == j else f"{_pct(v)} [{_pct(lo.iat[i, j])}, {_pct(hi.iat[i, j])}]"
+                         if np.isfinite(v) else NO_SCORE)
         table.add_row(str(r), *cells)
     console.print(table)
+    if ratings is None:
+        return
     interval = ratings.attrs.get("interval", "fisher")
     how = {"fisher": "Fisher information", "bootstrap": "bootstrap", "profile": "likelihood-ratio (profile)",
            "bootstrap+fisher": "bootstrap and Fisher information",
@@ -110,13 +117,19 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
                                          resumed_text(out, done, games * n_pairs, "games (all pairings)")))
         if checkpoint is not None:
             on_stop = kept_in(checkpoint, what="The outcomes of every game are")
-        # one step, shown with its time only when the resamples take a while
-        with progress_bar(1, f"ratings ({bootstrap} bootstrap resamples)" if bootstrap else "ratings", on_stop) as rated:
-            ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=seed)
-            rated.done_quietly()
+        ratings = None  # where no game had a winner there are none (no_winner_text)
+        if (result.outcomes != 0).any():
+            # one step, shown with its time only when the resamples take a while
+            with progress_bar(1, f"ratings ({bootstrap} bootstrap resamples)" if bootstrap else "ratings",
+                              on_stop) as rated:
+                ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=seed)
+                rated.done_quietly()
     except (DesignError, PolicyError, ValueError) as exc:
         fail(str(exc))
     print_tournament(result, ratings)
+    warn_no_winner(int((result.outcomes == 0).sum()), result.outcomes.size, no_winner_causes(result.meta),
+                   "there are no scores or ratings", "each counts half a point for either policy in the scores "
+                   "and ratings", any(is_user_policy(p) for p in names))
     if out is not None:
         import matplotlib
 
@@ -127,13 +140,16 @@ def tournament_command(deck: str, policies: str, players: int, games: int, seed:
         with progress_bar(None, "report", on_stop) as bar:
             # the tables first and the report (its HTML last) after them: a report that is there is whole
             Path(out).mkdir(parents=True, exist_ok=True)
-            write_atomic(Path(out) / "ratings.csv", ratings.to_csv(index=False))
+            if ratings is not None:
+                write_atomic(Path(out) / "ratings.csv", ratings.to_csv(index=False))
+            else:  # not an earlier run's ratings beside this run's report
+                (Path(out) / "ratings.csv").unlink(missing_ok=True)
             write_atomic(Path(out) / "pairings.csv", pair_table(result).to_csv(index=False))
             path = build_tournament_report(result, bootstrap=bootstrap, anchor=anchor, ratings=ratings,
                                            on_section=bar.stage).write(out)
         checkpoint.unlink()
-        console.print(f"wrote {path} and {Path(path).with_suffix('.md')} (and the tables ratings.csv, "
-                      "pairings.csv)")
+        tables = "ratings.csv, pairings.csv" if ratings is not None else "pairings.csv; no ratings"
+        console.print(f"wrote {path} and {Path(path).with_suffix('.md')} (and the tables {tables})")
     return result
 
 

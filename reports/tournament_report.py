@@ -19,12 +19,15 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
 from ..analysis.stats import counted
-from ..analysis.tournament import TournamentResult, bradley_terry, head_to_head, pair_table, score_matrix
+from ..analysis.tournament import TournamentResult, bradley_terry, elo_from_score, head_to_head, pair_table, score_matrix
 from ..kernels.options import option_text
 from .document import Report, percent
 from .race_report import deck_argument, design_name, policy_text
 
-__all__ = ["build_tournament_report", "skill_heatmap", "rating_chart", "tournament_header", "reproduce_tournament"]
+__all__ = [
+    "build_tournament_report", "skill_heatmap", "rating_chart", "tournament_header", "reproduce_tournament",
+    "no_winner_causes", "no_winner_text", "NO_SCORE",
+]
 
 
 def skill_heatmap(h2h: pd.DataFrame, ax: Axes | None = None, title: str = "Skill matrix: score of row vs column",
@@ -43,7 +46,8 @@ def skill_heatmap(h2h: pd.DataFrame, ax: Axes | None = None, title: str = "Skill
         for j in range(k):
             v = m.iat[i, j]
             if i == j or not np.isfinite(v):
-                ax.text(j, i, "-", ha="center", va="center", color="#777")
+                ax.text(j, i, "-" if i == j else NO_SCORE.replace(" ", "\n"), ha="center", va="center",
+                        fontsize=8, color="#777")
                 continue
             dark = abs(v - 0.5) > 0.3
             ax.text(j, i, f"{percent(v)} %\n[{percent(lo.iat[i, j])}, {percent(hi.iat[i, j])}]",
@@ -116,18 +120,36 @@ def tournament_header(meta: dict) -> pd.DataFrame:
     return pd.DataFrame({"item": [r[0] for r in rows], "value": [str(r[1]) for r in rows]})
 
 
+NO_SCORE = "no winner"  # a pairing's cell where none of its games had a winner: no score to show
+
 # Scores of 55 : 45 and 76 : 24 are 35 and 200 Elo apart (Elo = 400 log10(s / (1 - s))).
 LITTLE_SCORE, LOT_SCORE = 0.55, 0.76
 
 
-def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame, h2h: pd.DataFrame) -> list[str]:
+def no_winner_causes(meta: dict) -> str:
+    """What leaves a game of the tournament without a winner, for a sentence:
+    "hit the turn cap of 5 turns a hand or tied" (a tie for the lead)."""
+    cap = meta.get("turn_cap")
+    caps = f"the turn cap of {counted(int(cap), 'turn')} a hand" if cap else "the turn cap"
+    hands = meta.get("hand_cap") or 1
+    return f"hit {caps}, the hand cap of {hands} hands, or tied" if hands > 1 else f"hit {caps} or tied"
+
+
+def no_winner_text(meta: dict, games: int) -> str:
+    """Why a tournament none of whose games had a winner has no scores and no ratings."""
+    return (f"No game had a winner (all {counted(games, 'game')} {no_winner_causes(meta)}), so there are no scores "
+            "and no ratings: counting each game as half a point for either side would rate every policy even by "
+            "convention, not by play. Replay a game (etappe replay) to see where it stalls; a long design needs a "
+            "higher -o turn_cap.")
+
+
+def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame, h2h: pd.DataFrame, meta: dict) -> list[str]:
+    games, cut = int(pairs["games"].sum()), int(pairs["no_winner"].sum())
     best, worst = ratings.iloc[0], ratings.iloc[-1]
     regularized = bool(ratings.attrs.get("regularized"))
-    # with a policy that won or lost every game, the virtual draws set the spread: the games only bound it
-    spread = f"{'at least ' if regularized else ''}{best['elo'] - worst['elo']:.0f} Elo"
     lines = [f"Strongest: {best['policy']} (Elo {best['elo']:+.0f} [{best['elo_low']:+.0f}, {best['elo_high']:+.0f}]); "
              f"weakest: {worst['policy']} (Elo {worst['elo']:+.0f} [{worst['elo_low']:+.0f}, {worst['elo_high']:+.0f}]). "
-             f"Spread {spread}."]
+             + _spread(best, worst, regularized, h2h)]
     open_pairs = _undecided_against(best["policy"], h2h)
     if open_pairs:
         lines.append(f"{best['policy']} is rated highest, but its own pairing is not decided at 95 % against "
@@ -136,14 +158,43 @@ def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame, h2h: pd.DataFrame) -> li
     lines.append(f"{len(clear)} of {len(pairs)} pairings are decided at 95 % (the score interval excludes 50 %; "
                  "each pairing on its own, not corrected for their number).")
     lines.append(skill_verdict(pairs))
+    if cut:
+        unscored = int((pairs["wins_a"] + pairs["wins_b"] == 0).sum())
+        lines.append(f"{cut} of {counted(games, 'game')} ({percent(cut / games)} %) had no winner (they "
+                     f"{no_winner_causes(meta)}); each counts half a point for either side, which pulls the scores "
+                     "and ratings towards even."
+                     + (f" {unscored} of {len(pairs)} pairings had no game with a winner: they have no score, and "
+                        "count in the ratings only as drawn." if unscored else ""))
     if regularized:
         lines.append("A policy won (or lost) every game against the others; the ratings use one virtual "
-                     "drawn game per pairing so they stay finite. Such a policy's rating is set by that virtual "
-                     "draw and the number of games, not measured: the data only say it is at least that far "
-                     "from the rest (its interval's far side comes from the virtual draw). As the ratings are "
-                     "centred on their mean, it moves the others' ratings too: read those by their differences "
-                     "and the pairings' scores.")
+                     "drawn game per pairing so they stay finite. Such a policy's rating is set partly by that "
+                     "virtual draw and the number of games (about 120 Elo farther each time the games double), "
+                     "so it is neither measured nor a bound, and its interval's far side comes from the virtual "
+                     "draw. As the ratings are centred on their mean, it moves the others' ratings too: read those "
+                     "by their differences and the pairings' scores.")
     return lines
+
+
+def _spread(best: pd.Series, worst: pd.Series, regularized: bool, h2h: pd.DataFrame) -> str:
+    """The spread of the ratings. Where the virtual draws set it, the games
+    bound it only where the strongest's own pairing with the weakest does:
+    the low end of that score's interval, as an Elo difference."""
+    spread = f"Spread {best['elo'] - worst['elo']:.0f} Elo"
+    if not regularized:
+        return spread + "."
+    row = next(h2h[(h2h["policy"] == best["policy"]) & (h2h["opponent"] == worst["policy"])].itertuples())
+    spread += ", set partly by the virtual draw that keeps the ratings finite"
+    if row.ci_low > 0.5:
+        return (spread + f"; the games bound it from below: {best['policy']} against {worst['policy']} alone puts it "
+                f"at {elo_from_score(row.ci_low):.0f} Elo or more (the low end of its score's 95 % interval, "
+                f"{row.ci_low:.1%}).")
+    return (spread + f": not settled by {counted(int(row.games), 'game')} a pairing, as {best['policy']} against "
+            f"{worst['policy']} scores {_score_text(row)}, which does not show {best['policy']} ahead.")
+
+
+def _score_text(row) -> str:
+    """A head_to_head row's score and interval, as the skill matrix shows it: "37.5% [9.2%, 78.1%]"."""
+    return f"{row.score:.1%} [{row.ci_low:.1%}, {row.ci_high:.1%}]"
 
 
 def _undecided_against(policy: str, h2h: pd.DataFrame) -> list[str]:
@@ -151,7 +202,7 @@ def _undecided_against(policy: str, h2h: pd.DataFrame) -> list[str]:
     including 50 %, as "opponent (score s [low, high])" from `policy`'s side
     (the head_to_head row, as the skill matrix shows it)."""
     rows = h2h[(h2h["policy"] == policy) & (h2h["ci_low"] <= 0.5) & (0.5 <= h2h["ci_high"])]
-    return [f"{r.opponent} (score {r.score:.1%} [{r.ci_low:.1%}, {r.ci_high:.1%}])" for r in rows.itertuples()]
+    return [f"{r.opponent} (score {_score_text(r)})" for r in rows.itertuples()]
 
 
 def _se_label(ratings: pd.DataFrame) -> str:
@@ -177,44 +228,8 @@ def skill_verdict(pairs: pd.DataFrame) -> str:
             f"{100 * near.max():.0f} : {100 * (1 - near.max()):.0f}; more games narrow them.")
 
 
-def build_tournament_report(result: TournamentResult, meta: dict | None = None, bootstrap: int = 200,
-                            anchor: str | None = None, ratings: pd.DataFrame | None = None, on_section=None) -> Report:
-    """The tournament's report; meta defaults to result.meta (extra keys
-    override). `ratings`: the table `bradley_terry(result, anchor=anchor,
-    bootstrap=bootstrap, seed=meta's seed)` gives, when the caller has it
-    already (the bootstrap's resamples are not played twice).
-    `on_section(title)` is told each section as it is begun."""
-    meta = {**result.meta, "bootstrap": bootstrap, "anchor": anchor, **(meta or {})}
-    h2h = head_to_head(result)
-    pairs = pair_table(result)
-    if ratings is None:
-        ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=int(meta.get("seed", 0) or 0))
-    design = meta.get("design_title") or meta.get("design", "")
-    rep = Report(f"Tournament: {design}, {meta.get('players')} players, "
-                 f"{len(result.policies)} policies, {counted(result.games, 'game')} per pairing",
-                 on_section=on_section)
-    rep.section("Run").table(tournament_header(meta))
-    at = rep.section("At a glance")
-    for line in _glance(ratings, pairs, h2h):
-        at.text(line)
-
-    sm = rep.section("Skill matrix")
-    sm.text("Each cell: the row policy's score against the column policy (wins plus half the games "
-            "without a winner, over all games of the pairing), with its 95 % Wilson interval. "
-            "Blue: the row scored above 50 %; red: below (the intervals say which differences are decided).")
-    sm.figure(skill_heatmap(h2h).figure, "Skill matrix: score of row vs column", name="skill_matrix")
-    # each cell with its interval, as the text above says (and as `etappe tournament` prints it)
-    score, low, high = (score_matrix(h2h, c) for c in ("score", "ci_low", "ci_high"))
-    mat = score.copy().astype(object)
-    for i in range(len(score.index)):
-        for j in range(len(score.columns)):
-            v = score.iat[i, j]
-            mat.iat[i, j] = (f"{percent(v)} % [{percent(low.iat[i, j])}, {percent(high.iat[i, j])}]"
-                             if np.isfinite(v) else "")
-    sm.table(mat.reset_index().rename(columns={"policy": "policy \\ opponent"}),
-             "Score of row vs column (95 % Wilson interval)")
-
-    rt = rep.section("Ratings")
+def _ratings_section(rt, ratings: pd.DataFrame, anchor: str | None) -> None:
+    """How the ratings were fitted and whence their intervals; their chart and table."""
     how = (f"bootstrap over game indices ({ratings.attrs.get('bootstrap')} resamples, the same indices in every pairing)"
            if ratings.attrs.get("method") == "bootstrap" else "the observed Fisher information")
     scale = f"{anchor} fixed at 0" if anchor else "mean 0 (geometric-mean strength 1)"
@@ -236,6 +251,53 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
     rt.table(show.rename(columns={"elo_low": "Elo 95 % low", "elo_high": "Elo 95 % high", "elo": "Elo",
                                   "se": _se_label(ratings)}), "Ratings")
 
+
+def build_tournament_report(result: TournamentResult, meta: dict | None = None, bootstrap: int = 200,
+                            anchor: str | None = None, ratings: pd.DataFrame | None = None, on_section=None) -> Report:
+    """The tournament's report; meta defaults to result.meta (extra keys
+    override). `ratings`: the table `bradley_terry(result, anchor=anchor,
+    bootstrap=bootstrap, seed=meta's seed)` gives, when the caller has it
+    already (the bootstrap's resamples are not played twice).
+    `on_section(title)` is told each section as it is begun."""
+    meta = {**result.meta, "bootstrap": bootstrap, "anchor": anchor, **(meta or {})}
+    h2h = head_to_head(result)
+    pairs = pair_table(result)
+    decided = bool((result.outcomes != 0).any())  # else no scores and no ratings: no_winner_text
+    if ratings is None and decided:
+        ratings = bradley_terry(result, anchor=anchor, bootstrap=bootstrap, seed=int(meta.get("seed", 0) or 0))
+    design = meta.get("design_title") or meta.get("design", "")
+    rep = Report(f"Tournament: {design}, {meta.get('players')} players, "
+                 f"{len(result.policies)} policies, {counted(result.games, 'game')} per pairing",
+                 on_section=on_section)
+    rep.section("Run").table(tournament_header(meta))
+    at = rep.section("At a glance")
+    for line in _glance(ratings, pairs, h2h, meta) if decided else [no_winner_text(meta, int(pairs["games"].sum()))]:
+        at.text(line)
+
+    sm = rep.section("Skill matrix")
+    sm.text("Each cell: the row policy's score against the column policy (wins plus half the games "
+            "without a winner, over all games of the pairing), with its 95 % Wilson interval. "
+            "Blue: the row scored above 50 %; red: below (the intervals say which differences are decided)."
+            + (f" \"{NO_SCORE}\": no game of that pairing had a winner, so it has no score."
+               if h2h["score"].isna().any() else ""))
+    sm.figure(skill_heatmap(h2h).figure, "Skill matrix: score of row vs column", name="skill_matrix")
+    # each cell with its interval, as the text above says (and as `etappe tournament` prints it)
+    score, low, high = (score_matrix(h2h, c) for c in ("score", "ci_low", "ci_high"))
+    mat = score.copy().astype(object)
+    for i in range(len(score.index)):
+        for j in range(len(score.columns)):
+            v = score.iat[i, j]
+            mat.iat[i, j] = ("" if i == j else f"{percent(v)} % [{percent(low.iat[i, j])}, {percent(high.iat[i, j])}]"
+                             if np.isfinite(v) else NO_SCORE)
+    sm.table(mat.reset_index().rename(columns={"policy": "policy \\ opponent"}),
+             "Score of row vs column (95 % Wilson interval)")
+
+    rt = rep.section("Ratings")
+    if not decided:
+        rt.text(no_winner_text(meta, int(pairs["games"].sum())))
+    else:
+        _ratings_section(rt, ratings, anchor)
+
     pr = rep.section("Pairings")
     cols = ["policy_a", "policy_b", "games", "wins_a", "wins_b", "no_winner", "score_a", "ci_low", "ci_high", "elo_diff"]
     extra = [c for c in ("score_a_first", "score_a_second") if c in pairs]
@@ -243,6 +305,9 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
                                                  "score_a_first": "score A when A starts",
                                                  "score_a_second": "score A when B starts"}),
              "Head to head, every pairing on the same games (same deals)")
+    if pairs["score_a"].isna().any():
+        pr.text("A blank score: no game of that pairing had a winner, so it has none (half a point each way from "
+                "every game would read as an even pairing measured).")
     if np.isinf(pairs["elo_diff"]).any():
         pr.text("An elo_diff of inf or -inf: one policy won every game of that pairing, and a score of 1 (or 0) "
                 "implies no finite Elo difference.")

@@ -92,23 +92,35 @@ def test_the_glance_counts_the_decided_pairings_and_says_how_much_skill_matters(
     ratings = pd.DataFrame({"policy": ["x", "y", "z"], "elo": [120.0, 0.0, -120.0], "elo_low": [60.0, -50.0, -190.0],
                             "elo_high": [190.0, 50.0, -60.0]})
     # x-y decided for x, x-z undecided, y-z decided for z (y's interval [0.15, 0.38]: z's reaches 85 : 15)
-    pairs = pd.DataFrame({"policy_a": ["x", "x", "y"], "policy_b": ["y", "z", "z"],
+    pairs = pd.DataFrame({"policy_a": ["x", "x", "y"], "policy_b": ["y", "z", "z"], "games": [20] * 3,
+                          "wins_a": [14, 10, 5], "wins_b": [6, 9, 15], "no_winner": [0, 1, 0],
                           "ci_low": [0.6, 0.45, 0.15], "ci_high": [0.8, 0.6, 0.38]})
-    h2h = pd.DataFrame({"policy": ["x", "x"], "opponent": ["y", "z"], "score": [0.7, 0.52],
+    h2h = pd.DataFrame({"policy": ["x", "x"], "opponent": ["y", "z"], "games": [20, 20], "score": [0.7, 0.525],
                         "ci_low": [0.6, 0.45], "ci_high": [0.8, 0.6]})
-    lines = _glance(ratings, pairs, h2h)
+    lines = _glance(ratings, pairs, h2h, {"turn_cap": 300})
     assert lines[0] == "Strongest: x (Elo +120 [+60, +190]); weakest: z (Elo -120 [-190, -60]). Spread 240 Elo."
-    assert lines[1].startswith("x is rated highest, but its own pairing is not decided at 95 % against z (score 52.0%")
+    assert lines[1].startswith("x is rated highest, but its own pairing is not decided at 95 % against z (score 52.5%")
     assert lines[2].startswith("2 of 3 pairings are decided at 95 %")
     # the intervals reach 85 : 15 at most, beyond 55 : 45 and within 76 : 24 nowhere wholly
     assert lines[3] == ("How much skill matters is not settled by these games: the pairings' intervals reach 85 : 15; "
                         "more games narrow them.")
-    assert len(lines) == 4
+    # 1 of the 60 games had no winner: 1.7 %
+    assert lines[4] == ("1 of 60 games (1.7 %) had no winner (they hit the turn cap of 300 turns a hand or tied); "
+                        "each counts half a point for either side, which pulls the scores and ratings towards even.")
+    assert len(lines) == 5
     ratings.attrs["regularized"] = True
-    lines = _glance(ratings, pairs, h2h)
-    # the virtual draws set the spread of a clean sweep: the games bound it from below
-    assert lines[0].endswith("Spread at least 240 Elo.")
-    assert lines[4].startswith("A policy won (or lost) every game against the others")
+    lines = _glance(ratings, pairs, h2h, {"turn_cap": 300})
+    # the virtual draws set part of the spread, and x's own pairing with z does not show x ahead: no bound
+    assert lines[0].endswith("Spread 240 Elo, set partly by the virtual draw that keeps the ratings finite: not "
+                             "settled by 20 games a pairing, as x against z scores 52.5% [45.0%, 60.0%], which does "
+                             "not show x ahead.")
+    assert lines[5].startswith("A policy won (or lost) every game against the others")
+    assert not any("at least" in line for line in lines)
+    # where that pairing's interval excludes 50 %, its low end bounds the spread: 400 log10(.6 / .4) = 70.4 Elo
+    h2h["ci_low"] = [0.6, 0.6]
+    assert _glance(ratings, pairs, h2h, {})[0].endswith(
+        "Spread 240 Elo, set partly by the virtual draw that keeps the ratings finite; the games bound it from below: "
+        "x against z alone puts it at 70 Elo or more (the low end of its score's 95 % interval, 60.0%).")
 
 
 def test_tables_of_a_known_round_robin():
@@ -712,3 +724,120 @@ def test_the_rating_chart_draws_each_rating_with_its_interval():
     assert [tuple(seg[:, 0]) for seg in bars.get_segments()] == [(-220.0, -90.0), (100.0, 210.0)]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["random", "greedy"]
     assert tuple(ax.lines[-1].get_xdata()) == (0.0, 0.0) and ax.get_xlabel() == "Elo"  # the mean (or anchor) at 0
+
+
+# ------------------------------------------------------------------ what the report may claim
+def _glance_of(md: str) -> str:
+    return md.split("## At a glance")[1].split("## Skill matrix")[0]
+
+
+@pytest.mark.parametrize("games", [1, 3])
+def test_a_sweep_of_a_few_games_leaves_the_spread_unsettled(tmp_path, games):
+    from by_hand import wilson
+
+    tournament_command("stapop", "random,greedy", 2, games, 1, None, tmp_path / "t")
+    pair = pd.read_csv(tmp_path / "t" / "pairings.csv").iloc[0]
+    assert (pair.wins_a, pair.wins_b, pair.no_winner) == (0, games, 0)  # greedy won every game
+    # with the virtual draw greedy's strength is (games + 1/2) / (1/2) times random's: 400 log10 3 = 191 Elo
+    # for 1 game, 400 log10 7 = 338 for 3; Wilson's interval for games of games, [.207, 1] and [.438, 1],
+    # holds 50 %, so these games do not even show greedy ahead
+    spread = 400 * math.log10((games + 0.5) / 0.5)
+    low = wilson(games, games)[0]
+    glance = " ".join(_glance_of((tmp_path / "t" / "report.md").read_text()).split())
+    assert (f"Spread {spread:.0f} Elo, set partly by the virtual draw that keeps the ratings finite: not settled by "
+            f"{games} game{'s' if games > 1 else ''} a pairing, as greedy against random scores 100.0% "
+            f"[{100 * low:.1f}%, 100.0%], which does not show greedy ahead.") in glance
+    assert "at least" not in glance
+
+
+def test_a_sweep_bounds_the_spread_by_its_own_pairing_only():
+    # y wins all 10 games: with the virtual draw y is 10.5 / 0.5 = 21 times as strong, 400 log10 21 = 529 Elo;
+    # the games alone bound the spread by Wilson's low end for 10 of 10, 10 / (10 + z^2) = .7225, which is
+    # 400 log10(.7225 / .2775) = 166 Elo: far below the 529 the report once called "at least"
+    from by_hand import Z95
+
+    low = 10 / (10 + Z95 ** 2)
+    md = build_tournament_report(_result([[-1] * 10], policies=("x", "y")), bootstrap=0).to_markdown()
+    glance = " ".join(_glance_of(md).split())
+    assert (f"Spread {400 * math.log10(21):.0f} Elo, set partly by the virtual draw that keeps the ratings finite; "
+            f"the games bound it from below: y against x alone puts it at {400 * math.log10(low / (1 - low)):.0f} "
+            f"Elo or more (the low end of its score's 95 % interval, {100 * low:.1f}%).") in glance
+    assert "Spread 529 Elo" in glance and "166 Elo or more" in glance and "at least" not in glance
+
+
+def test_a_tournament_without_a_winner_has_no_scores_and_no_ratings(tmp_path, capsys):
+    out = tmp_path / "t"
+    (out).mkdir()
+    (out / "ratings.csv").write_text("an earlier run's\n")
+    res = tournament_command("stapop", "random,greedy,aggressive", 2, 4, 1, ["turn_cap=1"], out)
+    printed = capsys.readouterr()
+    assert (res.outcomes == 0).all()
+    # 3 pairings of 4 games: 12 games, none with a winner
+    assert ("warning: all 12 games hit the turn cap of 1 turn a hand or tied: none has a winner, so there are no "
+            "scores or ratings.") in " ".join(printed.err.split())
+    assert "no winner" in printed.out and "Bradley-Terry" not in printed.out and "[35" not in printed.out
+    pairs = pd.read_csv(out / "pairings.csv")
+    assert (pairs["no_winner"] == 4).all() and pairs[["score_a", "ci_low", "ci_high", "elo_diff"]].isna().all().all()
+    assert not (out / "ratings.csv").exists()
+    md = (out / "report.md").read_text()
+    glance = " ".join(_glance_of(md).split())
+    assert glance.startswith("No game had a winner (all 12 games hit the turn cap of 1 turn a hand or tied), so there "
+                             "are no scores and no ratings")
+    for claim in ("Strongest", "weakest", "Spread", "Elo", "Skill matters", "pairings are decided"):
+        assert claim not in glance, claim
+    assert "| random |  | no winner | no winner |" in md
+    ratings = md.split("## Ratings")[1].split("## Pairings")[0]
+    assert "No game had a winner" in ratings and "Bradley-Terry" not in ratings and "ratings.png" not in ratings
+    with pytest.raises(ValueError, match="no game had a winner \\(12 games"):
+        bradley_terry(res)
+
+
+def test_games_without_a_winner_are_counted_at_a_glance_and_in_a_warning(tmp_path, monkeypatch, capsys):
+    import etappe.analysis.tournament as T
+
+    # the first pairing has no winner in any of its 4 games, the others one win for A in 4
+    calls = iter([[0, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]])
+    monkeypatch.setattr(T, "play_pair", lambda run, start, count: np.array(next(calls), np.int8))
+    tournament_command("stapop", "random,greedy,aggressive", 2, 4, 1, ["turn_cap=50"], tmp_path / "t", bootstrap=0)
+    err = " ".join(capsys.readouterr().err.split())
+    # 4 + 3 + 3 = 10 of the 12 games without a winner
+    assert ("warning: 10 of 12 games hit the turn cap of 50 turns a hand or tied: no winner; each counts half a point "
+            "for either policy in the scores and ratings.") in err
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert ("10 of 12 games (83.3 %) had no winner (they hit the turn cap of 50 turns a hand or tied); each counts half "
+            "a point for either side, which pulls the scores and ratings towards even. 1 of 3 pairings had no game "
+            "with a winner: they have no score, and count in the ratings only as drawn.") in " ".join(_glance_of(md).split())
+    # random-greedy has no score; random-aggressive scores (1 + 3/2) / 4 = 62.5 %
+    assert "| random |  | no winner | 62.5 % [" in md
+    assert "A blank score: no game of that pairing had a winner" in md
+
+
+def test_a_pairing_without_a_winner_keeps_a_fisher_wide_interval():
+    # x-y: 20 games without a winner; x and y each beat z 15 times in 20. By symmetry theta_x = theta_y = a,
+    # theta_z = -2a with sigma(3a) = 3/4; information of the log-strengths, by hand: off the diagonal
+    # -20 p (1 - p), .25 for x-y and .1875 with z
+    r = _result([[0] * 20, [1] * 15 + [-1] * 5, [1] * 15 + [-1] * 5])
+    info = np.array([[8.75, -5.0, -3.75], [-5.0, 8.75, -3.75], [-3.75, -3.75, 7.5]])
+    se = np.sqrt(np.diag(np.linalg.pinv(info)))
+    boot = bradley_terry(r, bootstrap=30, seed=1).set_index("policy").loc[["x", "y", "z"]]
+    assert boot.attrs["interval"] == "bootstrap+fisher"
+    centre = np.array([1, 1, -2]) * math.log(3) / 3
+    assert boot["log_strength"].to_numpy() == pytest.approx(centre, abs=1e-8)
+    # the union holds the Fisher interval: x-y repeats itself in every resample and cannot show its spread
+    assert (boot["ci_low"].to_numpy() <= centre - 1.959964 * se + 1e-6).all()
+    assert (boot["ci_high"].to_numpy() >= centre + 1.959964 * se - 1e-6).all()
+
+
+@pytest.mark.parametrize("width", [50, 80])
+def test_the_printed_matrix_folds_long_policy_names_rather_than_cutting_them(monkeypatch, capsys, width):
+    from etappe.cli import tournament_cmds
+
+    r = _result([[1, -1, 0, 1], [1, 1, 1, -1], [-1, -1, -1, 1]],
+                policies=("greedy:attack=2.5,target_leader=1", "aggressive", "random"))
+    monkeypatch.setattr(tournament_cmds.console, "width", width)
+    tournament_cmds.print_tournament(r, bradley_terry(r))
+    out = capsys.readouterr().out
+    assert "…" not in out
+    # the first opponent's header, read down its column: the whole name, folded over lines
+    rows = [line.split("┃") for line in out.split("┡")[0].splitlines() if line.startswith("┃")]
+    assert "".join(row[2].strip() for row in rows) == "greedy:attack=2.5,target_leader=1"

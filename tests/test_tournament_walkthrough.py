@@ -381,21 +381,6 @@ def test_the_same_policy_spelled_twice_is_refused(tmp_path, pool):
     assert result.exit_code == 2 and "twice" in flat(result.stderr)
 
 
-def test_a_bootstrap_of_all_drawn_games_keeps_a_real_interval(tmp_path):
-    out = tmp_path / "t"
-    result = run("tournament", "stapop", "--policies", "random,greedy,builder", "--option", "turn_cap=5",
-                 "--games", 20, "--out", out)
-    assert result.exit_code == 0, result.stderr
-    assert (pd.read_csv(out / "pairings.csv")["no_winner"] == 20).all()
-    r = pd.read_csv(out / "ratings.csv")
-    # Fisher, worked out here: 3 policies, p = 1/2, 20 games a pairing: information 5 (3 I - 11'),
-    # whose pseudo-inverse gives Var(theta_i) = (2/3) / 15, se 0.211, a 95 % width of 2 x 72 Elo.
-    # Any honest interval is wider than half of that.
-    assert (r["elo_high"] - r["elo_low"] > ELO * Z * math.sqrt(2 / 3 / 15)).all()
-    # and it says why: the bootstrap's interval alone would be [+0, +0]
-    assert "the union of the bootstrap's and the Fisher ones" in flat(result.stdout)
-
-
 def test_a_single_bootstrap_resample_gives_no_broken_interval(tmp_path):
     out = tmp_path / "t"
     result = run("tournament", "millebornes", "--policies", "greedy,aggressive", "--games", 40, "--seed", 1,
