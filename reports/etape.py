@@ -320,6 +320,9 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         missing = sorted(set(range(n)) - set(seats))
         jok.text(f"{joker} is withheld from seat {', '.join(map(str, missing))} (rule options withhold_seat, "
                  "withhold_jokers): its rates count the seats that hold it.")
+    if holders and meta.get("options", {}).get("joker_refresh") == "stage":
+        jok.text("Every stage deals the jokers again (rule option joker_refresh=stage): a player may use each "
+                 "once a stage, so use_rate, uses per player and race, may exceed 1.")
     if holders:
         jok.table(s.joker_usage(), "Use and immediate effect (use_rate: per player and race; 95 % "
                                    "intervals clustered by race, as the players of a race share its deals)")

@@ -793,8 +793,10 @@ def test_the_caveat_says_what_each_policy_family_is_once():
 
 def test_the_report_says_what_its_rule_options_change(run):
     races, stages = E.simulate(4, 8, ["heuristic", "random"], 3, {"rotate_seats": False, "column_step": "free",
-                                                                 "withhold_seat": 1, "withhold_jokers": "crevaison"})
+                                                                 "withhold_seat": 1, "withhold_jokers": "crevaison",
+                                                                 "joker_refresh": "stage"})
     md = build_report(races, stages).to_markdown()
+    assert "a player may use each once a stage, so use_rate, uses per player and race, may exceed 1" in md
     assert ("seats keep their policies (rotate_seats=false), so the seats' win rates mix seat and policy: "
             "this tests both") in md
     assert "under column_step=free a column that jumps past values strands them" in md
@@ -803,7 +805,8 @@ def test_the_report_says_what_its_rule_options_change(run):
     # 4 players, seats rotating, one step at a time, every joker for every seat: none of those notes
     _, races, stages = run
     md = build_report(races, stages).to_markdown()
-    for note in ("rotate_seats=false", "column_step=free a column", "With 3 players", "is withheld from seat"):
+    for note in ("rotate_seats=false", "column_step=free a column", "With 3 players", "is withheld from seat",
+                 "joker_refresh=stage"):
         assert note not in md
 
 
