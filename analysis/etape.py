@@ -53,6 +53,8 @@ OPTIONS = {
     "self_crevaison_in_balai": (K.O_SELF_CREV_BALAI, True),
     "seat_order": (K.O_SEAT_ORDER, "from_picker"),  # "from_picker" | "from_seat_0"
     "gc_tie": (K.O_GC_TIE, "shared"),              # "shared" | "stage_places"
+    "joker_refresh": (K.O_JOKER_REFRESH, "race"),  # "race" | "stage"
+    "clm_direction": (K.O_CLM_DIRECTION, "both"),  # "both" | "up"
     "turn_cap": (K.O_TURN_CAP, 1000),
     "rotate_seats": (K.O_ROTATE, True),
     "jokers": (K.O_JOKERS, "crevaison,vitamine,braquet"),
@@ -68,7 +70,8 @@ OPTIONS = {
 CREVAISON_OPTIONS = ("crevaison_stack", "crevaison_anytime", "crevaison_carry", "self_crevaison_in_balai")
 OPTION_CHOICES = {"mode": ("sprint", "endurance"), "column_step": ("one", "free"),
             "extreme_start": ("in_play", "dealt"), "seat_order": ("from_picker", "from_seat_0"),
-            "gc_tie": ("shared", "stage_places")}
+            "gc_tie": ("shared", "stage_places"), "joker_refresh": ("race", "stage"),
+            "clm_direction": ("both", "up")}
 # Whole-number options: (lowest, highest). A value beyond them would
 # overflow the kernel's 64-bit numbers, or only make a stuck stage run longer.
 OPTION_RANGES = {
@@ -175,6 +178,9 @@ def resolve_options(options: dict | None) -> dict:
         if changed:
             raise ValueError(f"{', '.join(changed)} rule{'s' if len(changed) == 1 else ''} the Crevaison joker, "
                              f"which is not in the game (jokers={full['jokers']!r}); add crevaison to jokers")
+    if not full["jokers"] and full["joker_refresh"] != OPTIONS["joker_refresh"][1]:
+        raise ValueError(f"joker_refresh={full['joker_refresh']} rules the jokers, and none is in the game "
+                         "(jokers=''); add jokers")
     return full
 
 

@@ -87,7 +87,9 @@ O_BALAI_SECOND = 19      # Voiture balai: the one before
 O_SELF_CREV_BALAI = 20   # 1: Crevaison on oneself allowed in Voiture balai too
 O_SEAT_ORDER = 21        # 0: classification ties go in seat order from the picker, 1: from seat 0
 O_GC_TIE = 22            # 0: a GC tie on time is shared, 1: broken on stage places
-N_OPTIONS = 23
+O_JOKER_REFRESH = 23     # 0: each joker once per race, 1: the jokers are dealt again every stage
+O_CLM_DIRECTION = 24     # 0: Contre-la-montre columns grow up or down, 1: up only
+N_OPTIONS = 25
 
 # ---- policies
 POL_RANDOM, POL_HEURISTIC, POL_LOOKAHEAD = 0, 1, 2  # look-ahead: heuristic elsewhere
@@ -196,6 +198,15 @@ def stages_per_race(n, opts):
 
 # ---------------------------------------------------------------- rules
 @allocation_free
+def deal_jokers(st, opts):
+    """Every seat's jokers: those of the game, less any withheld from one seat."""
+    for s in range(st[S_N]):
+        st[S_JOKERS + s] = opts[O_JOKERS]
+        if s == opts[O_WITHHOLD_SEAT]:
+            st[S_JOKERS + s] &= ~opts[O_WITHHOLD_MASK]
+
+
+@allocation_free
 def init_race(st, n, opts):
     st[:] = 0
     st[S_N] = n
@@ -203,9 +214,7 @@ def init_race(st, n, opts):
     st[S_NSTAGES] = stages_per_race(n, opts)
     for s in range(n):
         st[S_STAGECARDS + s] = ALL_PROFILES
-        st[S_JOKERS + s] = opts[O_JOKERS]
-        if s == opts[O_WITHHOLD_SEAT]:
-            st[S_JOKERS + s] &= ~opts[O_WITHHOLD_MASK]
+    deal_jokers(st, opts)
 
 
 @allocating
@@ -251,6 +260,8 @@ def start_stage(st, opts, profile, start):
     st[S_START] = start
     st[S_NFIN] = 0
     st[S_LAID] = 0
+    if opts[O_JOKER_REFRESH] == 1:
+        deal_jokers(st, opts)
     for col in range(4):
         st[S_COLN + col] = 0
         st[S_LO + col] = 0
@@ -263,9 +274,18 @@ def start_stage(st, opts, profile, start):
 
 
 @allocation_free
+def directions(prof, opts):
+    """(up, down): may the columns of profile `prof` grow upwards, downwards?
+    The one place that says which way each profile goes."""
+    up = prof != DESCENTE
+    down = prof != MONTAGNE and not (prof == CLM and opts[O_CLM_DIRECTION] == 1)
+    return up, down
+
+
+@allocation_free
 def legal_mask(st, opts):
     """Every card that may be laid now, whoever holds it."""
-    prof = st[S_PROFILE]
+    up, down = directions(st[S_PROFILE], opts)
     vmin, vmax = st[S_VMIN], st[S_VMAX]
     free = opts[O_COLUMN_STEP] == 1
     m = np.int64(0)
@@ -274,11 +294,11 @@ def legal_mask(st, opts):
         if st[S_COLN + col] == 0:
             m |= bit(base + st[S_START])
             continue
-        if prof != DESCENTE:
+        if up:
             top = vmax if free else min(st[S_HI + col] + 1, vmax)
             for v in range(st[S_HI + col] + 1, top + 1):
                 m |= bit(base + v)
-        if prof != MONTAGNE:
+        if down:
             bottom = vmin if free else max(st[S_LO + col] - 1, vmin)
             for v in range(bottom, st[S_LO + col]):
                 m |= bit(base + v)
@@ -304,16 +324,16 @@ def lay(st, seat, card):
 def depth(st, opts, card):
     """Cards of the column to lay before `card` can go, plus one (NEVER if it can't)."""
     col, v = card // 12, card % 12 + 1
-    prof = st[S_PROFILE]
+    up, down = directions(st[S_PROFILE], opts)
     if st[S_COLN + col] == 0:
-        d = v - st[S_START] if prof != DESCENTE else st[S_START] - v
-        if prof == MONTAGNE or prof == DESCENTE:
-            return d + 1 if d >= 0 else NEVER
+        d = v - st[S_START]
+        if (d > 0 and not up) or (d < 0 and not down):
+            return NEVER
         return abs(d) + 1
     hi, lo = st[S_HI + col], st[S_LO + col]
-    if v > hi and prof != DESCENTE:
+    if v > hi and up:
         return 1 if opts[O_COLUMN_STEP] == 1 else v - hi
-    if v < lo and prof != MONTAGNE:
+    if v < lo and down:
         return 1 if opts[O_COLUMN_STEP] == 1 else lo - v
     return NEVER
 
@@ -347,10 +367,10 @@ def card_score(st, opts, seat, card, prm):
     col, v = card // 12, card % 12 + 1
     hand = st[S_HAND + seat]
     unseen = in_play(st) & ~hand & ~st[S_LAID]
-    prof = st[S_PROFILE]
     empty = st[S_COLN + col] == 0
-    up = prof != DESCENTE and (not empty and v > st[S_HI + col] or empty)
-    down = prof != MONTAGNE and (not empty and v < st[S_LO + col] or empty)
+    up, down = directions(st[S_PROFILE], opts)
+    up = up and (empty or v > st[S_HI + col])
+    down = down and (empty or v < st[S_LO + col])
     own = 0
     opened = 0
     base = col * 12 - 1
@@ -455,8 +475,10 @@ def choose_start(st, opts, seat, pid, prm, key):
 
 
 @allocation_free
-def last_stage(st):
-    return st[S_STAGE] == st[S_NSTAGES] - 1
+def jokers_lapse(st, opts):
+    """Are the jokers not used in this stage lost at its end? In the race's
+    last stage, and in every stage when they are dealt again each stage."""
+    return st[S_STAGE] == st[S_NSTAGES] - 1 or opts[O_JOKER_REFRESH] == 1
 
 
 @allocation_free
@@ -480,7 +502,7 @@ def choose_crevaison(st, opts, seat, on_turn, pid, prm, key):
         if u >= prm[P_JOKER_P]:
             return -1, key
         return random_card(targets, key)
-    limit = prm[P_CREV_CARDS] + (2 if last_stage(st) else 0)
+    limit = prm[P_CREV_CARDS] + (2 if jokers_lapse(st, opts) else 0)
     cards = popcount(st[S_HAND + on_turn])
     if st[S_SKIP + on_turn] > 0 or cards == 0:
         return -1, key
@@ -541,15 +563,15 @@ def choose_vitamine(st, opts, seat, pid, prm, key):
                 give, worst = c, bad
     if give < 0:
         return -1, -1, key  # every card can be laid now
-    if fewest <= prm[P_VITA_CARDS] or last_stage(st):
+    if fewest <= prm[P_VITA_CARDS] or jokers_lapse(st, opts):
         return target, give, key
     return -1, -1, key
 
 
 @allocation_free
-def run_length(st, hand):
+def run_length(st, opts, hand):
     """Cards of `hand` layable one after another now (Sevens steps)."""
-    prof = st[S_PROFILE]
+    up, down = directions(st[S_PROFILE], opts)
     total = 0
     for col in range(4):
         base = col * 12 - 1
@@ -560,12 +582,12 @@ def run_length(st, hand):
             hi = lo = st[S_START]
         else:
             hi, lo = st[S_HI + col], st[S_LO + col]
-        if prof != DESCENTE:
+        if up:
             v = hi + 1
             while v <= st[S_VMAX] and (hand >> (base + v)) & 1:
                 total += 1
                 v += 1
-        if prof != MONTAGNE:
+        if down:
             v = lo - 1
             while v >= st[S_VMIN] and (hand >> (base + v)) & 1:
                 total += 1
@@ -583,11 +605,11 @@ def choose_braquet(st, opts, seat, pid, prm, key):
         return False, key  # no use holding back / already free to lay many
     hand = st[S_HAND + seat]
     cards = popcount(hand)
-    run = run_length(st, hand)
+    run = run_length(st, opts, hand)
     if prof == PLAINE and cards == 2:
         return False, key  # the sprint does it for free
     finishes = run == cards and run >= 2
-    return run >= prm[P_BRAQ_MIN] or finishes or (last_stage(st) and run >= 2), key
+    return run >= prm[P_BRAQ_MIN] or finishes or (jokers_lapse(st, opts) and run >= 2), key
 
 
 # ---------------------------------------------------------------- play

@@ -199,6 +199,22 @@ def _cards(sec: Section, s: E.RunSummary) -> None:
                "etape_cards_left")
 
 
+def capped_text(capped: int, stages: int, cap: int) -> str:
+    """The warning at the head of Outcomes when the turn cap cut stages off:
+    every number after it counts those stages as they stood at the cut."""
+    hit = f"hit the turn cap of {counted(cap, 'turn')} (rule option turn_cap)"
+    if 2 * capped > stages:
+        head = (f"Every stage was cut off: all {stages} stages {hit}" if capped == stages else
+                f"Most stages were cut off: {capped} of {stages} ({percent(capped / stages)}%) {hit}")
+        return (f"{head}. They were timed on the cards left in hand then, not played to their end, so the win "
+                "rates and every table below measure the cap more than the game; raise turn_cap to play the "
+                "stages out.")
+    was, it, its = ("was", "it", "its") if capped == 1 else ("were", "they", "their")
+    return (f"{capped} of {counted(stages, 'stage')} ({percent(capped / stages)}%) {hit} and {was} cut off: "
+            f"{it} {was} timed on the cards left in hand then, not played to {its} end, and the tables below "
+            f"count {'it' if capped == 1 else 'them'} so (Anomalies).")
+
+
 def _printed_wins(rates: pd.DataFrame) -> pd.DataFrame:
     """A win_rates table for print: wins (sums of 1/k shares) as E.wins_text."""
     return rates.assign(wins=rates["wins"].map(E.wins_text))
@@ -244,6 +260,8 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
               "simulate(..., first_race=r, races=1).")
 
     out = rep.section("Outcomes")
+    if s.capped:  # said first: the rates below count those stages as cut off
+        out.text(capped_text(s.capped, s.stages, meta.get("options", {}).get("turn_cap", E.OPTIONS["turn_cap"][1])))
     by_policy = s.win_rates("policy")
     by_seat = s.win_rates("seat")
     if len(set(meta["policies"])) > 1:
@@ -320,6 +338,9 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         missing = sorted(set(range(n)) - set(seats))
         jok.text(f"{joker} is withheld from seat {', '.join(map(str, missing))} (rule options withhold_seat, "
                  "withhold_jokers): its rates count the seats that hold it.")
+    if holders and meta.get("options", {}).get("joker_refresh") == "stage":
+        jok.text("Every stage deals the jokers again (rule option joker_refresh=stage): a player may use each "
+                 "once a stage, so use_rate, uses per player and race, may exceed 1.")
     if holders:
         jok.table(s.joker_usage(), "Use and immediate effect (use_rate: per player and race; 95 % "
                                    "intervals clustered by race, as the players of a race share its deals)")

@@ -18,7 +18,7 @@ from etappe.analysis import etape as E  # noqa: E402
 from etappe.analysis.runio import read_metadata, write_parquet  # noqa: E402
 from etappe.analysis.stats import Z95, IntHistogram  # noqa: E402
 from etappe.cli import etape as C  # noqa: E402
-from etappe.reports.etape import build_report  # noqa: E402
+from etappe.reports.etape import build_report, capped_text  # noqa: E402
 
 POLICIES = ["heuristic", "random", "blocker", "lookahead:playouts=8"]
 
@@ -793,8 +793,10 @@ def test_the_caveat_says_what_each_policy_family_is_once():
 
 def test_the_report_says_what_its_rule_options_change(run):
     races, stages = E.simulate(4, 8, ["heuristic", "random"], 3, {"rotate_seats": False, "column_step": "free",
-                                                                 "withhold_seat": 1, "withhold_jokers": "crevaison"})
+                                                                 "withhold_seat": 1, "withhold_jokers": "crevaison",
+                                                                 "joker_refresh": "stage"})
     md = build_report(races, stages).to_markdown()
+    assert "a player may use each once a stage, so use_rate, uses per player and race, may exceed 1" in md
     assert ("seats keep their policies (rotate_seats=false), so the seats' win rates mix seat and policy: "
             "this tests both") in md
     assert "under column_step=free a column that jumps past values strands them" in md
@@ -803,8 +805,38 @@ def test_the_report_says_what_its_rule_options_change(run):
     # 4 players, seats rotating, one step at a time, every joker for every seat: none of those notes
     _, races, stages = run
     md = build_report(races, stages).to_markdown()
-    for note in ("rotate_seats=false", "column_step=free a column", "With 3 players", "is withheld from seat"):
+    for note in ("rotate_seats=false", "column_step=free a column", "With 3 players", "is withheld from seat",
+                 "joker_refresh=stage"):
         assert note not in md
+
+
+def test_outcomes_open_with_the_stages_the_turn_cap_cut_off(run):
+    # turn_cap=1: a stage ends after the picker's turn, so it is cut off unless the picker emptied its hand
+    races, stages = E.simulate(4, 20, ["heuristic", "random"], 1, {"turn_cap": 1})
+    capped = int(stages["capped"].sum())
+    assert capped == ((stages["turns"] == 1) & (stages["winner"] != stages["picker"])).sum() > 40
+    md = build_report(races, stages).to_markdown()
+    outcomes = md[md.index("## Outcomes\n"):md.index("## Skill matrix\n")]
+    assert outcomes.split("\n\n")[1] == capped_text(capped, 80, 1)  # first, before the win rates
+    assert "stages cut off by the turn cap | %d | 80 |" % capped in md  # and still under Anomalies
+    # a run the cap never cut says nothing of it
+    _, races, stages = run
+    md = build_report(races, stages).to_markdown()
+    assert "turn cap of" not in md[md.index("## Outcomes\n"):md.index("## Skill matrix\n")]
+
+
+def test_the_turn_cap_line_is_stronger_when_most_stages_were_cut_off():
+    assert capped_text(1, 400, 30) == (
+        "1 of 400 stages (0.2%) hit the turn cap of 30 turns (rule option turn_cap) and was cut off: it was timed "
+        "on the cards left in hand then, not played to its end, and the tables below count it so (Anomalies).")
+    assert capped_text(200, 400, 30).startswith("200 of 400 stages (50.0%) hit the turn cap of 30 turns (rule "
+                                               "option turn_cap) and were cut off: they were timed")
+    most = "; raise turn_cap to play the stages out."
+    assert capped_text(201, 400, 30).startswith("Most stages were cut off: 201 of 400 (50.2%) hit the turn cap of "
+                                               "30 turns") and capped_text(201, 400, 30).endswith(most)
+    assert capped_text(80, 80, 1).startswith("Every stage was cut off: all 80 stages hit the turn cap of 1 turn "
+                                             "(rule option turn_cap). They were timed on the cards left in hand "
+                                             "then, not played to their end, so the win rates")
 
 
 def test_a_stages_file_of_another_run_is_refused_naming_what_differs(run, tmp_path):

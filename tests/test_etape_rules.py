@@ -2,6 +2,8 @@
 
 Each test builds a position by hand, plays one kernel step and checks the
 effect the rules page prescribes."""
+import re
+
 import numpy as np
 import pytest
 
@@ -32,10 +34,10 @@ def position(n=4, profile=K.MONTAGNE, hands=(), start=None, options=None, jokers
     K.init_race(st, n, opts)
     for s, hand in enumerate(hands):
         st[K.S_HAND + s] = mask(*hand)
-    if jokers is not None:
+    K.start_stage(st, opts, profile, K.profile_start(st, opts, profile) if start is None else start)
+    if jokers is not None:  # after the stage start, which deals them again under joker_refresh=stage
         for s in range(n):
             st[K.S_JOKERS + s] = jokers[s] if s < len(jokers) else 0
-    K.start_stage(st, opts, profile, K.profile_start(st, opts, profile) if start is None else start)
     return st, opts
 
 
@@ -151,6 +153,17 @@ def test_tie_options_refuse_other_values(name, value, known):
         E.simulate(players=4, races=1, options={name: value})
 
 
+@pytest.mark.parametrize("options, message", [
+    ({"joker_refresh": "match"}, "etape rule option joker_refresh: 'match' is not one of race, stage"),
+    ({"clm_direction": "down"}, "etape rule option clm_direction: 'down' is not one of both, up"),
+    # like the Crevaison options without the Crevaison: a rule of nothing in the game is refused, not ignored
+    ({"jokers": "", "joker_refresh": "stage"}, "joker_refresh=stage rules the jokers, and none is in the game")])
+def test_joker_refresh_and_clm_direction_refuse_what_they_cannot_mean(options, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        E.simulate(players=4, races=1, options=options)
+    assert E.resolve_options({"jokers": "", "joker_refresh": "race"})["joker_refresh"] == "race"
+
+
 def test_switch_options_typed_as_text_mean_true_and_false():
     # `--option blocked_winner=true` reaches the game as the text "true".
     default, on = E.option_vector({}), E.option_vector({"blocked_winner": True})
@@ -199,6 +212,50 @@ def test_contre_la_montre_columns_start_at_the_named_value():
     assert legal(st, opts) == [card(c, 9) for c in range(4)]
     lay_all(st, 0, card(RED, 9))
     assert [c for c in legal(st, opts) if c // 12 == RED] == [card(RED, 8), card(RED, 10)]
+
+
+@pytest.mark.parametrize("options, up_only", [({}, False), ({"clm_direction": "both"}, False),
+                                              ({"clm_direction": "up"}, True)])
+def test_option_clm_direction(options, up_only):
+    # "Contre la montre : le joueur qui choisit l'étape définit la valeur de
+    # départ" names no direction, where "Montagne : colonnes croissantes",
+    # "Descente : colonnes décroissantes" and "Plaine : on peut monter ou
+    # descendre" do. both (the rules page): up or down as in Plaine; up: only
+    # upwards from the start named, as a Montagne column.
+    st, opts = position(4, K.CLM, start=9, options=options)
+    assert legal(st, opts) == [card(c, 9) for c in range(4)]
+    lay_all(st, 0, card(RED, 9))
+    reds = [card(RED, 10)] if up_only else [card(RED, 8), card(RED, 10)]
+    assert [c for c in legal(st, opts) if c // 12 == RED] == reds
+    # a value below the start can never go under up (no column will reach it)
+    assert K.depth(st, opts, card(BLUE, 8)) == (K.NEVER if up_only else 2)
+    # the option rules Contre-la-montre only: Plaine still goes both ways, Montagne and Descente one way
+    for profile, start, after in ((K.PLAINE, 6, [5, 7]), (K.MONTAGNE, 3, [4]), (K.DESCENTE, 10, [9])):
+        st, opts = position(4, profile, options=options)
+        lay_all(st, 0, card(RED, start))
+        assert [c for c in legal(st, opts) if c // 12 == RED] == [card(RED, v) for v in after]
+
+
+@pytest.mark.parametrize("options, up_only", [({}, False), ({"clm_direction": "up"}, True)])
+def test_contre_la_montre_start_lets_the_picker_lay_its_hand_in_one_turn(options, up_only):
+    # "Chacun peut poser autant de cartes qu'il veut à son tour", each card
+    # legal when laid. The picker holds the 8s and 9s of every colour: from a
+    # start of 8 it lays 8 then 9 in each column; from 9, 9 then 8, but only
+    # when columns may grow down. The heuristic names a start that empties
+    # its hand on the first turn (under up: 8, the 9 would leave its 8s dead).
+    hand = [card(c, v) for c in range(4) for v in (8, 9)]
+    rest = [[card(RED, 3), card(RED, 4)], [card(BLUE, 3)], [card(GREEN, 3)]]
+    st, opts = position(4, K.CLM, [hand] + rest, jokers=[0] * 4, options=options)
+    _, prm = policies(4)
+    start = int(K.choose_start(st, opts, 0, K.POL_HEURISTIC, prm[0], np.uint64(1))[0])
+    assert start == 8 if up_only else start in (8, 9)
+    st[K.S_START] = start
+    rec = turn(st, opts, 0)
+    assert st[K.S_HAND] == 0 and field(rec, K.F_LAID, 0) == 8 and K.stage_status(st, opts) == 1
+    # named 9, the same hand lays only its four 9s under up
+    st, opts = position(4, K.CLM, [hand] + rest, start=9, jokers=[0] * 4, options=options)
+    turn(st, opts, 0)
+    assert cards_of(st[K.S_HAND]) == ([card(c, 8) for c in range(4)] if up_only else [])
 
 
 def test_voiture_balai_columns_are_plaine_columns():
@@ -814,6 +871,66 @@ def test_option_withhold_denies_the_jokers_to_that_seat_only(seat):
     st, _ = position(4, options={"withhold_seat": seat, "withhold_jokers": "vitamine,braquet"})
     every = K.J_CREVAISON | K.J_VITAMINE | K.J_BRAQUET
     assert list(st[K.S_JOKERS:K.S_JOKERS + 4]) == [K.J_CREVAISON if s == seat else every for s in range(4)]
+
+
+@pytest.mark.parametrize("options, again", [({}, False), ({"joker_refresh": "race"}, False),
+                                            ({"joker_refresh": "stage"}, True)])
+def test_option_joker_refresh(options, again):
+    # "LES JOKERS (une seule utilisation chacun)": once per race (the rules
+    # page, the default), or once per stage, the set-up's 8 cards, 3 jokers
+    # and 5 stage cards being dealt again with every stage's new hand. Every
+    # seat holds the Crevaison only. Stage 1: seat 3, on turn, can lay its
+    # last card; seat 0, first in the window after it, punctures it.
+    st, opts = position(4, K.MONTAGNE, [[card(RED, 9)], [card(RED, 10)], [card(BLUE, 10)], [card(GREEN, 3)]],
+                        options={"jokers": "crevaison", **options})
+    rec = turn(st, opts, 3)
+    assert field(rec, K.F_CREV, 0) == 3 and field(rec, K.F_SKIPPED, 3) == 1
+    assert list(st[K.S_JOKERS:K.S_JOKERS + 4]) == [0] + [K.J_CREVAISON] * 3
+    # Stage 2, the same position: seat 0 punctures again only if the stage gave its Crevaison back;
+    # otherwise seat 1, next in the window, does.
+    K.start_stage(st, opts, K.PLAINE, 6)
+    for s, hand in enumerate([[card(RED, 9)], [card(RED, 10)], [card(BLUE, 10)], [card(GREEN, 6)]]):
+        st[K.S_HAND + s] = mask(*hand)
+    assert st[K.S_JOKERS] == (K.J_CREVAISON if again else 0)
+    rec = turn(st, opts, 3)
+    assert field(rec, K.F_CREV, 0) == (3 if again else -1) and field(rec, K.F_CREV, 1) == (-1 if again else 3)
+    assert field(rec, K.F_SKIPPED, 3) == 1 and cards_of(st[K.S_HAND + 3]) == [card(GREEN, 6)]
+
+
+@pytest.mark.parametrize("options, relaxed", [({}, False), ({"joker_refresh": "stage"}, True)])
+def test_heuristic_spends_jokers_more_freely_where_they_lapse_with_the_stage(options, relaxed):
+    # docs/etape.md, Policies: the heuristic punctures an opponent on turn who holds <= crev_cards (2)
+    # cards, two more where unused jokers lapse at the stage end: the race's last stage, and every
+    # stage under joker_refresh=stage. Stage 1 of 4; seat 1, on turn, holds 4 cards.
+    st, opts = position(4, K.MONTAGNE, [[card(RED, 9)], [card(GREEN, 3), card(GREEN, 4), card(BLUE, 8), card(RED, 8)]],
+                        jokers=[K.J_CREVAISON, 0, 0, 0], options=options)
+    assert st[K.S_STAGE] < st[K.S_NSTAGES] - 1
+    _, prm = policies(4)
+    target = K.choose_crevaison(st, opts, 0, 1, K.POL_HEURISTIC, prm[0], np.uint64(1))[0]
+    assert target == (1 if relaxed else -1)
+    st[K.S_STAGE] = st[K.S_NSTAGES] - 1  # the last stage: relaxed under both
+    assert K.choose_crevaison(st, opts, 0, 1, K.POL_HEURISTIC, prm[0], np.uint64(1))[0] == 1
+
+
+def test_option_joker_refresh_keeps_the_withheld_jokers_withheld():
+    # Every stage starts with the jokers of the game again, less those withheld from withhold_seat.
+    st, opts = position(4, options={"joker_refresh": "stage", "withhold_seat": 1, "withhold_jokers": "vitamine"})
+    st[K.S_JOKERS:K.S_JOKERS + 4] = 0  # all spent in the first stage
+    K.start_stage(st, opts, K.PLAINE, 6)
+    every = K.J_CREVAISON | K.J_VITAMINE | K.J_BRAQUET
+    assert list(st[K.S_JOKERS:K.S_JOKERS + 4]) == [every, every & ~K.J_VITAMINE, every, every]
+
+
+@pytest.mark.parametrize("refresh", ["race", "stage"])
+def test_option_joker_refresh_under_play(refresh):
+    # Players who use a joker at every chance: the Crevaison goes in the
+    # window before each stage's first turn, every holder in turn, so each
+    # seat uses it once a race (race) or in every stage (stage).
+    _, stages = E.simulate(players=4, races=3, policies=["random:joker_p=1"], seed=6,
+                           options={"joker_refresh": refresh, "mode": "endurance", "endurance_stages": 2})
+    used = (stages[[f"crev_{s}" for s in range(4)]].to_numpy() >= 0).reshape(3, 8, 4)  # races, stages, seats
+    assert (used.sum(axis=1) == (1 if refresh == "race" else 8)).all()
+    assert used[:, 0].all()
 
 
 @pytest.mark.parametrize("jokers, dealt", [

@@ -33,7 +33,8 @@ JOKER_FIELDS = {"crevaison": "crev", "vitamine": "vita", "braquet": "braq"}
 SWITCHES = ("pick_after_deal", "sprint_in_balai", "blocked_winner", "crevaison_stack", "crevaison_anytime",
             "crevaison_carry", "self_crevaison_in_balai", "rotate_seats")
 CHOICES = {"mode": ("sprint", "endurance"), "column_step": ("one", "free"), "extreme_start": ("in_play", "dealt"),
-           "seat_order": ("from_picker", "from_seat_0"), "gc_tie": ("shared", "stage_places")}
+           "seat_order": ("from_picker", "from_seat_0"), "gc_tie": ("shared", "stage_places"),
+           "joker_refresh": ("race", "stage"), "clm_direction": ("both", "up")}
 FALSE = ("false", "off", "0")  # a switch set off, however written
 # docs/etape.md: options that rule the Crevaison joker, refused off their defaults without it in the game
 CREVAISON_OPTIONS = ("crevaison_stack", "crevaison_anytime", "crevaison_carry", "self_crevaison_in_balai")
@@ -116,6 +117,8 @@ def etape_runs(draw):
     if refusal is None and "crevaison" not in options.get("jokers", "crevaison") and crevaison_rules:
         # docs: the Crevaison options mean nothing without the joker in the game (option jokers)
         refusal = ", ".join(f"{name}=false" for name in crevaison_rules) + " rule"
+    if refusal is None and options.get("jokers") == "" and options.get("joker_refresh") == "stage":
+        refusal = "joker_refresh=stage rules the jokers, and none is in the game"  # docs: as the Crevaison options
     return players, policies, options, refusal
 
 
@@ -123,9 +126,10 @@ def _secs(cards, options) -> int:
     return sum(options["low_card_seconds"] if c % 12 < 6 else options["high_card_seconds"] for c in cards)
 
 
-def _legal(row, colour, vmin, vmax, free) -> set[int]:
+def _legal(row, colour, vmin, vmax, free, up_only) -> set[int]:
     """Cards of `colour` that may be laid on its column (the rules page; with
-    column_step=free any value beyond an end, docs/etape.md)."""
+    column_step=free any value beyond an end, with clm_direction=up
+    Contre-la-montre upwards only, docs/etape.md)."""
     profile = row["profile"]
     if row[f"coln_{colour}"] == 0:
         values = {row["start"]}
@@ -134,7 +138,7 @@ def _legal(row, colour, vmin, vmax, free) -> set[int]:
         values = set()
         if profile != "descente":
             values |= set(range(hi + 1, (vmax if free else min(hi + 1, vmax)) + 1))
-        if profile != "montagne":
+        if profile != "montagne" and not (profile == "contre_la_montre" and up_only):
             values |= set(range(vmin if free else max(lo - 1, vmin), lo))
     return {colour * 12 + v - 1 for v in values}
 
@@ -176,6 +180,7 @@ def check_stage(row, n, options):
         assert (values[0], values[-1]) == (lo, hi) and start in values
         assert profile != "montagne" or lo == start
         assert profile != "descente" or hi == start
+        assert profile != "contre_la_montre" or options["clm_direction"] == "both" or lo == start
         assert free or values == list(range(lo, hi + 1))
     # How the stage ended.
     held = set().union(*left)
@@ -187,7 +192,8 @@ def check_stage(row, n, options):
     if row["capped"]:
         assert row["turns"] == options["turn_cap"] and held
     if row["blocked"]:
-        legal = set().union(*(_legal(row, c, vmin, vmax, free) for c in range(4)))
+        up_only = options["clm_direction"] == "up"
+        legal = set().union(*(_legal(row, c, vmin, vmax, free, up_only) for c in range(4)))
         assert held and not held & legal
     if profile == "voiture_balai":
         assert row["capped"] or row["blocked"] or not held
@@ -258,9 +264,10 @@ def check_run(races, stages, players, policies, options):
             assert len(set(picked)) == len(picked) == k  # each stage card once
             slot = (s + race["race"]) % n if full["rotate_seats"] else s
             assert race[f"slot_{s}"] == slot and all(r[f"slot_{s}"] == slot for r in rows)
-            for joker, field in JOKER_FIELDS.items():
-                used = sum(r[f"{field}_{s}"] >= 0 for r in rows)
-                assert used <= (s in holders[joker]), (joker, s)
+            for joker, field in JOKER_FIELDS.items():  # once a race, or once a stage under joker_refresh=stage
+                used = [r[f"{field}_{s}"] >= 0 for r in rows]
+                per_stage = full["joker_refresh"] == "stage"
+                assert (max(used) if per_stage else sum(used)) <= (s in holders[joker]), (joker, s)
             # a skip is served only for a Crevaison aimed earlier (this stage, or an earlier one under carry)
             aimed = np.array([sum(r[f"crev_{u}"] == s for u in range(n)) for r in rows])
             skipped = np.array([r[f"skipped_{s}"] for r in rows])
