@@ -274,14 +274,14 @@ class _RunningSummary:
         """The tables and a last line; startup: seconds to compile or load the
         kernels, None when no game was played now."""
         decided = self.games - self.no_winner
-        table = Table(*folding("seat", "side", "policy", "wins", "win rate", "95 % interval"),
+        table = Table(*folding("seat", "side", "policy", "wins"), *rate_columns(),
                       title=f"summary (win rates among the {counted(decided, 'game')} with a winner)")
         for p in range(self.run.players):
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
                           else "rotated", str(self.wins[p]), *_rate_cells(*_wilson(int(self.wins[p]), decided)))
         console.print(table)
         if len(self.run.distinct) > 1:
-            by_policy = Table(*folding("policy", "side-games", "won", "win rate", "95 % interval"),
+            by_policy = Table(*folding("policy", "side-games", "won"), *rate_columns(),
                               title="by policy (games with a winner, once for each side the policy plays)")
             rates = policy_rate_columns(self.policy_wins, self.policy_side_games, self.policy_games)
             for k, spec in enumerate(self.run.distinct):
@@ -320,6 +320,12 @@ def warn_no_winner(cut: int, games: int, why: str, none_then: str, some_then: st
                           "other cards, a long one a higher -o turn_cap.", highlight=False)
     elif cut:
         err_console.print(f"warning: {cut} of {counted(games, 'game')} {why}: no winner; {some_then}.", highlight=False)
+
+
+def rate_columns() -> tuple[Column, Column]:
+    """A win rate and its interval as columns that a narrow terminal wraps, never cuts to '0.…', nor splits
+    a rate across lines."""
+    return Column("win rate", min_width=5, overflow="fold"), Column("95 % interval", min_width=5, overflow="fold")
 
 
 def _wilson(wins: int, n: int) -> tuple[float, float, float]:

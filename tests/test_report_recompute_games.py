@@ -76,8 +76,8 @@ def paired(a, b, bounded=False):
     d = a[ok] - b[ok]
     n, m, sd = len(d), d.mean(), d.std(ddof=1)
     out = dict(n=n, diff=m, sd=sd, mean_a=a[ok].mean(), mean_b=b[ok].mean())
-    if sd < 1e-12:  # every difference the same: sign test, or nothing to test
-        return dict(out, lo=m, hi=m, p=float("nan") if abs(m) < 1e-12 else min(1.0, 2 / 2**n))
+    if sd < 1e-12:  # every difference the same: sign test, or nothing to test; no spread, so no interval
+        return dict(out, lo=float("nan"), hi=float("nan"), p=float("nan") if abs(m) < 1e-12 else min(1.0, 2 / 2**n))
     half = st.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
     lo, hi = m - half, m + half
     if bounded:
@@ -575,7 +575,9 @@ def test_etape_withheld_jokers_and_stage_place_ties(etape_odd):
 def _every_metric(md):
     rows = {}
     for label, row in table(md_tables(md), "Paired differences").set_index("metric").iterrows():
-        m = re.fullmatch(r"([+-][\d.e+-]+) \[([\d.e+-]+), ([\d.e+-]+)\]", row["A - B [95 % interval]"])
+        cell = row["A - B [95 % interval]"]
+        m = (re.fullmatch(r"([+-][\d.e+-]+) \[([\d.e+-]+), ([\d.e+-]+)\]", cell)
+             or re.fullmatch(rf"([+-][\d.e+-]+) \(the same in all {row['n']} pairs: no interval\)()()", cell))
         rows[label] = dict(row, diff=m.group(1), lo=m.group(2), hi=m.group(3))
     return rows
 
@@ -590,7 +592,10 @@ def _check_comparison(md, mine):
         assert row["n"] == str(r["n"]), label
         assert printed(row["mean_a"], r["mean_a"]) and printed(row["mean_b"], r["mean_b"]), (label, row, r)
         assert row["diff"] == (f"{r['diff']:+.4g}" if r["diff"] != 0 else "+0"), (label, row["diff"], r["diff"])
-        assert printed(row["lo"], r["lo"]) and printed(row["hi"], r["hi"]), (label, row, r)
+        if math.isnan(r["lo"]):  # the same difference in every pair: no interval
+            assert row["lo"] == row["hi"] == "", (label, row, r)
+        else:
+            assert printed(row["lo"], r["lo"]) and printed(row["hi"], r["hi"]), (label, row, r)
         if label in adjusted:
             assert printed(row["p_value"], r["p"]) and printed(row["p_holm"], adjusted[label]), (label, row, r)
             assert row["reject"] == str(bool(adjusted[label] < 0.05))
