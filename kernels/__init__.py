@@ -17,7 +17,8 @@ from pathlib import Path
 import numba
 
 
-def _writable(folder: Path) -> bool:
+def can_write(folder: Path) -> bool:
+    """Make `folder` if need be and check that a file can be written in it."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
@@ -46,7 +47,7 @@ def _cache_dir() -> str:
     base = Path(os.environ.get("ETAPPE_CACHE_DIR")
                 or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "etappe")
     keyed = f"numba-{numba.__version__}-{digest.hexdigest()[:12]}"
-    if _writable(base / keyed):
+    if can_write(base / keyed):
         return str(base / keyed)
     # Numba's own fallbacks are the package's folder (read-only in a shared
     # install, and left behind by pip uninstall) and ~/.cache; with neither
@@ -57,7 +58,7 @@ def _cache_dir() -> str:
         # Numba reads its cache index with pickle: a folder of that name that another user made (or may
         # write in) could hand us their code, so this session compiles into a fresh folder of its own
         instead = Path(tempfile.mkdtemp(prefix=f"etappe-{user}-"))
-    if not _writable(instead / keyed):
+    if not can_write(instead / keyed):
         raise RuntimeError(f"etappe: no folder to keep compiled kernels in: neither {base} nor {instead} can be "
                            "written; set ETAPPE_CACHE_DIR to a folder that can")
     print(f"etappe: {base} cannot be written; compiled kernels are kept in {instead} (ETAPPE_CACHE_DIR "

@@ -320,7 +320,8 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
            "and can be much too narrow: in one measured Mille Bornes pool a rating's true sd was 1.8 times "
            "its Fisher se.")
     cav = rep.section("Caveat")
-    cav.text("Bots are not people. These ratings hold for this pool of policies only: "
+    cav.text(f"Bots are not people. {'These ratings hold' if decided else 'Scores and ratings, where there are some, hold'} "
+             "for this pool of policies only: "
              + ", ".join(result.policies) + ". Ratings are relative to the pool (adding or removing a policy "
              "moves them), and a policy that beats the pool may lose to a human or to a policy not in it.")
     if meta.get("reconstructed"):

@@ -138,3 +138,22 @@ def test_progress_curves_draw_each_groups_mean_with_its_interval():
     interval = ax.collections[1].get_paths()[0].vertices
     assert interval[:, 1].min() == 1.5 and interval[:, 1].max() == 4.5
     assert ax.get_ylabel() == "mean distance" and ax.get_xlabel() == "round (one turn per player)"
+
+
+def test_matplotlib_gets_a_folder_it_can_write(tmp_path):
+    # Without a config folder it can write (a shared install's user with no home of their own), matplotlib
+    # warned on every report and built its font cache anew each time; it gets one beside the kernel cache
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "a_file").write_text("")  # a folder inside a file cannot be made, not even by root
+    env = {k: v for k, v in os.environ.items() if k != "MPLCONFIGDIR"}
+    env |= {"XDG_CONFIG_HOME": str(tmp_path / "a_file" / "config"), "ETAPPE_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", "import etappe.reports.plots, matplotlib, numba; "
+                           "print(matplotlib.get_configdir()); print(numba.config.CACHE_DIR)"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    config, cache = done.stdout.split()
+    assert config == str(Path(cache) / "matplotlib") and "matplotlib" not in done.stderr.lower()

@@ -788,6 +788,7 @@ def test_a_tournament_without_a_winner_has_no_scores_and_no_ratings(tmp_path, ca
     assert "| random |  | no winner | no winner |" in md
     ratings = md.split("## Ratings")[1].split("## Pairings")[0]
     assert "No game had a winner" in ratings and "Bradley-Terry" not in ratings and "ratings.png" not in ratings
+    assert "These ratings hold" not in md.split("## Caveat")[1]  # there are none
     with pytest.raises(ValueError, match="no game had a winner \\(12 games"):
         bradley_terry(res)
 
