@@ -134,13 +134,17 @@ def set_threads(threads: int | None) -> None:
     numba.set_num_threads(threads)
 
 
-def writable_folder(path: Path, what: str = "--out") -> None:
+def writable_folder(path: Path, what: str = "--out", report: bool = True) -> None:
     """Fail before any work is done if `path` cannot be a folder we write in.
     Nothing is created here (a command refused later leaves no empty
     folder): the folder, or the nearest folder above it that exists, must
-    be writable; writing creates the rest."""
+    be writable; writing creates the rest. A `report` folder named like a
+    report file (my.html) is refused: it would be a folder of that name."""
     if path.exists() and not path.is_dir():
         fail(f"{what} {path}: exists and is not a folder")
+    if report and not path.exists() and path.suffix.lower() in (".html", ".htm", ".md"):
+        fail(f"{what} {path}: is the folder the report is written in (report.html, report.md and its figures); "
+             f"give a folder name, e.g. {path.with_suffix('')}")
     existing = path
     while not existing.exists():
         existing = existing.parent
@@ -175,7 +179,7 @@ def writable_run_file(path: Path, what: str = "--out") -> None:
     problem = run_file_name_problem(path)
     if problem:
         fail(f"{what} {path}: {problem}")
-    writable_folder(path.parent, what)
+    writable_folder(path.parent, what, report=False)
 
 
 def check_policy_list(value: str | None) -> str | None:

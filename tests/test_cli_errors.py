@@ -246,6 +246,11 @@ def test_an_out_folder_that_cannot_be_made_is_refused_before_the_work(args, tmp_
     said = " ".join(result.stderr.split())
     assert "--out /proc/etappe-out: cannot make this folder (No such file or directory)" in said
     assert "Errno" not in said
+    # a report's folder named like a report file was made as a folder of that name, holding report.html
+    result = run(*args, "--out", tmp_path / "mine.html")
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and f"--out {tmp_path / 'mine.html'}: is the folder the report is written in" in said
+    assert f"give a folder name, e.g. {tmp_path / 'mine'}" in said and not (tmp_path / "mine.html").exists()
 
 
 
