@@ -42,10 +42,14 @@ def print_file_text(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
-def folding(*headers: str) -> list[Column]:
+def folding(*headers: str, min_width: int | None = None) -> list[Column]:
     """Table columns that a narrow terminal wraps, never cuts: a count cut
-    to "10…" is unreadable, and so is a policy's name with its parameters."""
-    return [Column(header, overflow="fold") for header in headers]
+    to "10…" is unreadable, and so is a policy's name with its parameters.
+    `min_width`: what one line must hold (RATE_WIDTH: a rate such as 0.123)."""
+    return [Column(header, overflow="fold", min_width=min_width) for header in headers]
+
+
+RATE_WIDTH = 5  # a win rate or an interval bound, "0.123", is never split across lines
 
 
 def print_error(message: str) -> None:
@@ -443,14 +447,15 @@ def print_seat_summary(winners, players: int, games: int, undecided: str, extra:
         return [f"{wins / (decided * seats):.3f}", f"{low / seats:.3f} - {high / seats:.3f}"]
 
     named = ["policy"] if policies else []
-    table = Table(*folding("seat", *named, "wins", "win rate", "95 % interval"),
+    table = Table(*folding("seat", *named, "wins"), *folding("win rate", "95 % interval", min_width=RATE_WIDTH),
                   title=f"summary (among the {counted(decided, 'decided game')})")
     for seat in range(players):
         wins = int((winners == seat).sum())
         table.add_row(str(seat), *([policies[seat]] if policies else []), str(wins), *rate_cells(wins, 1))
     console.print(table)
     if policies and len(set(policies)) > 1:
-        by_policy = Table(*folding("policy", "seats", "wins", "win rate per seat", "95 % interval"),
+        by_policy = Table(*folding("policy", "seats", "wins"),
+                          *folding("win rate per seat", "95 % interval", min_width=RATE_WIDTH),
                           title="by policy (a policy on k seats wins at most one of them a game)")
         for name in dict.fromkeys(policies):
             seats = [s for s, p in enumerate(policies) if p == name]

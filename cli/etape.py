@@ -21,7 +21,7 @@ from etappe.analysis.runio import (ChunkedRun, differences, finished, iter_parqu
 from etappe.analysis.stats import counted
 from etappe.kernels.options import policies_by_seat
 
-from .common import (check_share, chunk_count, console, err_console, play_time_text, default_chunk, folding, in_share, joining_kept, kept_in, print_policy_listing, progress_bar,
+from .common import (check_share, chunk_count, console, err_console, play_time_text, default_chunk, folding, in_share, RATE_WIDTH, joining_kept, kept_in, print_policy_listing, progress_bar,
                      resume_in_chunks_of, report_kept, say_nothing_to_play, say_share_written, say_written, share_games)
 
 CHUNK = 2_000        # races per saved chunk: a few seconds of play, so an interruption loses little
@@ -307,7 +307,8 @@ def print_summary(summary: Summary) -> None:
         tables.append(("policy", "race wins per policy (n: seat-races; shared first places count 1/k)"))
     names = E.short_names(meta["policies"])
     for by, title in tables:
-        table = Table(*folding(by, "n", "wins", "win rate", "95 % interval"), title=title)
+        table = Table(*folding(by, "n", "wins"), *folding("win rate", "95 % interval", min_width=RATE_WIDTH),
+                      title=title)
         for row in summary.win_rates(by).itertuples():
             label = names[getattr(row, by)] if by == "policy" else str(row.seat)
             table.add_row(label, str(row.n), E.wins_text(row.wins), f"{row.win_rate:.3f}",

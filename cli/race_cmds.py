@@ -26,7 +26,7 @@ from etappe.kernels.race_policies import GREEDY_PARAMETERS, P_EXTENSION_MARGIN, 
 from etappe.kernels.race_position import (analyze_policy, analyze_position, legal_moves_of, position_toml,
                                          read_position_file)
 
-from .common import (race_designs_only, check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, folding, parse_options, print_file_text, progress_bar,
+from .common import (race_designs_only, check_share, chunk_count, console, play_time_text, err_console, fail, in_share, joining_kept, kept_in, folding, RATE_WIDTH, parse_options, print_file_text, progress_bar,
                      resume_in_chunks_of, run_file_game, say_nothing_to_play, say_share_written, say_written, share_games,
                      split_policies)
 
@@ -274,14 +274,15 @@ class _RunningSummary:
         """The tables and a last line; startup: seconds to compile or load the
         kernels, None when no game was played now."""
         decided = self.games - self.no_winner
-        table = Table(*folding("seat", "side", "policy", "wins"), *rate_columns(),
+        table = Table(*folding("seat", "side", "policy", "wins"), *folding("win rate", "95 % interval", min_width=RATE_WIDTH),
                       title=f"summary (win rates among the {counted(decided, 'game')} with a winner)")
         for p in range(self.run.players):
             table.add_row(str(p), str(p % self.run.sides), self.run.seat_specs[p].name if self.run.seating == "fixed"
                           else "rotated", str(self.wins[p]), *_rate_cells(*_wilson(int(self.wins[p]), decided)))
         console.print(table)
         if len(self.run.distinct) > 1:
-            by_policy = Table(*folding("policy", "side-games", "won"), *rate_columns(),
+            by_policy = Table(*folding("policy", "side-games", "won"),
+                              *folding("win rate", "95 % interval", min_width=RATE_WIDTH),
                               title="by policy (games with a winner, once for each side the policy plays)")
             rates = policy_rate_columns(self.policy_wins, self.policy_side_games, self.policy_games)
             for k, spec in enumerate(self.run.distinct):
@@ -320,12 +321,6 @@ def warn_no_winner(cut: int, games: int, why: str, none_then: str, some_then: st
                           "other cards, a long one a higher -o turn_cap.", highlight=False)
     elif cut:
         err_console.print(f"warning: {cut} of {counted(games, 'game')} {why}: no winner; {some_then}.", highlight=False)
-
-
-def rate_columns() -> tuple[Column, Column]:
-    """A win rate and its interval as columns that a narrow terminal wraps, never cuts to '0.…', nor splits
-    a rate across lines."""
-    return Column("win rate", min_width=5, overflow="fold"), Column("95 % interval", min_width=5, overflow="fold")
 
 
 def _wilson(wins: int, n: int) -> tuple[float, float, float]:
