@@ -149,10 +149,29 @@ def _running(pid: int) -> bool:
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     """Write a whole file at once: a temporary file, then a rename, so an
     interrupted write never leaves a partial file under `path`."""
-    path = Path(path)
-    tmp = _temporary(path)
-    with _writing(path, tmp):
-        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    write_all_atomic({Path(path): data})
+
+
+def write_all_atomic(files: dict[Path, str | bytes]) -> None:
+    """Write files that belong together (a report's HTML, Markdown and
+    figures): every one to its temporary file first, and only when all are
+    written (a full disk fails here) put them in place, so a failed write
+    leaves the earlier set whole, never a new report.md beside an old
+    report.html."""
+    written = []
+    try:
+        for path, data in files.items():
+            tmp = _temporary(path)
+            written.append((path, tmp))
+            try:
+                tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+            except OSError as exc:
+                raise OSError(f"{path}: could not be written ({exc})") from None
+        for path, tmp in written:
+            _put_in_place(tmp, path)
+    finally:
+        for _, tmp in written:
+            tmp.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

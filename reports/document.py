@@ -23,7 +23,7 @@ from typing import Callable
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..analysis.runio import write_atomic
+from ..analysis.runio import write_all_atomic
 
 
 @dataclass
@@ -116,18 +116,17 @@ class Report:
     def write(self, out_dir: str | os.PathLike) -> Path:
         """Write report.html, report.md and the figures; return the HTML path.
 
-        Each file is written to a temporary name and renamed, so a reader
-        never sees half a report. The figures of an earlier report in the
+        All files are written under temporary names and renamed once all are
+        written, so a reader never sees half a report, nor a new report.md
+        beside an old report.html after a full disk. The figures of an earlier report in the
         folder that this one does not have are removed (only those its
         report.md showed), so that none is taken for this report's.
         """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         earlier = _figure_files(out / "report.md")
-        for fig in self.figures():
-            write_atomic(out / f"{fig.name}.png", fig.png)
-        write_atomic(out / "report.md", self.to_markdown().encode("utf-8"))
-        write_atomic(out / "report.html", self.to_html().encode("utf-8"))
+        write_all_atomic({**{out / f"{fig.name}.png": fig.png for fig in self.figures()},
+                          out / "report.md": self.to_markdown(), out / "report.html": self.to_html()})
         for name in earlier - {f"{fig.name}.png" for fig in self.figures()}:
             (out / name).unlink(missing_ok=True)
         return out / "report.html"

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from etappe.analysis import runio
 from etappe.analysis.runio import Checkpoint, ChunkedRun, write_parquet
 from etappe.cli.main import app
+from etappe.reports.document import Report
 
 runner = CliRunner()
 
@@ -93,6 +94,27 @@ def test_a_failed_write_names_the_file_and_leaves_no_partial_file(tmp_path, monk
     with pytest.raises(OSError, match=r"chunk-000000\.parquet: could not be written .*No space left"):
         write_parquet(pd.DataFrame({"x": [1]}), target, {"seed": 1})
     assert os.listdir(tmp_path) == []
+
+
+def test_a_report_that_fills_the_disk_leaves_the_earlier_report_whole(tmp_path, monkeypatch):
+    def report(words):
+        document = Report("Run")
+        document.section("Outcomes").text(words)
+        return document
+
+    report("the earlier run").write(tmp_path)
+    before = {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)}
+    write_bytes = Path.write_bytes
+
+    def disk_full_at_the_html(self, data):
+        if ".html." in self.name:  # the last file of the set, after report.md is written
+            raise OSError(28, "No space left on device")
+        return write_bytes(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", disk_full_at_the_html)
+    with pytest.raises(OSError, match=r"report\.html: could not be written .*No space left"):
+        report("this run").write(tmp_path)
+    assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before
 
 
 def test_report_refuses_one_chunk_of_an_unfinished_run(tmp_path):
