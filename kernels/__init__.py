@@ -4,9 +4,9 @@ Numba's on-disk cache only notices edits to a kernel's own file, not to the
 modules it imports constants from, so the cache lives in a folder keyed by a
 hash of every kernel source: any edit here starts a fresh cache.
 ETAPPE_CACHE_DIR moves the parent of the keyed folders (default: etappe in
-XDG_CACHE_HOME, or ~/.cache); where it cannot be written, the system's
-temporary folder holds it, and a line on stderr says so. NUMBA_CACHE_DIR,
-if set, is used as it is, without the key.
+XDG_CACHE_HOME, or ~/.cache where that is unset or relative); where it
+cannot be written, the system's temporary folder holds it, and a line on
+stderr says so. NUMBA_CACHE_DIR, if set, is used as it is, without the key.
 """
 import hashlib
 import os
@@ -14,7 +14,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numba
+_threads = os.environ.get("NUMBA_NUM_THREADS")
+if _threads is not None and not (_threads.strip().isdigit() and int(_threads) > 0):
+    # Numba's own refusal is a traceback raised while importing it, before any command could say why
+    sys.exit(f"etappe: NUMBA_NUM_THREADS={_threads!r}: the number of threads to play on must be a whole number "
+             "above 0; unset it to play on every core")
+
+import numba  # noqa: E402  (after the check above)
+
+
+def _cache_home() -> Path:
+    """XDG_CACHE_HOME, or ~/.cache where it is unset or relative, which the
+    XDG specification says to ignore: a relative one would scatter caches
+    into whichever folder a command is run from."""
+    value = os.environ.get("XDG_CACHE_HOME", "")
+    return Path(value) if os.path.isabs(value) else Path.home() / ".cache"
 
 
 def can_write(folder: Path) -> bool:
@@ -45,7 +59,7 @@ def _cache_dir() -> str:
         digest.update(source.name.encode())
         digest.update(source.read_bytes())
     base = Path(os.environ.get("ETAPPE_CACHE_DIR")
-                or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "etappe")
+                or _cache_home() / "etappe")
     keyed = f"numba-{numba.__version__}-{digest.hexdigest()[:12]}"
     if can_write(base / keyed):
         return str(base / keyed)

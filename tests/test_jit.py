@@ -69,6 +69,21 @@ def test_the_kernel_cache_goes_where_it_can_be_written(tmp_path):
                     f"{tmp_path / 'tmp' / f'etappe-{os.getuid()}'} (ETAPPE_CACHE_DIR chooses the folder)\n")
 
 
+def test_a_relative_xdg_cache_home_is_ignored_as_the_xdg_specification_says(tmp_path):
+    # a relative XDG_CACHE_HOME put the cache in whichever folder a command ran from
+    folder, said = _cache_folder(tmp_path, XDG_CACHE_HOME="xdg", HOME=str(tmp_path / "home"))
+    assert folder.startswith(str(tmp_path / "home" / ".cache" / "etappe" / "numba-")) and said == ""
+
+
+def test_a_thread_count_numba_cannot_take_is_refused_in_words(tmp_path):
+    env = {**os.environ, "NUMBA_NUM_THREADS": "0"}
+    done = subprocess.run([sys.executable, "-m", "etappe.cli", "decks", "list"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr == ("etappe: NUMBA_NUM_THREADS='0': the number of threads to play on must be a whole "
+                           "number above 0; unset it to play on every core\n")
+
+
 def test_the_temporary_kernel_cache_is_never_a_folder_others_may_write(tmp_path):
     # Numba reads its cache index with pickle: a folder etappe-UID in the shared temporary folder that
     # another user made, or that anybody may write in, could hand this user their code. It is passed over
