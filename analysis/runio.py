@@ -479,16 +479,44 @@ class ChunkedRun:
     def done(self, index: int) -> bool:
         return self._part(index).exists()
 
+    @contextlib.contextmanager
+    def _parts_kept(self):
+        """Around reading or writing the parts folder: where it is gone, say
+        why instead of "No such file": another command writing the same
+        --out (the same command run twice) joined the run and removed it."""
+        try:
+            yield
+        except OSError:
+            try:
+                done_elsewhere = finished(self.out, self.identity)
+            except ValueError as exc:  # a command with other settings wrote the same --out meanwhile
+                raise OSError(f"{exc}, written while this command played") from None
+            if done_elsewhere:
+                raise OSError(f"{self.out}: another command writing the same file finished this run while this "
+                              "one played, and removed its chunks: the file holds the whole run, nothing is "
+                              "lost") from None
+            if not self.parts.is_dir():
+                raise OSError(f"{self.parts}: removed while this command played (by hand, or by another "
+                              "command writing the same --out); the same command plays the missing games "
+                              "again") from None
+            raise
+
     def save(self, index: int, frame: pd.DataFrame, seconds: float = 0.0) -> None:
         """Save chunk `index`, with the seconds it took to play (so a resumed
         run still reports the time of all its games) and the chunk size."""
-        write_parquet(frame, self._part(index), {**self.identity, "seconds": seconds, "chunk_size": self.chunk_size})
+        with self._parts_kept():
+            if not self.parts.is_dir():  # not made anew by write_parquet: its chunks went into the joined file
+                raise FileNotFoundError(self.parts)
+            write_parquet(frame, self._part(index),
+                          {**self.identity, "seconds": seconds, "chunk_size": self.chunk_size})
 
     def load(self, index: int) -> pd.DataFrame:
-        return pq.read_table(_arrow_path(self._part(index))).to_pandas()
+        with self._parts_kept():
+            return pq.read_table(_arrow_path(self._part(index))).to_pandas()
 
     def seconds(self, index: int) -> float:
-        return float(read_metadata(self._part(index))["seconds"])
+        with self._parts_kept():
+            return float(read_metadata(self._part(index))["seconds"])
 
     def join(self, n_chunks: int, metadata: dict, progress=None, drop: bool = True) -> Path:
         """Join parts 0..n_chunks-1 into the output file and drop the parts
@@ -496,7 +524,7 @@ class ChunkedRun:
         joined); `progress(1)` after each part (millions of games take seconds)."""
         tmp = _temporary(self.out)
         writer = None
-        with _writing(self.out, tmp):
+        with self._parts_kept(), _writing(self.out, tmp):
             try:
                 for index in range(n_chunks):
                     table = pq.read_table(_arrow_path(self._part(index)))
@@ -517,8 +545,12 @@ class ChunkedRun:
         return self.out
 
     def drop(self) -> None:
-        """Remove the parts folder (its chunks are in the joined file)."""
-        shutil.rmtree(self.parts)
+        """Remove the parts folder (its chunks are in the joined file), if
+        another command writing the same file has not removed it already."""
+        try:
+            shutil.rmtree(self.parts)
+        except FileNotFoundError:
+            pass
 
 
 class Checkpoint:

@@ -33,6 +33,32 @@ def test_parts_of_another_run_are_refused_naming_what_differs(tmp_path):
     assert 'version "0.1+aaa", not "0.1+bbb"' in str(refused.value) and "other etappe code" in str(refused.value)
 
 
+def test_a_command_whose_run_another_command_finished_says_so_not_no_such_file(tmp_path):
+    # the same simulate run twice on one --out: the first to finish joins the chunks and removes their
+    # folder, and the other failed on its next chunk with "[Errno 2] No such file or directory"
+    out, identity = tmp_path / "run.parquet", {"seed": 1, "games": 2}
+    first, second = ChunkedRun(out, identity), ChunkedRun(out, identity)
+    first.save(0, pd.DataFrame({"x": [0]}))
+    first.save(1, pd.DataFrame({"x": [1]}))
+    second.join(2, identity, drop=False)  # both joined before either removed the chunks: the same file
+    first.join(2, identity)
+    second.drop()  # was "[Errno 2] No such file or directory: 'run.parquet.parts'"
+    finished_elsewhere = (r"run\.parquet: another command writing the same file finished this run while this one "
+                          r"played, and removed its chunks: the file holds the whole run, nothing is lost$")
+    for step in (lambda: second.save(1, pd.DataFrame({"x": [1]})), lambda: second.load(0),
+                 lambda: second.join(2, identity)):
+        with pytest.raises(OSError, match=finished_elsewhere):
+            step()
+    assert os.listdir(tmp_path) == ["run.parquet"]  # no chunks folder made anew by the save
+    # the folder removed by hand, with no run file: said so, and how to go on
+    out.unlink()
+    third = ChunkedRun(out, identity)
+    third.drop()
+    with pytest.raises(OSError, match=r"run\.parquet\.parts: removed while this command played .* plays the "
+                                      r"missing games again$"):
+        third.save(0, pd.DataFrame({"x": [0]}))
+
+
 def test_what_differs_names_the_policies_not_a_cut_short_json():
     greedy = {"name": "greedy", "family": "greedy", "params": {"attack": 1.75}}
     aggressive = {"name": "aggressive", "family": "greedy", "params": {"attack": 3.0}}
