@@ -614,8 +614,9 @@ class RunSummary:
                              for src, total in zip(SOURCES, self.source_points)])
 
     def length_stats(self) -> pd.DataFrame:
-        """Turns, rolls and robber statistics per game: n, mean, sd, median, 95th
-        percentile, min, max (IntHistogram.describe, as in every other report)."""
+        """Turns, rolls and robber statistics per game: n, mean and its 95 %
+        interval, sd, median, 95th percentile, min, max (IntHistogram.describe,
+        as in every other report)."""
         return pd.DataFrame([self.lengths[c].describe(c) for c in LENGTH_COLUMNS])
 
     def column_total(self, column: str) -> int:
@@ -625,7 +626,8 @@ class RunSummary:
 
     def tension_table(self) -> pd.DataFrame:
         """Lead changes per game, the winner's largest deficit and the final gap
-        (game_tension) as distributions: n, mean, sd, median, p95, min, max."""
+        (game_tension) as distributions: n, mean and its 95 % interval, sd,
+        median, p95, min, max."""
         return pd.DataFrame([self.tension_hists[key].describe(label) for key, label in TENSION_LABELS.items()])
 
     def capped_rate(self) -> dict:

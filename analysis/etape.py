@@ -1015,8 +1015,9 @@ class RunSummary:
 
     def length_table(self) -> pd.DataFrame:
         self._need("length")
-        rows = [self.turns_stage.describe("turns per stage"), self.turns_race.describe("turns per race")]
-        rows += [hist.describe(f"turns per stage: {name}")
+        # the stages of a race go together: only turns per race, one value a race, get an interval of the mean
+        rows = [self.turns_stage.describe("turns per stage", interval=False), self.turns_race.describe("turns per race")]
+        rows += [hist.describe(f"turns per stage: {name}", interval=False)
                  for name, hist in zip(K.PROFILE_NAMES, self.turns_profile) if hist.n]
         return pd.DataFrame(rows)
 
@@ -1207,14 +1208,16 @@ def anomalies(races_df: pd.DataFrame, stages_df: pd.DataFrame) -> pd.DataFrame:
 
 def length_table(stages_df: pd.DataFrame) -> pd.DataFrame:
     """Turns per stage (all stages, then per profile) and turns per race:
-    n, mean, sd, median, 95th percentile, min, max. A turn is one player's
-    turn, skipped (Crevaison) and passing turns included."""
+    n, mean (its 95 % interval for turns per race), sd, median, 95th
+    percentile, min, max. A turn is one player's turn, skipped (Crevaison)
+    and passing turns included."""
     return summarize(stages_df=stages_df, parts=("length",)).length_table()
 
 
 def tension_table(stages_df: pd.DataFrame) -> pd.DataFrame:
     """Lead changes per race, the winner's largest deficit and the final gap
-    (race_tension), as distributions: n, mean, sd, median, p95, min, max."""
+    (race_tension), as distributions: n, mean and its 95 % interval, sd,
+    median, p95, min, max."""
     return summarize(stages_df=stages_df, parts=("tension",)).tension_table()
 
 

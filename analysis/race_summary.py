@@ -811,10 +811,13 @@ def game_end_rates(s: RaceSummary) -> pd.DataFrame:
 
 
 def length_table(s: RaceSummary) -> pd.DataFrame:
-    """Turns per game (and hands per game, turns per hand for multi-hand games)."""
+    """Turns per game (and hands per game, turns per hand for multi-hand
+    games); the mean of turns per hand has no interval (the hands of a game
+    go together)."""
     rows = [s.h["game_turns"].describe("turns per game")]
     if s.layout.multi_hand:
-        rows += [s.h["hands_per_game"].describe("hands per game"), s.h["hand_turns"].describe("turns per hand")]
+        rows += [s.h["hands_per_game"].describe("hands per game"),
+                 s.h["hand_turns"].describe("turns per hand", interval=False)]
     return pd.DataFrame(rows)
 
 

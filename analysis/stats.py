@@ -522,18 +522,23 @@ class IntHistogram:
     def quantile(self, q: float) -> float:
         return hist_quantile(self.values, self.counts, q)
 
-    def describe(self, label: str) -> dict:
-        """One row of a report's length or tension table: n, mean, sd,
-        median, 95th percentile, min and max of the values counted. Quantiles
-        are the inverse ECDF, as everywhere: the median of 1, 2, 3, 4 is 2."""
-        vals, _ = self.nonzero()
-        mean, sd = self.mean_sd() if self.n else (np.nan, np.nan)
-        return {"metric": label, "n": self.n, "mean": mean, "sd": sd, "median": self.quantile(0.5),
+    def describe(self, label: str, interval: bool = True) -> dict:
+        """One row of a report's length or tension table: n, mean, the 95 %
+        interval of the mean (ci_low, ci_high: Student's, as `mean_interval`),
+        sd, median, 95th percentile, min and max of the values counted.
+        Quantiles are the inverse ECDF, as everywhere: the median of 1, 2, 3,
+        4 is 2. No interval where every value is the same, nor with
+        `interval=False`, for values that are not one per game (turns per hand
+        or per stage: those of one game go together)."""
+        vals, counts = self.nonzero()
+        v = vals.astype(float)
+        m = mean_interval(counts.sum(), (v * counts).sum(), (v * v * counts).sum())
+        # values equal in every game give no interval, not [x, x]: they do not show that the mean is exactly x
+        low, high = (float(m["ci_low"]), float(m["ci_high"])) if interval and m["sd"] > 0 else (np.nan, np.nan)
+        return {"metric": label, "n": self.n, "mean": float(m["mean"]), "ci_low": low, "ci_high": high,
+                "sd": float(m["sd"]), "median": self.quantile(0.5),
                 "p95": self.quantile(0.95), "min": float(vals.min()) if vals.size else np.nan,
                 "max": float(vals.max()) if vals.size else np.nan}
-
-    def mean_sd(self):
-        return hist_mean_sd(self.values, self.counts)
 
 
 def hist_quantile(values, counts, q: float) -> float:
@@ -545,15 +550,6 @@ def hist_quantile(values, counts, q: float) -> float:
     cdf = np.cumsum(counts) / total
     idx = int(np.searchsorted(cdf, q - 1e-12, side="left"))
     return float(np.asarray(values)[min(idx, len(cdf) - 1)])
-
-
-def hist_mean_sd(values, counts):
-    """(mean, sample sd) of data given as a histogram."""
-    v = np.asarray(values, dtype=float)
-    c = np.asarray(counts, dtype=float)
-    n = c.sum()
-    out = mean_interval(n, (v * c).sum(), (v * v * c).sum())
-    return float(out["mean"]), float(out["sd"])
 
 
 def hist_ecdf(values, counts):

@@ -277,7 +277,8 @@ def _rate_bars(ax, table: pd.DataFrame, label: str):
 
 def _length(report: Report, df: A.RunSummary) -> None:
     section = report.section("Length")
-    section.table(df.length_stats(), "Per game: mean, sd, median, 95th percentile, minimum, maximum")
+    section.table(df.length_stats(), "Per game: mean with its 95 % interval (ci_low, ci_high; none where every "
+                                     "game has the same value), sd, median, 95th percentile, minimum, maximum")
     turns = df.lengths["turns"]  # an IntHistogram, as the race reports' lengths
     row = turns.describe("turns")
     section.figure(plots.length_panel(turns.frame(), "turns", row["median"], row["p95"]),

@@ -148,7 +148,9 @@ def _length(sec: Section, s: E.RunSummary) -> None:
              "player count), so stages per race has no spread. A turn is one player's turn, skipped "
              "(Crevaison) and passing turns included.")
     table = s.length_table()
-    sec.table(table, "Length: median and 95th percentile (inverse ECDF), per stage, per race and per profile")
+    sec.table(table, "Length: mean, median and 95th percentile (inverse ECDF), per stage, per race and per "
+                     "profile; the 95 % interval of the mean (ci_low, ci_high) for turns per race only, as the "
+                     "stages of a race go together")
     rows = table.set_index("metric")
     for key, label, hist in (("stage", "turns per stage", s.turns_stage), ("race", "turns per race", s.turns_race)):
         fig = plots.length_panel(hist.frame(), label, rows.loc[label, "median"], rows.loc[label, "p95"],

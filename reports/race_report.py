@@ -197,7 +197,10 @@ def glance(summary: RaceSummary) -> list[str]:
             f"{_pct(trips['fair_share'])}); chi-square test of uniform trips over turn order in the hand: "
             f"chi2 = {t['chi2']:.2f}, df = {int(t['df'])}, {p_text(t['p_value'])}{chi_square_caution(t['expected'])}.")
     turns = "turn" if length["median"] == 1 else "turns"
-    lines.append(f"A game lasts {length['median']:g} {turns} (median; 95th percentile {length['p95']:g}).")
+    mean = f"mean {length['mean']:.1f}"
+    if np.isfinite(length["ci_low"]):
+        mean += f", 95 % interval [{length['ci_low']:.1f}, {length['ci_high']:.1f}]"
+    lines.append(f"A game lasts {length['median']:g} {turns} (median; 95th percentile {length['p95']:g}; {mean}).")
     lines.append(f"{int(cap['count'])} of {counted(summary.games, 'game')} ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
                  "hit the cap.")
     flags = rs.worth_playing(summary)
@@ -321,8 +324,9 @@ TURN_TEXT = "A turn is one player's turn, so a round of the table is as many tur
 def _length(sec: Section, s: RaceSummary, tag: str = "") -> None:
     table = rs.length_table(s)
     sec.text(f"{TURN_TEXT} At {s.layout.players} players, {counted(s.layout.players, 'turn')} make a round.")
-    sec.table(table, "Length: median and 95th percentile of this run's games (no interval: a comparison of "
-                     "two designs or options, `etappe compare`, gives the difference with one)")
+    sec.table(table, "Length: the mean with its 95 % interval (ci_low, ci_high; none for turns per hand, as the "
+                     "hands of a game go together), median and 95th percentile of this run's games. "
+                     "`etappe compare` gives the difference between two designs or options with its interval")
     metrics = [("game_turns", "turns per game")]
     if s.layout.multi_hand:
         metrics += [("hands_per_game", "hands per game"), ("hand_turns", "turns per hand")]

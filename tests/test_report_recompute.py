@@ -280,13 +280,18 @@ def test_length_and_tension(runs):
     row = table(t, "Length").set_index("metric").loc["turns per game"]
     assert row["median"] == str(inverse_ecdf(R.turns, 0.5)) and row["p95"] == str(inverse_ecdf(R.turns, 0.95))
     assert printed(row["mean"], R.turns.mean()) and printed(row["sd"], R.turns.std(ddof=1))
+    low, high = st.t.interval(0.95, len(R.turns) - 1, loc=R.turns.mean(), scale=st.sem(R.turns))
+    assert printed(row["ci_low"], low) and printed(row["ci_high"], high)
     assert (f"A game lasts {inverse_ecdf(R.turns, 0.5)} turns (median; 95th percentile "
-            f"{inverse_ecdf(R.turns, 0.95)})") in runs["ra"]
+            f"{inverse_ecdf(R.turns, 0.95)}; mean {R.turns.mean():.1f}, 95 % interval [{low:.1f}, {high:.1f}])"
+            ) in runs["ra"]
     tension = table(t, "Tension").set_index("metric")
     for label, x in (("lead changes per game", R.lead_changes), ("winner's largest deficit (km)", R.winner_deficit()),
                      ("final gap (winner minus runner-up, total)", R.final_gap())):
         row = tension.loc[label]
         assert row["n"] == str(len(x)) and printed(row["mean"], x.mean()) and printed(row["sd"], x.std(ddof=1))
+        low, high = st.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=st.sem(x))
+        assert printed(row["ci_low"], low) and printed(row["ci_high"], high)
         assert printed(row["median"], inverse_ecdf(x, 0.5)) and printed(row["p95"], inverse_ecdf(x, 0.95))
 
 

@@ -431,20 +431,30 @@ def test_histogram_quantiles_and_ecdf():
 def test_a_histogram_of_one_value():
     h = IntHistogram.of([7])
     assert (h.n, h.quantile(0.5), h.quantile(0.95)) == (1, 7, 7)
-    mean, sd = h.mean_sd()
-    assert mean == 7 and math.isnan(sd)
+    row = h.describe("turns")
+    assert row["mean"] == 7 and all(math.isnan(row[k]) for k in ("sd", "ci_low", "ci_high"))
 
 
 def test_describe_worked_by_hand():
-    # 1, 2, 3, 4: mean 2.5, sample sd sqrt(5/3); the inverse ECDF puts the median at 2 and p95 at 4
+    # 1, 2, 3, 4: mean 2.5, sample sd sqrt(5/3); the inverse ECDF puts the median at 2 and p95 at 4;
+    # the mean's interval is 2.5 -+ t_3 sd / 2 with Student's t_3 = 3.1824 (the tables' 97.5 % point)
     row = IntHistogram.of(np.array([4, 1, 3, 2, np.nan])).describe("turns")
-    assert row == {"metric": "turns", "n": 4, "mean": 2.5, "sd": pytest.approx(math.sqrt(5 / 3)), "median": 2,
+    half = 3.182446 * math.sqrt(5 / 3) / 2
+    assert row == {"metric": "turns", "n": 4, "mean": 2.5, "ci_low": pytest.approx(2.5 - half),
+                   "ci_high": pytest.approx(2.5 + half), "sd": pytest.approx(math.sqrt(5 / 3)), "median": 2,
                    "p95": 4, "min": 1.0, "max": 4.0}
+    # turns per hand: the hands of a game go together, so they get no interval of independent values
+    within = IntHistogram.of([4, 1, 3, 2]).describe("turns per hand", interval=False)
+    assert within["mean"] == 2.5 and math.isnan(within["ci_low"]) and math.isnan(within["ci_high"])
+    # the same value in every game: no interval, not [7, 7], which would claim the mean is exactly 7
+    same = IntHistogram.of([7, 7, 7]).describe("turns")
+    assert same["sd"] == 0 and math.isnan(same["ci_low"]) and math.isnan(same["ci_high"])
     # 1 .. 20: the 95th percentile is 19 (its ECDF is .95), not the maximum
     row = IntHistogram.of(range(1, 21)).describe("turns")
     assert (row["median"], row["p95"], row["max"]) == (10, 19, 20.0)
     empty = IntHistogram().describe("none")
-    assert empty["n"] == 0 and all(math.isnan(empty[k]) for k in ("mean", "sd", "median", "p95", "min", "max"))
+    assert empty["n"] == 0 and all(math.isnan(empty[k]) for k in ("mean", "ci_low", "ci_high", "sd", "median", "p95",
+                                                                   "min", "max"))
 
 
 def test_int_histogram_merge():
@@ -456,13 +466,14 @@ def test_int_histogram_merge():
     vals, counts = m.nonzero()
     assert list(vals) == [-1, 3, 5, 9] and list(counts) == [1, 1, 3, 1]
     assert m.quantile(0.5) == 5
-    mean, sd = IntHistogram.of([1, 2, 3]).mean_sd()
-    assert mean == 2 and sd == pytest.approx(1.0)
+    row = IntHistogram.of([1, 2, 3]).describe("x")
+    assert row["mean"] == 2 and row["sd"] == pytest.approx(1.0)
     assert IntHistogram().merge(a) == a
     assert b.merge(a) == m  # the first one reaching the higher values
     assert a.merge(IntHistogram.of([4])) == IntHistogram.of([3, 4, 5, 5])
     # values that repeat: 1, 1, 3 has mean 5/3 and sample sd sqrt(((2/3)^2 2 + (4/3)^2) / 2) = sqrt(4/3)
-    assert IntHistogram.of([1, 3, 1]).mean_sd() == pytest.approx((5 / 3, math.sqrt(4 / 3)))
+    row = IntHistogram.of([1, 3, 1]).describe("x")
+    assert (row["mean"], row["sd"]) == pytest.approx((5 / 3, math.sqrt(4 / 3)))
     frame = IntHistogram.of([5, 7, 5]).frame()
     assert frame.to_dict("list") == {"value": [5, 7], "count": [2, 1], "ecdf": [pytest.approx(2 / 3), 1.0]}
     assert IntHistogram.of([np.nan, 2.0]) == IntHistogram.of([2])
