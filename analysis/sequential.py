@@ -282,7 +282,9 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
         played += count
         if progress:
             progress(count)
-        if decision != "undecided":
+        if decision != "undecided" or undefined == played:
+            # a metric undefined in every game of the first chunk (hazard_decided of a design without hazards,
+            # winner_deficit where every game is capped) would be so up to the cap: nothing for the test to read
             break
     uneven = plus + minus
     q = plus / uneven if uneven else float("nan")
@@ -292,9 +294,10 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
         "A": f"{a} {what}: decided after {used} games",
         "B": f"{b} {what}: decided after {used} games",
         "same": f"neither {what} (no difference of {delta:g} or more in q): decided after {used} games",
-        "undecided": f"undecided after {used} games (cap reached)"
-                     + (": the metric is undefined in every game" if undefined == used else
-                        ": no game had a difference (every game even or undefined), and the test reads only the "
+        "undecided": (f"undecided after {used} games: the metric is undefined in every one of them, so the test "
+                      "has nothing to read; stopped instead of playing to the cap") if undefined == used else
+                     f"undecided after {used} games (cap reached)"
+                     + (": no game had a difference (every game even or undefined), and the test reads only the "
                         "games where A or B is ahead" if not uneven else ""),
     }[decision]
     t = test.test_a
