@@ -419,7 +419,7 @@ def replay(
     if hand is not None and position is None:
         fail("--hand: give it with --position (the play-by-play shows every hand)")
     at = None if position is None else (hand or 1, position)
-    if deck.endswith(".parquet"):
+    if deck.lower().endswith(".parquet"):  # RUN.PARQUET, as some systems write names, is a run file too
         given = [name for name, value in (("--players", players), ("--policy", policy), ("--seed", seed),
                                           ("--option", option), ("--seating", seating)) if value is not None]
         if given:

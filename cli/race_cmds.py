@@ -95,7 +95,7 @@ def decks_show(deck: Annotated[str, typer.Argument(help="Built-in design name, d
                ) -> None:
     """Show a design: cards, roles, counts, targets, options."""
     race_designs_only(deck, "decks show")
-    d = design_of_run(Path(deck)) if deck.endswith(".parquet") else design_or_fail(deck)
+    d = design_of_run(Path(deck)) if deck.lower().endswith(".parquet") else design_or_fail(deck)
     if toml:
         print_file_text(d.text)  # plain: no markup, no wrapping
         return

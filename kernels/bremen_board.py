@@ -61,7 +61,7 @@ class Board:
 def load_board(path: str | Path | None = None) -> Board:
     """Load and validate a board file (the default reconstruction if None)."""
     path = Path(path) if path is not None else DEFAULT_BOARD
-    if path.suffix == ".parquet":
+    if path.suffix.lower() == ".parquet":
         raise BoardError(f"{path}: a run file, not a board file; `etappe report {path}` reports on it (its Run "
                          "table names the board it was played on)")
     try:

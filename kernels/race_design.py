@@ -391,7 +391,7 @@ def load_design(name_or_path: str | Path) -> Design:
         )
     if path.is_dir():
         raise DesignError(f"{path}: a folder, not a design file (TOML)")
-    if path.suffix == ".parquet":
+    if path.suffix.lower() == ".parquet":
         raise DesignError(f"{path}: a run file, not a design; `etappe report {path}` reports on it, and "
                           f"`etappe decks show {path} --toml` prints the design it was played with")
     try:

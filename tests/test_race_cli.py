@@ -106,6 +106,14 @@ def test_decks_show_of_a_run_prints_the_design_it_was_played_with(tmp_path, monk
     assert result.exit_code == 0 and result.stdout == played
     result = run("decks", "show", "run.parquet")
     assert result.exit_code == 0 and result.stdout.startswith("Mine (mine.toml)")
+    # a name as some systems write it (RUN.PARQUET) is a run file too, not "not a design file"
+    replayed = run("replay", "run.parquet", "--game", 1)
+    assert replayed.exit_code == 0 and "Mine" in replayed.stdout
+    Path("run.parquet").rename("RUN.PARQUET")
+    result = run("decks", "show", "RUN.PARQUET", "--toml")
+    assert result.exit_code == 0 and result.stdout == played
+    assert run("replay", "RUN.PARQUET", "--game", 1).stdout == replayed.stdout
+    Path("RUN.PARQUET").rename("run.parquet")
     # a design given where a run file is not: the refusal says where its design is
     result = run("simulate", "run.parquet", "--games", 3)
     assert result.exit_code == 2 and "`etappe decks show run.parquet --toml` prints the design it was played with" in (
