@@ -26,7 +26,8 @@ import pandas as pd
 
 from ..kernels.options import value_text
 from .race_summary import RaceSummary, outcomes_by_position
-from .stats import alone_text, holm, p_text, paired_difference, paired_proportion_difference, rate, two_run_ratio_difference
+from .stats import (alone_text, holm, p_text, paired_difference, paired_proportion_difference, rate, t_point,
+                    two_run_ratio_difference)
 
 __all__ = [
     "PairedComparison", "game_metrics", "compare_tables", "paired_table", "design_paired_table", "design_differences",
@@ -196,31 +197,48 @@ def _label(metric: str, sides_labels: dict | None, labels: dict | None = None) -
     return metric, ""
 
 
-def gap_sums(comp: PairedComparison, metric: str, fair: float):
-    """Paired sums of g = |a - fair| - |b - fair| for a rate metric.
+def gap_difference(comp: PairedComparison, metric: str, fair: float) -> dict:
+    """|mean_A - fair| - |mean_B - fair| of a rate metric, paired game by game.
 
-    The signs are those of the two estimated means (mean_a - fair, mean_b -
-    fair), held fixed: per game g = sa (a - fair) - sb (b - fair), whose mean
-    is the difference of the two distances from the fair share and whose
-    variance var(a) + var(b) - 2 sa sb cov(a, b) comes from the kept sums
-    (sum a b = (sum a^2 + sum b^2 - sum d^2) / 2).
-    Returns (n, sum_g, sum_g2, mean_a, mean_b).
+    Per game g = s_A (a - fair) - s_B (b - fair), s_A and s_B the signs of
+    mean_A - fair and mean_B - fair: its mean is the difference of the two
+    distances from the fair share, its variance var(a) + var(b) - 2 s_A s_B
+    cov(a, b) comes from the kept sums (sum a b = (sum a^2 + sum b^2 -
+    sum d^2) / 2), and paired_difference gives its interval and p. A sign
+    is known only where the design's own 95 % interval of its mean leaves
+    out the fair share; for a design at or near it, either sign is taken:
+    the interval is the union of the intervals of every sign allowed and p
+    the largest of their p (an intersection-union test), so that the
+    chance sign of a fair design cannot name it the more biased one.
+    Returns a dict: n, mean_a and mean_b (the distances), mean, sd (those
+    of the estimated signs), ci_low, ci_high, p_value.
     """
     i = comp.metrics.index(metric)
     n = comp.sums["n"][i]
+    if n < 2:
+        return {"n": n, **dict.fromkeys(("mean_a", "mean_b", "mean", "sd", "ci_low", "ci_high", "p_value"), np.nan)}
     sa_, sb_ = comp.sums["sum_a"][i], comp.sums["sum_b"][i]
     saa, sbb, sdd = comp.sums["sum_a2"][i], comp.sums["sum_b2"][i], comp.sums["sum_d2"][i]
-    if n < 2:
-        return n, np.nan, np.nan, np.nan, np.nan
     ma, mb = sa_ / n, sb_ / n
-    sga = 1.0 if ma >= fair else -1.0
-    sgb = 1.0 if mb >= fair else -1.0
     var_a = (saa - n * ma * ma) / (n - 1)
     var_b = (sbb - n * mb * mb) / (n - 1)
     cov = ((saa + sbb - sdd) / 2 - n * ma * mb) / (n - 1)
-    var_g = max(var_a + var_b - 2 * sga * sgb * cov, 0.0)
-    mean_g = sga * (ma - fair) - sgb * (mb - fair)
-    return n, n * mean_g, (n - 1) * var_g + n * mean_g * mean_g, abs(ma - fair), abs(mb - fair)
+
+    def signs(mean, var):
+        estimated = 1.0 if mean >= fair else -1.0
+        known = abs(mean - fair) > t_point(n) * np.sqrt(max(var, 0.0) / n)
+        return [estimated] if known else [estimated, -estimated]
+
+    tried = []
+    for sga in signs(ma, var_a):
+        for sgb in signs(mb, var_b):
+            var_g = max(var_a + var_b - 2 * sga * sgb * cov, 0.0)
+            mean_g = sga * (ma - fair) - sgb * (mb - fair)
+            tried.append(paired_difference(n, n * mean_g, (n - 1) * var_g + n * mean_g * mean_g))
+    estimated = tried[0]
+    return {"n": n, "mean_a": abs(ma - fair), "mean_b": abs(mb - fair), "mean": estimated["mean"],
+            "sd": estimated["sd"], "ci_low": np.min([t["ci_low"] for t in tried]),
+            "ci_high": np.max([t["ci_high"] for t in tried]), "p_value": np.max([t["p_value"] for t in tried])}
 
 
 def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side_labels: dict | None = None,
@@ -240,7 +258,7 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     difference to test, gets no p-value and is left out of Holm's m.
     `metrics` selects and orders them (default: all with n > 0). With
     `fair` (1/sides), each metric of FAIR_GAPS shown is followed by its
-    distance from the fair share, |rate - fair|, A - B (see `gap_sums`):
+    distance from the fair share, |rate - fair|, A - B (see `gap_difference`):
     "first_player_gap" (the game's first player) and "first_hand_gap"
     (the side that plays first in a hand, share of the trips completed).
     `metric_labels` (key -> (label, unit)) names metrics that are not the race
@@ -259,17 +277,21 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     sum_d, sum_d2 = comp.sums["sum_d"][idx], comp.sums["sum_d2"][idx]
     mean_a, mean_b = rate(comp.sums["sum_a"][idx], n), rate(comp.sums["sum_b"][idx], n)
     labels = [_label(m, side_labels, metric_labels) for m in names]
+    gaps = {}
     for metric, (gap_key, gap_label) in FAIR_GAPS.items():
         if fair is None or metric not in names:
             continue
-        gn, gs, gs2, ga, gb = gap_sums(comp, metric, fair)
+        gap = gaps[gap_key] = gap_difference(comp, metric, fair)
         at = names.index(metric) + 1
         names.insert(at, gap_key)
         labels.insert(at, (gap_label, labels[at - 1][1]))
-        n, sum_d, sum_d2 = (np.insert(v, at, x) for v, x in ((n, gn), (sum_d, gs), (sum_d2, gs2)))
-        mean_a, mean_b = np.insert(mean_a, at, ga), np.insert(mean_b, at, gb)
+        n, sum_d, sum_d2 = (np.insert(v, at, x) for v, x in ((n, gap["n"]), (sum_d, np.nan), (sum_d2, np.nan)))
+        mean_a, mean_b = np.insert(mean_a, at, gap["mean_a"]), np.insert(mean_b, at, gap["mean_b"])
     d = paired_difference(n, sum_d, sum_d2)
-    d = {k: np.atleast_1d(v) for k, v in d.items()}
+    d = {k: np.array(v, dtype=float, ndmin=1) for k, v in d.items()}
+    for key, gap in gaps.items():
+        for column in ("mean", "sd", "ci_low", "ci_high", "p_value"):
+            d[column][names.index(key)] = gap[column]
     bounded = np.array([unit in BOUNDED_UNITS for _, unit in labels], dtype=bool)
     d["ci_low"] = np.where(bounded, np.maximum(d["ci_low"], -1.0), d["ci_low"])
     d["ci_high"] = np.where(bounded, np.minimum(d["ci_high"], 1.0), d["ci_high"])

@@ -146,11 +146,25 @@ def test_first_player_gap_opposite_sides():
 
 
 def test_first_player_gap_same_side():
-    # A .75, B .5 (on the fair share, counted as above it): g = a - b = [0, 1, 0, 0]: mean .25, var .25
+    # A 1 in every game (above 1/2 for sure), B .25: g = (a - .5) + (b - .5) = [0, 0, 1, 0]: mean .25, sd .5,
+    # t interval .25 -+ t_3 .25 = [-0.546, 1.046], p = .391 (docs/statistics.md's check)
+    r = _pairs([1, 1, 1, 1], [0, 0, 1, 0])
+    assert r["diff"] == pytest.approx(0.25) and r["sd"] == pytest.approx(0.5)
+    assert r["ci_low"] == pytest.approx(0.25 - T975[3] * 0.25, abs=1e-5) and r["ci_high"] == 1.0
+    assert r["p_value"] == pytest.approx(0.391, abs=1e-3)
+
+
+def test_first_player_gap_takes_either_side_of_the_fair_share_where_a_design_is_near_it():
+    # A .75 and B .5 over 4 games: neither mean's own interval leaves out 1/2 (A: .75 -+ t_3 .25), so each
+    # may lie on either side of it. Signs (+, +): g = a - b = [0, 1, 0, 0], mean .25, sd .5, p .391;
+    # (+, -): g = (a - .5) + (b - .5) = [1, 0, 1, -1], mean .25, sd sqrt(2.75 / 3), t = .25 / .4787 = .522,
+    # p = .638; (-, +) and (-, -) mirror these at -.25. The row: the estimated signs' mean and sd (B on the
+    # share counts as above it), the union of the four intervals, -.25 -+ t_3 .4787 = [-1.773, 1.773]
+    # clipped to [-1, 1], and the largest p: nothing here names either design the more biased.
     r = _pairs([1, 1, 1, 0], [1, 0, 1, 0])
-    assert r["diff"] == pytest.approx(0.25)
-    assert r["sd"] == pytest.approx(0.5)
-    assert r["ci_low"] == pytest.approx(0.25 - T975[3] * 0.25, abs=1e-5)
+    assert r["diff"] == pytest.approx(0.25) and r["sd"] == pytest.approx(0.5)
+    assert (r["ci_low"], r["ci_high"]) == (-1.0, 1.0)
+    assert r["p_value"] == pytest.approx(0.638, abs=1e-3)
 
 
 def test_pairing_across_uneven_chunks(runs):

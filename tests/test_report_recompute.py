@@ -372,16 +372,27 @@ def test_paired_differences_holm_and_headline(runs):
         assert row["n"] == str(r["n"])
         for col, key in (("diff", "diff"), ("sd", "sd"), ("ci_low", "lo"), ("ci_high", "hi"), ("p_value", "p")):
             assert printed(row[col], r[key]), (label, col, row[col], r[key])
-    # the first player's distance from the fair share: |mean - 1/sides|, A - B; with both means on one side
-    # of the fair share its per-game difference is a sign-flipped first-player difference
+    # the first player's distance from the fair share: |mean - 1/sides|, A - B; with each mean's side of the
+    # fair share its per-game difference is a sign-flipped first-player difference. A side is known only where
+    # the mean's own t interval leaves the fair share out; else both are tried, and the row is the union of
+    # the intervals and the largest p (docs/statistics.md)
     fair = 1 / A.S
     ok = ~np.isnan(fp_a) & ~np.isnan(fp_b)
-    sa, sb = np.sign(fp_a[ok].mean() - fair) or 1, np.sign(fp_b[ok].mean() - fair) or 1
-    gap = paired(sa * (fp_a[ok] - fair), sb * (fp_b[ok] - fair), True)
+
+    def sides(x):
+        lo, hi = st.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=st.sem(x))
+        estimated = np.sign(x.mean() - fair) or 1
+        return [estimated] if not lo <= fair <= hi else [estimated, -estimated]
+
+    tried = [paired(sa * (fp_a[ok] - fair), sb * (fp_b[ok] - fair), True)
+             for sa in sides(fp_a[ok]) for sb in sides(fp_b[ok])]
+    gap = {**tried[0], "lo": min(t["lo"] for t in tried), "hi": max(t["hi"] for t in tried),
+           "p": max(t["p"] for t in tried)}
     mine["first player's distance from the fair share"] = gap
     row = every.loc["first player's distance from the fair share"]
     assert printed(row["diff"], abs(fp_a[ok].mean() - fair) - abs(fp_b[ok].mean() - fair))
     assert printed(row["ci_low"], gap["lo"]) and printed(row["ci_high"], gap["hi"])
+    assert printed(row["p_value"], gap["p"])
     # Holm over every metric that has a p-value (the two rates that never vary here have none)
     labels = [k for k in mine if not np.isnan(mine[k]["p"])]
     assert sorted(labels) == sorted(every.index[every["p_value"] != ""])
