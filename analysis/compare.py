@@ -54,7 +54,7 @@ PAIRED_METRICS = (
 # distances in each design's own unit: compared only between designs of the same unit, trip and hands per
 # game, where winner_deficit_share (a share of the trip) stands in for them
 SCALED_METRICS = ("winner_deficit", "final_gap")
-SUMS = ("n", "sum_d", "sum_d2", "sum_a", "sum_b", "sum_a2", "sum_b2")
+SUMS = ("n", "differ", "sum_d", "sum_d2", "sum_a", "sum_b", "sum_a2", "sum_b2")  # differ: pairs whose d is not 0
 # units of metrics that lie in [0, 1], so that a difference of two of them lies in [-1, 1]
 BOUNDED_UNITS = ("rate", "share")
 # rate metrics whose distance from the fair share paired_table adds as a row (key, label) after them
@@ -127,6 +127,7 @@ class PairedComparison:
             d = x[ok] - y[ok]
             i = self.metrics.index(col)
             self.sums["n"][i] += ok.sum()
+            self.sums["differ"][i] += np.count_nonzero(d)
             self.sums["sum_d"][i] += d.sum()
             self.sums["sum_d2"][i] += (d * d).sum()
             self.sums["sum_a"][i] += x[ok].sum()
@@ -274,7 +275,7 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
     names = [m for m, k in zip(names, keep) if k]
     idx = [i for i, k in zip(idx, keep) if k]
     n = comp.sums["n"][idx]
-    sum_d, sum_d2 = comp.sums["sum_d"][idx], comp.sums["sum_d2"][idx]
+    sum_d, sum_d2, differ = comp.sums["sum_d"][idx], comp.sums["sum_d2"][idx], comp.sums["differ"][idx]
     mean_a, mean_b = rate(comp.sums["sum_a"][idx], n), rate(comp.sums["sum_b"][idx], n)
     labels = [_label(m, side_labels, metric_labels) for m in names]
     gaps = {}
@@ -285,9 +286,10 @@ def paired_table(comp: PairedComparison, metrics=None, alpha: float = 0.05, side
         at = names.index(metric) + 1
         names.insert(at, gap_key)
         labels.insert(at, (gap_label, labels[at - 1][1]))
-        n, sum_d, sum_d2 = (np.insert(v, at, x) for v, x in ((n, gap["n"]), (sum_d, np.nan), (sum_d2, np.nan)))
+        n, sum_d, sum_d2, differ = (np.insert(v, at, x) for v, x in
+                                    ((n, gap["n"]), (sum_d, np.nan), (sum_d2, np.nan), (differ, gap["n"])))
         mean_a, mean_b = np.insert(mean_a, at, gap["mean_a"]), np.insert(mean_b, at, gap["mean_b"])
-    d = paired_difference(n, sum_d, sum_d2)
+    d = paired_difference(n, sum_d, sum_d2, differ=differ)
     d = {k: np.array(v, dtype=float, ndmin=1) for k, v in d.items()}
     for key, gap in gaps.items():
         for column in ("mean", "sd", "ci_low", "ci_high", "p_value"):

@@ -255,7 +255,7 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
     state = {"llr_a": 0.0, "llr_b": 0.0, "done_a": False, "done_b": False}
     played = 0
     plus = minus = zeros = undefined = 0
-    n_d, s_d, ss_d = 0, 0.0, 0.0
+    n_d, differ_d, s_d, ss_d = 0, 0, 0.0, 0.0
     decision, used = "undecided", 0
     while played < max_games:
         count = min(chunk, max_games - played)
@@ -276,6 +276,7 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
         zeros += int(((used_signs == 0) & ~missing).sum())
         ok = used_diffs[~missing]
         n_d += ok.size
+        differ_d += np.count_nonzero(ok)
         s_d += float(ok.sum())
         ss_d += float((ok * ok).sum())
         used = played + stop
@@ -289,7 +290,7 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
     uneven = plus + minus
     q = plus / uneven if uneven else float("nan")
     q_low, q_high = wilson_interval(plus, uneven, z) if uneven else (float("nan"), float("nan"))
-    d = paired_difference(n_d, s_d, ss_d, z)
+    d = paired_difference(n_d, s_d, ss_d, z, differ=differ_d)
     verdict = {
         "A": f"{a} {what}: decided after {used} games",
         "B": f"{b} {what}: decided after {used} games",

@@ -546,7 +546,9 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
 
     sec = rep.section("Paired differences")
     tested = int(paired["p_value"].notna().sum())  # Holm's m: a metric equal in every game has no p-value
-    sec.text("Per game d = A - B; mean difference with a 95 % Student t interval (of each metric on its own; "
+    sec.text("Per game d = A - B; mean difference with a 95 % Student t interval (on the games in which d is not 0, "
+             "less one, as degrees of freedom: where most games are alike the spread rests on the few that differ; "
+             "of each metric on its own; "
              "for a rate or a share clipped to [-1, 1], where a difference of two of them lies: the clipped "
              "interval holds the true difference as often), two-sided t-test p-value (where every game differs by "
              "the same non-zero amount, the exact sign test, p = 2/2^n, and no interval: the games give no spread "

@@ -25,7 +25,7 @@ from etappe.cli.report_cmds import compare_summaries
 from test_race_summary import make_records, mb_hands, mb_meta, toy_hands, toy_meta
 
 # Student's t 97.5 % points by degrees of freedom (tables): intervals of means use them
-T975 = {2: 4.302653, 3: 3.182446}
+T975 = {1: 12.706205, 2: 4.302653, 3: 3.182446}
 
 
 def t3_two_sided_p(t):
@@ -110,15 +110,16 @@ def test_holm_across_rows():
 
 
 def test_intervals_of_rates_and_shares_are_clipped_to_where_a_difference_can_be():
-    # 3 games, d = [1, -1, 0] in each metric: mean 0, sd 1, Student's t on 2 degrees of freedom gives
-    # 0 -+ 4.302653 / sqrt 3 = -+2.484; a difference of two rates or shares lies in [-1, 1]
+    # 3 games, d = [1, -1, 0] in each metric: mean 0, sd 1; two games differ, so Student's t takes 1 degree
+    # of freedom (the spread rests on them), 0 -+ 12.7062 / sqrt 3 = -+7.336; a difference of two rates or
+    # shares lies in [-1, 1]
     a = pd.DataFrame({"first_position_won": [1.0, 0, 1], "dead_share": [1.0, 0, 0.5], "lead_changes": [3.0, 1, 2]})
     b = pd.DataFrame({"first_position_won": [0.0, 1, 1], "dead_share": [0.0, 1, 0.5], "lead_changes": [2.0, 2, 2]})
     comp = PairedComparison()
     comp.add_pairs(a, b)
     t = paired_table(comp, fair=0.5).set_index("key")
-    half = T975[2] / math.sqrt(3)
-    assert half == pytest.approx(2.484, abs=1e-3)
+    half = T975[1] / math.sqrt(3)
+    assert half == pytest.approx(7.336, abs=1e-3)
     # the first player's distance from 1/2: A and B both 2/3, g = d: clipped as well
     for key in ("first_player_gap", "dead_share"):
         assert (t.loc[key, "ci_low"], t.loc[key, "ci_high"]) == (-1.0, 1.0)

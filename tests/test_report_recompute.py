@@ -60,7 +60,7 @@ def clustered_share(num_g, den_g):
     return (p, *wilson(p * neff, neff))
 
 
-def paired(a, b, bounded=False):
+def paired(a, b, bounded=False, df=None):
     a, b = np.asarray(a, float), np.asarray(b, float)
     d = a - b
     d = d[~np.isnan(d)]
@@ -71,11 +71,14 @@ def paired(a, b, bounded=False):
         lo, hi = tango(n, n10, n01)
         p = st.binomtest(min(n10, n01), n10 + n01, 0.5).pvalue if n10 + n01 else float("nan")
         return dict(n=n, diff=m, sd=sd, lo=lo, hi=hi, p=p)
-    half = st.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+    # Student's t on the games that differ, less one (docs/statistics.md: on common random numbers the
+    # spread of d rests on them)
+    df = df or max(np.count_nonzero(d) - 1, 1)
+    half = st.t.ppf(0.975, df) * sd / math.sqrt(n)
     lo, hi = m - half, m + half
     if bounded:
         lo, hi = max(lo, -1.0), min(hi, 1.0)
-    p = 2 * st.t.sf(abs(m) / (sd / math.sqrt(n)), n - 1) if sd > 0 else float("nan")
+    p = 2 * st.t.sf(abs(m) / (sd / math.sqrt(n)), df) if sd > 0 else float("nan")
     return dict(n=n, diff=m, sd=sd, lo=lo, hi=hi, p=p)
 
 
@@ -384,7 +387,8 @@ def test_paired_differences_holm_and_headline(runs):
         estimated = np.sign(x.mean() - fair) or 1
         return [estimated] if not lo <= fair <= hi else [estimated, -estimated]
 
-    tried = [paired(sa * (fp_a[ok] - fair), sb * (fp_b[ok] - fair), True)
+    # (on n - 1 degrees of freedom: the kept sums do not say in how many games g is 0)
+    tried = [paired(sa * (fp_a[ok] - fair), sb * (fp_b[ok] - fair), True, df=ok.sum() - 1)
              for sa in sides(fp_a[ok]) for sb in sides(fp_b[ok])]
     gap = {**tried[0], "lo": min(t["lo"] for t in tried), "hi": max(t["hi"] for t in tried),
            "p": max(t["p"] for t in tried)}
