@@ -23,8 +23,8 @@ chunks. Conventions:
   cluster are taken as wholly alike (_clustered_wilson); the difference of two
   such shares from the same clusters by the MOVER interval for correlated
   shares (ratio_difference_interval), and of one share measured in two
-  independent runs by Newcombe's combination with a Welch t test
-  (two_run_ratio_difference).
+  independent runs by Newcombe's combination, tested by the level at which
+  that interval reaches 0 (two_run_ratio_difference).
 * Pearson's chi-square of uniform counts: its p is only approximate when
   a cell expects fewer than MIN_EXPECTED (5) counts (Cochran's rule), and a
   report says so (small_expected_note).
@@ -294,39 +294,38 @@ def two_run_ratio_difference(a, b, z: float = Z95):
     each share from clusters (e.g. the cards of a game): a and b are each
     (n, sx, sy, sxx, syy, sxy) as ratio_interval takes them. Each share gets
     its clustered interval (ratio_interval); the two runs are independent, so
-    they combine as in Newcombe's interval (MOVER with rho = 0), and the
-    p-value is the two-sided Welch t test of d over sqrt(var_a + var_b),
-    with the Welch-Satterthwaite degrees of freedom
-    (var_a + var_b)^2 / (var_a^2 / (n_a - 1) + var_b^2 / (n_b - 1)): each
-    variance is estimated from its run's clusters, so few clusters make
-    the test wider, as they make the interval wider (_clustered_wilson).
+    they combine as in Newcombe's interval (MOVER with rho = 0). The p-value
+    is that interval's own: the two-sided level at which it just reaches 0
+    (`_mover_p`), so that p < 0.05 exactly where the 95 % interval leaves 0
+    out. (A Welch t test on the two clustered variances rejected 11 % of
+    true nulls between a run of 10 games and one of 1,000, 17 % at a share
+    of .1: a short run's estimated variance moves with its share.)
     Returns a dict: diff, ci_low, ci_high, p_value."""
-    (r1, v1, l1, u1), (r2, v2, l2, u2) = (_clustered_share(*sums, z) for sums in (a, b))
-    n1, n2 = (np.asarray(sums[0], dtype=float) for sums in (a, b))
+    (r1, _, l1, u1), (r2, _, l2, u2) = (_clustered_share(*sums, z) for sums in (a, b))
     d = r1 - r2
     low, high = _mover(d, r1, l1, u1, r2, l2, u2, 0.0)
+    return _squeeze({"diff": d, "ci_low": low, "ci_high": high, "p_value": _mover_p(a, b, d)})
+
+
+def _mover_p(a, b, d, steps: int = 60):
+    """The two-sided p of two_run_ratio_difference: 2 P(Z > z*), z* the
+    normal point at which the MOVER interval of d first reaches 0 (the
+    intervals widen with z, so bisection finds it); 1 where d is 0, and 0
+    where it leaves 0 out even at z = 37.5 (p about 1e-307: the limit of a
+    float, as the t test's p underflows to 0)."""
+    d = np.asarray(d, dtype=float)
+    top = 37.5
+    inside, outside = np.zeros_like(d), np.full_like(d, top)
     with np.errstate(invalid="ignore", divide="ignore"):
-        v1, v2 = (_test_variance(r, v, sums[2], sums[4], z) for r, v, sums in ((r1, v1, a), (r2, v2, b)))
-        se = np.sqrt(v1 + v2)
-        # a normal test here rejects about 8 % of true nulls with 10 clusters a run, 11 % with 5
-        df = (v1 + v2) ** 2 / (v1**2 / (n1 - 1) + v2**2 / (n2 - 1))
-        # se > 0: a share of 0 or 1 has the variance of its Wilson centre (_test_variance)
-        p = 2 * _st.t.sf(np.abs(d) / se, df)
-    return _squeeze({"diff": d, "ci_low": low, "ci_high": high, "p_value": p})
-
-
-def _test_variance(r, var, sy, syy, z):
-    """The variance a test of a clustered share uses: its own, except where
-    it says nothing (a share of 0 or 1, or no spread between clusters), where
-    the interval takes Kish's effective size (_clustered_wilson); there the
-    variance of the Wilson centre at that size, p~ (1 - p~) / (n_eff + z^2)
-    with p~ = (R n_eff + z^2 / 2) / (n_eff + z^2), so that a run whose share
-    is 0 is not taken for a run without doubt (Agresti and Coull's estimate)."""
-    r, var = np.asarray(r, dtype=float), np.asarray(var, dtype=float)
-    n_eff = np.asarray(sy, dtype=float) ** 2 / np.asarray(syy, dtype=float)
-    centre = (r * n_eff + z * z / 2) / (n_eff + z * z)
-    edge = ~((r > 0) & (r < 1) & (var > 0))
-    return np.where(edge, centre * (1 - centre) / (n_eff + z * z), var)
+        for _ in range(steps):
+            mid = (inside + outside) / 2
+            (r1, _, l1, u1), (r2, _, l2, u2) = (_clustered_share(*sums, mid) for sums in (a, b))
+            low, high = _mover(d, r1, l1, u1, r2, l2, u2, 0.0)
+            leaves_out = (low > 0) | (high < 0)
+            inside, outside = np.where(leaves_out, mid, inside), np.where(leaves_out, outside, mid)
+    z_star = (inside + outside) / 2
+    p = np.where(outside == top, 0.0, 2 * _st.norm.sf(z_star))
+    return np.where(np.isnan(d), np.nan, np.where(d == 0, 1.0, p))
 
 
 def _squeeze(d: dict) -> dict:

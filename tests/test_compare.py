@@ -20,6 +20,7 @@ from etappe.analysis.compare import (
 )
 from etappe.analysis.race_summary import game_table, summarize
 from etappe.analysis.stats import paired_proportion_difference
+from by_hand import clustered_wilson, newcombe_p
 from etappe.cli.report_cmds import compare_summaries
 
 from test_race_summary import make_records, mb_hands, mb_meta, toy_hands, toy_meta
@@ -230,7 +231,6 @@ def test_compare_summaries_reads_the_run_that_is_behind_in_games(runs):
 
 
 def test_card_comparison_unpaired(runs):
-    from scipy import stats as st  # a dependency of etappe: never skipped
     a, b = runs
     b = b.copy()
     b["s0_go_played"] -= b["s0_go_played"]  # B's side 0 never plays go ...
@@ -245,13 +245,12 @@ def test_card_comparison_unpaired(runs):
     # .0077495, effective size 30.5421 * .379293 (t with 3 degrees of freedom), Wilson [.342181, .831123];
     # B plays 1, 1, 0, 2: residuals -.538462, -.538462, -.307692, 1.384615, variance 2.591716 / 169 * 4 / 3
     # = .020448, effective size 10.41755 * .379293, Wilson [.064860, .740120]. Independent runs: Newcombe's
-    # combination, 4/13 - sqrt(.273204^2 + .432428^2), 4/13 + sqrt(.215738^2 + .242832^2); p from
-    # Welch's t = (4/13) / sqrt(.0077495 + .020448) = 1.83236 on (v_a + v_b)^2 / (v_a^2 / 3 + v_b^2 / 3)
-    # degrees of freedom (4 games a run)
+    # combination, 4/13 - sqrt(.273204^2 + .432428^2), 4/13 + sqrt(.215738^2 + .242832^2); p where that
+    # interval reaches 0 (4 games a run), so that p < .05 exactly where the 95 % interval leaves 0 out
     assert (go["ci_low"], go["ci_high"]) == pytest.approx((-0.20381, 0.63252), abs=1e-4)
-    va, vb = 0.0077495, 0.020448
-    df = (va + vb) ** 2 / (va**2 / 3 + vb**2 / 3)  # 4.988
-    assert go["p_value"] == pytest.approx(2 * st.t.sf(1.83236, df), abs=1e-4)   # 0.127, not the normal 0.067
+    p_go = newcombe_p(4 / 13, lambda z: (8 / 13, *clustered_wilson(8 / 13, 0.0077495, 4, z)),
+                      lambda z: (4 / 13, *clustered_wilson(4 / 13, 0.020448, 4, z)))
+    assert go["p_value"] == pytest.approx(p_go, abs=1e-4) and go["p_value"] > 0.05
     dead = cc[(cc["card"] == "go") & (cc["rate"] == "dead share")].iloc[0]  # 1 - played share: the mirror
     assert (dead["diff"], dead["ci_low"], dead["ci_high"]) == pytest.approx((-4 / 13, -0.63252, 0.20381), abs=1e-4)
     # Holm over the 2 cards, not the 4 rows: a dead-share row is the same test as its played-share row
@@ -293,19 +292,18 @@ def role_hands():
 
 
 def test_card_comparison_by_role_when_no_common_keys(runs):
-    from scipy import stats as st  # a dependency of etappe: never skipped
     a, _ = runs
     cc = card_comparison(summarize(a), summarize(role_hands()))
     assert "role" in cc and set(cc["role"]) == {"go", "hazard"}
     assert set(cc["method"]) == {"unpaired, clustered by game, pooled by role"}
     cc = cc.set_index(["role", "rate"])
     # go: A's go and B's roll, drawn 5, 5, 1, 2 a game, A plays 3, 3, 0, 2 and B 1, 1, 0, 2: the shares of
-    # test_card_comparison_unpaired, with its interval and Welch p
+    # test_card_comparison_unpaired, with its interval and p
     go = cc.loc[("go", "played share")]
     assert (go["a"], go["b"], go["diff"], go["n_a"], go["n_b"]) == pytest.approx((8 / 13, 4 / 13, 4 / 13, 13, 13))
     assert (go["ci_low"], go["ci_high"]) == pytest.approx((-0.20381, 0.63252), abs=1e-4)
-    va, vb = 0.0077495, 0.020448
-    p_go = 2 * st.t.sf(1.83236, (va + vb) ** 2 / (va**2 / 3 + vb**2 / 3))
+    p_go = newcombe_p(4 / 13, lambda z: (8 / 13, *clustered_wilson(8 / 13, 0.0077495, 4, z)),
+                      lambda z: (4 / 13, *clustered_wilson(4 / 13, 0.020448, 4, z)))
     # hazard, the role's cards summed in each game (drawn y, played x): A (flat) (1, 1), (1, 0), (2, 2),
     # (0, 0): R = 3/4, residuals x - R y = .25, -.75, .5, 0, variance 4/3 * .875 / 4^2 = .0729167,
     # effective size .1875 / .0729167 * .379293 (t with 3 degrees of freedom) = .975323, Wilson
@@ -317,10 +315,10 @@ def test_card_comparison_by_role_when_no_common_keys(runs):
     hz = cc.loc[("hazard", "played share")]
     assert (hz["a"], hz["b"], hz["diff"], hz["n_a"], hz["n_b"]) == pytest.approx((3 / 4, 2 / 5, 0.35, 4, 10))
     assert (hz["ci_low"], hz["ci_high"]) == pytest.approx((-0.46166, 0.77698), abs=1e-5)
-    # Welch's t = .35 / sqrt(.0729167 + .0714667) = .921106 on (va + vb)^2 / (va^2 / 3 + vb^2 / 3) = 5.99939
-    # degrees of freedom
-    p_hz = 2 * st.t.sf(0.921106, 5.99939)
-    assert hz["p_value"] == pytest.approx(p_hz, abs=1e-5) and p_hz == pytest.approx(0.3925, abs=1e-4)
+    # p where that interval reaches 0
+    p_hz = newcombe_p(0.35, lambda z: (3 / 4, *clustered_wilson(3 / 4, 0.0729167, 4, z)),
+                      lambda z: (2 / 5, *clustered_wilson(2 / 5, 0.0714667, 4, z)))
+    assert hz["p_value"] == pytest.approx(p_hz, abs=1e-5)
     # dead: discarded or left in hand, 1 - the played share: the mirror
     dead = cc.loc[("hazard", "dead share")]
     assert (dead["a"], dead["b"], dead["diff"]) == pytest.approx((1 / 4, 3 / 5, -0.35))

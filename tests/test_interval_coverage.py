@@ -216,13 +216,12 @@ def test_two_run_share_difference_covers(games, shares):
     _assert_95(_coverage(out["ci_low"], out["ci_high"], shares[0] - shares[1]), reps, CONSERVATIVE)
 
 
-def test_two_run_welch_p_holds_its_level_when_a_share_is_0():
+def test_two_run_p_holds_its_level_when_a_share_is_0():
     """The same card, share .02 in both runs (icc .2), runs of 10 and 300
     games: in about half of the runs the short run's share is 0. Its own
     variance is then 0, and a Welch p from it rejected about 48 % of these
-    true nulls (the card table's Holm then flagged such cards); at a share
-    of 0 or 1 the test takes the variance of the interval's effective size
-    (stats._test_variance), and rejects at most 5 %."""
+    true nulls (the card table's Holm then flagged such cards); the
+    interval's p (Kish's size where a share is 0) rejects at most 5 %."""
     rng = np.random.default_rng(27)
     reps = 1500
     runs = [_clusters(rng, reps, g, 0.02, 0.2, rng.integers(1, 11, (reps, g))) for g in (10, 300)]

@@ -48,16 +48,16 @@ def inverse_ecdf(x, q):
     return x[max(int(math.ceil(q * len(x) - 1e-12)), 1) - 1]
 
 
-def clustered_share(num_g, den_g):
+def clustered_share(num_g, den_g, z=Z):
     """sum num / sum den over games, with the per-game (ratio-estimator)
     variance, and Wilson's interval at the effective sample size
-    p(1-p)/var * (z/t_{G-1})^2."""
+    p(1-p)/var * (z/t_{G-1})^2 (95 %, or the level whose normal point is z)."""
     num_g, den_g = np.asarray(num_g, float), np.asarray(den_g, float)
     g, n = len(num_g), den_g.sum()
     p = num_g.sum() / n
     var = g / (g - 1) * ((num_g - p * den_g) ** 2).sum() / n**2
-    neff = p * (1 - p) / var * (Z / st.t.ppf(0.975, g - 1)) ** 2
-    return (p, *wilson(p * neff, neff))
+    neff = p * (1 - p) / var * (z / st.t.isf(st.norm.sf(z), g - 1)) ** 2
+    return (p, *wilson(p * neff, neff, z))
 
 
 def paired(a, b, bounded=False, df=None):
@@ -418,20 +418,23 @@ def test_paired_differences_holm_and_headline(runs):
 def two_run_share_difference(A, keys_a, B, keys_b):
     """The played share of cards `keys_a` in run A minus that of `keys_b` in B (docs/statistics.md, two
     runs' card shares): each share clustered by game, the Newcombe (MOVER, rho 0) interval of the two
-    Wilson intervals, Welch's t test on the clustered variances."""
-    shares = []
-    for R, keys in ((A, keys_a), (B, keys_b)):
-        played = sum(R.card[(k, "played")].sum(1) for k in keys).astype(float)
-        drawn = sum(R.card[(k, "drawn")].sum(1) for k in keys).astype(float)
-        share, lo, hi = clustered_share(played, drawn)
-        var = R.G / (R.G - 1) * ((played - share * drawn) ** 2).sum() / drawn.sum() ** 2
-        shares.append((share, lo, hi, var, R.G, drawn.sum()))
-    (ra, la, ua, va, ga, da), (rb, lb, ub, vb, gb, db) = shares
-    d = ra - rb
-    df = (va + vb) ** 2 / (va**2 / (ga - 1) + vb**2 / (gb - 1))
-    p = 2 * st.t.sf(abs(d) / math.sqrt(va + vb), df)
-    return dict(a=ra, b=rb, n_a=da, n_b=db, diff=d, lo=d - math.hypot(ra - la, ub - rb),
-                hi=d + math.hypot(ua - ra, rb - lb), p=p)
+    Wilson intervals, and the p at which that interval just reaches 0 (its level found with brentq)."""
+    from scipy.optimize import brentq
+    counts = [(sum(R.card[(k, "played")].sum(1) for k in keys).astype(float),
+               sum(R.card[(k, "drawn")].sum(1) for k in keys).astype(float)) for R, keys in ((A, keys_a), (B, keys_b))]
+
+    def mover(z):
+        (ra, la, ua), (rb, lb, ub) = (clustered_share(played, drawn, z) for played, drawn in counts)
+        return ra - rb, ra - rb - math.hypot(ra - la, ub - rb), ra - rb + math.hypot(ua - ra, rb - lb)
+
+    d, lo, hi = mover(Z)
+    near = 1 if d > 0 else 2  # the end of the interval on 0's side
+    if d == 0:
+        p = 1.0
+    else:  # 0 where the interval leaves 0 out even at z = 37.5, the limit of a float's p
+        p = 2 * st.norm.sf(brentq(lambda z: mover(z)[near], 1e-9, 37.5)) if mover(37.5)[near] * d < 0 else 0.0
+    (da, db) = (drawn.sum() for _, drawn in counts)
+    return dict(a=counts[0][0].sum() / da, b=counts[1][0].sum() / db, n_a=da, n_b=db, diff=d, lo=lo, hi=hi, p=p)
 
 
 @pytest.mark.parametrize("other, by", [("b", "card"), ("mb", "role")])

@@ -4,6 +4,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from by_hand import clustered_wilson, newcombe_p, wilson
+from scipy import stats as st
 
 from etappe.analysis.stats import (
     IntHistogram,
@@ -364,53 +366,53 @@ def _run_sums(x, y):
     return (x.size, x.sum(), y.sum(), (x * x).sum(), (y * y).sum(), (x * y).sum())
 
 
-def test_two_run_difference_p_value_is_welch_t():
+def test_two_run_difference_p_value_is_where_its_interval_reaches_0():
     """Run a: clusters (x, y) = (1, 2), (2, 2), (0, 1): R = 3/5, residuals x - R y = -.2, .8, -.6,
     var = 3/2 * 1.04 / 25 = .0624. Run b: (0, 2), (1, 3), (0, 1), (1, 2): R = 1/4, residuals
-    -.5, .25, -.25, .5, var = 4/3 * .625 / 64 = .01302083. d = .35 over se = sqrt(.07542083),
-    on Welch-Satterthwaite (va + vb)^2 / (va^2 / 2 + vb^2 / 3) = 2.8393 degrees of freedom."""
-    from scipy import stats as st  # a dependency of etappe: never skipped
-    out = two_run_ratio_difference(_run_sums([1, 2, 0], [2, 2, 1]), _run_sums([0, 1, 0, 1], [2, 3, 1, 2]))
-    va, vb = 0.0624, 0.625 / 48
-    df = (va + vb) ** 2 / (va**2 / 2 + vb**2 / 3)
+    -.5, .25, -.25, .5, var = 4/3 * .625 / 64 = .01302083. d = .35; its p is the level at which
+    Newcombe's combination of the two clustered Wilson intervals just reaches 0, so that the test
+    and the interval printed beside it never disagree (Welch's t on the two variances did: it
+    rejected 11 % of true nulls between a run of 10 games and one of 1,000)."""
+    a, b = _run_sums([1, 2, 0], [2, 2, 1]), _run_sums([0, 1, 0, 1], [2, 3, 1, 2])
+    out = two_run_ratio_difference(a, b)
     assert out["diff"] == pytest.approx(0.35)
-    assert out["p_value"] == pytest.approx(2 * st.t.sf(0.35 / math.sqrt(va + vb), df), rel=1e-9)
-    assert out["p_value"] == pytest.approx(0.2968, abs=1e-4)   # the normal test would say 0.2025
+    p = newcombe_p(0.35, lambda z: (0.6, *clustered_wilson(0.6, 0.0624, 3, z)),
+                   lambda z: (0.25, *clustered_wilson(0.25, 0.625 / 48, 4, z)))
+    assert out["p_value"] == pytest.approx(p, rel=1e-6)
+    # at the level 1 - p the interval's lower end is 0; at 95 % it holds 0 exactly when p >= .05
+    low = two_run_ratio_difference(a, b, z=float(st.norm.isf(p / 2)))["ci_low"]
+    assert low == pytest.approx(0.0, abs=1e-6) and (out["ci_low"] <= 0) == (out["p_value"] >= 0.05)
 
 
 @pytest.mark.parametrize("x, share", [([0, 0], 0.0), ([2, 3], 1.0), ([1, 1.5], 0.5)])
-def test_two_run_difference_where_a_run_shows_no_spread_tests_with_the_wilson_centre_s_variance(x, share):
+def test_two_run_difference_where_a_run_shows_no_spread_tests_with_kish_s_size(x, share):
     """Run a: clusters (x, y) with y = 2, 3 and one share in both (0, 1 or 1/2), so no residual to go
-    on. Its test variance is that of the Wilson centre at Kish's size n = 5^2 / 13:
-    p~ = (R n + z^2 / 2) / (n + z^2), p~ (1 - p~) / (n + z^2) (Agresti and Coull). Run b as above:
-    R = 3/5, var .0624. Welch's t on R - .6 over their sum, on 1 and 2 degrees of freedom."""
-    from scipy import stats as st
+    on: its interval is Wilson's at Kish's size 5^2 / 13 (its units taken as wholly alike), and a run
+    whose share is 0 is not taken for a run without doubt. Run b as above: R = 3/5, var .0624."""
     out = two_run_ratio_difference(_run_sums(x, [2, 3]), _run_sums([1, 2, 0], [2, 2, 1]))
-    n, z2 = 25 / 13, Z95**2
-    centre = (share * n + z2 / 2) / (n + z2)
-    va, vb = centre * (1 - centre) / (n + z2), 0.0624
-    if share == 0:
-        assert va == pytest.approx(0.038542, abs=1e-6)
-    df = (va + vb) ** 2 / (va**2 / 1 + vb**2 / 2)
+    kish = 25 / 13
+    p = newcombe_p(share - 0.6, lambda z: (share, *wilson(share * kish, kish, z)),
+                   lambda z: (0.6, *clustered_wilson(0.6, 0.0624, 3, z)))
     assert out["diff"] == pytest.approx(share - 0.6)
-    assert out["p_value"] == pytest.approx(2 * st.t.sf(abs(share - 0.6) / math.sqrt(va + vb), df), rel=1e-9)
+    assert out["p_value"] == pytest.approx(p, rel=1e-6)
 
 
 def test_two_run_difference_p_value_holds_its_level_with_few_clusters():
     """Two runs of 5 games each of the same share (cards 1 to 10 a game, each played with the
-    game's own probability p_g ~ Beta(2, 2)): p < .05 should happen about 5 % of the time. A
-    normal test on the ratio variances rejects 11 % (seed 2, 2000 repetitions: se .5 %). Nor may it
-    be too cautious (a p-value stuck near 1 would pass the upper bound alone): 3.5 % is 3 standard
-    errors below 5 %; the same runs with every p doubled reject 3.25 %, the right ones 5.95 %."""
+    game's own probability p_g ~ Beta(2, 2)): p < .05 should happen at most about 5 % of the time.
+    A normal test on the ratio variances rejected 11 % (seed 2, 2000 repetitions: se .5 %), Welch's
+    t 6 %; the interval's own p rejects where the interval misses, about 3 % here (the 95 %
+    interval of 5 games is cautious). Nor may it be far more cautious than that: 2 %."""
     rng = np.random.default_rng(2)
+    reps, games = 2000, 5
 
-    def run(games=5):
-        cards = rng.integers(1, 11, games)
-        return _run_sums(rng.binomial(cards, rng.beta(2, 2, games)), cards)
+    def runs():
+        cards = rng.integers(1, 11, (reps, games))
+        x, y = rng.binomial(cards, rng.beta(2, 2, (reps, games))).astype(float), cards.astype(float)
+        return (np.full(reps, games), x.sum(1), y.sum(1), (x * x).sum(1), (y * y).sum(1), (x * y).sum(1))
 
-    reps = 2000
-    rejected = sum(two_run_ratio_difference(run(), run())["p_value"] < 0.05 for _ in range(reps))
-    assert 0.035 <= rejected / reps <= 0.085
+    rejected = (two_run_ratio_difference(runs(), runs())["p_value"] < 0.05).mean()
+    assert 0.02 <= rejected <= 0.065
 
 
 def test_histogram_quantiles_and_ecdf():
