@@ -75,8 +75,9 @@ def _clusters(rng, reps, games, mean, icc, sizes):
 def test_wilson_exact_coverage_averages_95_percent():
     """Exact coverage (binomial pmf, no simulation) over a grid of p: Wilson's
     averages 95 % for n = 10 .. 1000 (95.4, 95.3, 95.1, 95.0); its known dips
-    (to about 84-92 %) sit at p within about .2 / n of 0 or 1, where k = 1
-    already puts the lower end above p, so they are not asserted."""
+    (to about 84-92 %) sit where about 0.07 to 1 success is expected (n p, or
+    n (1 - p), up to 1: k = 1 already puts the lower end above p), so they
+    are not asserted (docs/statistics.md, Known limits)."""
     ps = np.linspace(0.02, 0.98, 97)
     for n in (10, 30, 100, 1000):
         k = np.arange(n + 1)
