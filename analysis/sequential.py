@@ -49,7 +49,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..kernels.options import whole
-from .stats import Z95, difference_text, paired_difference, wilson_interval
+from .stats import Z95, difference_text, paired_difference, paired_proportion_difference, wilson_interval
 
 __all__ = ["Sprt", "SequentialTest", "SequentialResult", "sequential_compare", "policy_outcomes",
            "design_outcomes", "paired_signs", "DESIGN_METRICS", "DECISIONS"]
@@ -59,6 +59,8 @@ DESIGN_METRICS = ("game_turns", "hands", "capped", "no_winner", "first_position_
                   "lead_changes", "winner_deficit", "winner_deficit_share", "final_gap", "hazard_turns",
                   "hazard_decided", "dead_share")
 DECISIONS = ("A", "B", "same", "undecided")
+# the metrics of 0 or 1 a game (compare.PAIRED_METRICS' unit "rate"); won_s0, won_s1, ... are too
+BINARY_METRICS = ("capped", "no_winner", "first_position_won", "hazard_decided")
 
 
 @dataclass(frozen=True)
@@ -238,7 +240,10 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
     the per-game difference A - B (float, NaN = undefined) for the reported
     mean difference (without diffs, the signs are used). Build one with
     `policy_outcomes` or `design_outcomes`, or pass any function (a
-    synthetic stream in tests).
+    synthetic stream in tests). An outcome function whose `binary` is True
+    (who won, a stall: a difference of two 0-or-1 values) has its mean
+    difference's interval from Tango's score interval of the uneven games,
+    as compare's paired table gives it; otherwise Student's t.
     alpha: chance of declaring a difference when q = 1/2 (both directions together).
     beta: chance of missing a difference when q = 1/2 +- delta.
     delta: the smallest difference in q worth detecting (q = share of
@@ -290,7 +295,12 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
     uneven = plus + minus
     q = plus / uneven if uneven else float("nan")
     q_low, q_high = wilson_interval(plus, uneven, z) if uneven else (float("nan"), float("nan"))
-    d = paired_difference(n_d, s_d, ss_d, z, differ=differ_d)
+    if getattr(outcomes, "binary", False):
+        # a 0-or-1 metric (who won, a stall): Tango's interval of the discordant games, as paired_table gives
+        exact = paired_proportion_difference(n_d, plus, minus, z)
+        d = {"mean": exact["diff"], "ci_low": exact["ci_low"], "ci_high": exact["ci_high"]}
+    else:
+        d = paired_difference(n_d, s_d, ss_d, z, differ=differ_d)
     verdict = {
         "A": f"{a} {what}: decided after {used} games",
         "B": f"{b} {what}: decided after {used} games",
@@ -331,6 +341,8 @@ def policy_outcomes(design, players: int, policy_a: str, policy_b: str, seed: in
         return play_pair(run, start, count)
 
     fn.what = "wins more often"  # type: ignore[attr-defined]
+    # +1, -1, 0: whether A's side won less whether B's side won, each 0 or 1
+    fn.binary = True  # type: ignore[attr-defined]
     return fn
 
 
@@ -372,4 +384,5 @@ def design_outcomes(design_a, design_b, players: int, policies: Sequence[str] | 
 
     fn.runs = (run_a, run_b)  # type: ignore[attr-defined]
     fn.what = f"has the higher {metric} in more games"  # a sign test: ahead more often, not a higher mean
+    fn.binary = metric in BINARY_METRICS or metric.startswith("won_s")  # type: ignore[attr-defined]
     return fn

@@ -268,3 +268,27 @@ def test_sequential_command_both_modes(capsys):
         sequential_command("stapop", "greedy,random,bold", 2, 1)
     assert stop.value.exit_code == 2  # refused (typer.Exit(0) would be a normal end)
     assert "a sequential policy comparison needs exactly two policies" in capsys.readouterr().err
+
+
+def test_the_mean_difference_of_who_won_has_tango_s_interval():
+    # Fagerland, Lydersen and Laake's example (test_stats): 21 games, A ahead in 1, B in 7, 13 even, of a
+    # 0-or-1 metric (binary): the mean difference -6/21 with Tango's published interval (-0.517, -0.026),
+    # as compare's paired table gives it, not Student's t of the signs on 7 degrees of freedom ([-0.575, 0.004])
+    signs = np.array([1] + [-1] * 7 + [0] * 13, dtype=np.int8)
+
+    def who_won(start, count):
+        return signs[start:start + count]
+
+    who_won.binary = True
+    r = sequential_compare(who_won, chunk=21, max_games=21)
+    assert r.decision == "undecided" and r.mean_diff == pytest.approx(-6 / 21)
+    assert (r.diff_low, r.diff_high) == pytest.approx((-0.517, -0.026), abs=5e-4)
+    t = sequential_compare(lambda start, count: signs[start:start + count], chunk=21, max_games=21)
+    assert (t.diff_low, t.diff_high) != pytest.approx((r.diff_low, r.diff_high), abs=5e-3)
+
+
+def test_the_binary_metrics_are_the_rates_of_the_paired_table():
+    from etappe.analysis.compare import PAIRED_METRICS
+    from etappe.analysis.sequential import BINARY_METRICS
+    assert set(BINARY_METRICS) == {key for key, _, unit in PAIRED_METRICS if unit == "rate"}
+
