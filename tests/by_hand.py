@@ -32,3 +32,13 @@ def newcombe_p(d, interval_a, interval_b):
         return d - math.hypot(ra - la, ub - rb) if d > 0 else d + math.hypot(ua - ra, rb - lb)
 
     return 2 * st.norm.sf(brentq(end, 1e-6, 8))  # p down to 1e-15
+
+
+def fair_share_sides(values, fair):
+    """The sides of the fair share the mean of `values` may lie on (docs/statistics.md, distance from the
+    fair share): its own (above when equal), or both where its own 95 % t interval holds the fair share."""
+    from scipy import stats as st
+    mean = sum(values) / len(values)
+    low, high = st.t.interval(0.95, len(values) - 1, loc=mean, scale=st.sem(values))
+    estimated = 1.0 if mean >= fair else -1.0
+    return [estimated] if not low <= fair <= high else [estimated, -estimated]

@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import numpy as np
 import pandas as pd
 import pytest
+from by_hand import fair_share_sides
 from scipy import stats as st
 
 import etappe.kernels
@@ -381,15 +382,9 @@ def test_paired_differences_holm_and_headline(runs):
     # the intervals and the largest p (docs/statistics.md)
     fair = 1 / A.S
     ok = ~np.isnan(fp_a) & ~np.isnan(fp_b)
-
-    def sides(x):
-        lo, hi = st.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=st.sem(x))
-        estimated = np.sign(x.mean() - fair) or 1
-        return [estimated] if not lo <= fair <= hi else [estimated, -estimated]
-
     # (on n - 1 degrees of freedom: the kept sums do not say in how many games g is 0)
     tried = [paired(sa * (fp_a[ok] - fair), sb * (fp_b[ok] - fair), True, df=ok.sum() - 1)
-             for sa in sides(fp_a[ok]) for sb in sides(fp_b[ok])]
+             for sa in fair_share_sides(fp_a[ok], fair) for sb in fair_share_sides(fp_b[ok], fair)]
     gap = {**tried[0], "lo": min(t["lo"] for t in tried), "hi": max(t["hi"] for t in tried),
            "p": max(t["p"] for t in tried)}
     mine["first player's distance from the fair share"] = gap

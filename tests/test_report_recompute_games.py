@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from by_hand import fair_share_sides
 from scipy import optimize
 from scipy import stats as st
 
@@ -623,13 +624,8 @@ def test_bremen_variant_comparison(tmp_path):
     f = 1 / A.P
     # |mean - f| of A minus that of B: a side of f is known where the mean's own t interval leaves f out, else
     # both are tried (union of the intervals, largest p), on n - 1 degrees of freedom (docs/statistics.md)
-    def sides(x):
-        lo, hi = st.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=st.sem(x))
-        estimated = np.sign(x.mean() - f) or 1
-        return [estimated] if not lo <= f <= hi else [estimated, -estimated]
-
     tried = [paired(sa * (fa[ok] - f), sb * (fb[ok] - f), True, df=ok.sum() - 1)
-             for sa in sides(fa[ok]) for sb in sides(fb[ok])]
+             for sa in fair_share_sides(fa[ok], f) for sb in fair_share_sides(fb[ok], f)]
     gap = {**tried[0], "lo": min(t["lo"] for t in tried), "hi": max(t["hi"] for t in tried),
            "p": max(t["p"] for t in tried)}
     gap.update(diff=abs(fa[ok].mean() - f) - abs(fb[ok].mean() - f), mean_a=abs(fa[ok].mean() - f),
