@@ -20,7 +20,7 @@ from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (GAME_NAMES, ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata, row_count)
 from etappe.kernels.options import option_text, value_text
-from etappe.kernels.race_design import (MAX_DISTANCE, R_TURN_CAP, DesignError, builtin_names, load_design,
+from etappe.kernels.race_design import (MAX_DISTANCE, R_TURN_CAP, Design, DesignError, builtin_names, load_design,
                                        parse_design)
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, P_EXTENSION_MARGIN, PRESETS, RANDOM_DESCRIPTION, PolicyError
 from etappe.kernels.race_position import (analyze_policy, analyze_position, legal_moves_of, position_toml,
@@ -140,6 +140,28 @@ def decks_validate(path: Annotated[Path, typer.Argument(help="Design file to che
             fail(str(exc))
     console.print(f"{path}: valid design {d.name!r} for {', '.join(map(str, d.players))} players "
                   f"(hash {file_hash(d.text)})")
+    for note in idle_cards(d):
+        console.print(f"note: {note}", highlight=False)
+
+
+def idle_cards(d: Design) -> list[str]:
+    """The remedies and end-of-limit cards that nothing in the deck calls
+    for at some player count (a hazard of count 0, as a sweep down to 0 makes
+    it): valid, since a designer may mean it, but dead cards, said so."""
+    notes = []
+    for card in d.cards:
+        if card.role == "remedy":
+            needs = [c.key for c in d.cards if c.role == "hazard" and c.remedy == card.key]
+        elif card.role == "end_limit":
+            needs = [c.key for c in d.cards if c.role == "limit"]
+        else:
+            continue
+        idle = [n for n in d.players if d.counts(n)[card.key] > 0 and not any(d.counts(n)[k] > 0 for k in needs)]
+        if idle:
+            on = f"only on {' or '.join(needs)}, of which the deck holds none" if needs else "on no card of the deck"
+            notes.append(f"cards.{card.key} ({card.role}) is played {on} at {', '.join(map(str, idle))} players: "
+                         "its copies there can never be played (dead cards)")
+    return notes
 
 
 DEFAULT_PLAYERS = 4  # simulate's and replay's; compare, sweep and tournament pair two-player games

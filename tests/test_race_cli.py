@@ -137,6 +137,27 @@ def test_decks_validate_good_and_bad(tmp_path):
     assert "cards[2] (flat_tyre).remedy: no card 'bike_shop'" in refused.stderr
 
 
+def test_decks_validate_names_the_cards_nothing_in_the_deck_calls_for(tmp_path):
+    # a designer (or a sweep down to 0) takes out every flat tyre and every headwind: the design is valid,
+    # but the bike repairers and the tailwinds are then dead cards, which validate says
+    text = (Path(__file__).resolve().parents[1] / "kernels" / "designs" / "stapop.toml").read_text()
+    for card, count in (("flat_tyre", 3), ("headwind", 4)):
+        text = text.replace(f'key = "{card}"', f'key = "{card}"#', 1)
+        head, tail = text.split(f'key = "{card}"#', 1)
+        text = head + f'key = "{card}"' + tail.replace(f"count = {count}", "count = 0", 1)
+    mine = tmp_path / "no_flats.toml"
+    mine.write_text(text)
+    result = run("decks", "validate", mine)
+    assert result.exit_code == 0 and "valid design" in result.stdout
+    notes = [line for line in result.stdout.splitlines() if line.startswith("note: ")]
+    assert notes == [
+        "note: cards.bike_repairer (remedy) is played only on flat_tyre, of which the deck holds none at 2, 3, 4, "
+        "5, 6 players: its copies there can never be played (dead cards)",
+        "note: cards.tailwind (end_limit) is played only on headwind, of which the deck holds none at 2, 3, 4, 5, "
+        "6 players: its copies there can never be played (dead cards)"]
+    assert "note:" not in run("decks", "validate", "stapop").stdout
+
+
 def test_simulate_writes_parquet_with_identity(tmp_path):
     out = tmp_path / "run.parquet"
     result = run("simulate", "stapop", "--players", 3, "--games", 300, "--seed", 5, "--out", out,
