@@ -394,6 +394,26 @@ def test_bootstrap_refits_are_anchored_like_the_ratings():
 
 
 # ------------------------------------------------------------------ real games
+def test_a_pairing_score_with_games_without_a_winner_counts_their_half_points_as_less_spread():
+    # 100 games: 30 won, 40 without a winner, 30 lost: s = .5; a game's points (1, 1/2, 0) have the variance
+    # v = (30 + 40 / 4) / 100 - .25 = .15, less than s (1 - s) = .25, so the effective number of games is
+    # 100 * .25 / .15 * (1.959964 / t_99)^2, t_99 = 1.984217 (the tables): 162.617, and the interval
+    # Wilson's of 81.31 in 162.62 (Wilson over the 100 games, [.404, .596], covered about 99 % here)
+    from by_hand import wilson
+
+    pairs = pd.DataFrame({"policy_a": ["x", "x", "x"], "policy_b": ["y", "z", "w"], "games": [100, 100, 4],
+                          "wins_a": [30, 50, 2], "wins_b": [30, 50, 1], "no_winner": [40, 0, 1]})
+    t = pair_table(pairs).set_index("policy_b")
+    n = 100 * 0.25 / 0.15 * (1.959964 / 1.984217) ** 2
+    assert n == pytest.approx(162.617, abs=1e-3)
+    assert (t.loc["y", "ci_low"], t.loc["y", "ci_high"]) == pytest.approx(wilson(0.5 * n, n), abs=1e-5)
+    # no game without a winner: Wilson over the games, as before
+    assert (t.loc["z", "ci_low"], t.loc["z", "ci_high"]) == pytest.approx(wilson(50, 100), abs=1e-9)
+    # few games: the t point (t_3 = 3.1824) shrinks the effective size below the games, which it never goes
+    # under: 2 wins and a game without a winner of 4 keep Wilson at 2.5 of 4
+    assert (t.loc["w", "ci_low"], t.loc["w", "ci_high"]) == pytest.approx(wilson(2.5, 4), abs=1e-9)
+
+
 def test_pairing_matches_a_rotated_simulation():
     """Pair (A, B) of a tournament plays exactly the games of `simulate` with seats rotated."""
     res = play_tournament("millebornes", 2, ["random", "greedy", "aggressive"], games=12, seed=7, chunk_size=5)
