@@ -2,7 +2,7 @@
 
     from etappe.analysis.tournament import play_tournament, head_to_head, bradley_terry
     result = play_tournament("millebornes", 2, ["random", "greedy", "aggressive"], games=2000, seed=1)
-    head_to_head(result)        # one row per (policy, opponent): score with a Wilson interval
+    head_to_head(result)        # one row per (policy, opponent): score with its interval
     bradley_terry(result)       # strengths, log-strengths and Elo with 95 % intervals
 
 Method (docs/tournaments.md has the formulas):

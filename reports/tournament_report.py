@@ -276,7 +276,8 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
 
     sm = rep.section("Skill matrix")
     sm.text("Each cell: the row policy's score against the column policy (wins plus half the games "
-            "without a winner, over all games of the pairing), with its 95 % Wilson interval. "
+            "without a winner, over all games of the pairing), with its 95 % Wilson interval (over an effective "
+            "number of games where some had no winner, as half a point varies less than a win: docs/tournaments.md). "
             "Blue: the row scored above 50 %; red: below (the intervals say which differences are decided)."
             + (f" \"{NO_SCORE}\": no game of that pairing had a winner, so it has no score."
                if h2h["score"].isna().any() else ""))
