@@ -16,6 +16,7 @@ import io
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -48,7 +49,18 @@ class Section:
 
     def figure(self, fig: Figure, caption: str, name: str | None = None) -> "Section":
         buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+        missing = []
+        for warning in caught:  # a card name in a script the font lacks: said in the caption, not as a warning a line
+            glyph = re.match(r"Glyph (\d+) .*missing from font", str(warning.message))
+            if glyph:
+                missing.append(chr(int(glyph[1])))
+            else:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        if missing:
+            caption += f" (its font has no {' '.join(dict.fromkeys(missing))}, drawn as boxes: the tables show them)"
         slug = name or re.sub(r"[^a-z0-9]+", "_", caption.lower()).strip("_")[:40] or "figure"
         self.blocks.append(_Figure(slug, caption, buffer.getvalue()))
         return self

@@ -258,6 +258,28 @@ def test_a_report_renders_its_sections_tables_and_figures_in_both_twins(tmp_path
     assert (out / "line.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_a_card_name_the_figure_font_lacks_is_said_in_the_caption_not_warned_a_line():
+    # a designer's card named in a script the plot font (DejaVu Sans) has no glyphs for: matplotlib warned
+    # once a character and figure, with its own source line; the caption says it once instead
+    import warnings
+
+    from matplotlib.figure import Figure
+
+    from etappe.reports.document import Report
+
+    figure = Figure()
+    figure.add_subplot().set_title("Lekke band \N{BICYCLE} \u5e73 \N{BICYCLE}")
+    report = Report("R")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report.section("S").figure(figure, "Cards", name="cards")
+    assert "*Cards (its font has no \N{BICYCLE} \u5e73, drawn as boxes: the tables show them)*" in report.to_markdown()
+    plain = Figure()
+    plain.add_subplot().set_title("Lekke band")
+    report.section("T").figure(plain, "Plain", name="plain")
+    assert "*Plain*" in report.to_markdown()
+
+
 def test_a_report_written_over_another_removes_only_the_figures_it_no_longer_has(tmp_path):
     from matplotlib.figure import Figure
 
