@@ -180,9 +180,18 @@ def test_the_docs_position_by_hand_example_runs_as_written():
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "bremen.md").read_text()
     block = text.split("### Positions by hand (Python)")[1].split("```python\n")[1].split("```")[0]
+    position, play_on = block.split("g.second_moves")
     scope: dict = {}
-    exec(block, scope)
+    exec(position, scope)
     g = scope["g"]
+    # the move it plays is legal by the rules page: 3 fields in any direction from r05 (r04, r03, r02), no
+    # foreign start field entered or passed; its donkey lands on colour 1's smaller dog, which goes home
+    # and is stacked on its start field, r06, "largest at the bottom"
+    assert (3, 0, "donkey", "r02") in scope["moves"] and (3, 0, "donkey", "r08") not in scope["moves"]  # r08 passes r06
+    assert scope["effects"]["sent_home"] == 1 and not scope["effects"]["climbed"]
+    assert g.stack("r02") == [(0, "donkey")]
+    assert g.stack("r06") == [(1, "donkey"), (1, "dog"), (1, "cat"), (1, "rooster")]
+    exec("g.second_moves" + play_on, scope)
     assert g.errors() == 0 and g.state[B.K.S_TURNS] > 0  # it played on from the position
 
 

@@ -9,14 +9,16 @@ import re
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from etappe.analysis.race import PolicyError, load_design, replay, simulate
+from etappe.analysis.race import PolicyError, RaceRun, load_design, replay, simulate
 from etappe.cli.main import app
 from etappe.kernels import race as K
 from etappe.kernels.race_design import MAX_TYPES, DesignError, parse_design
-from etappe.kernels.race_position import analyze_position, legal_moves_of, play_position_move, position_state
+from etappe.kernels.race_position import (analyze_position, describe_move, legal_moves_of, play_position_move,
+                                          position_state)
 from test_race_journey import TINY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -439,12 +441,29 @@ def off_the_end(state, card_table, rules, seat, moves, n_moves, params, key):
 '''
 
 
-def test_a_policy_written_as_documented_plays(tmp_path):
+def test_a_policy_written_as_documented_plays(tmp_path, mb):
     assert "def my_policy(state, card_table, rules, seat, moves, n_moves, params, key) -> int:" in POLICIES_MD
     (tmp_path / "mine.py").write_text(MY_POLICY)
-    df = simulate("millebornes", players=2, games=4, seed=1,
-                  policies=[f"{tmp_path}/mine.py:attack_first", "greedy"])
-    assert len(df) >= 4 and df.attrs["games"] == 4
+    spec = f"{tmp_path}/mine.py:attack_first"
+    df = simulate("millebornes", players=2, games=4, seed=1, policies=[spec, "greedy"])
+    assert df.attrs["games"] == 4
+    # and its seat plays what it chooses: in the docs' position seat 0 holds Stop and side 1 shows Roll
+    # (hazards go only on a side showing Roll; Puncture-Proof does not guard against Stop), so attack_first
+    # plays Stop on side 1 whatever its key; with side 1 stopped it has no attack and draws its move
+    lookahead, users = RaceRun("millebornes", 2, [spec, "greedy"], 0).policy_functions
+    position = tomllib.loads(re.search(r"```toml\n(.*?)```", POSITIONS_MD, re.S)[1])
+    stopped = {**position, "sides": [position["sides"][0], {**position["sides"][1], "battle": "stop"}]}
+
+    def choices(pos):
+        state, ct, rules, seat = position_state(mb, pos, seed=0)
+        moves = np.empty(K.MAX_MOVES, np.int32)
+        picked = (K.choose_move(state, ct, rules, seat, moves, K.POLICY_USER, np.zeros(K.N_PARAMS), np.uint64(key),
+                                lookahead, users)[0] for key in range(1, 21))
+        return {describe_move(mb, int(move), 0) for move in picked}
+
+    assert choices(position) == {"play stop on side 1"}
+    drawn = choices(stopped)
+    assert len(drawn) > 1 and not any("on side 1" in move for move in drawn)
 
 
 @pytest.mark.parametrize("spec, words", [
@@ -475,7 +494,13 @@ def test_a_helper_module_next_to_the_policy_is_not_importable_as_the_docs_say(tm
 def test_position_toml_of_the_docs_parses(mb):
     block = re.search(r"```toml\n(.*?)```", POSITIONS_MD, re.S)[1]
     pos = tomllib.loads(block)
-    assert legal_moves_of(mb, pos)
+    # worked from the rules page: side 0 has 600 of the 700 km and shows Roll with no limit, so km25, km50
+    # and km100 (to exactly 700) may be laid, not km200 (two 200s laid already: at most two a hand), nor
+    # Roll (it shows Roll); Stop goes on side 1, which shows Roll (Puncture-Proof guards only against a
+    # Flat Tire); Extra Tank, a safety, is always playable; and any card may be discarded
+    hand = pos["hands"]["0"]
+    assert sorted(legal_moves_of(mb, pos)) == sorted(["play km100", "play km25", "play km50", "play stop on side 1",
+                                                      "play extra_tank", *(f"discard {card}" for card in hand)])
 
 
 def test_analyze_agrees_with_itself_across_seeds(mb):
