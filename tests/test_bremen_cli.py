@@ -35,6 +35,12 @@ def test_simulate_command_writes_parquet_with_identity(tmp_path):
     pd.testing.assert_frame_equal(same, back, check_dtype=False)
     # the command keeps only the columns its summary prints
     pd.testing.assert_frame_equal(same[["winner_seat", "turns", "capped"]], df, check_dtype=False)
+    # docs/bremen.md names every key of the metadata (policy_sources only with a policy of your own)
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "bremen.md").read_text().split())
+    listed = text.split("`df.attrs` (the run file's metadata, key `etappe`):")[1].split(". ")[0]
+    assert set(meta) == set(re.findall(r"`(\w+)`", listed)) - {"policy_sources"}
 
 
 def test_an_interrupted_run_resumes_from_its_chunks(tmp_path):
