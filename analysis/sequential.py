@@ -304,7 +304,8 @@ def sequential_compare(outcomes: OutcomeFn, alpha: float = 0.05, beta: float = 0
     verdict = {
         "A": f"{a} {what}: decided after {used} games",
         "B": f"{b} {what}: decided after {used} games",
-        "same": f"neither {what} (no difference of {delta:g} or more in q): decided after {used} games",
+        "same": (f"no difference of {delta:g} or more in q, the share of uneven games {a} is ahead in (a smaller "
+                 f"one is not ruled out: q {q:.4f} [{q_low:.4f}, {q_high:.4f}]): decided after {used} games"),
         "undecided": (f"undecided after {used} games: the metric is undefined in every one of them, so the test "
                       "has nothing to read; stopped instead of playing to the cap") if undefined == used else
                      f"undecided after {used} games (cap reached)"

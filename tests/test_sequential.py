@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import typer
 
+from by_hand import wilson
 from etappe.analysis.compare import game_metrics
 from etappe.analysis.race import simulate
 from etappe.analysis.race_summary import game_table
@@ -167,6 +168,10 @@ def test_a_test_that_accepted_its_null_stays_there_across_chunks(chunk):
     r = sequential_compare(lambda s, c: stream[s:s + c], chunk=chunk, max_games=len(stream))
     assert (r.decision, r.games_used, r.plus, r.minus) == ("same", 84, 55, 29)
     assert r.llr_a == pytest.approx(29 * math.log(0.9)) and r.llr_b == pytest.approx(29 * math.log(1.1) + 55 * math.log(0.9))
+    # "same" rules out a difference of delta or more, not every difference: the verdict says so, with q = 55 / 84
+    low, high = wilson(55, 84)
+    assert r.verdict == (f"no difference of 0.05 or more in q, the share of uneven games A is ahead in (a smaller one "
+                         f"is not ruled out: q 0.6548 [{low:.4f}, {high:.4f}]): decided after 84 games")
 
 
 def test_cap_gives_undecided():
