@@ -855,7 +855,9 @@ def test_the_printed_matrix_folds_long_policy_names_rather_than_cutting_them(mon
 
     r = _result([[1, -1, 0, 1], [1, 1, 1, -1], [-1, -1, -1, 1]],
                 policies=("greedy:attack=2.5,target_leader=1", "aggressive", "random"))
-    monkeypatch.setattr(tournament_cmds.console, "width", width)
+    # the console reads COLUMNS at each print (setting its width instead left it fixed for later tests)
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert tournament_cmds.console.width == width
     tournament_cmds.print_tournament(r, bradley_terry(r))
     out = capsys.readouterr().out
     assert "…" not in out
