@@ -83,18 +83,19 @@ class Report:
         return [b for s in self.sections for b in s.blocks if isinstance(b, _Figure)]
 
     def to_markdown(self) -> str:
-        lines = [f"# {self.title}", ""]
+        lines = [f"# {_literal(self.title)}", ""]
         for section in self.sections:
-            lines += [f"## {section.title}", ""]
+            lines += [f"## {_literal(section.title)}", ""]
             for block in section.blocks:
                 if isinstance(block, str):
-                    lines += [block, ""]
+                    lines += [_markdown_paragraph(block), ""]
                 elif isinstance(block, _Figure):
-                    lines += [f"![{block.caption}]({block.name}.png)", "", f"*{block.caption}*", ""]
+                    caption = _markdown_paragraph(block.caption)
+                    lines += [f"![{caption}]({block.name}.png)", "", f"*{caption}*", ""]
                 else:
                     frame, caption = block
                     if caption:
-                        lines += [f"**{caption}**", ""]
+                        lines += [f"**{_markdown_paragraph(caption)}**", ""]
                     lines += [_markdown_table(frame), ""]
         return "\n".join(lines)
 
@@ -178,13 +179,29 @@ def significant(value: float) -> str:
     return f"{value:.4g}"
 
 
+def _literal(text: str) -> str:
+    """Text the HTML twin shows as it is (a design's title, a card's name, a table cell) made literal in
+    Markdown too: its emphasis, code and tag characters escaped (an underscore only at a word's edge, where
+    it would start emphasis: km_25 stays as written)."""
+    return re.sub(r"[*`|]|<(?=[A-Za-z/!?])|(?<!\w)_|_(?!\w)", lambda m: "\\" + m[0], text)
+
+
+def _markdown_paragraph(text: str) -> str:
+    """A paragraph in Markdown as _inline shows it in HTML: its **bold** and `code` kept, any other
+    emphasis or tag character (in a design's title, say) literal."""
+    return "".join(part if part.startswith("`") else
+                   re.sub(r"<(?=[A-Za-z/!?])|(?<![*\s])\*(?!\*)|(?<!\*)\*(?![*\s])|(?<!\w)_|_(?!\w)",
+                          lambda m: "\\" + m[0], part)
+                   for part in re.split(r"(`[^`]+`)", text))
+
+
 def _markdown_table(frame: pd.DataFrame) -> str:
     def cell(v):
         if isinstance(v, float):
             return "" if pd.isna(v) else significant(v)
-        return str(v).replace("|", "\\|")
+        return _literal(str(v))
 
-    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    header = "| " + " | ".join(_literal(str(c)) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *rows])

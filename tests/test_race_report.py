@@ -258,6 +258,25 @@ def test_a_report_renders_its_sections_tables_and_figures_in_both_twins(tmp_path
     assert (out / "line.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_the_markdown_twin_shows_a_designers_text_literally_as_the_html_does():
+    # a design titled with Markdown's and HTML's own characters: the HTML page escapes them, and the
+    # Markdown twin rendered bold and an <i> that italicised the rest of the page; its own **bold** and
+    # `code` stay, and card keys such as km_25 are written as they are
+    import pandas as pd
+
+    from etappe.reports.document import Report
+
+    report = Report("Balance report: Mille <b>Bornes</b> & *co*")
+    section = report.section("Cards of _mine_")
+    section.text("**Mille <b>Bornes</b>** is fairer than *co*: `etappe report a_b.parquet` (p < 0.05, 2 * 3)")
+    section.table(pd.DataFrame({"card": ["25|km **big** <i>", "km_25"]}), "Cards of *co*")
+    md = report.to_markdown()
+    assert md.startswith("# Balance report: Mille \\<b>Bornes\\</b> & \\*co\\*\n\n## Cards of \\_mine\\_\n\n")
+    assert ("**Mille \\<b>Bornes\\</b>** is fairer than \\*co\\*: `etappe report a_b.parquet` (p < 0.05, 2 * 3)"
+            in md)
+    assert "**Cards of \\*co\\***\n\n| card |\n|---|\n| 25\\|km \\*\\*big\\*\\* \\<i> |\n| km_25 |" in md
+
+
 def test_a_card_name_the_figure_font_lacks_is_said_in_the_caption_not_warned_a_line():
     # a designer's card named in a script the plot font (DejaVu Sans) has no glyphs for: matplotlib warned
     # once a character and figure, with its own source line; the caption says it once instead
