@@ -89,6 +89,7 @@ class Layout:
     seating: str = "fixed"
     target: float = 0.0  # the trip (distance of one hand)
     has_extension: bool = False  # the design lets the trip be extended at this player count
+    distance_ceiling: float = np.inf  # the most a side's distance can be: the (extended) trip, unless overshooting is allowed
 
     @property
     def hazard_mask(self) -> np.ndarray:
@@ -150,6 +151,7 @@ def layout_from(meta: dict, columns=None) -> Layout:
         policy_names=policy_names,
         seating=str(meta.get("seating", "fixed")),
         target=_target(meta),
+        distance_ceiling=_distance_ceiling(meta),
         # runs written before the metadata held it: as then, with the multi-hand designs
         has_extension=bool(meta.get("extension", meta.get("multi_hand", False))),
         players=players,
@@ -303,6 +305,14 @@ def game_table(frame: pd.DataFrame, meta: dict) -> pd.DataFrame:
     """
     L = layout_from(meta, list(frame.columns))
     return _game_facts(_sorted(frame), L).table
+
+
+def _distance_ceiling(meta: dict) -> float:
+    """The longer of the trip and its extension where distance beyond the trip may not be laid (option
+    overshoot "forbid", the default); unbounded under "disqualify" or where the metadata lacks the trip."""
+    trip, extension = _target(meta), _target({"target": meta.get("extension")})
+    overshoot = (meta.get("options") or {}).get("overshoot", "forbid")
+    return max(trip, extension) if trip > 0 and overshoot == "forbid" else np.inf
 
 
 def _target(meta: dict) -> float:

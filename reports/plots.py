@@ -127,22 +127,24 @@ def length_panel(hist: pd.DataFrame, xlabel: str, median: float | None = None, p
 
 
 def progress_curves(progress: pd.DataFrame, ax=None, ylabel: str = "distance", title: str = "",
-                    xlabel: str = "round (one turn per player)") -> Axes:
+                    xlabel: str = "round (one turn per player)", ceiling: float = np.inf) -> Axes:
     """Mean progress by round per group (progress_table) with bands; rounds on whole-number ticks.
 
     Light band: mean +- 1 sd (spread of hands); dark band: 95 % interval of
     the mean (a t interval: at early rounds of Bremen, where nearly every
     seat still has 0 points, it reached below 0). Both are cut at 0, as
-    every curve drawn here (distance, points, a time gap) is never negative.
+    every curve drawn here (distance, points, a time gap) is never negative,
+    and at `ceiling`, the most a value can reach (a race design's longest
+    trip: late in a hand mean + sd went past it).
     """
     ax = _ax(ax)
     for i, (group, g) in enumerate(progress.groupby("group", sort=False)):
         color = COLORS[i % len(COLORS)]
         r = g["round"].to_numpy(float)
-        low = np.maximum(g["band_low"].to_numpy(float), 0.0)
-        ax.fill_between(r, low, g["band_high"].to_numpy(float), color=color, alpha=0.12, lw=0)
-        ax.fill_between(r, np.maximum(g["ci_low"].to_numpy(float), 0.0), g["ci_high"].to_numpy(float), color=color,
-                        alpha=0.35, lw=0)
+        band_low, band_high, ci_low, ci_high = (np.clip(g[c].to_numpy(float), 0.0, ceiling)
+                                                for c in ("band_low", "band_high", "ci_low", "ci_high"))
+        ax.fill_between(r, band_low, band_high, color=color, alpha=0.12, lw=0)
+        ax.fill_between(r, ci_low, ci_high, color=color, alpha=0.35, lw=0)
         ax.plot(r, g["mean"].to_numpy(float), color=color, label=str(group))
     ax.set_xlabel(xlabel)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

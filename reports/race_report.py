@@ -358,7 +358,8 @@ def _tension(sec: Section, s: RaceSummary, tag: str = "") -> None:
                     deficit_label, f"lead_changes{tag}", f"winner_deficit{tag}")
 
 
-PROGRESS_BANDS = "Dark band: 95 % interval of the mean; light band: mean +- 1 sd (the spread of hands), cut at 0."
+PROGRESS_BANDS = ("Dark band: 95 % interval of the mean; light band: mean +- 1 sd (the spread of hands), cut at 0 "
+                  "and at the trip (extended where it can be), which no side passes.")
 
 
 def _rounds_followed(s: RaceSummary) -> str:
@@ -385,9 +386,9 @@ def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
              "player; the records keep these rounds), per turn-order position of the hand and per seat. A hand "
              "that has ended keeps its final distance in the later rounds, so every round counts every hand "
              f"({_rounds_followed(s)}). {PROGRESS_BANDS}")
-    sec.figure(plots.progress_curves(by_pos, ylabel=f"distance ({unit})").figure,
+    sec.figure(plots.progress_curves(by_pos, ylabel=f"distance ({unit})", ceiling=s.layout.distance_ceiling).figure,
                "Progress by turn-order position", name=f"progress_position{tag}")
-    sec.figure(plots.progress_curves(by_side, ylabel=f"distance ({unit})").figure,
+    sec.figure(plots.progress_curves(by_side, ylabel=f"distance ({unit})", ceiling=s.layout.distance_ceiling).figure,
                "Progress by seat / side", name=f"progress_side{tag}")
     picks = [round(R * q) for q in (0.1, 0.25, 0.5, 0.75, 1.0)]  # rounds count from 1: a 0 picks nothing
     show = by_pos[by_pos["round"].isin(picks)][["group", "round", "n", "mean", "ci_low", "ci_high", "sd"]]
@@ -623,7 +624,8 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                  f"distance in the later rounds. {'; '.join(followed)}. {PROGRESS_BANDS}")
     for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
         if s.layout.rounds:
-            ax = plots.progress_curves(rs.progress_table(s, "position"), ylabel=f"distance ({s.layout.unit})", title=name)
+            ax = plots.progress_curves(rs.progress_table(s, "position"), ylabel=f"distance ({s.layout.unit})", title=name,
+                                       ceiling=s.layout.distance_ceiling)
             sec.figure(ax.figure, f"Progress by turn-order position: {name}", name=f"progress_{tag}")
 
     sec = rep.section("Card balance")

@@ -140,6 +140,16 @@ def test_progress_curves_draw_each_groups_mean_with_its_interval():
     assert ax.get_ylabel() == "mean distance" and ax.get_xlabel() == "round (one turn per player)"
 
 
+def test_progress_bands_stop_at_what_a_value_can_reach():
+    # a 1000 km trip: late in a hand mean + sd passed 1000 (about 1,130 km drawn in a Mille Bornes report),
+    # and a mean's interval near 0 reached below it; both bands are cut at the trip and at 0
+    curve = pd.DataFrame({"group": ["a", "a"], "round": [1, 2], "mean": [5.0, 900.0], "ci_low": [-2.0, 880.0],
+                          "ci_high": [12.0, 1010.0], "band_low": [-20.0, 770.0], "band_high": [30.0, 1130.0]})
+    ax = plots.progress_curves(curve, ceiling=1000)
+    spread, interval = (ax.collections[k].get_paths()[0].vertices[:, 1] for k in (0, 1))
+    assert (spread.min(), spread.max()) == (0.0, 1000.0) and (interval.min(), interval.max()) == (0.0, 1000.0)
+
+
 def test_matplotlib_gets_a_folder_it_can_write(tmp_path):
     # Without a config folder it can write (a shared install's user with no home of their own), matplotlib
     # warned on every report and built its font cache anew each time; it gets one beside the kernel cache

@@ -390,6 +390,20 @@ def test_progress_band_is_cut_at_zero():
     assert interval[:, 1].min() == 0.0 and interval[:, 1].max() == 5.0
 
 
+def test_progress_bands_are_cut_at_the_longest_trip_a_side_can_lay():
+    # the rules page: Mille Bornes with 2 players races 700 km, extended to 1000; with 4, 1000 and no
+    # extension; under option overshoot = "disqualify" a side may lay beyond its trip, so nothing cuts
+    import numpy as np
+
+    from etappe.analysis.race_summary import layout_from
+
+    def ceiling(trip, extension, overshoot="forbid"):
+        return layout_from({"target": trip, "extension": extension, "options": {"overshoot": overshoot}}).distance_ceiling
+
+    assert ceiling(700, 1000) == 1000 and ceiling(1000, 0) == 1000
+    assert ceiling(700, 1000, "disqualify") == np.inf and ceiling(None, 0) == np.inf
+
+
 def test_cli_report(tmp_path):
     from typer.testing import CliRunner
 
