@@ -481,7 +481,7 @@ class RunSummary:
             return [f"seat {s}: {p}" for s, p in enumerate(self.policies)]
         if by == "policy":
             return list(self.names)
-        return [f"position {p}" for p in range(self.players)]
+        return [f"position {p + 1}" for p in range(self.players)]  # 1 = the starting player, as the race reports
 
     def add(self, df: pd.DataFrame) -> "RunSummary":
         """Count in a chunk of the run's records; returns self."""
@@ -590,9 +590,9 @@ class RunSummary:
         return pd.DataFrame(rows)
 
     def first_seat_advantage(self) -> pd.DataFrame:
-        """Win rate by position in the turn order (0 = the drawn first player)
+        """Win rate by position in the turn order (1 = the drawn first player)
         among the decided games."""
-        return pd.DataFrame([_rate_row({"turn_position": p}, int(self.wins_position[p]), self.decided)
+        return pd.DataFrame([_rate_row({"turn_position": p + 1}, int(self.wins_position[p]), self.decided)
                              for p in range(self.players)])
 
     def seat_uniformity(self, by: str = "position") -> dict:
@@ -647,7 +647,7 @@ class RunSummary:
     def progress_table(self, by: str = "policy") -> pd.DataFrame:
         """Mean points after each checkpoint round (attrs["progress_rounds"];
         a round is one turn per player from the starting player; a finished
-        game's final points carry on), per seat, policy or turn position (0 =
+        game's final points carry on), per seat, policy or turn position (1 =
         the starting player).
 
         Columns: group, round, n (seat-games), mean, sd, ci_low, ci_high (95 %

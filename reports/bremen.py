@@ -178,7 +178,7 @@ def _progress(report: Report, df: A.RunSummary) -> None:
     rounds = df.attrs.get("progress_rounds") or list(A.K.PROGRESS_ROUNDS)
     section.text(f"Mean points after rounds {', '.join(map(str, rounds))} (a round is one turn per player from "
                  "the starting player; a finished game keeps its final points), per policy, per position in "
-                 "the turn order (0 = the drawn starting player) and per seat. Dark band: 95 % interval of the "
+                 "the turn order (1 = the drawn starting player) and per seat. Dark band: 95 % interval of the "
                  "mean; light band: mean +- 1 sd (the spread of games). n counts seat-games.")
     by_policy = df.progress_table("policy")
     for by, caption in (("policy", "policy"), ("position", "position in the turn order"), ("seat", "seat")):
@@ -248,7 +248,7 @@ def _outcomes(report: Report, df: A.RunSummary) -> None:
                      "its win rate per seat is 1 / players by construction, and the seats' table is the test.")
     position = df.first_seat_advantage()
     test = df.seat_uniformity()
-    section.table(position, "Win rate by position in the turn order (0 = the drawn starting player)")
+    section.table(position, "Win rate by position in the turn order (1 = the drawn starting player)")
     section.text(f"Turn-order uniformity among decided games: chi-square {test['chi2']:.2f}, "
                  f"{p_text(test['p_value'])} over {counted(test['games'], 'game')}{chi_square_caution(test['expected'])}.")
     if len(set(df.attrs["policies"])) == 1:  # with one policy on every seat, seats differ only by corners and colours

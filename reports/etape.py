@@ -217,6 +217,12 @@ def capped_text(capped: int, stages: int, cap: int) -> str:
             f"count {'it' if capped == 1 else 'them'} so (Anomalies).")
 
 
+def one_policy_text(policy: str, does: str) -> str:
+    """The start of the sentence that stands for a per-policy rate when one
+    policy plays every seat: what it therefore `does`."""
+    return f"One policy ({E.compact_spec(policy)}) plays every seat, so it {does}"
+
+
 def _printed_wins(rates: pd.DataFrame) -> pd.DataFrame:
     """A win_rates table for print: wins (sums of 1/k shares) as E.wins_text."""
     return rates.assign(wins=rates["wins"].map(E.wins_text))
@@ -266,13 +272,15 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         out.text(capped_text(s.capped, s.stages, meta.get("options", {}).get("turn_cap", E.OPTIONS["turn_cap"][1])))
     by_policy = s.win_rates("policy")
     by_seat = s.win_rates("seat")
-    if len(set(meta["policies"])) > 1:
+    # one policy: its per-policy rates are 1/n by construction, intervals around a number that cannot vary
+    one = meta["policies"][0] if len(set(meta["policies"])) == 1 else None
+    if one is None:
         out.table(_printed_wins(by_policy), f"Race win rate per policy (n: seat-races; shared first places count 1/k; "
                                             f"{TIME_NOTE} in a race)")
         out.figure(plot_rates(by_policy, "policy", fair=1 / n).figure, "Win rate per policy", "etape_win_policy")
-    else:  # its rate would be exactly 1 / players, with an interval around a number that cannot vary
-        out.text(f"One policy ({E.compact_spec(meta['policies'][0])}) plays every seat, so it wins every race: its "
-                 f"win rate per seat is 1/{n} by construction, and the seats' table is the test.")
+    else:
+        out.text(f"{one_policy_text(one, 'wins every race')}: its win rate per seat is 1/{n} by construction, and the seats' "
+                 "table is the test.")
     out.table(_printed_wins(by_seat), "Race win rate per seat (seat 0 picks the first stage; shared first places "
                                       f"count 1/k; {TIME_NOTE} in a race)")
     test = s.seat_uniformity()
@@ -293,7 +301,7 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
     _progress(rep.section("Progress"), s)
 
     prof = s.profile_stats()
-    by_prof_pol = s.profile_by_policy()
+    by_prof_pol = s.profile_by_policy() if one is None else None
     overview = rep.section("Stage profiles")
     free = meta.get("options", {}).get("column_step") == "free"
     overview.text("Which profile favours whom: the picker's share of the stages with a winner against the fair "
@@ -324,8 +332,12 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
                  f"{won}, and {'gains' if row.picker_advantage_s >= 0 else 'loses'} "
                  f"{abs(row.picker_advantage_s):.1f} s on the others. Mean {row.mean_turns:.1f} turns, "
                  f"{row.mean_cards_left:.2f} cards left per player.")
-        sec.table(by_prof_pol[by_prof_pol["profile"] == row.profile].drop(columns="profile"),
-                  f"Per policy in this profile ({TIME_NOTE} in a stage)")
+        if one is None:
+            sec.table(by_prof_pol[by_prof_pol["profile"] == row.profile].drop(columns="profile"),
+                      f"Per policy in this profile ({TIME_NOTE} in a stage)")
+        else:
+            sec.text(f"{one_policy_text(one, 'wins every stage with a winner')}: its win rate per seat is 1/{n} of those by "
+                     "construction, and the picker's share above is the test.")
 
     _cards(rep.section("Card balance"), s)
 
@@ -359,10 +371,17 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
                  "(the same races with and without the joker) and pass it to build_report.")
 
     side = rep.section("Side classifications")
-    side.text("Mountain points come from Montagne stages, sprint points from Plaine stages "
-              "(5, 3, 1 for the first three). 'top' is the share of races a policy heads that "
-              "classification (shared tops count 1/k).")
-    side.table(s.side_classifications())
+    sides = s.side_classifications()
+    if one is None:
+        side.text("Mountain points come from Montagne stages, sprint points from Plaine stages "
+                  "(5, 3, 1 for the first three). 'top' is the share of races a policy heads that "
+                  "classification (shared tops count 1/k).")
+    else:
+        side.text("Mountain points come from Montagne stages, sprint points from Plaine stages "
+                  f"(5, 3, 1 for the first three), per seat-race. {one_policy_text(one, 'heads both in every race')}: "
+                  f"its share of their tops per seat is 1/{n} by construction, so it is left out.")
+        sides = sides.drop(columns=[c for c in sides.columns if "_top" in c])
+    side.table(sides)
 
     rep.section("Variant comparison").text(
         "One run compares no variants. `etappe compare etape --option-b NAME=VALUE` plays two rule variants on "

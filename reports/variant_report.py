@@ -47,12 +47,6 @@ def variant_names(differs: pd.DataFrame) -> tuple[str, str]:
     return name("a"), name("b")
 
 
-def _options_given(game: str, options: dict) -> dict:
-    """The options set away from their defaults."""
-    defaults = {k: v[0] for k, v in B.OPTIONS.items()} if game == "bremen" else {k: v[1] for k, v in E.OPTIONS.items()}
-    return {k: v for k, v in options.items() if k in defaults and v != defaults[k]}
-
-
 def policy_list(game: str, policies) -> str:
     """The policies by seat (or slot), each without the parameters at their defaults."""
     return ",".join(E.compact_spec(str(p)) if game == "etape" else str(p) for p in policies)
@@ -67,12 +61,13 @@ def policy_parameters(game: str, policies) -> str:
 
 
 def reproduce_command(vc: VariantComparison) -> str:
-    """The `etappe compare` command that plays this comparison again."""
+    """The `etappe compare` command that plays this comparison again: every
+    rule option of A written out, as the run recorded it (a later change of a
+    default does not change the games), and B's that differ as --option-b."""
     a, b = vc.meta_a, vc.meta_b
-    given_a = _options_given(vc.game, a["options"])
     words = [vc.game, "--players", str(a["players"]), "--games", str(vc.games), "--seed", str(a["seed"]),
              "--policy", policy_list(vc.game, a["policies"]),
-             *(word for k, v in given_a.items() for word in ("-o", option_text({k: v}))),
+             *(word for k, v in sorted(a["options"].items()) for word in ("--option", option_text({k: v}))),
              *option_b_words(a["options"], b["options"])]
     if vc.game == "bremen":
         if a.get("board_hash") != B.load_board(None).hash:
@@ -80,6 +75,12 @@ def reproduce_command(vc: VariantComparison) -> str:
         if b.get("board_hash") != a.get("board_hash"):
             words += ["--board-b", str(b.get("board_path"))]
     return "etappe compare " + shlex.join(words)
+
+
+def common_options(a: dict, b: dict) -> str:
+    """The rule options both variants play with, `name=value, ...` by name;
+    what_differs gives the others, each variant's value."""
+    return option_text({k: v for k, v in sorted(a["options"].items()) if b["options"].get(k) == v})
 
 
 def _boards(a: dict, b: dict) -> dict[str, bool]:
@@ -132,7 +133,8 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
             ("policies by seat" if vc.game == "bremen" else "policies by slot", policy_list(vc.game, a["policies"])),
             ("policy parameters", policy_parameters(vc.game, a["policies"])),
             *([("policy files", policy_files(a["policy_sources"]))] if a.get("policy_sources") else []),
-            ("seed", a["seed"]), (f"{unit}s per variant (paired on the same seeds)", vc.games)]
+            ("seed", a["seed"]), (f"{unit}s per variant (paired on the same seeds)", vc.games),
+            ("rule options of both (A's and B's that differ: below)", common_options(a, b))]
     if vc.game == "bremen":
         rows += [("board A", f"{a.get('board')} ({a.get('board_hash')})"),
                  ("board B", f"{b.get('board')} ({b.get('board_hash')})")]
@@ -142,7 +144,7 @@ def build_variant_report(vc: VariantComparison, on_section=None) -> Report:
         rows.append((f"wall time {key}", f"{seconds:.2f} s of play{rate}"))
     rows.append(("etappe version", a.get("version")))
     sec.table(pd.DataFrame(rows, columns=["item", "value"]).astype(str), "Everything needed to reproduce the comparison")
-    sec.table(differs, "What differs between A and B (every other rule option is the same in both)")
+    sec.table(differs, "What differs between A and B (every other rule option is the same in both: above)")
     sec.text("Reproduce: " + reproduce_command(vc))
     boards = _boards(a, b) if vc.game == "bremen" else {}
     marked = [name for name, rec in boards.items() if rec]

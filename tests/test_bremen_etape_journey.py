@@ -203,11 +203,28 @@ def test_one_policy_on_every_seat_gets_no_win_rate_interval_around_an_exact_shar
     assert "Win rate per policy" not in one
     two = build_report(B.simulate(players=4, games=40, seed=1, policies=["greedy", "random"])).to_markdown()
     assert "Win rate per policy" in two and "One policy" not in two
-    one = build_etape_report(*E.simulate(players=3, races=20, seed=1)).to_markdown()
+    races, stages = E.simulate(players=3, races=20, seed=1)
+    one = build_etape_report(races, stages).to_markdown()
     assert "One policy (heuristic) plays every seat, so it wins every race: its win rate per seat is 1/3" in one
     assert "Race win rate per policy" not in one and "etape_win_policy" not in one
+    # so do its rates per profile and its side classification tops (they printed 0.25 [0.2498, 0.25] at
+    # 4 players); each profile's section says why instead, and the points per seat-race stay
+    assert "Per policy in this profile" not in one and "_top" not in one
+    profiles = one.split("## Profile: ")[1:]
+    assert len(profiles) == stages["profile"].nunique()
+    for section in profiles:
+        assert ("One policy (heuristic) plays every seat, so it wins every stage with a winner: its win rate per "
+                "seat is 1/3 of those by construction") in section
+    sides = one.split("## Side classifications")[1].split("## ")[0]
+    assert "its share of their tops per seat is 1/3 by construction" in sides
+    points = [races[[f"{side}_{s}" for s in range(3)]].to_numpy().mean() for side in ("mountain", "sprint")]
+    assert "| policy | n | mountain_points | sprint_points |" in sides
+    row = next(line for line in sides.splitlines() if line.startswith("| heuristic")).strip("| ").split(" | ")
+    assert row[1] == "60" and [float(v) for v in row[2:]] == pytest.approx(points, rel=1e-3)  # 20 races x 3 seats
     two = build_etape_report(*E.simulate(players=3, races=20, seed=1, policies=["heuristic", "random", "high"]))
-    assert "Race win rate per policy" in two.to_markdown()
+    two = two.to_markdown()
+    assert "Race win rate per policy" in two and "Per policy in this profile" in two
+    assert "| mountain_top | mountain_top_low | mountain_top_high |" in two
 
 
 @pytest.mark.parametrize("game, what", [("bremen", "(30 games)"), ("etape", "(30 races) and its stages")])

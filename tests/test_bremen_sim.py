@@ -144,8 +144,10 @@ def test_outcomes_by_hand():
     # [2 / (2 + 1.96^2), 1] / 2 = [0.3424, 1] / 2; not Wilson's 2 of 4 seat-games as if independent
     assert tuple(policies.loc["g", ["ci_low", "ci_high"]]) == pytest.approx((0.1712, 0.5), abs=1e-4)
     assert tuple(policies.loc["r", ["wins", "n"]]) == (0, 2)
-    # game 0: first seat 0 wins, position 0; game 1: first seat 1, winner seat 2, position 1
+    # game 0: first seat 0 wins, position 1 (the starting player, numbered from 1 as in the race
+    # reports); game 1: first seat 1, winner seat 2, position 2
     position = A.first_seat_advantage(df)
+    assert position["turn_position"].tolist() == [1, 2, 3]
     assert position["wins"].tolist() == [1, 1, 0] and position["n"].tolist() == [2, 2, 2]
     # seat wins 1, 0, 1 against 2/3 each: chi2 = (1/9 + 4/9 + 1/9) / (2/3) = 1, and with
     # 2 degrees of freedom P(X > 1) = exp(-1/2) = 0.60653
@@ -203,10 +205,10 @@ def test_progress_by_hand():
     assert pol.loc[("g", 2), "mean"] == pytest.approx(14 / 6)  # 3 5 2 2 1 1
     assert pol.loc[("r", 2), "mean"] == pytest.approx(4 / 3)  # 1 2 1
     assert pol.loc[("r", 2), "sd"] == pytest.approx(np.sqrt(1 / 3))
-    # turn position (seat - first seat) mod 3 after round 2: 0 has 3 2 1, 1 has 1 2 1, 2 has 5 2 1
+    # turn position 1 + (seat - first seat) mod 3 after round 2: 1 has 3 2 1, 2 has 1 2 1, 3 has 5 2 1
     pos = A.progress_table(df, "position").set_index(["group", "round"])
-    assert [pos.loc[(f"position {p}", 2), "mean"] for p in range(3)] == pytest.approx([2, 4 / 3, 8 / 3])
-    assert list(dict.fromkeys(A.progress_table(df, "position")["group"])) == ["position 0", "position 1", "position 2"]
+    assert [pos.loc[(f"position {p}", 2), "mean"] for p in (1, 2, 3)] == pytest.approx([2, 4 / 3, 8 / 3])
+    assert list(dict.fromkeys(A.progress_table(df, "position")["group"])) == ["position 1", "position 2", "position 3"]
     seat = A.progress_table(df, "seat").set_index(["group", "round"])
     assert seat.loc[("seat 1: r", 1), "mean"] == pytest.approx(1 / 3)
 

@@ -39,13 +39,16 @@ def _four_games() -> pd.DataFrame:
 
 
 def test_progress_by_seat_and_by_position_are_the_means_of_the_records(run):
-    # docs/bremen.md: points_rR_sK, seat K's points at the end of round R; position p is the
-    # seat p places after the starting player
+    # docs/bremen.md: points_rR_sK, seat K's points at the end of round R; position p (from 1, as
+    # the race reports count) is the seat p - 1 places after the starting player
     s = A.summarize(run)
     first = run["first_seat"].to_numpy()
-    for by, seat_of in (("seat", lambda k: np.full(len(run), k)), ("position", lambda k: (first + k) % 4)):
+    for by, seat_of in (("seat", lambda k: np.full(len(run), k)), ("position", lambda k: (first + k - 1) % 4)):
         t = s.progress_table(by)
         assert len(t) == 4 * len(K.PROGRESS_ROUNDS)
+        numbers = range(1, 5) if by == "position" else range(4)
+        assert list(dict.fromkeys(t["group"])) == [f"{by} {k}" + (f": {run.attrs['policies'][k]}" if by == "seat" else "")
+                                                   for k in numbers]
         for row in t.itertuples():
             k = int(re.match(r"(?:seat|position) (\d)", row.group)[1])
             seats = seat_of(k)

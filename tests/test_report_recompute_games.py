@@ -337,9 +337,11 @@ def test_bremen_outcomes_skill_and_chi_square(bremen_run):
         assert row["seats"] == ",".join(map(str, seats))
         check_row(row, dict(n=n * len(seats), wins=k, win_rate=k / (n * len(seats)), ci_low=lo / len(seats),
                             ci_high=hi / len(seats)), "policy")
-    counts = R.position_wins()
+    counts = R.position_wins()  # by places after the starting player; the report counts from 1, as the race reports
+    assert "Win rate by position in the turn order (1 = the drawn starting player)" in md
+    assert table(t, "Win rate by position")["turn_position"].astype(int).tolist() == list(range(1, R.P + 1))
     for _, row in table(t, "Win rate by position").iterrows():
-        k = int(counts[int(row["turn_position"])])
+        k = int(counts[int(row["turn_position"]) - 1])
         check_row(row, dict(n=n, wins=k, win_rate=k / n, ci_low=wilson(k, n)[0], ci_high=wilson(k, n)[1]), "pos")
     x2, p = chi_square(counts)
     assert f"Turn-order uniformity among decided games: chi-square {x2:.2f}, p = {p:.3g} over {n} games." in md

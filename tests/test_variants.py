@@ -167,8 +167,15 @@ def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_
     assert "A metric that needs a winner (the first player's win rate, the winner's deficit, the final gap)" in method
     assert "The first player's distance from the fair share (1 / players) is |rate - fair| of A minus that of B" in method
     assert "![Paired differences in standard-deviation units" in md and (out / "variant_differences.png").exists()
+    # every rule option in force, as docs/bremen.md's table gives the defaults: those of both once, then
+    # what differs; the reproduce line writes each of A's out, so that a later default cannot change the games
+    both = ("both_dice=when_possible, bridge_stack=false, first_to_target=most_points, foreign_onto=direct, "
+            "harder_scope=move, max_turns=2000, neutral_storm_point=nobody, one_die=either, robber_field=open, "
+            "robber_stop=anywhere, target=7, tie_rule=mover_first, turbulent=false, turbulent_no_fit=fewest")
+    assert f"| rule options of both (A's and B's that differ: below) | {both} |" in md
     assert ("Reproduce: etappe compare bremen --players 3 --games 30 --seed 2 --policy greedy,greedy,greedy "
-            "--option-b harder=true") in md
+            + " ".join(f"--option {item}" for item in sorted(both.split(", ") + ["harder=false"]))
+            + " --option-b harder=true\n") in md
     # the same comparison from two run files, and played in one go
     for name, extra in (("a.parquet", []), ("b.parquet", ["-o", "harder=true"])):
         assert run("simulate", "bremen", "-p", 3, "-n", 30, "--seed", 2, *extra, "--out", tmp_path / name).exit_code == 0
@@ -194,7 +201,8 @@ def test_compare_bremen_writes_the_report_resumes_and_matches_two_run_files(tmp_
     ("etape", "-o", "crevaison_carry=false", "--option-b", "mode=endurance", "--players", 4,
      "--policy", "blocker:block=5,random")])
 def test_the_reproduce_line_plays_the_comparison_again(tmp_path, monkeypatch, args):
-    # the report's command, run as written, gives the same report; it once left a board path with
+    # the report's command, run as written, gives the same report, even after a default of a rule option
+    # changes (it wrote only the options set away from today's defaults); it once left a board path with
     # a space in it unquoted
     import re
     import shlex
@@ -208,6 +216,11 @@ def test_the_reproduce_line_plays_the_comparison_again(tmp_path, monkeypatch, ar
     command = re.search(r"^Reproduce: (etappe compare .*)$", (tmp_path / "a" / "report.md").read_text(), re.M)
     if "--policy" in args:  # by seat, as given: the parameters at their defaults go without saying
         assert f"--policy {args[args.index('--policy') + 1]}" in command.group(1)
+    # a later etappe plays to 6 points, or gives no stage-win bonus, unless told otherwise
+    if args[0] == "bremen":
+        monkeypatch.setitem(B.OPTIONS, "target", (6, None))
+    else:
+        monkeypatch.setitem(E.OPTIONS, "stage_win_bonus", (E.OPTIONS["stage_win_bonus"][0], 0))
     result = run(*shlex.split(command.group(1))[1:], "--out", "b")
     assert result.exit_code == 0, result.output
     assert lines(tmp_path / "b" / "report.md") == lines(tmp_path / "a" / "report.md")
@@ -220,6 +233,10 @@ def test_compare_etape_variants_from_the_cli_and_from_run_files(tmp_path):
     md = (tmp_path / "c" / "report.md").read_text()
     assert "| option mode | sprint | endurance |" in md and "races per variant" in md
     assert "| policies by slot | heuristic,heuristic,heuristic |" in md and "| board A |" not in md
+    # every other rule option in force, once (docs/etape.md: stage_win_bonus 40 by default)
+    both = re.search(r"^\| rule options of both \(A's and B's that differ: below\) \| (.*) \|$", md, re.M).group(1)
+    assert [item.split("=")[0] for item in both.split(", ")] == sorted(set(E.OPTIONS) - {"mode"})
+    assert "stage_win_bonus=40" in both.split(", ")
     method = md.split("## Method")[1]
     assert ("A metric that needs a winner (the winner's deficit, the final gap, whether the leader before the last "
             "stage won)") in method and "A shared first place counts 1/k to each of the k seats that share it." in method
