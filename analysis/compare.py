@@ -416,7 +416,8 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
     list the cards of one design only. When the decks share no keys, the
     cards are pooled by role (column "role" instead of "card"), each role's
     share clustered by game in the same way (the summaries keep each role's
-    per-game sums).
+    per-game sums), and only_a / only_b list the cards whose role the other
+    design lacks.
     Differences A - B; the dead share is 1 - the played share (every card
     drawn is played, discarded or still held), so its interval is the
     mirror of the played share's. Holm's correction (p_holm, reject) runs
@@ -451,9 +452,10 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
         played = (table["rate"] == "played share").to_numpy()
         adjusted, reject = holm(table.loc[played, "p_value"].to_numpy())
         table["p_holm"], table["reject"] = np.tile(adjusted, 2), np.tile(reject, 2)
-    pooled = set() if by_role else set(a.layout.cards) | set(b.layout.cards)  # pooled by role: nothing left out
-    table.attrs["only_a"] = [k for k in a.layout.cards if k in pooled and k not in b.layout.cards]
-    table.attrs["only_b"] = [k for k in b.layout.cards if k in pooled and k not in a.layout.cards]
+    # a card the other design has no match for: by key, or (pooled) by role, as Mille Bornes' safeties
+    own_a, own_b = (a.layout.card_roles, b.layout.card_roles) if by_role else (a.layout.cards, b.layout.cards)
+    table.attrs["only_a"] = [k for k, own in zip(a.layout.cards, own_a) if own not in own_b]
+    table.attrs["only_b"] = [k for k, own in zip(b.layout.cards, own_b) if own not in own_a]
     return table
 
 

@@ -506,7 +506,7 @@ def _side_by_side(fn, a: RaceSummary, b: RaceSummary, name_a: str, name_b: str, 
 
 
 # what a comparison shows of a card that only one of the designs has
-ONLY_COLUMNS = ["name", "role", "drawn", "played_per_game", "played_share", "played_share_low", "played_share_high",
+ONLY_COLUMNS = ["name", "role", "drawn", "played", "played_per_game", "played_share", "played_share_low", "played_share_high",
                 "winner_share", "win_lift", "win_lift_low", "win_lift_high"]  # and received (attacks), coups (safeties)
 
 

@@ -521,6 +521,32 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
     _self_contained(out.read_text())
 
 
+def _md_table(md, caption):
+    """The rows of the table under `caption` in report.md, each a dict by column."""
+    lines = md.split(caption)[1].split("\n\n")[1].splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    return [dict(zip(header, (c.strip() for c in line.strip("|").split("|")))) for line in lines[2:]]
+
+
+def test_real_comparison_lists_the_safeties_only_mille_bornes_has(real_runs, tmp_path):
+    # Stap op has no safety role: pooled by role, Mille Bornes' safeties have nothing to pair with, and
+    # their own numbers (coups fourrés included) are listed, summed here over both sides from the records
+    a, b = (_run_file(real_runs[name], tmp_path / name) for name in ("stapop", "millebornes"))
+    compare_runs(a, b, tmp_path / "cmp")
+    md = (tmp_path / "cmp" / "report.md").read_text()
+    rows = {r["name"]: r for r in _md_table(md, "**Cards only in Mille Bornes")}
+    frame = real_runs["millebornes"]
+    safeties = [c for c in frame.attrs["cards"] if c["role"] == "safety"]
+    assert len(safeties) == 4 and set(rows) == {c["name"] for c in safeties}
+    for card in safeties:
+        row = rows[card["name"]]
+        for stat in ("drawn", "played", "coups"):
+            expected = int(sum(frame[f"s{s}_{card['key']}_{stat}"].sum() for s in range(frame.attrs["sides"])))
+            assert int(row[stat]) == expected, (card["key"], stat)
+    assert int(rows["Right of Way (Prioritaire)"]["coups"]) > 0
+    assert "**Cards only in Stap op" not in md  # every Stap op role is in Mille Bornes
+
+
 def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
     a, b = (_run_file(real_runs[name], tmp_path / name) for name in ("stapop", "stapop_disq"))
     compare_runs(a, b, tmp_path / "opt")
