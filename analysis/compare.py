@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..kernels.options import value_text
-from .race_summary import RaceSummary, outcomes_by_position
+from .race_summary import RaceSummary, outcomes_by_position, side_policies
 from .stats import (alone_text, holm, p_text, paired_difference, paired_proportion_difference, rate, t_point,
                     two_run_ratio_difference)
 
@@ -334,8 +334,11 @@ def design_paired_table(comp: PairedComparison, a: RaceSummary, b: RaceSummary,
     skip = {"hands", "first_hand_trip_share"} if not multi else set()
     skip |= {"winner_deficit_share"} if same_scale else set(SCALED_METRICS)
     shown = [m for m in comp.metrics if m not in skip]
-    return paired_table(comp, metrics=shown, alpha=alpha, side_labels={s: La.side_label(s) for s in range(La.sides)},
-                        fair=1.0 / La.sides)
+    # a side's policies in its label where both runs seat the same ones there for the whole run
+    held = side_policies(La)
+    named = (La.seating == Lb.seating == "fixed" and len(set(La.policies)) > 1 and held == side_policies(Lb))
+    labels = {s: La.side_label(s) + (f" playing {' + '.join(held[s])}" if named else "") for s in range(La.sides)}
+    return paired_table(comp, metrics=shown, alpha=alpha, side_labels=labels, fair=1.0 / La.sides)
 
 
 def setting_text(value) -> str:

@@ -23,7 +23,7 @@ from ..analysis.stats import chi_square_caution, counted, p_text, rate, small_ex
 from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section, percent
-from .sections import command_line, option_b_words, skill_section, tension_figures
+from .sections import NO_SKILL_MATRIX, command_line, option_b_words, skill_section, tension_figures
 
 __all__ = ["build_report", "build_comparison_report", "reproduce_command"]
 
@@ -291,7 +291,7 @@ ONE_POLICY_OUTCOMES = ("One policy ({policy}) plays every seat, so it wins every
                        "turn-order positions above are what this run measures.")
 MIRRORED_OUTCOMES = ("No win rate per policy: every side holds the same policies ({teams}), so every policy "
                      "sits on every side and wins exactly 1/sides of the games with a winner, whatever its skill. "
-                     "Give each side a policy of its own to compare them (see the skill matrix).")
+                     "Give each side a policy of its own to compare them.")
 
 
 def _side_policy_text(L) -> str:
@@ -529,6 +529,12 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     heads = headline(summary_a, summary_b, paired, name_a, name_b)
     for q, a in zip(heads["question"], heads["answer"]):
         sec.text(f"{q} {a}.")
+    unequal = [f"{name}: {_side_policy_text(s.layout)}" for s, name in ((summary_a, name_a), (summary_b, name_b))
+               if rs.sides_differ_in_policy(s.layout)]
+    if unequal:
+        sec.text(f"These answers are read under unequal play: the sides hold different policies ({'; '.join(unequal)}), "
+                 "so who wins, and what goes with winning (the first player, the hazards), measures the policies' "
+                 "skill as well as the design (win rates per policy under Outcomes).")
     same_seed = meta_a.get("seed") == meta_b.get("seed")
     sec.table(heads, f"Answers with their evidence (paired {'on the same seeds' if same_seed else 'game by game'}, "
                      "Holm-corrected)")
@@ -591,6 +597,17 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                   .rename(columns={"wins": "trips", "rate": "share", "ci_low": "95 % low", "ci_high": "95 % high"}),
                   TRIPS_CAPTION)
     sec.table(bias, "Seat bias")
+    one_policy = [name for s, name in ((summary_a, name_a), (summary_b, name_b)) if len(set(s.layout.policies)) == 1]
+    if one_policy:
+        sec.text(("" if len(one_policy) == 2 else f"{one_policy[0]}: ")
+                 + NO_SKILL_MATRIX.format(policies="--policy greedy,random, for example"))
+    for s, name in ((summary_a, name_a), (summary_b, name_b)):
+        if name in one_policy:
+            continue
+        if rs.mirrored_policies(s.layout):
+            sec.text(f"{name}: {MIRRORED_OUTCOMES.format(teams=_side_policy_text(s.layout))}")
+        else:
+            sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]), f"Win rate per policy: {name}")
     for s, name in ((summary_a, name_a), (summary_b, name_b)):
         if s.games == int(s.c["no_winner"]):
             sec.text(f"{name}: {NO_WINNER}")

@@ -510,6 +510,8 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
     # different scales: the deficit as a share of the trip, no final gap in the paired table
     assert "share of the trip" in md and "final gap (winner minus runner-up) | total" not in md
     assert "pooled by card role" in md
+    assert "Every seat plays the same policy, so there is no skill matrix" in md  # greedy on every seat
+    assert "unequal play" not in md
     # Mille Bornes plays several hands: the first-player question is answered within the hand
     assert "share of the trips completed by the side playing first in the hand" in md
     assert "the hand's first player's distance from the fair share of completed trips" in head
@@ -545,6 +547,30 @@ def test_real_comparison_lists_the_safeties_only_mille_bornes_has(real_runs, tmp
             assert int(row[stat]) == expected, (card["key"], stat)
     assert int(rows["Right of Way (Prioritaire)"]["coups"]) > 0
     assert "**Cards only in Stap op" not in md  # every Stap op role is in Mille Bornes
+
+
+def test_real_comparison_under_unequal_play_gives_each_design_s_win_rate_per_policy(tmp_path):
+    from etappe.analysis import race
+
+    runs = {name: race.simulate(name, players=2, games=200, policies=["greedy", "random"], seed=3)
+            for name in ("stapop", "millebornes")}
+    a, b = (_run_file(runs[name], tmp_path / name) for name in runs)
+    compare_runs(a, b, tmp_path / "cmp")
+    md = (tmp_path / "cmp" / "report.md").read_text()
+    head = md.split("## Paired differences")[0]
+    assert ("read under unequal play: the sides hold different policies (Stap op: seat 0: greedy; seat 1: random; "
+            "Mille Bornes: seat 0: greedy; seat 1: random)") in head
+    assert "no skill matrix" not in md
+    for name, frame in runs.items():
+        # two players, fixed seats: greedy (seat 0) wins the games side 0 won, of the games with a winner
+        games = frame.groupby("game")["winner_side"].last()
+        rows = {r["policy"]: r for r in _md_table(md, f"**Win rate per policy: {frame.attrs['design_title']}")}
+        assert int(rows["greedy"]["wins"]) == int((games == 0).sum())
+        assert int(rows["random"]["wins"]) == int((games == 1).sum())
+        assert int(rows["greedy"]["n"]) == int((games >= 0).sum())
+    paired = md.split("## Paired differences")[1]
+    assert "| win rate of seat 0 playing greedy (all games" in paired
+    assert "| win rate of seat 1 playing random (all games" in paired
 
 
 def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
