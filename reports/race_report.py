@@ -272,6 +272,8 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
     else:
         sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]),
                   "Win rate per policy" + (" (policies rotate over the seats game by game)" if L.seating != "fixed" else ""))
+        if shared := _shared_side_text(L):
+            sec.text(shared)
     if L.players > 1:
         sec.figure(plots.win_bars(seats.assign(label=[f"seat {i}: {p}" for i, p in zip(seats["seat"], seats["policy"])]),
                                   "label", fair_share=1.0 / L.sides).figure, "Win rate per seat", name=f"win_bars{tag}")
@@ -298,6 +300,19 @@ def _side_policy_text(L) -> str:
     return "; ".join(f"{L.side_label(side)}: {' + '.join(pols)}" for side, pols in enumerate(rs.side_policies(L)))
 
 
+def _shared_side_text(L) -> str:
+    """Where partners on a fixed side play different policies (not on every side alike): one side wins or
+    loses as a whole, so each of its policies is given the side's result."""
+    if L.seating != "fixed" or rs.mirrored_policies(L):
+        return ""
+    shared = [f"{' and '.join(dict.fromkeys(pols))} share {L.side_label(side)}"
+              for side, pols in enumerate(rs.side_policies(L)) if len(set(pols)) > 1]
+    if not shared:
+        return ""
+    return (f"Partners play different policies: {'; '.join(shared)}. Their win rates and head-to-head results "
+            "are that side's, not their own; `etappe tournament` measures each policy's own strength.")
+
+
 def _skill(sec: Section, s: RaceSummary) -> None:
     L = s.layout
     if rs.mirrored_policies(L):
@@ -316,6 +331,8 @@ def _skill(sec: Section, s: RaceSummary) -> None:
                   "Seats " + ("rotate game by game." if s.layout.seating != "fixed" else "are fixed: the first seat "
                               "moves round the table, so every policy starts equally often.")
                   + " `etappe tournament` plays each pair of policies on the same deals.", "skill_matrix")
+    if shared := _shared_side_text(L):
+        sec.text(shared)
 
 
 TURN_TEXT = "A turn is one player's turn, so a round of the table is as many turns as there are players."
@@ -608,6 +625,8 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
             sec.text(f"{name}: {MIRRORED_OUTCOMES.format(teams=_side_policy_text(s.layout))}")
         else:
             sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]), f"Win rate per policy: {name}")
+            if shared := _shared_side_text(s.layout):
+                sec.text(f"{name}: {shared}")
     for s, name in ((summary_a, name_a), (summary_b, name_b)):
         if s.games == int(s.c["no_winner"]):
             sec.text(f"{name}: {NO_WINNER}")

@@ -573,6 +573,32 @@ def test_real_comparison_under_unequal_play_gives_each_design_s_win_rate_per_pol
     assert "| win rate of seat 1 playing random (all games" in paired
 
 
+def test_partners_of_different_policies_are_said_to_share_their_side_s_result():
+    from etappe.analysis import race
+
+    # Mille Bornes at 4: seats 0 and 2 (greedy, greedy) against seats 1 and 3 (random, aggressive)
+    frame = race.simulate("millebornes", players=4, games=60, policies=["greedy", "random", "greedy", "aggressive"],
+                          seed=5)
+    md = build_report(summarize(frame), frame.attrs).to_markdown()
+    # random and aggressive get one result, side 1's, counted here from the records
+    games = frame.groupby("game")["winner_side"].last()
+    rows = {r["policy"]: r for r in _md_table(md, "**Win rate per policy")}
+    assert int(rows["random"]["wins"]) == int(rows["aggressive"]["wins"]) == int((games == 1).sum())
+    said = ("Partners play different policies: aggressive and random share side 1 (seats 1, 3). Their win rates and "
+            "head-to-head results are that side's, not their own; `etappe tournament` measures each policy's own "
+            "strength.")
+    for section in ("## Outcomes", "## Skill matrix"):
+        assert said in md.split(section)[1].split("\n## ")[0], section
+    # and under each design's win rate per policy in a comparison (here of the run with itself)
+    from etappe.analysis.compare import compare_tables
+    from etappe.analysis.race_summary import game_table
+
+    table = game_table(frame, frame.attrs)
+    s = summarize(frame)
+    md = build_comparison_report(s, frame.attrs, s, frame.attrs, compare_tables(table, table)).to_markdown()
+    assert md.split("## Outcomes")[1].split("\n## ")[0].count(said) == 2
+
+
 def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
     a, b = (_run_file(real_runs[name], tmp_path / name) for name in ("stapop", "stapop_disq"))
     compare_runs(a, b, tmp_path / "opt")
