@@ -593,6 +593,10 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
         gap = seat_bias_strength(s)
         return f"{gap:.3g}" if np.isfinite(gap) else "none (no game with a winner)"
 
+    # the first player's values say their games: the paired ones (a winner in both designs) are not each
+    # design's own, which the seat-bias parenthesis counts
+    won_both = (f"over the {int(p.loc['first_player_gap', 'n'])} games with a winner in both"
+                if "first_player_gap" in p.index else "")
     for question, keys in HEADLINE:
         q = f"Which has {question}?"
         key = next((k for k in keys if k in p.index), None)
@@ -602,19 +606,22 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
         r = p.loc[key]
         ev = evidence(r)
         if key == "first_hand_gap":
-            ev = f"the hand's first player's distance from the fair share of completed trips: {ev}"
+            ev = (f"the hand's first player's distance from the fair share of completed trips, over the {int(r['n'])} "
+                  f"games with a completed trip in both: {ev}")
             if "first_player_gap" in p.index:
-                ev += f"; the game's first player's distance from the fair share of wins: {evidence(p.loc['first_player_gap'])}"
+                ev += (f"; the game's first player's distance from the fair share of wins, {won_both}: "
+                       f"{evidence(p.loc['first_player_gap'])}")
         if key == "first_player_gap":
-            ev = f"first player's distance from the fair share: {ev}"
+            ev = f"first player's distance from the fair share, {won_both}: {ev}"
         elif key != "first_hand_gap":  # what the numbers measure, as the paired table names it
             ev = f"{r['metric']}: {ev}"
         if key == "hazard_decided" and a.layout.sides == b.layout.sides:
             # where hazards did not matter, the winner would be the one side least hit 1/sides of the time at most
             ev += f" (were hazards no matter, at most 1/{a.layout.sides}: less where sides tie for least hit)"
         if key in ("first_hand_gap", "first_player_gap"):
-            ev += (f"; (the largest gap of any turn-order position in winning the game: {name_a} "
-                   f"{bias(a)} vs {name_b} {bias(b)})")
+            own = [x.games - int(x.c["no_winner"]) for x in (a, b)]
+            ev += (f"; (the largest gap of any turn-order position in winning the game, over each design's own games "
+                   f"with a winner, {own[0]} and {own[1]}: {name_a} {bias(a)} vs {name_b} {bias(b)})")
         answer = which(r)
         if key == "first_hand_gap":
             # the side playing first in a hand moves round, so an edge within the hand may be gone over a

@@ -515,6 +515,15 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
     # Mille Bornes plays several hands: the first-player question is answered within the hand
     assert "share of the trips completed by the side playing first in the hand" in md
     assert "the hand's first player's distance from the fair share of completed trips" in head
+    # each first-player value says its games, counted here from the records: the paired ones, then each design's own
+    won = {k: real_runs[k].groupby("game")["winner_side"].last() >= 0 for k in ("stapop", "millebornes")}
+    trip = {k: real_runs[k].groupby("game")["trip_side"].max() >= 0 for k in ("stapop", "millebornes")}
+    assert (f"completed trips, over the {int((trip['stapop'] & trip['millebornes']).sum())} games with a completed "
+            "trip in both:") in head
+    assert (f"fair share of wins, over the {int((won['stapop'] & won['millebornes']).sum())} games with a winner "
+            "in both:") in head
+    assert (f"over each design's own games with a winner, {int(won['stapop'].sum())} and "
+            f"{int(won['millebornes'].sum())}: Stap op") in head
     # the progress curves follow the rounds the records keep (40): each design says how many hands
     # outlast them, counted here from the records (two players: past round 40 is past turn 80)
     for name, frame in (("Stap op", real_runs["stapop"]), ("Mille Bornes", real_runs["millebornes"])):
@@ -609,6 +618,9 @@ def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
     assert "| Stap op | go | played share |" in md
     # games of one hand: the hand's first player is the game's, and its rows are not repeated
     assert "side playing first in the hand" not in md and "first player's distance from the fair share" in md
+    won = [real_runs[k].groupby("game")["winner_side"].last() >= 0 for k in ("stapop", "stapop_disq")]
+    assert f"first player's distance from the fair share, over the {int((won[0] & won[1]).sum())} games with a winner in both:" in md
+    assert f"over each design's own games with a winner, {int(won[0].sum())} and {int(won[1].sum())}:" in md
     assert "winner's largest deficit | distance" in md  # same scale: km
 
 
