@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..kernels.options import value_text
-from .race_summary import RaceSummary, outcomes_by_position
+from .race_summary import RaceSummary, outcomes_by_position, side_policies
 from .stats import (alone_text, holm, p_text, paired_difference, paired_proportion_difference, rate, t_point,
                     two_run_ratio_difference)
 
@@ -334,8 +334,11 @@ def design_paired_table(comp: PairedComparison, a: RaceSummary, b: RaceSummary,
     skip = {"hands", "first_hand_trip_share"} if not multi else set()
     skip |= {"winner_deficit_share"} if same_scale else set(SCALED_METRICS)
     shown = [m for m in comp.metrics if m not in skip]
-    return paired_table(comp, metrics=shown, alpha=alpha, side_labels={s: La.side_label(s) for s in range(La.sides)},
-                        fair=1.0 / La.sides)
+    # a side's policies in its label where both runs seat the same ones there for the whole run
+    held = side_policies(La)
+    named = (La.seating == Lb.seating == "fixed" and len(set(La.policies)) > 1 and held == side_policies(Lb))
+    labels = {s: La.side_label(s) + (f" playing {' + '.join(held[s])}" if named else "") for s in range(La.sides)}
+    return paired_table(comp, metrics=shown, alpha=alpha, side_labels=labels, fair=1.0 / La.sides)
 
 
 def setting_text(value) -> str:
@@ -416,7 +419,8 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
     list the cards of one design only. When the decks share no keys, the
     cards are pooled by role (column "role" instead of "card"), each role's
     share clustered by game in the same way (the summaries keep each role's
-    per-game sums).
+    per-game sums), and only_a / only_b list the cards whose role the other
+    design lacks.
     Differences A - B; the dead share is 1 - the played share (every card
     drawn is played, discarded or still held), so its interval is the
     mirror of the played share's. Holm's correction (p_holm, reject) runs
@@ -451,9 +455,10 @@ def card_comparison(a: RaceSummary, b: RaceSummary) -> pd.DataFrame:
         played = (table["rate"] == "played share").to_numpy()
         adjusted, reject = holm(table.loc[played, "p_value"].to_numpy())
         table["p_holm"], table["reject"] = np.tile(adjusted, 2), np.tile(reject, 2)
-    pooled = set() if by_role else set(a.layout.cards) | set(b.layout.cards)  # pooled by role: nothing left out
-    table.attrs["only_a"] = [k for k in a.layout.cards if k in pooled and k not in b.layout.cards]
-    table.attrs["only_b"] = [k for k in b.layout.cards if k in pooled and k not in a.layout.cards]
+    # a card the other design has no match for: by key, or (pooled) by role, as Mille Bornes' safeties
+    own_a, own_b = (a.layout.card_roles, b.layout.card_roles) if by_role else (a.layout.cards, b.layout.cards)
+    table.attrs["only_a"] = [k for k, own in zip(a.layout.cards, own_a) if own not in own_b]
+    table.attrs["only_b"] = [k for k, own in zip(b.layout.cards, own_b) if own not in own_a]
     return table
 
 
@@ -588,6 +593,10 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
         gap = seat_bias_strength(s)
         return f"{gap:.3g}" if np.isfinite(gap) else "none (no game with a winner)"
 
+    # the first player's values say their games: the paired ones (a winner in both designs) are not each
+    # design's own, which the seat-bias parenthesis counts
+    won_both = (f"over the {int(p.loc['first_player_gap', 'n'])} games with a winner in both"
+                if "first_player_gap" in p.index else "")
     for question, keys in HEADLINE:
         q = f"Which has {question}?"
         key = next((k for k in keys if k in p.index), None)
@@ -597,19 +606,22 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
         r = p.loc[key]
         ev = evidence(r)
         if key == "first_hand_gap":
-            ev = f"the hand's first player's distance from the fair share of completed trips: {ev}"
+            ev = (f"the hand's first player's distance from the fair share of completed trips, over the {int(r['n'])} "
+                  f"games with a completed trip in both: {ev}")
             if "first_player_gap" in p.index:
-                ev += f"; the game's first player's distance from the fair share of wins: {evidence(p.loc['first_player_gap'])}"
+                ev += (f"; the game's first player's distance from the fair share of wins, {won_both}: "
+                       f"{evidence(p.loc['first_player_gap'])}")
         if key == "first_player_gap":
-            ev = f"first player's distance from the fair share: {ev}"
+            ev = f"first player's distance from the fair share, {won_both}: {ev}"
         elif key != "first_hand_gap":  # what the numbers measure, as the paired table names it
             ev = f"{r['metric']}: {ev}"
         if key == "hazard_decided" and a.layout.sides == b.layout.sides:
             # where hazards did not matter, the winner would be the one side least hit 1/sides of the time at most
             ev += f" (were hazards no matter, at most 1/{a.layout.sides}: less where sides tie for least hit)"
         if key in ("first_hand_gap", "first_player_gap"):
-            ev += (f"; (the largest gap of any turn-order position in winning the game: {name_a} "
-                   f"{bias(a)} vs {name_b} {bias(b)})")
+            own = [x.games - int(x.c["no_winner"]) for x in (a, b)]
+            ev += (f"; (the largest gap of any turn-order position in winning the game, over each design's own games "
+                   f"with a winner, {own[0]} and {own[1]}: {name_a} {bias(a)} vs {name_b} {bias(b)})")
         answer = which(r)
         if key == "first_hand_gap":
             # the side playing first in a hand moves round, so an edge within the hand may be gone over a

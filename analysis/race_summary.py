@@ -997,10 +997,17 @@ def anomalies(s: RaceSummary) -> pd.DataFrame:
     def add(check, count, of, detail=""):
         rows.append({"check": check, "count": int(count), "of": int(of), "detail": detail})
 
-    add("games that hit the turn / hand cap", c["capped_games"], s.games,
-        "games " + ", ".join(map(str, s.examples.get("capped", []))) if c["capped_games"] else "")
+    def games(key: str, count: int) -> str:
+        # the summary keeps only the first EXAMPLES_KEPT games of each: a shorter list says it is not all
+        if not count:
+            return ""
+        shown = s.examples.get(key, [])
+        listed = "games " + ", ".join(map(str, shown))
+        return f"first {len(shown)} of {count}: {listed}" if len(shown) < count else listed
+
+    add("games that hit the turn / hand cap", c["capped_games"], s.games, games("capped", int(c["capped_games"])))
     add("games with no winner and no cap (a tie, or every side disqualified)", c["tie_games"], s.games,
-        "games " + ", ".join(map(str, s.examples.get("tie", []))) if c["tie_games"] else "")
+        games("tie", int(c["tie_games"])))
     add("hands that hit the turn cap", c["capped_hands"], c["hands"])
     if L.multi_hand:
         add("games that hit the hand cap (no side reached the game target)", c.get("hand_capped_games", 0), s.games)

@@ -23,7 +23,7 @@ from ..analysis.stats import chi_square_caution, counted, p_text, rate, small_ex
 from ..kernels.options import option_text
 from . import plots
 from .document import Report, Section, percent
-from .sections import command_line, option_b_words, skill_section, tension_figures
+from .sections import NO_SKILL_MATRIX, command_line, option_b_words, skill_section, tension_figures
 
 __all__ = ["build_report", "build_comparison_report", "reproduce_command"]
 
@@ -272,6 +272,8 @@ def _outcomes(sec: Section, s: RaceSummary, tag: str = "") -> None:
     else:
         sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]),
                   "Win rate per policy" + (" (policies rotate over the seats game by game)" if L.seating != "fixed" else ""))
+        if shared := _shared_side_text(L):
+            sec.text(shared)
     if L.players > 1:
         sec.figure(plots.win_bars(seats.assign(label=[f"seat {i}: {p}" for i, p in zip(seats["seat"], seats["policy"])]),
                                   "label", fair_share=1.0 / L.sides).figure, "Win rate per seat", name=f"win_bars{tag}")
@@ -291,11 +293,24 @@ ONE_POLICY_OUTCOMES = ("One policy ({policy}) plays every seat, so it wins every
                        "turn-order positions above are what this run measures.")
 MIRRORED_OUTCOMES = ("No win rate per policy: every side holds the same policies ({teams}), so every policy "
                      "sits on every side and wins exactly 1/sides of the games with a winner, whatever its skill. "
-                     "Give each side a policy of its own to compare them (see the skill matrix).")
+                     "Give each side a policy of its own to compare them.")
 
 
 def _side_policy_text(L) -> str:
     return "; ".join(f"{L.side_label(side)}: {' + '.join(pols)}" for side, pols in enumerate(rs.side_policies(L)))
+
+
+def _shared_side_text(L) -> str:
+    """Where partners on a fixed side play different policies (not on every side alike): one side wins or
+    loses as a whole, so each of its policies is given the side's result."""
+    if L.seating != "fixed" or rs.mirrored_policies(L):
+        return ""
+    shared = [f"{' and '.join(dict.fromkeys(pols))} share {L.side_label(side)}"
+              for side, pols in enumerate(rs.side_policies(L)) if len(set(pols)) > 1]
+    if not shared:
+        return ""
+    return (f"Partners play different policies: {'; '.join(shared)}. Their win rates and head-to-head results "
+            "are that side's, not their own; `etappe tournament` measures each policy's own strength.")
 
 
 def _skill(sec: Section, s: RaceSummary) -> None:
@@ -316,6 +331,8 @@ def _skill(sec: Section, s: RaceSummary) -> None:
                   "Seats " + ("rotate game by game." if s.layout.seating != "fixed" else "are fixed: the first seat "
                               "moves round the table, so every policy starts equally often.")
                   + " `etappe tournament` plays each pair of policies on the same deals.", "skill_matrix")
+    if shared := _shared_side_text(L):
+        sec.text(shared)
 
 
 TURN_TEXT = "A turn is one player's turn, so a round of the table is as many turns as there are players."
@@ -507,7 +524,7 @@ def _side_by_side(fn, a: RaceSummary, b: RaceSummary, name_a: str, name_b: str, 
 
 
 # what a comparison shows of a card that only one of the designs has
-ONLY_COLUMNS = ["name", "role", "drawn", "played_per_game", "played_share", "played_share_low", "played_share_high",
+ONLY_COLUMNS = ["name", "role", "drawn", "played", "played_per_game", "played_share", "played_share_low", "played_share_high",
                 "winner_share", "win_lift", "win_lift_low", "win_lift_high"]  # and received (attacks), coups (safeties)
 
 
@@ -530,6 +547,12 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     heads = headline(summary_a, summary_b, paired, name_a, name_b)
     for q, a in zip(heads["question"], heads["answer"]):
         sec.text(f"{q} {a}.")
+    unequal = [f"{name}: {_side_policy_text(s.layout)}" for s, name in ((summary_a, name_a), (summary_b, name_b))
+               if rs.sides_differ_in_policy(s.layout)]
+    if unequal:
+        sec.text(f"These answers are read under unequal play: the sides hold different policies ({'; '.join(unequal)}), "
+                 "so who wins, and what goes with winning (the first player, the hazards), measures the policies' "
+                 "skill as well as the design (win rates per policy under Outcomes).")
     same_seed = meta_a.get("seed") == meta_b.get("seed")
     sec.table(heads, f"Answers with their evidence (paired {'on the same seeds' if same_seed else 'game by game'}, "
                      "Holm-corrected)")
@@ -592,6 +615,19 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                   .rename(columns={"wins": "trips", "rate": "share", "ci_low": "95 % low", "ci_high": "95 % high"}),
                   TRIPS_CAPTION)
     sec.table(bias, "Seat bias")
+    one_policy = [name for s, name in ((summary_a, name_a), (summary_b, name_b)) if len(set(s.layout.policies)) == 1]
+    if one_policy:
+        sec.text(("" if len(one_policy) == 2 else f"{one_policy[0]}: ")
+                 + NO_SKILL_MATRIX.format(policies="--policy greedy,random, for example"))
+    for s, name in ((summary_a, name_a), (summary_b, name_b)):
+        if name in one_policy:
+            continue
+        if rs.mirrored_policies(s.layout):
+            sec.text(f"{name}: {MIRRORED_OUTCOMES.format(teams=_side_policy_text(s.layout))}")
+        else:
+            sec.table(_rate_display(rs.outcomes_by_policy(s), ["policy"]), f"Win rate per policy: {name}")
+            if shared := _shared_side_text(s.layout):
+                sec.text(f"{name}: {shared}")
     for s, name in ((summary_a, name_a), (summary_b, name_b)):
         if s.games == int(s.c["no_winner"]):
             sec.text(f"{name}: {NO_WINNER}")

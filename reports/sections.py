@@ -67,6 +67,10 @@ def tension_figures(section, lead_changes: pd.DataFrame, deficit: pd.DataFrame, 
                        name=deficit_name)
 
 
+NO_SKILL_MATRIX = ("Every seat plays the same policy, so there is no skill matrix: give the seats different "
+                   "policies ({policies}) to see whether skill matters.")
+
+
 def skill_section(section, h2h: pd.DataFrame, unit: str, ahead: str, policies: str, note: str,
                   figure_name: str) -> None:
     """The skill matrix of one run with different policies at the table
@@ -76,8 +80,7 @@ def skill_section(section, h2h: pd.DataFrame, unit: str, ahead: str, policies: s
     from .tournament_report import skill_heatmap
 
     if not len(h2h):
-        section.text(f"Every seat plays the same policy, so there is no skill matrix: give the seats different "
-                     f"policies ({policies}) to see whether skill matters.")
+        section.text(NO_SKILL_MATRIX.format(policies=policies))
         return
     section.text(f"Head to head within this run: the share of seat pairs (a seat of the row policy against a seat "
                  f"of the column policy on another side of the same {unit}) in which the row policy finished ahead "

@@ -543,15 +543,102 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
     # different scales: the deficit as a share of the trip, no final gap in the paired table
     assert "share of the trip" in md and "final gap (winner minus runner-up) | total" not in md
     assert "pooled by card role" in md
+    assert "Every seat plays the same policy, so there is no skill matrix" in md  # greedy on every seat
+    assert "unequal play" not in md
     # Mille Bornes plays several hands: the first-player question is answered within the hand
     assert "share of the trips completed by the side playing first in the hand" in md
     assert "the hand's first player's distance from the fair share of completed trips" in head
+    # each first-player value says its games, counted here from the records: the paired ones, then each design's own
+    won = {k: real_runs[k].groupby("game")["winner_side"].last() >= 0 for k in ("stapop", "millebornes")}
+    trip = {k: real_runs[k].groupby("game")["trip_side"].max() >= 0 for k in ("stapop", "millebornes")}
+    assert (f"completed trips, over the {int((trip['stapop'] & trip['millebornes']).sum())} games with a completed "
+            "trip in both:") in head
+    assert (f"fair share of wins, over the {int((won['stapop'] & won['millebornes']).sum())} games with a winner "
+            "in both:") in head
+    assert (f"over each design's own games with a winner, {int(won['stapop'].sum())} and "
+            f"{int(won['millebornes'].sum())}: Stap op") in head
     # the progress curves follow the rounds the records keep (40): each design says how many hands
     # outlast them, counted here from the records (two players: past round 40 is past turn 80)
     for name, frame in (("Stap op", real_runs["stapop"]), ("Mille Bornes", real_runs["millebornes"])):
         past = int((frame["turns"] > 80).sum())
         assert past and f"{name}: the first 40 rounds, n = {len(frame)} hands; {past} of them" in md
     _self_contained(out.read_text())
+
+
+def _md_table(md, caption):
+    """The rows of the table under `caption` in report.md, each a dict by column."""
+    lines = md.split(caption)[1].split("\n\n")[1].splitlines()
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    return [dict(zip(header, (c.strip() for c in line.strip("|").split("|")))) for line in lines[2:]]
+
+
+def test_real_comparison_lists_the_safeties_only_mille_bornes_has(real_runs, tmp_path):
+    # Stap op has no safety role: pooled by role, Mille Bornes' safeties have nothing to pair with, and
+    # their own numbers (coups fourrés included) are listed, summed here over both sides from the records
+    a, b = (_run_file(real_runs[name], tmp_path / name) for name in ("stapop", "millebornes"))
+    compare_runs(a, b, tmp_path / "cmp")
+    md = (tmp_path / "cmp" / "report.md").read_text()
+    rows = {r["name"]: r for r in _md_table(md, "**Cards only in Mille Bornes")}
+    frame = real_runs["millebornes"]
+    safeties = [c for c in frame.attrs["cards"] if c["role"] == "safety"]
+    assert len(safeties) == 4 and set(rows) == {c["name"] for c in safeties}
+    for card in safeties:
+        row = rows[card["name"]]
+        for stat in ("drawn", "played", "coups"):
+            expected = int(sum(frame[f"s{s}_{card['key']}_{stat}"].sum() for s in range(frame.attrs["sides"])))
+            assert int(row[stat]) == expected, (card["key"], stat)
+    assert int(rows["Right of Way (Prioritaire)"]["coups"]) > 0
+    assert "**Cards only in Stap op" not in md  # every Stap op role is in Mille Bornes
+
+
+def test_real_comparison_under_unequal_play_gives_each_design_s_win_rate_per_policy(tmp_path):
+    from etappe.analysis import race
+
+    runs = {name: race.simulate(name, players=2, games=200, policies=["greedy", "random"], seed=3)
+            for name in ("stapop", "millebornes")}
+    a, b = (_run_file(runs[name], tmp_path / name) for name in runs)
+    compare_runs(a, b, tmp_path / "cmp")
+    md = (tmp_path / "cmp" / "report.md").read_text()
+    head = md.split("## Paired differences")[0]
+    assert ("read under unequal play: the sides hold different policies (Stap op: seat 0: greedy; seat 1: random; "
+            "Mille Bornes: seat 0: greedy; seat 1: random)") in head
+    assert "no skill matrix" not in md
+    for name, frame in runs.items():
+        # two players, fixed seats: greedy (seat 0) wins the games side 0 won, of the games with a winner
+        games = frame.groupby("game")["winner_side"].last()
+        rows = {r["policy"]: r for r in _md_table(md, f"**Win rate per policy: {frame.attrs['design_title']}")}
+        assert int(rows["greedy"]["wins"]) == int((games == 0).sum())
+        assert int(rows["random"]["wins"]) == int((games == 1).sum())
+        assert int(rows["greedy"]["n"]) == int((games >= 0).sum())
+    paired = md.split("## Paired differences")[1]
+    assert "| win rate of seat 0 playing greedy (all games" in paired
+    assert "| win rate of seat 1 playing random (all games" in paired
+
+
+def test_partners_of_different_policies_are_said_to_share_their_side_s_result():
+    from etappe.analysis import race
+
+    # Mille Bornes at 4: seats 0 and 2 (greedy, greedy) against seats 1 and 3 (random, aggressive)
+    frame = race.simulate("millebornes", players=4, games=60, policies=["greedy", "random", "greedy", "aggressive"],
+                          seed=5)
+    md = build_report(summarize(frame), frame.attrs).to_markdown()
+    # random and aggressive get one result, side 1's, counted here from the records
+    games = frame.groupby("game")["winner_side"].last()
+    rows = {r["policy"]: r for r in _md_table(md, "**Win rate per policy")}
+    assert int(rows["random"]["wins"]) == int(rows["aggressive"]["wins"]) == int((games == 1).sum())
+    said = ("Partners play different policies: aggressive and random share side 1 (seats 1, 3). Their win rates and "
+            "head-to-head results are that side's, not their own; `etappe tournament` measures each policy's own "
+            "strength.")
+    for section in ("## Outcomes", "## Skill matrix"):
+        assert said in md.split(section)[1].split("\n## ")[0], section
+    # and under each design's win rate per policy in a comparison (here of the run with itself)
+    from etappe.analysis.compare import compare_tables
+    from etappe.analysis.race_summary import game_table
+
+    table = game_table(frame, frame.attrs)
+    s = summarize(frame)
+    md = build_comparison_report(s, frame.attrs, s, frame.attrs, compare_tables(table, table)).to_markdown()
+    assert md.split("## Outcomes")[1].split("\n## ")[0].count(said) == 2
 
 
 def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
@@ -564,6 +651,9 @@ def test_real_comparison_of_a_rule_option(real_runs, tmp_path):
     assert "| Stap op | go | played share |" in md
     # games of one hand: the hand's first player is the game's, and its rows are not repeated
     assert "side playing first in the hand" not in md and "first player's distance from the fair share" in md
+    won = [real_runs[k].groupby("game")["winner_side"].last() >= 0 for k in ("stapop", "stapop_disq")]
+    assert f"first player's distance from the fair share, over the {int((won[0] & won[1]).sum())} games with a winner in both:" in md
+    assert f"over each design's own games with a winner, {int(won[0].sum())} and {int(won[1].sum())}:" in md
     assert "winner's largest deficit | distance" in md  # same scale: km
 
 

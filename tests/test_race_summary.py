@@ -392,6 +392,23 @@ def test_anomalies(toy):
     assert a.loc["card accounting breaks (drawn != played + discarded + in hand)", "count"] == 1
 
 
+def test_anomalies_say_when_they_list_only_the_first_games():
+    # 50 games, every other one the toy's capped game (2): 25 capped, and the report keeps the first 20
+    hands = [dict(toy_hands()[2 if g % 2 == 0 else 0], game=g) for g in range(50)]
+    meta = toy_meta()
+    meta["games"] = len(hands)
+    frame = make_records(hands, meta)
+    capped = sorted(frame.loc[frame["capped"] == 1, "game"].tolist())
+    detail = anomalies(summarize(frame)).set_index("check").loc["games that hit the turn / hand cap", "detail"]
+    assert detail == f"first 20 of {len(capped)}: games " + ", ".join(map(str, capped[:20]))
+    # all of them listed: no "first"
+    hands = hands[:10]
+    meta["games"] = len(hands)
+    frame = make_records(hands, meta)
+    detail = anomalies(summarize(frame)).set_index("check").loc["games that hit the turn / hand cap", "detail"]
+    assert detail == "games 0, 2, 4, 6, 8"
+
+
 def _assert_same(a, b):
     assert a.c.keys() == b.c.keys() and a.h.keys() == b.h.keys()
     for k in a.c:

@@ -212,13 +212,13 @@ def test_a_comparison_gives_the_numbers_of_the_cards_only_one_design_has(tmp_pat
     assert result.exit_code == 0, result.output
     md = (tmp_path / "cmp" / "report.md").read_text()
     table = md[md.index("**Cards only in Stap op + safeties"):]
+    header = [c.strip() for c in _rows(table, "name")[0].strip("|").split("|")]
+    assert {"played_share", "win_lift", "coups"} <= set(header)
     for name in ("Spoorpas", "Massieve banden", "Tentje", "Wielrennersbenen"):
         row = _rows(table, name)
         assert len(row) == 1, name
-        cells = [c.strip() for c in row[0].strip("|").split("|")]
-        assert cells[1] == "safety" and int(cells[2]) > 0 and 0 < float(cells[4]) <= 1  # role, drawn, played share
-    header = [c.strip() for c in _rows(table, "name")[0].strip("|").split("|")]
-    assert {"played_share", "win_lift", "coups"} <= set(header)
+        cells = dict(zip(header, (c.strip() for c in row[0].strip("|").split("|"))))
+        assert cells["role"] == "safety" and int(cells["drawn"]) > 0 and 0 < float(cells["played_share"]) <= 1
     assert "**Cards only in Stap op**" not in md  # nothing is only in Stap op
     # what differs names what each new safety protects from, not only "1 x safety"
     differs = md[md.index("**What differs"):md.index("**Everything needed")]
