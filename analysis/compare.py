@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..kernels.options import value_text
 from .race_summary import RaceSummary, outcomes_by_position, side_policies
-from .stats import (alone_text, holm, p_text, paired_difference, paired_proportion_difference, rate, t_point,
+from .stats import (alone_text, counted, holm, p_text, paired_difference, paired_proportion_difference, rate, t_point,
                     two_run_ratio_difference)
 
 __all__ = [
@@ -595,7 +595,7 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
 
     # the first player's values say their games: the paired ones (a winner in both designs) are not each
     # design's own, which the seat-bias parenthesis counts
-    won_both = (f"over the {int(p.loc['first_player_gap', 'n'])} games with a winner in both"
+    won_both = (f"over the {counted(int(p.loc['first_player_gap', 'n']), 'game')} with a winner in both"
                 if "first_player_gap" in p.index else "")
     for question, keys in HEADLINE:
         q = f"Which has {question}?"
@@ -606,8 +606,8 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
         r = p.loc[key]
         ev = evidence(r)
         if key == "first_hand_gap":
-            ev = (f"the hand's first player's distance from the fair share of completed trips, over the {int(r['n'])} "
-                  f"games with a completed trip in both: {ev}")
+            ev = (f"the hand's first player's distance from the fair share of completed trips, over the "
+                  f"{counted(int(r['n']), 'game')} with a completed trip in both: {ev}")
             if "first_player_gap" in p.index:
                 ev += (f"; the game's first player's distance from the fair share of wins, {won_both}: "
                        f"{evidence(p.loc['first_player_gap'])}")
