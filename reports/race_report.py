@@ -313,7 +313,7 @@ def _shared_side_text(L) -> str:
             "are that side's, not their own; `etappe tournament` measures each policy's own strength.")
 
 
-def _skill(sec: Section, s: RaceSummary) -> None:
+def _skill(sec: Section, s: RaceSummary, tag: str = "") -> None:
     L = s.layout
     if rs.mirrored_policies(L):
         # partners of different policies on every side: each policy finishes ahead of each other exactly as
@@ -330,7 +330,7 @@ def _skill(sec: Section, s: RaceSummary) -> None:
                   "hand; equal counts 1/2; partners are not opponents", "e.g. random, greedy, lookahead",
                   "Seats " + ("rotate game by game." if s.layout.seating != "fixed" else "are fixed: the first seat "
                               "moves round the table, so every policy starts equally often.")
-                  + " `etappe tournament` plays each pair of policies on the same deals.", "skill_matrix")
+                  + " `etappe tournament` plays each pair of policies on the same deals.", f"skill_matrix{tag}")
     if shared := _shared_side_text(L):
         sec.text(shared)
 
@@ -640,6 +640,13 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.figure(ax.figure, f"Win rate by turn order: {name_a}", name="seat_bias_a")
     ax = plots.seat_bias(rs.outcomes_by_position(summary_b), title=name_b)
     sec.figure(ax.figure, f"Win rate by turn order: {name_b}", name="seat_bias_b")
+    skilled = [(s, name, tag) for s, name, tag in ((summary_a, name_a, "_a"), (summary_b, name_b, "_b"))
+               if name not in one_policy and not rs.mirrored_policies(s.layout)]
+    if skilled:  # does skill matter in each design: its own run's head to head
+        sec = rep.section("Skill matrix")
+        for s, name, tag in skilled:
+            sec.text(f"**{name}**")
+            _skill(sec, s, tag)
 
     sec = rep.section("Length")
     sec.text(TURN_TEXT)

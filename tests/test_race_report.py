@@ -610,6 +610,13 @@ def test_real_comparison_under_unequal_play_gives_each_design_s_win_rate_per_pol
         assert int(rows["greedy"]["wins"]) == int((games == 0).sum())
         assert int(rows["random"]["wins"]) == int((games == 1).sum())
         assert int(rows["greedy"]["n"]) == int((games >= 0).sum())
+        # and each design's skill matrix: two players, so a seat pair a game; every game here has a winner,
+        # whose side finished ahead
+        assert (games >= 0).all()
+        part = md.split("## Skill matrix")[1].split("\n## ")[0].split(f"**{frame.attrs['design_title']}**")[1]
+        pairs = {(r["policy"], r["opponent"]): r for r in _md_table(part, "**Head to head: finishing ahead")}
+        assert [int(pairs["greedy", "random"][k]) for k in ("pairs", "ahead", "behind", "level")] == [
+            len(games), int((games == 0).sum()), int((games == 1).sum()), 0]
     paired = md.split("## Paired differences")[1]
     assert "| win rate of seat 0 playing greedy (all games" in paired
     assert "| win rate of seat 1 playing random (all games" in paired
