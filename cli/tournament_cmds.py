@@ -219,18 +219,21 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
         from etappe.analysis.runio import file_hash, package_version
         from etappe.reports.document import Report
 
-        def played(design, given: dict) -> str:
-            return (f"{_title(design)}: {design.source} (hash {file_hash(design.text)}); rule options "
-                    + (option_text(given) if given else "the design's own"))
+        # every rule option in force, defaults written out: a later change of a default does not change the test
+        in_force_a = (design_a if design_mode else design).resolved_options(options)
 
-        rows = ([("design", played(design, options))] if not design_mode else
-                [("design A", played(design_a, options)), ("design B", played(design_b, options_b))])
+        def played(design, in_force: dict) -> str:
+            return f"{_title(design)}: {design.source} (hash {file_hash(design.text)}); rule options {option_text(in_force)}"
+
+        rows = ([("design", played(design, in_force_a))] if not design_mode else
+                [("design A", played(design_a, in_force_a)),
+                 ("design B", played(design_b, in_force_b := design_b.resolved_options(options_b)))])
         words = ["compare", deck, *([deck_b] if design_mode and deck_b != deck else []), "--sequential",
                  "--players", str(players), "--games", str(max_games), "--seed", str(seed),
                  "--policy", ",".join(names) or "greedy",
-                 *(word for k, v in options.items() for word in ("-o", option_text({k: v})))]
+                 *(word for k, v in sorted(in_force_a.items()) for word in ("--option", option_text({k: v})))]
         if design_mode:
-            words += option_b_words(options, options_b) + ["--metric", metric]
+            words += option_b_words(in_force_a, in_force_b) + ["--metric", metric]
             rows.append(("metric", f"{metric}: A is ahead in a game where its {metric} is higher"))
         words += ["--alpha", f"{alpha:g}", "--beta", f"{beta:g}", "--delta", f"{delta:g}"]
         rows += [("policies", ", ".join(names) or "greedy"), ("players", players),

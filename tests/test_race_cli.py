@@ -14,6 +14,7 @@ from etappe.analysis.runio import ChunkedRun, file_hash, read_metadata, read_par
 from etappe.cli.main import app
 from by_hand import wilson
 from interrupts import interrupt_play_after
+from etappe.kernels.options import option_text
 from etappe.kernels.race_design import load_design
 
 runner = CliRunner()
@@ -536,13 +537,16 @@ def test_the_sequential_report_names_its_designs_and_the_command_that_plays_it_a
     assert result.exit_code == 0, result.output
     md = Path("a/report.md").read_text()
     stapop = load_design("stapop")
+    # every rule option in force is named, the design's defaults written out
     if args[1] == "my designs/s p.toml":  # the same file under another name: one hash
-        assert (f"| design A | Stap op: builtin:stapop (hash {file_hash(stapop.text)}); rule options "
-                "overshoot=disqualify |") in md
-        assert (f"| design B | Stap op: my designs/s p.toml (hash {file_hash(stapop.text)}); rule options "
-                "overshoot=forbid |") in md
+        for side, given in (("A | Stap op: builtin:stapop", "disqualify"), ("B | Stap op: my designs/s p.toml", "forbid")):
+            assert (f"| design {side} (hash {file_hash(stapop.text)}); rule options "
+                    f"{option_text(stapop.resolved_options({'overshoot': given}))} |") in md
+        assert "overshoot=disqualify" in md and "turn_cap=0" in md
     else:
-        assert "| design | Mille Bornes: builtin:millebornes (hash " in md
+        mb = load_design("millebornes")
+        assert f"| design | Mille Bornes: builtin:millebornes (hash {file_hash(mb.text)}); rule options " in md
+        assert option_text(mb.resolved_options({})) in md and "coup_fourre=true" in md
     played = int(re.search(r"\| games played \| (\d+) ", md).group(1))
     wall, speed = re.search(r"\| wall time \| ([0-9.]+) s, loading the kernels included \(([0-9,]+) (?:paired )?"
                             r"games/s\) \|", md).groups()
