@@ -412,6 +412,43 @@ def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
     sec.table(show, f"Mean distance ({unit}) at selected rounds, by turn-order position")
 
 
+def _attacks(sec: Section, s: RaceSummary, cb: pd.DataFrame, name: str = "") -> bool:
+    """The attack cards' table (turns the victim lost, the victim's win rate), with its notes, for the
+    design of `s` (`name` in a comparison); False where the design has none."""
+    hz = cb[cb["hazard"]].copy()
+    if not len(hz):
+        return False
+    # a setback blocks no one: its turns lost are not a measure of it (they are always 0)
+    setback = hz["role"].astype(str).str.lower().eq("setback").to_numpy()
+    hz["victim_turns"] = hz["victim_turns"].astype(object).where(~setback, "")
+    hz.loc[setback, "turns_lost_per_hazard"] = np.nan
+    hz["n_victims"] = s.c["card_units_received"][hz.index.to_numpy()]
+    sec.table(hz[["name", "played", "received", "victim_turns", "turns_lost_per_hazard", "n_victims",
+                  "victim_win_rate", "victim_win_low", "victim_win_high"]],
+              (f"{name}: a" if name else "A") + "ttacks (hazards, limits, setbacks): turns the victim lost, and the "
+              "victim's win rate when hit at least once (n_victims: game x side units hit at least once, in the "
+              "games with a winner)")
+    if (hz["role"].astype(str).str.lower() == "limit").any():
+        # a limit stops only the distance cards it blocks, yet each turn under it is counted
+        sec.text("Turns lost (victim_turns) are the turns a victim began under the card: for a hazard, turns "
+                 "it could lay no distance; for a limit, turns it could lay only the distances the limit "
+                 "leaves open. The turns lost to hazards below, and in comparisons, count both.")
+    if setback.any():
+        sec.text("A setback stops nobody: it takes one laid card of the distance it names from its victim "
+                 "(received: the cards taken), so it costs distance, not turns, and its turns lost are left "
+                 "blank.")
+    return True
+
+
+def _safeties(sec: Section, cb: pd.DataFrame, name: str = "") -> None:
+    """The safeties' table: how many were coups fourrés (`name`: the design's, in a comparison)."""
+    sf = cb[cb["safety"]]
+    if len(sf):
+        sec.table(sf[["name", "drawn", "played", "coups", "in_hand"]].assign(
+            coup_share=rate(sf["coups"].to_numpy(), sf["played"].to_numpy())),
+            (f"{name}: s" if name else "S") + "afeties: coups fourrés (coup share = coups / played)")
+
+
 def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
     cb = rs.card_balance(s)
     if not len(cb):
@@ -433,36 +470,13 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
     sec.figure(plots.card_balance_chart(cb).figure, "What happens to each card drawn", name=f"card_balance{tag}")
     sec.table(cb[["name", "n_played", "win_when_played", "n_not", "win_when_not", "win_lift", "win_lift_low",
                   "win_lift_high"]], "Win rate of a side when it played the card vs not")
-    hz = cb[cb["hazard"]].copy()
-    if len(hz):
-        # a setback blocks no one: its turns lost are not a measure of it (they are always 0)
-        setback = hz["role"].astype(str).str.lower().eq("setback").to_numpy()
-        hz["victim_turns"] = hz["victim_turns"].astype(object).where(~setback, "")
-        hz.loc[setback, "turns_lost_per_hazard"] = np.nan
-        hz["n_victims"] = s.c["card_units_received"][hz.index.to_numpy()]
-        sec.table(hz[["name", "played", "received", "victim_turns", "turns_lost_per_hazard", "n_victims",
-                      "victim_win_rate", "victim_win_low", "victim_win_high"]],
-                  "Attacks (hazards, limits, setbacks): turns the victim lost, and the victim's win rate when hit "
-                  "at least once (n_victims: game x side units hit at least once, in the games with a winner)")
-        if (hz["role"].astype(str).str.lower() == "limit").any():
-            # a limit stops only the distance cards it blocks, yet each turn under it is counted
-            sec.text("Turns lost (victim_turns) are the turns a victim began under the card: for a hazard, turns "
-                     "it could lay no distance; for a limit, turns it could lay only the distances the limit "
-                     "leaves open. The turns lost to hazards below, and in comparisons, count both.")
-        if setback.any():
-            sec.text("A setback stops nobody: it takes one laid card of the distance it names from its victim "
-                     "(received: the cards taken), so it costs distance, not turns, and its turns lost are left "
-                     "blank.")
+    if _attacks(sec, s, cb):
         decided, games = int(s.c["hazard_decided"]), int(s.c["hazard_games"])
         if games:
             lo, hi = wilson_interval(decided, games)
             sec.text(f"In {_pct(decided / games)} {_ci(lo, hi)} of the {counted(games, 'game')} with a winner and some turns "
                      "lost to hazards, the winner was the side that lost strictly the fewest turns to hazards.")
-    sf = cb[cb["safety"]]
-    if len(sf):
-        sec.table(sf[["name", "drawn", "played", "coups", "in_hand"]].assign(
-            coup_share=rate(sf["coups"].to_numpy(), sf["played"].to_numpy())),
-            "Safeties: coups fourrés (coup share = coups / played)")
+    _safeties(sec, cb)
     flags = rs.worth_playing(s)
     sec.text(f"Which cards are never worth playing, and which go with losing or winning? Rule (cards drawn at least "
              f"{rs.MIN_DRAWN} times): dead if the upper end of the interval of played / drawn is below "
@@ -695,10 +709,12 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
             sec.table(cb[columns],
                       f"Cards only in {name}: nothing to pair them with, so their own numbers (as in `etappe "
                       "report`: shares clustered by game, the win lift an association, not an effect)")
-    for cb, name, tag in zip(balances, (name_a, name_b), ("a", "b")):
+    for cb, name, tag, s in zip(balances, (name_a, name_b), ("a", "b"), (summary_a, summary_b)):
         if len(cb):
             sec.figure(plots.card_balance_chart(cb, title=name).figure, f"What happens to each card drawn: {name}",
                        name=f"card_balance_{tag}")
+            _attacks(sec, s, cb, name)
+            _safeties(sec, cb, name)
     both = [rs.worth_playing(summary_a).assign(design=name_a), rs.worth_playing(summary_b).assign(design=name_b)]
     for flags, name in zip(both, (name_a, name_b)):
         if flags.attrs["withheld"]:

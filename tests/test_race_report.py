@@ -589,6 +589,20 @@ def test_real_comparison_lists_the_safeties_only_mille_bornes_has(real_runs, tmp
             assert int(row[stat]) == expected, (card["key"], stat)
     assert int(rows["Right of Way (Prioritaire)"]["coups"]) > 0
     assert "**Cards only in Stap op" not in md  # every Stap op role is in Mille Bornes
+    # each design's attacks, by card (the pooled rows give only a role's), and Mille Bornes' safeties table,
+    # summed from the records as above
+    for name in ("stapop", "millebornes"):
+        frame = real_runs[name]
+        attacks = {r["name"]: r for r in _md_table(md, f"**{frame.attrs['design_title']}: attacks")}
+        hazards = [c for c in frame.attrs["cards"] if c["role"] in ("hazard", "limit")]
+        assert set(attacks) == {c["name"] for c in hazards}
+        for card in hazards:
+            for stat in ("received", "victim_turns"):
+                expected = int(sum(frame[f"s{s}_{card['key']}_{stat}"].sum() for s in range(frame.attrs["sides"])))
+                assert int(attacks[card["name"]][stat]) == expected, (name, card["key"], stat)
+    coups = {r["name"]: int(r["coups"]) for r in _md_table(md, "**Mille Bornes: safeties")}
+    assert coups == {name: int(row["coups"]) for name, row in rows.items()}
+    assert "**Stap op: safeties" not in md
 
 
 def test_real_comparison_under_unequal_play_gives_each_design_s_win_rate_per_policy(tmp_path):
