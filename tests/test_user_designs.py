@@ -211,7 +211,7 @@ def test_a_comparison_gives_the_numbers_of_the_cards_only_one_design_has(tmp_pat
                                       "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
     md = (tmp_path / "cmp" / "report.md").read_text()
-    table = md[md.index("**Cards only in Stap op + safeties"):]
+    table = md[md.index("**Cards only in Stap op + safeties"):].split("\n\n")[1]  # that table alone
     header = [c.strip() for c in _rows(table, "name")[0].strip("|").split("|")]
     assert {"played_share", "win_lift", "coups"} <= set(header)
     for name in ("Spoorpas", "Massieve banden", "Tentje", "Wielrennersbenen"):
