@@ -150,7 +150,7 @@ def layout_from(meta: dict, columns=None) -> Layout:
     return Layout(
         policy_names=policy_names,
         seating=str(meta.get("seating", "fixed")),
-        target=_target(meta),
+        target=_km(meta.get("target")),
         distance_ceiling=_distance_ceiling(meta),
         # runs written before the metadata held it: as then, with the multi-hand designs
         has_extension=bool(meta.get("extension", meta.get("multi_hand", False))),
@@ -310,14 +310,15 @@ def game_table(frame: pd.DataFrame, meta: dict) -> pd.DataFrame:
 def _distance_ceiling(meta: dict) -> float:
     """The longer of the trip and its extension where distance beyond the trip may not be laid (option
     overshoot "forbid", the default); unbounded under "disqualify" or where the metadata lacks the trip."""
-    trip, extension = _target(meta), _target({"target": meta.get("extension")})
+    trip, extension = _km(meta.get("target")), _km(meta.get("extension"))
     overshoot = (meta.get("options") or {}).get("overshoot", "forbid")
     return max(trip, extension) if trip > 0 and overshoot == "forbid" else np.inf
 
 
-def _target(meta: dict) -> float:
+def _km(value) -> float:
+    """A distance from the metadata (the trip, the extended trip); 0 where it is missing or no number."""
     try:
-        return float(meta.get("target") or 0)
+        return float(value or 0)
     except (TypeError, ValueError):
         return 0.0
 

@@ -22,7 +22,7 @@ from etappe.kernels.race_policies import PolicyError
 from etappe.kernels.user_policy import is_user_policy
 from etappe.reports.document import percent
 from etappe.reports.race_report import comparison_names, design_name
-from etappe.reports.sections import option_b_words
+from etappe.reports.sections import option_b_words, option_words
 from etappe.reports.tournament_report import NO_SCORE, no_winner_causes
 
 from .common import (RACE_LOOKAHEAD_CHUNK, console, default_chunk, fail, kept_in, parse_options, progress_bar,
@@ -231,7 +231,7 @@ def sequential_command(deck: str, policies: str, players: int, seed: int, option
         words = ["compare", deck, *([deck_b] if design_mode and deck_b != deck else []), "--sequential",
                  "--players", str(players), "--games", str(max_games), "--seed", str(seed),
                  "--policy", ",".join(names) or "greedy",
-                 *(word for k, v in sorted(in_force_a.items()) for word in ("--option", option_text({k: v})))]
+                 *option_words(in_force_a)]
         if design_mode:
             words += option_b_words(in_force_a, in_force_b) + ["--metric", metric]
             rows.append(("metric", f"{metric}: A is ahead in a game where its {metric} is higher"))

@@ -629,13 +629,13 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
                   .rename(columns={"wins": "trips", "rate": "share", "ci_low": "95 % low", "ci_high": "95 % high"}),
                   TRIPS_CAPTION)
     sec.table(bias, "Seat bias")
-    one_policy = [name for s, name in ((summary_a, name_a), (summary_b, name_b)) if len(set(s.layout.policies)) == 1]
+    designs = ((summary_a, name_a, "_a"), (summary_b, name_b, "_b"))
+    one_policy = [name for s, name, _ in designs if len(set(s.layout.policies)) == 1]
     if one_policy:
         sec.text(("" if len(one_policy) == 2 else f"{one_policy[0]}: ")
                  + NO_SKILL_MATRIX.format(policies="--policy greedy,random, for example"))
-    for s, name in ((summary_a, name_a), (summary_b, name_b)):
-        if name in one_policy:
-            continue
+    mixed = [(s, name, tag) for s, name, tag in designs if len(set(s.layout.policies)) > 1]
+    for s, name, _ in mixed:
         if rs.mirrored_policies(s.layout):
             sec.text(f"{name}: {MIRRORED_OUTCOMES.format(teams=_side_policy_text(s.layout))}")
         else:
@@ -654,8 +654,7 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.figure(ax.figure, f"Win rate by turn order: {name_a}", name="seat_bias_a")
     ax = plots.seat_bias(rs.outcomes_by_position(summary_b), title=name_b)
     sec.figure(ax.figure, f"Win rate by turn order: {name_b}", name="seat_bias_b")
-    skilled = [(s, name, tag) for s, name, tag in ((summary_a, name_a, "_a"), (summary_b, name_b, "_b"))
-               if name not in one_policy and not rs.mirrored_policies(s.layout)]
+    skilled = [(s, name, tag) for s, name, tag in mixed if not rs.mirrored_policies(s.layout)]
     if skilled:  # does skill matter in each design: its own run's head to head
         sec = rep.section("Skill matrix")
         for s, name, tag in skilled:

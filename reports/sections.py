@@ -24,8 +24,8 @@ def command_line(command: list[str], players: int | None, games: int | None, pol
         parts.append(f"--games {games}")
     if policies:
         parts.append("--policy " + shlex.quote(policy_cycle(policies)))
-    for key, value in sorted(options.items()):
-        parts.append("--option " + shlex.quote(option_text({key: value})))
+    if options:
+        parts.append(shlex.join(option_words(options)))
     parts.extend(extra)
     if seed is not None:
         parts.append(f"--seed {seed}")
@@ -44,6 +44,12 @@ def policy_cycle(policies: list[str]) -> str:
     size = next(k for k in range(1, len(policies) + 1)
                 if len(policies) % k == 0 and policies == policies[:k] * (len(policies) // k))
     return ",".join(policies[:size])
+
+
+def option_words(options: dict) -> list[str]:
+    """`--option NAME=VALUE` words for every rule option given, by name: a
+    command that writes each one plays the same games after a default changes."""
+    return [word for key, value in sorted(options.items()) for word in ("--option", option_text({key: value}))]
 
 
 def option_b_words(options_a: dict, options_b: dict) -> list[str]:

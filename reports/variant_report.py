@@ -21,7 +21,7 @@ from . import bremen as bremen_report
 from . import etape as etape_report
 from . import plots
 from .document import Report, significant
-from .sections import option_b_words, policy_files
+from .sections import option_b_words, option_words, policy_files
 
 __all__ = ["build_variant_report"]
 
@@ -67,7 +67,7 @@ def reproduce_command(vc: VariantComparison) -> str:
     a, b = vc.meta_a, vc.meta_b
     words = [vc.game, "--players", str(a["players"]), "--games", str(vc.games), "--seed", str(a["seed"]),
              "--policy", policy_list(vc.game, a["policies"]),
-             *(word for k, v in sorted(a["options"].items()) for word in ("--option", option_text({k: v}))),
+             *option_words(a["options"]),
              *option_b_words(a["options"], b["options"])]
     if vc.game == "bremen":
         if a.get("board_hash") != B.load_board(None).hash:
