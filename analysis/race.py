@@ -109,7 +109,7 @@ class RaceRun:
             "unit": d.unit,
             "turn_cap": int(self.rules[R_TURN_CAP]),
             "hand_cap": HAND_CAP if self.multi_hand else 1,
-            "progress_rounds": K.PROGRESS_ROUNDS,
+            "progress_rounds": list(K.PROGRESS_ROUNDS),
             "target": int(self.rules[R_TRIP]),
             "extension": int(self.rules[R_EXTENSION]),  # the extended trip, 0: none for this player count
             "multi_hand": self.multi_hand,
@@ -131,7 +131,7 @@ class RaceRun:
         sides_out, cards_out, progress."""
         sides, n_types = self.sides, len(self.design.cards)
         return (np.zeros((n, K.H_NCOLS), np.int32), np.zeros((n, sides, K.S_NCOLS), np.int32),
-                np.zeros((n, sides, n_types, K.K_NCOLS), np.int16), np.zeros((n, sides, K.PROGRESS_ROUNDS), np.int16))
+                np.zeros((n, sides, n_types, K.K_NCOLS), np.int16), np.zeros((n, sides, K.N_PROGRESS), np.int16))
 
     def load_kernels(self) -> float:
         """Compile the kernels this run plays with, or load them from the
@@ -247,7 +247,7 @@ class RaceRun:
         # (side, card, stat) and (side, round): each becomes one block as it is.
         card_names = [f"s{s}_{card.key}_{stat}" for s in range(self.sides) for card in d.cards
                       for stat in CARD_COLUMNS]
-        progress_names = [f"s{s}_r{r + 1}" for s in range(self.sides) for r in range(K.PROGRESS_ROUNDS)]
+        progress_names = [f"s{s}_r{r}" for s in range(self.sides) for r in K.PROGRESS_ROUNDS]
         frame = pd.concat([pd.DataFrame(cols),
                            pd.DataFrame(cards_out.reshape(n, len(card_names)), columns=card_names, copy=False),
                            pd.DataFrame(progress.reshape(n, len(progress_names)), columns=progress_names, copy=False)], axis=1)

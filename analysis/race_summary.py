@@ -82,7 +82,7 @@ class Layout:
     cards: tuple[str, ...]
     card_names: tuple[str, ...]
     card_roles: tuple[str, ...]
-    rounds: int
+    rounds: tuple[int, ...]  # the rounds at whose end the records keep each side's distance
     multi_hand: bool
     unit: str
     policy_names: tuple[str, ...] = ()  # distinct policies; seat{p}_policy indexes them
@@ -145,7 +145,9 @@ def layout_from(meta: dict, columns=None) -> Layout:
         names, roles = keys, tuple("" for _ in keys)
     rounds = meta.get("progress_rounds")
     if rounds is None:
-        rounds = sum(1 for c in (columns or []) if c.startswith("s0_r") and c[4:].isdigit())
+        rounds = sorted(int(c[4:]) for c in (columns or []) if c.startswith("s0_r") and c[4:].isdigit())
+    elif isinstance(rounds, (int, np.integer)):  # runs written before the records kept sparser rounds: 1 .. N
+        rounds = range(1, int(rounds) + 1)
     policy_names = tuple(str(n) for n in meta.get("policy_names") or dict.fromkeys(policies))
     return Layout(
         policy_names=policy_names,
@@ -161,7 +163,7 @@ def layout_from(meta: dict, columns=None) -> Layout:
         cards=keys,
         card_names=names,
         card_roles=roles,
-        rounds=int(rounds),
+        rounds=tuple(int(r) for r in rounds),
         multi_hand=bool(meta.get("multi_hand", False)),
         unit=str(meta.get("unit", "km")),
     )
@@ -437,7 +439,7 @@ def _whole_games(frame: pd.DataFrame) -> np.ndarray:
 
 
 def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceSummary:
-    S, C, R = L.sides, len(L.cards), L.rounds
+    S, C, R = L.sides, len(L.cards), len(L.rounds)
     games = games if games is not None else _game_facts(f, L)
     t = games.table
     G = len(t)
@@ -558,12 +560,12 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     s1, s2 = np.zeros((S, R)), np.zeros((S, R))
     p1, p2 = np.zeros((S, R)), np.zeros((S, R))
     for s in range(S):
-        for r in range(R):
-            x = _col(f, f"s{s}_r{r + 1}").astype(float)
-            s1[s, r] += x.sum()
-            s2[s, r] += (x * x).sum()
-            p1[:, r] += np.bincount(ranks[:, s], weights=x, minlength=S)
-            p2[:, r] += np.bincount(ranks[:, s], weights=x * x, minlength=S)
+        for k, r in enumerate(L.rounds):
+            x = _col(f, f"s{s}_r{r}").astype(float)
+            s1[s, k] += x.sum()
+            s2[s, k] += (x * x).sum()
+            p1[:, k] += np.bincount(ranks[:, s], weights=x, minlength=S)
+            p2[:, k] += np.bincount(ranks[:, s], weights=x * x, minlength=S)
     c["prog_side_s1"], c["prog_side_s2"], c["prog_pos_s1"], c["prog_pos_s2"] = s1, s2, p1, p2
 
     # histograms
@@ -849,7 +851,7 @@ def tension_table(s: RaceSummary) -> pd.DataFrame:
 
 
 def progress_table(s: RaceSummary, by: str = "side") -> pd.DataFrame:
-    """Mean distance at the end of each round, per side or per turn-order position.
+    """Mean distance at the end of each round the records keep (Layout.rounds), per side or per turn-order position.
 
     Columns: group, round, n (hands), mean, sd, ci_low, ci_high (95 % interval
     of the mean), band_low/band_high (mean +- 1 sd, the spread of hands).
@@ -862,9 +864,9 @@ def progress_table(s: RaceSummary, by: str = "side") -> pd.DataFrame:
     n = int(s.c["hands"])
     rows = []
     for g in range(L.sides):
-        m = mean_interval(np.full(L.rounds, n), s1[g], s2[g])
+        m = mean_interval(np.full(len(L.rounds), n), s1[g], s2[g])
         label = L.side_label(g) if by == "side" else f"position {g + 1}"
-        rows.append(pd.DataFrame({"group": label, "round": np.arange(1, L.rounds + 1), "n": n,
+        rows.append(pd.DataFrame({"group": label, "round": np.array(L.rounds, int), "n": n,
                                   "mean": m["mean"], "sd": m["sd"], "ci_low": m["ci_low"], "ci_high": m["ci_high"],
                                   "band_low": m["mean"] - m["sd"], "band_high": m["mean"] + m["sd"]}))
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()

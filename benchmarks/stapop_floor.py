@@ -49,7 +49,9 @@ PLAYERS = 4
 DISCARD = 7
 # records: cards[player, type, stat]
 DRAWN, PLAYED, DISCARDED, RECEIVED, TURNS_LOST = range(5)
-ROUNDS = 40
+# progress: the distances at the end of these rounds (etappe keeps the same ones)
+ROUNDS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 16, 18, 20, 25, 30, 35, 40, 45, 50,
+          60, 70, 80, 90, 100, 120, 140, 160, 180, 200)
 
 # The kernels are not cached: this file runs both as a script and imported by
 # a test, and Numba cannot load a cache entry written under one module name
@@ -98,6 +100,7 @@ def play(key, pkeys, first, records, cards, progress, deficit):
     dist = np.zeros(PLAYERS, np.int64)
     held = np.zeros(PLAYERS, np.int64)
     n = 0
+    kept = 0  # the next of ROUNDS to record
     for t in range(N_TYPES):
         for _ in range(COUNTS[t]):
             stock[n] = t
@@ -239,17 +242,18 @@ def play(key, pkeys, first, records, cards, progress, deficit):
             tableau[target, c] += 1
             if records and target != seat:
                 cards[target, c, RECEIVED] += 1
-        if records and turns % PLAYERS == 0 and turns // PLAYERS <= ROUNDS:
+        if records and kept < len(ROUNDS) and turns == ROUNDS[kept] * PLAYERS:
             for p in range(PLAYERS):
-                progress[p, turns // PLAYERS - 1] = dist[p]
+                progress[p, kept] = dist[p]
+            kept += 1
         if need[seat] == 0:
             winner = seat
             break
         seat = 0 if seat == PLAYERS - 1 else seat + 1
     if records:
         for p in range(PLAYERS):
-            for r in range(turns // PLAYERS, ROUNDS):
-                progress[p, r] = dist[p]
+            for k in range(kept, len(ROUNDS)):
+                progress[p, k] = dist[p]
     return turns, winner, lead_changes
 
 
@@ -275,7 +279,7 @@ def main():
     games = args.games
     out = np.zeros((games, 3), np.int64)
     cards = np.zeros((games, PLAYERS, N_TYPES, TURNS_LOST + 1), np.int16)
-    progress = np.zeros((games, PLAYERS, ROUNDS), np.int16)
+    progress = np.zeros((games, PLAYERS, len(ROUNDS)), np.int16)
     deficit = np.zeros((games, PLAYERS), np.int64)
     firsts = first_seats(np.arange(games), 0, PLAYERS)
     play_games(1, 100, firsts, args.records, out, cards, progress, deficit)  # compile outside the timing

@@ -47,7 +47,7 @@ def kernel_rate(run: RaceRun, games: int, repeats: int = 3) -> tuple[float, floa
         K.initial_keys(run.seed, index, players, chance, pkeys)
         outs = (np.zeros((games, K.H_NCOLS), np.int32), np.zeros((games, sides, K.S_NCOLS), np.int32),
                 np.zeros((games, sides, n_types, K.K_NCOLS), np.int16),
-                np.zeros((games, sides, K.PROGRESS_ROUNDS), np.int16))
+                np.zeros((games, sides, K.N_PROGRESS), np.int16))
         started = time.perf_counter()
         K.play_hands(run.card_table, run.rules, run.policy_ids, run.policy_params, run.seat_policies(index),
                      K.first_seats(index, 0, players), chance, pkeys, *outs, *run.policy_functions)

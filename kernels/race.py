@@ -116,7 +116,18 @@ K_RECEIVED = 4
 K_VICTIM_TURNS = 5
 K_COUPS = 6
 K_NCOLS = 7
-PROGRESS_ROUNDS = 40
+# Rounds at whose end each side's distance is recorded: every round to 12,
+# then every 2nd to 20, every 5th to 50, every 10th to 100 and every 20th to
+# 200, so that 32 columns follow a long Stap op hand (median 62 rounds with
+# four players, longest seen 181) as far as a short one.
+PROGRESS_ROUNDS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 16, 18, 20, 25, 30, 35, 40, 45, 50,
+                   60, 70, 80, 90, 100, 120, 140, 160, 180, 200)
+N_PROGRESS = len(PROGRESS_ROUNDS)
+LAST_KEPT_ROUND = PROGRESS_ROUNDS[-1]
+# KEPT_BY_ROUND[r]: how many of PROGRESS_ROUNDS are r or less (r = 0 .. LAST_KEPT_ROUND). Where it goes
+# up, round r is kept, in column KEPT_BY_ROUND[r] - 1. A look-up at each round's end: a countdown to the
+# next kept round, one more variable carried through the turn loop, made a turn 3 to 5 % slower.
+KEPT_BY_ROUND = np.searchsorted(np.array(PROGRESS_ROUNDS), np.arange(LAST_KEPT_ROUND + 1), side="right").astype(np.int8)
 
 # ---- replay log -------------------------------------------------------------
 # One row per event: turn, seat, event, card, side, value.
@@ -1201,7 +1212,7 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
               log, stop_turn, lookahead, user_policies):
     """Deal and play one hand to its end. Writes the hand's records into
     hand_out [H_NCOLS], sides_out [sides, S_NCOLS], cards [sides, types,
-    K_NCOLS], progress [sides, PROGRESS_ROUNDS]; returns the chance key.
+    K_NCOLS], progress [sides, N_PROGRESS]; returns the chance key.
     pkeys [seats] holds each seat's policy key and is updated in place;
     moves [MAX_MOVES] is scratch space for the legal moves. stop_turn >= 0
     (a replay asking for a position) stops the hand after the draw of the
@@ -1265,9 +1276,9 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
         if round_left == 0:
             round_left = players
             rounds = state[ST_TURNS] // players
-            if rounds <= PROGRESS_ROUNDS:
+            if rounds <= LAST_KEPT_ROUND and KEPT_BY_ROUND[rounds] > KEPT_BY_ROUND[rounds - 1]:
                 for s in range(sides):
-                    progress[s, rounds - 1] = state[side_at(s) + SD_DIST]
+                    progress[s, KEPT_BY_ROUND[rounds] - 1] = state[side_at(s) + SD_DIST]
         if hand_over:
             break
         if state[ST_STOCK_N] == 0 and rules[R_RESHUFFLE] == 0:
@@ -1281,9 +1292,9 @@ def play_hand(ct, rules, policy_ids, params, first_seat, key, pkeys, state, move
 
     # ---- records ----
     rounds = state[ST_TURNS] // players
-    for s in range(sides):
-        for r in range(rounds, PROGRESS_ROUNDS):
-            progress[s, r] = state[side_at(s) + SD_DIST]
+    for s in range(sides):  # a hand that has ended keeps its final distance
+        for k in range(KEPT_BY_ROUND[min(rounds, LAST_KEPT_ROUND)], N_PROGRESS):
+            progress[s, k] = state[side_at(s) + SD_DIST]
     for p in range(players):
         for t in range(n_types):
             cards[p % sides, t, K_IN_HAND] += state[HAND_AT + p * MAX_TYPES + t]

@@ -51,7 +51,7 @@ def played_hands(design: Design, card_table, rules, seat_specs, seed: int, game:
         hand_out = np.zeros(K.H_NCOLS, np.int32)
         sides_out = np.zeros((sides, K.S_NCOLS), np.int32)
         cards = np.zeros((sides, len(design.cards), K.K_NCOLS), np.int16)
-        progress = np.zeros((sides, K.PROGRESS_ROUNDS), np.int16)
+        progress = np.zeros((sides, K.N_PROGRESS), np.int16)
         first = int(K.first_seats(game, hand, players))
         stop_turn = stop[1] if stop is not None and stop[0] == hand else -1
         with raised_in_policy(user_policy_names(distinct), PolicyError):

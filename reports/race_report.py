@@ -381,35 +381,69 @@ PROGRESS_BANDS = ("Dark band: 95 % interval of the mean; light band: mean +- 1 s
 
 def _rounds_followed(s: RaceSummary) -> str:
     """How many hands the progress curves follow, and how many outlast the rounds the records keep."""
-    R = s.layout.rounds
+    R = s.layout.rounds[-1]
     hands = int(s.c["hands"])
     longest = s.h["hand_turns"].nonzero()[0].max() if s.h["hand_turns"].n else 0
     past = int(np.sum(s.h["hand_turns"].frame().query("value > @R * @s.layout.players")["count"])) \
         if s.h["hand_turns"].n else 0
-    return (f"n = {hands} hands; " + (f"{past} of them ({_pct(past / hands)}) were still being played after round "
-                                      f"{R} and are not followed further" if past else
+    return (f"n = {hands} hands; " + (f"{past} of them ({_pct(past / hands)}) {'was' if past == 1 else 'were'} still "
+                                      f"being played after round {R} and {'is' if past == 1 else 'are'} not followed "
+                                      "further" if past else
                                       f"no hand lasted beyond round {R} (the longest took {counted(int(longest), 'turn')})"))
 
 
+CURVE_ENDED_SHARE = 0.99
+
+
+def _curve_rounds(s: RaceSummary) -> tuple[int, ...]:
+    """The kept rounds a progress curve shows: up to the first at or after the
+    round by which 99 % of the hands had ended. The means barely move after
+    it, and one long hand would stretch the axis far beyond the rest."""
+    rounds, turns = s.layout.rounds, s.h["hand_turns"]
+    if not turns.n:
+        return rounds
+    ended = turns.quantile(CURVE_ENDED_SHARE) / s.layout.players
+    return tuple(r for r in rounds if r < ended) + tuple(r for r in rounds if r >= ended)[:1]
+
+
+def _round_list(rounds: tuple[int, ...]) -> str:
+    """Rounds as read aloud, a run of consecutive ones as a range: 1-12, 14, 16."""
+    runs: list[list[int]] = []
+    for r in rounds:
+        if runs and r == runs[-1][-1] + 1:
+            runs[-1].append(r)
+        else:
+            runs.append([r])
+    return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs)
+
+
+def _progress_curve(s: RaceSummary, by: str) -> pd.DataFrame:
+    table = rs.progress_table(s, by)
+    return table[table["round"] <= _curve_rounds(s)[-1]]
+
+
 def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
-    if s.layout.rounds == 0:
+    if not s.layout.rounds:
         sec.text("The run has no progress columns.")
         return
     unit = s.layout.unit
-    by_pos = rs.progress_table(s, "position")
-    by_side = rs.progress_table(s, "side")
-    R = s.layout.rounds
-    sec.text(f"Mean distance laid at the end of each of the first {R} rounds of a hand (a round is one turn per "
-             "player; the records keep these rounds), per turn-order position of the hand and per seat. A hand "
-             "that has ended keeps its final distance in the later rounds, so every round counts every hand "
-             f"({_rounds_followed(s)}). {PROGRESS_BANDS}")
+    by_pos = _progress_curve(s, "position")
+    by_side = _progress_curve(s, "side")
+    sec.text(f"Mean distance laid at the end of rounds {_round_list(_curve_rounds(s))} of a hand (a round is one "
+             "turn per player; the records keep the distance at the end of these rounds, and the curves go on "
+             f"until {percent(CURVE_ENDED_SHARE, 0)} % of the hands had ended or the kept rounds end), per "
+             "turn-order position of the hand and per seat. A hand that has ended keeps its final distance in the later rounds, so every round "
+             f"counts every hand ({_rounds_followed(s)}). {PROGRESS_BANDS}")
     sec.figure(plots.progress_curves(by_pos, ylabel=f"distance ({unit})", ceiling=s.layout.distance_ceiling).figure,
                "Progress by turn-order position", name=f"progress_position{tag}")
     sec.figure(plots.progress_curves(by_side, ylabel=f"distance ({unit})", ceiling=s.layout.distance_ceiling).figure,
                "Progress by seat / side", name=f"progress_side{tag}")
-    picks = [round(R * q) for q in (0.1, 0.25, 0.5, 0.75, 1.0)]  # rounds count from 1: a 0 picks nothing
+    turns = s.h["hand_turns"]
+    picks = {min(s.layout.rounds, key=lambda r: abs(r - turns.quantile(q) / s.layout.players))
+             for q in (0.25, 0.5, 0.75, 0.95)} if turns.n else set()
     show = by_pos[by_pos["round"].isin(picks)][["group", "round", "n", "mean", "ci_low", "ci_high", "sd"]]
-    sec.table(show, f"Mean distance ({unit}) at selected rounds, by turn-order position")
+    sec.table(show, f"Mean distance ({unit}) by turn-order position at the kept rounds nearest to where 25, 50, 75 "
+                    "and 95 % of hands had ended")
 
 
 def _attacks(sec: Section, s: RaceSummary, cb: pd.DataFrame, name: str = "") -> bool:
@@ -672,15 +706,16 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.table(_side_by_side(rs.tension_table, summary_a, summary_b, name_a, name_b, "metric"), "Tension")
 
     sec = rep.section("Progress")
-    followed = [f"{name}: the first {s.layout.rounds} rounds, {_rounds_followed(s)}"
+    followed = [f"{name}: rounds {_round_list(_curve_rounds(s))}, {_rounds_followed(s)}"
                 for s, name in ((summary_a, name_a), (summary_b, name_b)) if s.layout.rounds]
     if followed:
-        sec.text("Mean distance laid at the end of each round of a hand (one turn per player), per turn-order "
-                 "position of the hand, for the rounds the records keep; a hand that has ended keeps its final "
+        sec.text("Mean distance laid at the end of a round of a hand (one turn per player), per turn-order "
+                 "position of the hand, for the rounds the records keep until "
+                 f"{percent(CURVE_ENDED_SHARE, 0)} % of the hands had ended; a hand that has ended keeps its final "
                  f"distance in the later rounds. {'; '.join(followed)}. {PROGRESS_BANDS}")
     for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
         if s.layout.rounds:
-            ax = plots.progress_curves(rs.progress_table(s, "position"), ylabel=f"distance ({s.layout.unit})", title=name,
+            ax = plots.progress_curves(_progress_curve(s, "position"), ylabel=f"distance ({s.layout.unit})", title=name,
                                        ceiling=s.layout.distance_ceiling)
             sec.figure(ax.figure, f"Progress by turn-order position: {name}", name=f"progress_{tag}")
 

@@ -54,11 +54,12 @@ def test_report_sections_and_numbers(toy, tmp_path):
         assert "games 2" in text  # the capped game, for replay
     assert "| turns per game | 4 | 12.5 |" in md  # n, mean
     assert "A turn is one player's turn, so a round of the table is as many turns as there are players. At 2 players, 2 turns make a round." in md
-    # progress at each of the 3 rounds the toy records keep: position 1 (the first seat of each game)
-    # laid 20, 5, 10 and 40 km by round 1, mean 18.75, sd 15.48
-    progress = md.split("by turn-order position**")[1].split("\n\n")[1].splitlines()[2:]
-    assert [row.split(" | ")[1] for row in progress] == ["1", "2", "3"] * 2
-    assert progress[0].startswith("| position 1 | 1 | 4 | 18.75 |") and progress[0].endswith("| 15.48 |")
+    # progress at the kept round (of the toy's 1, 2, 3) nearest to where 25, 50, 75 and 95 % of the hands had
+    # ended, rounds 4, 5, 6 and 10: round 3, where position 1 (the first seat of each game) had laid 100, 100,
+    # 50 and 100 km, mean 87.5, sd 25
+    progress = md.split("95 % of hands had ended**")[1].split("\n\n")[1].splitlines()[2:]
+    assert [row.split(" | ")[1] for row in progress] == ["3", "3"]
+    assert progress[0].startswith("| position 1 | 3 | 4 | 87.5 |") and progress[0].endswith("| 25 |")
     # at a glance: the percentage's interval in the same unit, not "100.0 % [43.9, 100.0] %"
     assert "100.0 % [43.9, 100.0] of the 3 games with a winner" in md
     # 3 wins over 2 turn-order positions expect 1.5 each, below Cochran's 5: the p is said to be approximate
@@ -557,11 +558,15 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
             "in both:") in head
     assert (f"over each design's own games with a winner, {int(won['stapop'].sum())} and "
             f"{int(won['millebornes'].sum())}: Stap op") in head
-    # the progress curves follow the rounds the records keep (40): each design says how many hands
-    # outlast them, counted here from the records (two players: past round 40 is past turn 80)
+    # the progress curves follow the rounds the records keep (every round to 12, sparser to 200), each
+    # design's up to where 99 % of its hands had ended (two players: round r ends at turn 2 r), and say so
     for name, frame in (("Stap op", real_runs["stapop"]), ("Mille Bornes", real_runs["millebornes"])):
-        past = int((frame["turns"] > 80).sum())
-        assert past and f"{name}: the first 40 rounds, n = {len(frame)} hands; {past} of them" in md
+        longest = int(frame["turns"].max())
+        ended = np.quantile(frame["turns"], 0.99, method="inverted_cdf")
+        last = min(r for r in frame.attrs["progress_rounds"] if 2 * r >= ended)
+        assert f"{name}: rounds 1-12, " in md
+        assert (f", {last}, n = {len(frame)} hands; no hand lasted beyond round 200 (the longest took {longest} "
+                "turns)") in md
     _self_contained(out.read_text())
 
 

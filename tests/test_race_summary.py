@@ -39,7 +39,7 @@ from by_hand import wilson
 CARD_STATS = ("drawn", "played", "discarded", "in_hand", "received", "victim_turns", "coups")
 
 
-def make_meta(players=2, sides=2, seat_side=None, cards=None, rounds=3, multi_hand=False, **extra):
+def make_meta(players=2, sides=2, seat_side=None, cards=None, rounds=(1, 2, 3), multi_hand=False, **extra):
     meta = {
         "game": "race", "design": "toy", "design_file": "toy.toml", "design_hash": "abc123",
         "players": players, "sides": sides, "seat_side": seat_side or list(range(players)),
@@ -50,7 +50,7 @@ def make_meta(players=2, sides=2, seat_side=None, cards=None, rounds=3, multi_ha
             {"key": "go", "name": "Go", "role": "go", "value": 0},
             {"key": "flat", "name": "Flat tyre", "role": "hazard", "value": 0},
         ],
-        "unit": "km", "turn_cap": 400, "hand_cap": 50, "progress_rounds": rounds,
+        "unit": "km", "turn_cap": 400, "hand_cap": 50, "progress_rounds": list(rounds),
         "target": 100, "multi_hand": multi_hand, "wall_seconds": 2.0,
     }
     meta.update(extra)
@@ -83,10 +83,10 @@ def make_records(hands, meta):
                 vals = h.get("cards", {}).get(key, {}).get(stat, [0] * S)
                 for s in range(S):
                     row[f"s{s}_{key}_{stat}"] = vals[s]
-        prog = h.get("progress", [[0] * meta["progress_rounds"]] * S)
+        prog = h.get("progress", [[0] * len(meta["progress_rounds"])] * S)
         for s in range(S):
-            for r in range(meta["progress_rounds"]):
-                row[f"s{s}_r{r + 1}"] = prog[s][r]
+            for k, r in enumerate(meta["progress_rounds"]):
+                row[f"s{s}_r{r}"] = prog[s][k]
         rows.append(row)
     frame = pd.DataFrame(rows).astype("int64")
     frame.attrs.update(meta)
@@ -209,6 +209,24 @@ def test_progress_bands(toy):
     assert second.loc[3, "mean"] == 55.0  # 60, 80, 50, 30
     with pytest.raises(ValueError, match="by must be 'side' or 'position'"):
         progress_table(s, "seat")
+
+
+def test_progress_follows_the_rounds_the_records_keep():
+    # records keep the distance at the end of some rounds only (here 1 and 5): the table's rounds are those
+    meta = make_meta(rounds=(1, 5))
+    hands = [dict(game=0, turns=14, winner_side=0, trip_side=0, progress=[[10, 100], [20, 60]]),
+             dict(game=1, turns=10, winner_side=1, trip_side=1, progress=[[30, 70], [0, 100]])]
+    p = progress_table(summarize(make_records(hands, meta)), "side")
+    side0 = p[p["group"] == "seat 0"]
+    assert side0["round"].tolist() == [1, 5] and side0["mean"].tolist() == [20.0, 85.0]
+
+
+def test_runs_that_kept_every_round_up_to_n_say_so_by_a_number(toy):
+    # before the records kept sparser rounds, the metadata's progress_rounds was a count: rounds 1 .. N
+    old = toy.copy()
+    old.attrs = {**toy.attrs, "progress_rounds": 3}
+    assert summarize(old).layout.rounds == (1, 2, 3)
+    np.testing.assert_array_equal(summarize(old).c["prog_pos_s1"], summarize(toy).c["prog_pos_s1"])
 
 
 def test_card_balance(toy):
@@ -424,7 +442,7 @@ def test_metadata_without_sides_cards_or_rounds_is_read_from_the_columns(toy):
     meta = {k: v for k, v in toy.attrs.items() if k not in ("sides", "cards", "progress_rounds")}
     bare, full = summarize(toy, meta), summarize(toy)
     L = bare.layout
-    assert (L.sides, L.cards, L.card_names, L.card_roles, L.rounds) == (2, ("go", "flat"), ("go", "flat"), ("", ""), 3)
+    assert (L.sides, L.cards, L.card_names, L.card_roles, L.rounds) == (2, ("go", "flat"), ("go", "flat"), ("", ""), (1, 2, 3))
     for key in ("card_drawn", "card_played", "side_wins", "prog_side_s1", "prog_pos_s2"):
         np.testing.assert_array_equal(bare.c[key], full.c[key], err_msg=key)
 

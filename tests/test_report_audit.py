@@ -110,18 +110,44 @@ def test_attack_table_gives_its_denominator(stapop2):
 
 
 def test_progress_says_what_its_rounds_hold(stapop4):
-    # the records keep 40 rounds; a hand that has ended carries its final distance forward, and Stap op
-    # hands often run past round 40 (more than 160 turns at 4 players): the text says how many
+    # the records keep the distance at the end of rounds 1-12, then of sparser rounds up to 200 (a Stap op
+    # hand at 4 players lasts about 64 rounds); a hand that has ended carries its final distance forward
     f = stapop4
     R = f.attrs["progress_rounds"]
-    ended = f[f["turns"] <= R * 4]
-    assert (ended["s0_r40"] == ended["s0_distance"]).all()  # carried forward
-    past = int((f["turns"] > R * 4).sum())
+    assert R[:13] == list(range(1, 13)) + [14] and R[-1] == 200
+    longest = int(f["turns"].max())
+    assert longest <= 200 * 4, "no hand of the sample outlasts the kept rounds"
+    md = _markdown(f)
+    assert f"(n = {len(f)} hands; no hand lasted beyond round 200 (the longest took {longest} turns))" in md
+    # the curves stop at the first kept round at or after the round by which 99 % of the hands had ended
+    last = min(r for r in R if r * 4 >= np.quantile(f["turns"], 0.99, method="inverted_cdf"))
+    assert last < R[-1]
+    assert "Mean distance laid at the end of rounds 1-12, 14, 16, 18, 20, 25, " in md
+    assert f", {last} of a hand (a round is one turn per player" in md
+    assert "the curves go on until 99 % of the hands had ended or the kept rounds end" in md
+    # the table's rounds: the kept ones nearest to where 25, 50, 75 and 95 % of the hands had ended
+    ends = np.quantile(f["turns"].to_numpy() / 4, [0.25, 0.5, 0.75, 0.95], method="inverted_cdf")
+    picks = {min(R, key=lambda r: abs(r - e)) for e in ends}
+    table = _table(md, "Mean distance (km) by turn-order position at the kept rounds nearest")
+    assert set(table["round"].astype(int)) == picks and len(picks) >= 3
+    # position 1 at the median's round: the mean over every hand of the first player's distance then
+    median_round = min(R, key=lambda r: abs(r - ends[1]))
+    firsts = f["first_seat"].to_numpy()
+    mean = np.mean([f[f"s{seat}_r{median_round}"].iloc[i] for i, seat in enumerate(firsts)])
+    row = table[(table["group"] == "position 1") & (table["round"].astype(int) == median_round)]
+    assert float(row["mean"].iloc[0]) == pytest.approx(mean, abs=0.05)
+
+
+def test_progress_of_a_run_whose_records_stop_early_says_how_many_hands_outlast_them(stapop4):
+    # a run that kept rounds only up to 40 (as etappe's records did before): Stap op hands often run past
+    # round 40, more than 160 turns at 4 players, and the text says how many
+    f = stapop4.drop(columns=[c for c in stapop4.columns if c[3:4] == "r" and c[4:].isdigit() and int(c[4:]) > 40])
+    f.attrs = {**stapop4.attrs, "progress_rounds": [r for r in stapop4.attrs["progress_rounds"] if r <= 40]}
+    past = int((f["turns"] > 160).sum())
     assert 0 < past < len(f)
     md = _markdown(f)
-    assert "A hand that has ended keeps its final distance" in md
-    assert f"(n = {len(f)} hands; {past} of them" in md
-    assert f"still being played after round {R}" in md
+    assert f"(n = {len(f)} hands; {past} of them ({100 * past / len(f):.1f} %) were still being played after " \
+           "round 40 and are not followed further)" in md
 
 
 def test_final_gap_says_its_unit(stapop4):
