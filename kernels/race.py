@@ -126,7 +126,8 @@ N_PROGRESS = len(PROGRESS_ROUNDS)
 LAST_KEPT_ROUND = PROGRESS_ROUNDS[-1]
 # KEPT_BY_ROUND[r]: how many of PROGRESS_ROUNDS are r or less (r = 0 .. LAST_KEPT_ROUND). Where it goes
 # up, round r is kept, in column KEPT_BY_ROUND[r] - 1. A look-up at each round's end: a countdown to the
-# next kept round, one more variable carried through the turn loop, made a turn 3 to 5 % slower.
+# next kept round, one more variable carried through the turn loop, made a turn about a tenth slower
+# (docs/speed.md).
 KEPT_BY_ROUND = np.searchsorted(np.array(PROGRESS_ROUNDS), np.arange(LAST_KEPT_ROUND + 1), side="right").astype(np.int8)
 
 # ---- replay log -------------------------------------------------------------

@@ -386,7 +386,7 @@ def _rounds_followed(s: RaceSummary) -> str:
     longest = s.h["hand_turns"].nonzero()[0].max() if s.h["hand_turns"].n else 0
     past = int(np.sum(s.h["hand_turns"].frame().query("value > @R * @s.layout.players")["count"])) \
         if s.h["hand_turns"].n else 0
-    return (f"n = {hands} hands; " + (f"{past} of them ({_pct(past / hands)}) {'was' if past == 1 else 'were'} still "
+    return (f"n = {counted(hands, 'hand')}; " + (f"{past} of them ({_pct(past / hands)}) {'was' if past == 1 else 'were'} still "
                                       f"being played after round {R} and {'is' if past == 1 else 'are'} not followed "
                                       "further" if past else
                                       f"no hand lasted beyond round {R} (the longest took {counted(int(longest), 'turn')})"))
@@ -417,9 +417,10 @@ def _round_list(rounds: tuple[int, ...]) -> str:
     return ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)) for run in runs)
 
 
-def _progress_curve(s: RaceSummary, by: str) -> pd.DataFrame:
+def _progress_curve(s: RaceSummary, by: str, last: int) -> pd.DataFrame:
+    """progress_table up to round `last`."""
     table = rs.progress_table(s, by)
-    return table[table["round"] <= _curve_rounds(s)[-1]]
+    return table[table["round"] <= last]
 
 
 def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
@@ -427,9 +428,10 @@ def _progress(sec: Section, s: RaceSummary, tag: str = "") -> None:
         sec.text("The run has no progress columns.")
         return
     unit = s.layout.unit
-    by_pos = _progress_curve(s, "position")
-    by_side = _progress_curve(s, "side")
-    sec.text(f"Mean distance laid at the end of rounds {_round_list(_curve_rounds(s))} of a hand (a round is one "
+    shown = _curve_rounds(s)
+    by_pos = _progress_curve(s, "position", shown[-1])
+    by_side = _progress_curve(s, "side", shown[-1])
+    sec.text(f"Mean distance laid at the end of rounds {_round_list(shown)} of a hand (a round is one "
              "turn per player; the records keep the distance at the end of these rounds, and the curves go on "
              f"until {percent(CURVE_ENDED_SHARE, 0)} % of the hands had ended or the kept rounds end), per "
              "turn-order position of the hand and per seat. A hand that has ended keeps its final distance in the later rounds, so every round "
@@ -466,7 +468,9 @@ def _attacks(sec: Section, s: RaceSummary, cb: pd.DataFrame, name: str = "") -> 
         # a limit stops only the distance cards it blocks, yet each turn under it is counted
         sec.text("Turns lost (victim_turns) are the turns a victim began under the card: for a hazard, turns "
                  "it could lay no distance; for a limit, turns it could lay only the distances the limit "
-                 "leaves open. The turns lost to hazards below, and in comparisons, count both.")
+                 "leaves open. The turns lost to hazards below, and in comparisons, count both. The limit a design "
+                 "may start every side under (Stap op's headwind start) shows no card and is not counted: a side's "
+                 "turns before its first end-of-limit card are not turns lost.")
     if setback.any():
         sec.text("A setback stops nobody: it takes one laid card of the distance it names from its victim "
                  "(received: the cards taken), so it costs distance, not turns, and its turns lost are left "
@@ -514,7 +518,7 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
     flags = rs.worth_playing(s)
     sec.text(f"Which cards are never worth playing, and which go with losing or winning? Rule (cards drawn at least "
              f"{rs.MIN_DRAWN} times): dead if the upper end of the interval of played / drawn is below "
-             f"{rs.DEAD_PLAYED_SHARE:.0%} (for go, remedy "
+             f"{percent(rs.DEAD_PLAYED_SHARE, 0)} % (for go, remedy "
              "and end-of-limit cards, which answer attacks, that says the deck holds more of them than the attacks "
              "call for); goes with losing (cards played by choice only) if, in the games with a winner, the winner "
              "makes less than its fair share of the plays and sides that played it won less often than sides that "
@@ -637,7 +641,8 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
               "Every metric with its interval")
     spread = paired[paired["sd"] > 0]  # in sd units: a constant difference (or one pair) has none
     if len(spread):
-        sec.figure(plots.forest(spread).figure, "Paired differences in sd units; metrics that "
+        sec.figure(plots.forest(spread, title=f"Paired differences ({name_a} - {name_b})").figure,
+                   "Paired differences in sd units; metrics that "
                    "differ by the same amount in every game have no sd and are not drawn", name="forest")
     else:
         sec.text("No figure of the differences: no metric varies from game to game here (one paired game, or "
@@ -706,16 +711,20 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.table(_side_by_side(rs.tension_table, summary_a, summary_b, name_a, name_b, "metric"), "Tension")
 
     sec = rep.section("Progress")
-    followed = [f"{name}: rounds {_round_list(_curve_rounds(s))}, {_rounds_followed(s)}"
+    kept = [s for s in (summary_a, summary_b) if s.layout.rounds]
+    # both figures end at one round, so that they can be read side by side
+    last = max((_curve_rounds(s)[-1] for s in kept), default=0)
+    followed = [f"{name}: rounds {_round_list(tuple(r for r in s.layout.rounds if r <= last))}, {_rounds_followed(s)}"
                 for s, name in ((summary_a, name_a), (summary_b, name_b)) if s.layout.rounds]
     if followed:
         sec.text("Mean distance laid at the end of a round of a hand (one turn per player), per turn-order "
                  "position of the hand, for the rounds the records keep until "
-                 f"{percent(CURVE_ENDED_SHARE, 0)} % of the hands had ended; a hand that has ended keeps its final "
-                 f"distance in the later rounds. {'; '.join(followed)}. {PROGRESS_BANDS}")
+                 f"{percent(CURVE_ENDED_SHARE, 0)} % of the hands of the design whose hands last longer had ended; a "
+                 f"hand that has ended keeps its final distance in the later rounds. {'; '.join(followed)}. "
+                 f"{PROGRESS_BANDS}")
     for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
         if s.layout.rounds:
-            ax = plots.progress_curves(_progress_curve(s, "position"), ylabel=f"distance ({s.layout.unit})", title=name,
+            ax = plots.progress_curves(_progress_curve(s, "position", last), ylabel=f"distance ({s.layout.unit})", title=name,
                                        ceiling=s.layout.distance_ceiling)
             sec.figure(ax.figure, f"Progress by turn-order position: {name}", name=f"progress_{tag}")
 

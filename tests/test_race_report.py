@@ -73,6 +73,15 @@ def test_report_sections_and_numbers(toy, tmp_path):
         assert f"({fig.name}.png)" in md
 
 
+def test_one_hand_is_counted_in_the_singular():
+    meta = toy_meta()
+    meta["games"] = 1
+    one = make_records(toy_hands()[:1], meta)  # 10 turns of 2 players: 5 rounds, past the toy's kept 1, 2, 3
+    md = build_report(summarize(one), one.attrs).to_markdown()
+    assert "(n = 1 hand; 1 of them (100.0 %) was still being played after round 3 and is not followed further)" in md
+    assert "dead if the upper end of the interval of played / drawn is below 10 % (for go" in md
+
+
 def test_report_p_value_that_underflows():
     """2,000 games all won by the first player: chi2 = 2000 on 1 df, p = erfc(sqrt(1000)) ~ 1e-436, below
     the smallest double, so it computes as 0; a p is never exactly 0, and the report says p < 1e-300."""
@@ -558,12 +567,15 @@ def test_real_comparison_of_two_designs(real_runs, tmp_path):
             "in both:") in head
     assert (f"over each design's own games with a winner, {int(won['stapop'].sum())} and "
             f"{int(won['millebornes'].sum())}: Stap op") in head
-    # the progress curves follow the rounds the records keep (every round to 12, sparser to 200), each
-    # design's up to where 99 % of its hands had ended (two players: round r ends at turn 2 r), and say so
-    for name, frame in (("Stap op", real_runs["stapop"]), ("Mille Bornes", real_runs["millebornes"])):
+    # the progress curves follow the rounds the records keep (every round to 12, sparser to 200), both
+    # designs' up to where 99 % of the hands of the longer-lasting one had ended (two players: round r ends
+    # at turn 2 r), and say so
+    frames = (("Stap op", real_runs["stapop"]), ("Mille Bornes", real_runs["millebornes"]))
+    kept = real_runs["stapop"].attrs["progress_rounds"]
+    last = max(min(r for r in kept if 2 * r >= np.quantile(frame["turns"], 0.99, method="inverted_cdf"))
+               for _, frame in frames)
+    for name, frame in frames:
         longest = int(frame["turns"].max())
-        ended = np.quantile(frame["turns"], 0.99, method="inverted_cdf")
-        last = min(r for r in frame.attrs["progress_rounds"] if 2 * r >= ended)
         assert f"{name}: rounds 1-12, " in md
         assert (f", {last}, n = {len(frame)} hands; no hand lasted beyond round 200 (the longest took {longest} "
                 "turns)") in md
