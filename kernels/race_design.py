@@ -622,7 +622,8 @@ def _check_cards(v: "_Validator", d: Design) -> None:
                 if roles[p] not in ("hazard", "limit", "setback"):
                     v.fail(f"{where}.protects", f"{p!r} has role {roles[p]!r}; a safety protects hazards, limits or setbacks")
                 if p in protected_by:
-                    v.fail(f"{where}.protects", f"{p!r} is already protected by {protected_by[p]!r}")
+                    v.fail(f"{where}.protects", f"{p!r} is listed twice" if protected_by[p] == c.key
+                           else f"{p!r} is already protected by {protected_by[p]!r}")
                 protected_by[p] = c.key
         if c.role == "setback":
             if c.removes not in roles or roles[c.removes] != "distance":
@@ -793,8 +794,10 @@ def _check_limit_lifts(v: "_Validator", d: Design, n: int) -> None:
     where = (f"players.{n}.remove.{end.key}" if end.count > 0
              else f"cards[{d.cards.index(end)}] ({end.key}).count")
     why = "every side starts under the limit" if d.start_under_limit else f"{', '.join(sorted(limits))} can limit a side"
-    v.fail(where, f"{end.key!r} has count 0 for {n} players and no safety protects from the limit, but {why} and "
-                  f"the target needs {', '.join(needed)}, which a limited side cannot lay: no game could end")
+    # a count of 0 in the file holds for every player count; the target, and a removal, are one count's
+    none_left = f"has count 0 for {n} players" if end.count > 0 else "has count 0"
+    v.fail(where, f"{end.key!r} {none_left} and no safety protects from the limit, but {why} and the target for {n} "
+                  f"players needs {', '.join(needed)}, which a limited side cannot lay: no game could end")
 
 
 def _sum_reachable(goal: int, cards: list[tuple[int, int]]) -> bool:

@@ -464,6 +464,9 @@ def _attacks(sec: Section, s: RaceSummary, cb: pd.DataFrame, name: str = "") -> 
               (f"{name}: a" if name else "A") + "ttacks (hazards, limits, setbacks): turns the victim lost, and the "
               "victim's win rate when hit at least once (n_victims: game x side units hit at least once, in the "
               "games with a winner)")
+    if cb["safety"].any():
+        sec.text("Received is played less the coups fourrés made against the card: a hazard answered by a coup "
+                 "fourré never lands.")
     if (hz["role"].astype(str).str.lower() == "limit").any():
         # a limit stops only the distance cards it blocks, yet each turn under it is counted
         sec.text("Turns lost (victim_turns) are the turns a victim began under the card: for a hazard, turns "

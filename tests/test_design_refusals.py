@@ -122,6 +122,8 @@ MISTAKES = [
      "'spare' has role 'remedy'; a safety protects hazards, limits or setbacks"),
     ("two safeties for one hazard", "", card("ace2", "safety", 'protects = ["flat"]'), "cards[9] (ace2).protects",
      "'flat' is already protected by 'ace'"),
+    ("one hazard listed twice", 'protects = ["flat"]', 'protects = ["flat", "flat"]', "cards[7] (ace).protects",
+     "'flat' is listed twice"),
     ("a setback removing a go card", 'removes = "km50"', 'removes = "go"', "cards[8] (thief).removes",
      "'go' is not a distance card of this design"),
     ("a setback removing no card", 'removes = "km50"', 'removes = "km75"', "cards[8] (thief).removes",
@@ -292,13 +294,14 @@ LIMITED = TINY.replace("value = 50\n", "value = 50\nlimited = true\n").replace(
     'role = "limit"\ncount = 2', 'role = "limit"\ncount = 1')
 
 
-@pytest.mark.parametrize("edit, field", [
-    (('role = "end_limit"\ncount = 2', 'role = "end_limit"\ncount = 0'), "cards[6] (end_limit).count"),
-    (("", "\n[players.2]\nremove = { end_limit = 2 }\n"), "players.2.remove.end_limit"),
+@pytest.mark.parametrize("edit, field, none_left", [
+    (('role = "end_limit"\ncount = 2', 'role = "end_limit"\ncount = 0'), "cards[6] (end_limit).count",
+     "has count 0"),  # in the file: for every player count
+    (("", "\n[players.2]\nremove = { end_limit = 2 }\n"), "players.2.remove.end_limit", "has count 0 for 2 players"),
     ((('role = "end_limit"\ncount = 2', ""), ('role = "end_limit"\ncount = 1', "\n[players.2]\nremove = { end_limit = 1 }\n")),
-     "players.2.remove.end_limit"),  # the one end_limit card, removed
+     "players.2.remove.end_limit", "has count 0 for 2 players"),  # the one end_limit card, removed
 ])
-def test_a_limit_nothing_can_lift_on_a_trip_that_needs_limited_cards_is_refused(edit, field):
+def test_a_limit_nothing_can_lift_on_a_trip_that_needs_limited_cards_is_refused(edit, field, none_left):
     """docs/designs.md: limit cards to play while the target needs distance cards the limit blocks, and
     no end_limit card left (count 0, or after a player count's remove) nor a safety against the limit.
     One limit card is enough to limit a side; the field named is where the end_limit went."""
@@ -307,8 +310,9 @@ def test_a_limit_nothing_can_lift_on_a_trip_that_needs_limited_cards_is_refused(
     with pytest.raises(DesignError) as refused:
         parse_design(text, "tiny.toml")
     assert str(refused.value) == (
-        f"tiny.toml: {field}: 'end_limit' has count 0 for 2 players and no safety protects from the limit, but "
-        "limit can limit a side and the target needs km50, which a limited side cannot lay: no game could end")
+        f"tiny.toml: {field}: 'end_limit' {none_left} and no safety protects from the limit, but "
+        "limit can limit a side and the target for 2 players needs km50, which a limited side cannot lay: no game "
+        "could end")
     # a safety against the limit lifts it too
     parse_design(text.replace('protects = ["flat"]', 'protects = ["flat", "limit"]'), "tiny.toml")
 

@@ -1090,8 +1090,8 @@ def test_design_error_a_limit_nothing_can_lift(tmp_path):
     no_wind = SO_TEXT.replace('role = "end_limit"\ncount = 5', 'role = "end_limit"\ncount = 0')
     assert no_wind != SO_TEXT
     msg = bad_design(tmp_path, no_wind)
-    assert re.search(r"bad.toml: cards\[\d+\] \(tailwind\)\.count: 'tailwind' has count 0 for 2 players", msg), msg
-    assert "km8, km10" in msg
+    assert re.search(r"bad.toml: cards\[\d+\] \(tailwind\)\.count: 'tailwind' has count 0 and no safety", msg), msg
+    assert "the target for 2 players needs km8, km10" in msg
     # the same for one player count, through its removals
     removed = SO_TEXT + '\n[players.3]\nremove = { tailwind = 5 }\n'
     msg = bad_design(tmp_path, removed, "removed.toml")
@@ -1110,7 +1110,8 @@ def test_design_error_a_limit_nothing_can_lift(tmp_path):
     # (rules page), 10 x 25 + 10 x 50 = 750 km, so 700 can still be laid (2, 3,
     # 6 players; the extension is optional) but the 4 players' 1000 cannot.
     msg = bad_design(tmp_path, no_end.replace('protects = ["stop", "speed_limit"]', 'protects = ["stop"]'))
-    assert "(end_of_limit).count: 'end_of_limit' has count 0 for 4 players" in msg
+    assert "(end_of_limit).count: 'end_of_limit' has count 0 and no safety" in msg
+    assert "the target for 4 players needs km75, km100, km200" in msg
     assert "speed_limit can limit a side" in msg and "km75, km100, km200" in msg
 
 

@@ -109,6 +109,26 @@ def test_attack_table_gives_its_denominator(stapop2):
         assert float(row["victim_win_rate"]) == pytest.approx(wins / n, abs=5e-4)
 
 
+def test_hazards_received_are_those_played_less_the_coups_fourres():
+    # Mille Bornes: a hazard answered by a coup fourré never lands (rules page), so the attacks table's
+    # received falls short of played by the coups of the safety against it, counted here from the records
+    frame = simulate("millebornes", players=2, games=300, seed=4, threads=1)
+    md = _markdown(frame)
+    assert "Received is played less the coups fourrés made against the card" in md
+    table = _table(md, "Attacks (hazards, limits, setbacks)").set_index("name")
+    cards = {c["key"]: c for c in frame.attrs["cards"]}
+    total = {(key, stat): sum(int(frame[f"s{s}_{key}_{stat}"].sum()) for s in range(2))
+             for key in cards for stat in ("played", "received", "coups")}
+    gaps = 0
+    for key, card in cards.items():
+        if card["role"] in ("hazard", "limit"):
+            row = table.loc[card["name"]]
+            assert int(row["played"]) == total[key, "played"] and int(row["received"]) == total[key, "received"]
+            # one safety may answer several hazards: its coups are shared out among them
+            gaps += total[key, "played"] - total[key, "received"]
+    assert gaps == sum(total[k, "coups"] for k, c in cards.items() if c["role"] == "safety") > 0
+
+
 def test_progress_says_what_its_rounds_hold(stapop4):
     # the records keep the distance at the end of rounds 1-12, then of sparser rounds up to 200 (a Stap op
     # hand at 4 players lasts about 64 rounds); a hand that has ended carries its final distance forward
