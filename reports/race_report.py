@@ -714,22 +714,21 @@ def build_comparison_report(summary_a: RaceSummary, meta_a: dict, summary_b: Rac
     sec.table(_side_by_side(rs.tension_table, summary_a, summary_b, name_a, name_b, "metric"), "Tension")
 
     sec = rep.section("Progress")
-    kept = [s for s in (summary_a, summary_b) if s.layout.rounds]
-    # both figures end at one round, so that they can be read side by side
-    last = max((_curve_rounds(s)[-1] for s in kept), default=0)
-    followed = [f"{name}: rounds {_round_list(tuple(r for r in s.layout.rounds if r <= last))}, {_rounds_followed(s)}"
-                for s, name in ((summary_a, name_a), (summary_b, name_b)) if s.layout.rounds]
-    if followed:
+    kept = [(s, name, tag) for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")) if s.layout.rounds]
+    if kept:
+        # both figures end at one round, so that they can be read side by side
+        last = max(_curve_rounds(s)[-1] for s, _, _ in kept)
+        followed = [f"{name}: rounds {_round_list(tuple(r for r in s.layout.rounds if r <= last))}, "
+                    f"{_rounds_followed(s)}" for s, name, _ in kept]
         sec.text("Mean distance laid at the end of a round of a hand (one turn per player), per turn-order "
                  "position of the hand, for the rounds the records keep until "
                  f"{percent(CURVE_ENDED_SHARE, 0)} % of the hands of the design whose hands last longer had ended; a "
                  f"hand that has ended keeps its final distance in the later rounds. {'; '.join(followed)}. "
                  f"{PROGRESS_BANDS}")
-    for s, name, tag in ((summary_a, name_a, "a"), (summary_b, name_b, "b")):
-        if s.layout.rounds:
-            ax = plots.progress_curves(_progress_curve(s, "position", last), ylabel=f"distance ({s.layout.unit})", title=name,
-                                       ceiling=s.layout.distance_ceiling)
-            sec.figure(ax.figure, f"Progress by turn-order position: {name}", name=f"progress_{tag}")
+    for s, name, tag in kept:
+        ax = plots.progress_curves(_progress_curve(s, "position", last), ylabel=f"distance ({s.layout.unit})", title=name,
+                                   ceiling=s.layout.distance_ceiling)
+        sec.figure(ax.figure, f"Progress by turn-order position: {name}", name=f"progress_{tag}")
 
     sec = rep.section("Card balance")
     cc = card_comparison(summary_a, summary_b)
