@@ -70,9 +70,11 @@ def seat_bias(positions: pd.DataFrame, ax=None, title: str = "Win rate by turn o
 
 
 def histogram(hist: pd.DataFrame, ax=None, xlabel: str = "", label: str | None = None, color=None,
-              density: bool = False, counted: str = "games") -> Axes:
+              density: bool = False, counted: str = "games", zero_alone: bool = False) -> Axes:
     """Bars of an integer histogram (hist_frame: value, count); `counted`
-    names what the counts are (games, hands, races) for the y axis."""
+    names what the counts are (games, hands, races) for the y axis.
+    `zero_alone`: where a wide range is binned, the value 0 keeps a bar of
+    its own (a deficit of 0 is "never behind", not a small deficit)."""
     ax = _ax(ax)
     v = hist["value"].to_numpy(float)
     c = hist["count"].to_numpy(float)
@@ -84,11 +86,17 @@ def histogram(hist: pd.DataFrame, ax=None, xlabel: str = "", label: str | None =
     # not in the data)
     step = int(np.gcd.reduce(np.diff(v).astype(np.int64))) if v.size > 1 else 1
     width = step * max(1, int(np.ceil(span / step / 60)))
+    widths = width
     if width > step:
-        edges = np.arange(v.min() - step / 2, v.max() + width, width)
+        start = v.min() - step / 2
+        alone = zero_alone and v.min() == 0
+        edges = np.arange(start + step if alone else start, v.max() + width, width)
+        if alone:
+            edges = np.r_[start, edges]
         c, edges = np.histogram(v, bins=edges, weights=c)
-        v = edges[:-1] + width / 2
-    ax.bar(v, c, width=width, color=color or COLORS[0], alpha=0.6 if label else 0.85, label=label)
+        v = (edges[:-1] + edges[1:]) / 2
+        widths = np.diff(edges)
+    ax.bar(v, c, width=widths, color=color or COLORS[0], alpha=0.6 if label else 0.85, label=label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"share of {counted}" if density else counted)
     if label:
@@ -115,11 +123,11 @@ def ecdf(hist: pd.DataFrame, ax=None, xlabel: str = "", label: str | None = None
 
 
 def length_panel(hist: pd.DataFrame, xlabel: str, median: float | None = None, p95: float | None = None,
-                 counted: str = "games") -> Figure:
-    """Histogram and ECDF side by side (one Figure, two Axes); `counted` as in histogram."""
+                 counted: str = "games", zero_alone: bool = False) -> Figure:
+    """Histogram and ECDF side by side (one Figure, two Axes); `counted` and `zero_alone` as in histogram."""
     fig = Figure(figsize=(9, 3.2))
     a, b = fig.subplots(1, 2)
-    histogram(hist, a, xlabel, counted=counted)
+    histogram(hist, a, xlabel, counted=counted, zero_alone=zero_alone)
     marks = {k: v for k, v in (("median", median), ("p95", p95)) if v is not None and np.isfinite(v)}
     ecdf(hist, b, xlabel, marks=marks)
     fig.tight_layout()

@@ -69,8 +69,8 @@ def tension_figures(section, lead_changes: pd.DataFrame, deficit: pd.DataFrame, 
     ax = plots.histogram(lead_changes, xlabel=lead_label, counted=counted)
     section.figure(ax.figure, lead_label[0].upper() + lead_label[1:], name=lead_name)
     if len(deficit):
-        section.figure(plots.length_panel(deficit, deficit_label, counted=counted), "How far behind the eventual winner was",
-                       name=deficit_name)
+        section.figure(plots.length_panel(deficit, deficit_label, counted=counted, zero_alone=True),
+                       "How far behind the eventual winner was (0, never behind, a bar of its own)", name=deficit_name)
 
 
 NO_SKILL_MATRIX = ("Every seat plays the same policy, so there is no skill matrix: give the seats different "

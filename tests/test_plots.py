@@ -80,6 +80,19 @@ def test_a_histogram_bins_a_wide_range_in_whole_values_and_counts_every_game():
     assert ax.patches[0].get_x() == -12.5 and ax.patches[0].get_width() == 100
 
 
+
+def test_a_deficit_of_zero_keeps_a_bar_of_its_own_where_the_range_is_binned():
+    # winner's deficits 0 to 120 km: 50 games never behind, then one game at each of 1 to 120 (a span of
+    # 120: bins of two values); binned from 0, "never behind" would share a bar with 1 km
+    hist = pd.DataFrame({"value": np.arange(0, 121), "count": np.r_[50, np.ones(120)]})
+    bars = [(p.get_x(), p.get_width(), p.get_height()) for p in plots.histogram(hist, zero_alone=True).patches]
+    assert bars[0] == (-0.5, 1, 50)  # 0 alone
+    assert bars[1:] == [(0.5 + 2 * i, 2, 2) for i in range(60)]  # 1-2, 3-4, ..., 119-120
+    # without it (lead changes, lengths) the first bin holds the two smallest values
+    first = plots.histogram(hist).patches[0]
+    assert (first.get_x(), first.get_width(), first.get_height()) == (-0.5, 2, 51)
+
+
 def test_the_ecdf_steps_from_zero_to_each_share_and_marks_the_median():
     hist = pd.DataFrame({"value": [10, 12, 15], "ecdf": [0.25, 0.75, 1.0]})
     ax = plots.ecdf(hist, marks={"median": 12.0})

@@ -134,6 +134,28 @@ def test_figures_say_whether_they_count_games_or_hands(drawn_panels):
     assert "winner's largest deficit (km)" not in ylabels
 
 
+
+def test_the_deficit_figure_draws_never_behind_as_a_bar_of_its_own(drawn_panels):
+    # every report's deficit figure (race, Bremen, Tape l'étape: sections.tension_figures): 40 games whose
+    # winner was never behind, one at each deficit of 1 to 120 (bins of two values)
+    import pandas as pd
+
+    from etappe.reports.sections import tension_figures
+
+    counts = np.r_[40, np.ones(120)]
+    deficit = pd.DataFrame({"value": np.arange(121), "count": counts, "ecdf": np.cumsum(counts) / counts.sum()})
+    lead = pd.DataFrame({"value": [0, 1], "count": [100, 60], "ecdf": [0.625, 1.0]})
+    shown = []
+
+    class Section:
+        def figure(self, fig, caption, name):
+            shown.append((caption, name))
+
+    tension_figures(Section(), lead, deficit, "lead changes", "winner's largest deficit (km)", "lead", "deficit")
+    assert shown[1] == ("How far behind the eventual winner was (0, never behind, a bar of its own)", "deficit")
+    bars = drawn_panels[-1].axes[0].patches
+    assert (bars[0].get_width(), bars[0].get_height()) == (1, 40) and (bars[1].get_x(), bars[1].get_height()) == (0.5, 2)
+
 def test_report_command_reads_in_chunks(tmp_path):
     frame = make_records(mb_hands(), mb_meta())
     run = tmp_path / "run.parquet"
