@@ -68,6 +68,10 @@ DEAD_PLAYED_SHARE = 0.10
 # No card is judged in a run where more than this share of the games hit the turn cap: the cards of a
 # game cut short had no full chance to be played, so "dead" would describe the cap, not the deck.
 MAX_CAPPED_FOR_VERDICTS = 0.10
+# A comeback from far behind: the eventual winner was behind by at least this share of the trip (of the game
+# target, in the score after a hand, in games of several hands). Behind at all says little in a race: a
+# four-player Stap op winner is behind by some km at some point in 98 % of games.
+FAR_BEHIND_SHARE = 0.25
 
 
 # ------------------------------------------------------------------ layout
@@ -90,6 +94,7 @@ class Layout:
     target: float = 0.0  # the trip (distance of one hand)
     has_extension: bool = False  # the design lets the trip be extended at this player count
     distance_ceiling: float = np.inf  # the most a side's distance can be: the (extended) trip, unless overshooting is allowed
+    game_target: float = 0.0  # the score that ends a game of several hands (0: not in the metadata)
 
     @property
     def hazard_mask(self) -> np.ndarray:
@@ -154,6 +159,7 @@ def layout_from(meta: dict, columns=None) -> Layout:
         seating=str(meta.get("seating", "fixed")),
         target=_km(meta.get("target")),
         distance_ceiling=_distance_ceiling(meta),
+        game_target=_km((meta.get("scoring") or {}).get("game_target")),
         # runs written before the metadata held it: as then, with the multi-hand designs
         has_extension=bool(meta.get("extension", meta.get("multi_hand", False))),
         players=players,
@@ -186,8 +192,9 @@ class RaceSummary:
       policy_side_games[K], policy_wins[K], policy_games[K] (policy_side_games),
       skill_moments[K, K, 8] (stats.skill_moments; finish as in `head_to_head`),
       comeback_games (winner was behind at some point: in distance, or in
-      the running score after a hand in games of several hands), hazard_decided,
-      hazard_games
+      the running score after a hand in games of several hands),
+      far_comeback_games (behind by FAR_BEHIND_SHARE of the trip or game
+      target, `far_behind`, or more), hazard_decided, hazard_games
       card_<stat>[C] for stat in CARD_STATS (sums over sides and hands)
       card_played_by_winner[C], card_played_won_games[C],
       card_units_played[C], card_wins_played[C], card_units_received[C],
@@ -486,6 +493,9 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     # every winner is behind in some hand).
     behind = t["winner_score_deficit" if L.multi_hand else "winner_deficit"].to_numpy()
     c["comeback_games"] = np.int64((behind[has_w] > 0).sum())
+    far = far_behind(L)
+    if far > 0:
+        c["far_comeback_games"] = np.int64((behind[has_w] >= far).sum())
     hd = t["hazard_decided"].to_numpy()
     c["hazard_games"] = np.int64((~np.isnan(hd)).sum())
     c["hazard_decided"] = np.int64(np.nansum(hd))
@@ -803,15 +813,30 @@ def seat_uniformity(s: RaceSummary) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def far_behind(L: Layout) -> float:
+    """The deficit from which a winner came back from far behind: FAR_BEHIND_SHARE of the trip (of the
+    game target, in games of several hands); 0 where the metadata lacks it."""
+    return FAR_BEHIND_SHARE * (L.game_target if L.multi_hand else L.target)
+
+
 def game_end_rates(s: RaceSummary) -> pd.DataFrame:
     """Rates of how games and hands end, each with n and a Wilson interval."""
     G, H = s.games, int(s.c["hands"])
+    L = s.layout
+    won = G - int(s.c["no_winner"])
     rows = [
         ("games without a winner", int(s.c["no_winner"]), G),
         ("games that hit the cap (stall)", int(s.c["capped_games"]), G),
         ("games tied at the end, or with every side disqualified (no winner, not capped)", int(s.c["tie_games"]), G),
-        ("winner was behind in the score after some hand (comeback)" if s.layout.multi_hand
-         else "winner was behind at some point (comeback)", int(s.c["comeback_games"]), G - int(s.c["no_winner"])),
+        ("winner was behind in the score after some hand (comeback)" if L.multi_hand
+         else "winner was behind at some point (comeback)", int(s.c["comeback_games"]), won),
+    ]
+    if "far_comeback_games" in s.c:
+        far = f"{far_behind(L):g} {'points' if L.multi_hand else L.unit}"
+        rows.append((f"winner was behind in the score after some hand by a quarter of the game target ({far}) or more"
+                     if L.multi_hand else f"winner was behind by a quarter of the trip ({far}) or more",
+                     int(s.c["far_comeback_games"]), won))
+    rows += [
         ("hands where the stock ran out", int(s.c["stock_exhausted"]), H),
         ("hands where a side completed the trip", int(s.c["trip_completed"]), H),
     ]

@@ -172,6 +172,9 @@ def test_game_end_rates(toy):
     assert rates.loc["games tied at the end, or with every side disqualified (no winner, not capped)", "count"] == 0
     come = rates.loc["winner was behind at some point (comeback)"]
     assert come["count"] == 2 and come["n"] == 3  # winner deficits 10, 25, 0
+    # from far behind: a quarter of the 100 km trip or more, game 1's 25 km only
+    far = rates.loc["winner was behind by a quarter of the trip (25 km) or more"]
+    assert far["count"] == 1 and far["n"] == 3 and (far["ci_low"], far["ci_high"]) == pytest.approx(wilson(1, 3))
     assert rates.loc["hands where the stock ran out", "count"] == 1
 
 
@@ -494,6 +497,15 @@ def test_multi_hand_games():
     # 1000), not merely behind in distance within a hand (game 1's winner, 50 km once)
     come = game_end_rates(s).set_index("event").loc["winner was behind in the score after some hand (comeback)"]
     assert (come["count"], come["n"]) == (1, 2)
+    # from far behind, by a quarter of the game target: the metadata of these records has none, so no row;
+    # with a target of 1600, game 0's 400 points behind is a quarter (a target of 2000 would need 500)
+    assert not game_end_rates(s)["event"].str.contains("quarter").any()
+    for target, count in ((1600, 1), (2000, 0)):
+        meta = dict(mb_meta(), scoring={"game_target": target})
+        rates = game_end_rates(summarize(make_records(mb_hands(), meta))).set_index("event")
+        far = rates.loc[f"winner was behind in the score after some hand by a quarter of the game target "
+                        f"({target // 4} points) or more"]
+        assert (far["count"], far["n"]) == (count, 2)
     # game 0 starts with seat 0, game 1 with seat 1: both won by the side that played second
     assert list(outcomes_by_position(s)["wins"]) == [0, 2]
     assert int(s.c["extension_called"]) == 1 and int(s.c["capped_games"]) == 1
