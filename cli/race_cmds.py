@@ -19,7 +19,7 @@ from etappe.analysis.race_summary import CAPPED_HANDS, CAPPED_TURNS, policy_rate
 from etappe.analysis.stats import counted, wilson_interval
 from etappe.analysis.runio import (GAME_NAMES, ChunkedRun, file_hash, finished, iter_parquet, package_version,
                                    read_metadata, row_count)
-from etappe.kernels.options import option_text, value_text
+from etappe.kernels.options import option_text, unused_options_text, value_text
 from etappe.kernels.race_design import (MAX_DISTANCE, R_TURN_CAP, Design, DesignError, builtin_names, load_design,
                                        parse_design)
 from etappe.kernels.race_policies import GREEDY_PARAMETERS, P_EXTENSION_MARGIN, PRESETS, RANDOM_DESCRIPTION, PolicyError
@@ -118,12 +118,11 @@ def decks_show(deck: Annotated[str, typer.Argument(help="Built-in design name, d
     unused = d.unused_options()
     console.print("options: " + option_text({k: v for k, v in d.options.items() if k not in unused}))
     if unused:
-        console.print("options that change nothing here: " + "; ".join(
-            f"{', '.join(k for k in unused if unused[k] == why)} ({why})" for why in dict.fromkeys(unused.values())))
+        console.print("options that change nothing here: " + unused_options_text(unused))
     for n in d.players:
         at_n = {k: why for k, why in d.unused_options(n).items() if k not in unused}
         if at_n:
-            console.print(f"options that change nothing at {n} players: " + "; ".join(f"{k} ({why})" for k, why in at_n.items()))
+            console.print(f"options that change nothing at {n} players: " + unused_options_text(at_n))
     if d.scoring:
         console.print("scoring: " + ", ".join(f"{k}={v}" for k, v in d.scoring.items()))
 

@@ -39,7 +39,7 @@ def report_command(run: Path, out: Path, batch_rows: int = BATCH_ROWS) -> Path:
     rows = row_count(run)
     with progress_bar(rows, "reading records", report_kept(out)) as bar:
         summary, meta = summarize_run(Path(run), batch_rows, bar)
-        return build_report(summary, meta, on_section=bar.stage).write(out)
+        return build_report(summary, meta, on_section=bar.stage, run_file=str(run)).write(out)
 
 
 def _chunks(source) -> Iterable[pd.DataFrame]:

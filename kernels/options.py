@@ -113,6 +113,12 @@ def option_text(options: dict) -> str:
     return ", ".join(f"{k}={value_text(v)}" for k, v in options.items())
 
 
+def unused_options_text(unused: dict[str, str]) -> str:
+    """Rule options that change nothing, each reason once after the options it holds for:
+    "coup_fourre, roll_after_safety (no safety cancels a hazard); shutout (...)"."""
+    return "; ".join(f"{', '.join(k for k in unused if unused[k] == why)} ({why})" for why in dict.fromkeys(unused.values()))
+
+
 def number_text(value: float) -> str:
     """A policy parameter as a canonical spec writes it: short ('1', '0.25'), and exact,
     so that the spec a run records plays it again (6 digits would make 1.4142135 '1.41421')."""

@@ -20,7 +20,8 @@ from ..analysis.compare import (PairedComparison, card_comparison, design_differ
                                 seat_bias_strength)
 from ..analysis.race_summary import RaceSummary
 from ..analysis.stats import chi_square_caution, counted, p_text, rate, small_expected_note, wilson_interval
-from ..kernels.options import option_text
+from ..kernels.options import option_text, unused_options_text
+from ..kernels.race_design import DesignError, parse_design
 from . import plots
 from .document import Report, Section, percent
 from .sections import NO_SKILL_MATRIX, command_line, option_b_words, skill_section, tension_figures
@@ -101,10 +102,28 @@ def _seating_option(meta: dict) -> tuple[str, ...]:
     return () if seating == "fixed" else (f"--seating {seating}",)
 
 
+def unused_options(meta: dict) -> dict[str, str]:
+    """The run's rule options that change nothing in its design at its player
+    count, each with the reason (`etappe decks show` lists them too); none
+    where the metadata keeps no design to tell."""
+    try:
+        design = parse_design(meta["design_text"], meta["design_file"])
+        return design.unused_options(int(meta["players"]), meta.get("options") or {})
+    except (KeyError, TypeError, ValueError, DesignError):
+        return {}
+
+
+def options_in_play(meta: dict) -> dict:
+    """The run's rule options less those that change nothing in its design."""
+    unused = unused_options(meta)
+    return {k: v for k, v in (meta.get("options") or {}).items() if k not in unused}
+
+
 def reproduce_command(meta: dict) -> str:
-    """The `etappe simulate` command line that replays the run (same seed, same games)."""
+    """The `etappe simulate` command line that replays the run (same seed,
+    same games), with the rule options that change something in the design."""
     return command_line(["simulate", deck_argument(meta)], meta.get("players"), meta.get("games"),
-                        [rs.policy_label(p) for p in meta.get("policies") or []], meta.get("options") or {},
+                        [rs.policy_label(p) for p in meta.get("policies") or []], options_in_play(meta),
                         meta.get("seed"), _seating_option(meta))
 
 
@@ -116,16 +135,20 @@ def reproduce_comparison(meta_a: dict, meta_b: dict) -> str:
     if any(meta_a.get(k) != meta_b.get(k) for k in same):
         return ("`etappe report A.parquet B.parquet` of the two runs that the commands of the Runs section write "
                 "(with `--out`)")
-    options_a = meta_a.get("options") or {}
-    option_b = shlex.join(option_b_words(options_a, meta_b.get("options") or {}))
+    # compare plays both designs under A's options: an option that changes something in either is given
+    unused = unused_options(meta_a).keys() & unused_options(meta_b).keys()
+    options_a = {k: v for k, v in (meta_a.get("options") or {}).items() if k not in unused}
+    options_b = {k: v for k, v in (meta_b.get("options") or {}).items() if k not in unused}
+    option_b = shlex.join(option_b_words(options_a, options_b))
     command = command_line(["compare", deck_argument(meta_a), deck_argument(meta_b)], meta_a.get("players"), meta_a.get("games"),
                            [rs.policy_label(p) for p in meta_a.get("policies") or []], options_a,
                            meta_a.get("seed"), ((option_b,) if option_b else ()) + _seating_option(meta_a))
     return f"`{command}`"
 
 
-def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
-    """Everything needed to reproduce the run, as (item, value) rows."""
+def header_table(summary: RaceSummary, meta: dict, run_file: str | None = None) -> pd.DataFrame:
+    """Everything needed to reproduce the run, as (item, value) rows; with
+    the run's file, how to get the design it played from it."""
     L = summary.layout
     wall = meta.get("wall_seconds")
     fs = summary.c.get("first_seat_games", np.zeros(L.players))
@@ -138,7 +161,8 @@ def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
         ("design file", meta.get("design_file", "")),
         ("design key", meta.get("design", "")),
         ("design hash", meta.get("design_hash", "")),
-        ("rule options", json.dumps(meta.get("options") or {}, sort_keys=True)),
+        ("rule options", json.dumps(options_in_play(meta), sort_keys=True)),
+        ("rule options that change nothing here", unused_options_text(unused_options(meta))),
         ("players", L.players),
         ("sides / seating", f"{L.sides} sides; {seating}"),
         ("first player (game start)", first),
@@ -154,6 +178,9 @@ def header_table(summary: RaceSummary, meta: dict) -> pd.DataFrame:
         ("games per second", f"{run_games / wall:.0f}" if isinstance(wall, (int, float)) and wall > 0 else ""),
         ("reproduce", reproduce_command(meta)),
     ]
+    if run_file:
+        # the design file named may have changed since, or be elsewhere: the run keeps the text it played
+        rows.append(("design as played", f"kept in the run file: etappe decks show {shlex.quote(str(run_file))} --toml"))
     return pd.DataFrame({"item": [r[0] for r in rows], "value": [str(r[1]) for r in rows]})
 
 
@@ -552,12 +579,13 @@ def caveat_section(sec: Section, metas: list[dict]) -> None:
 
 
 # ------------------------------------------------------------------ reports
-def build_report(summary: RaceSummary, meta: dict, on_section=None) -> Report:
+def build_report(summary: RaceSummary, meta: dict, on_section=None, run_file: str | None = None) -> Report:
     """The balance report of one run (summary of all its games; meta of the
-    run). `on_section(title)` is told each section as it is begun."""
+    run; `run_file`, where it is kept). `on_section(title)` is told each
+    section as it is begun."""
     rep = Report(f"Balance report: {design_name(meta)}, {summary.layout.players} players, {counted(summary.games, 'game')}",
                  on_section=on_section)
-    rep.section("Run").table(header_table(summary, meta))
+    rep.section("Run").table(header_table(summary, meta, run_file))
     at = rep.section("At a glance")
     for line in glance(summary):
         at.text(line)

@@ -15,7 +15,7 @@ from etappe.cli.main import app
 from by_hand import wilson
 from interrupts import interrupt_play_after
 from etappe.kernels.options import option_text
-from etappe.kernels.race_design import load_design
+from etappe.kernels.race_design import DEFAULT_OPTIONS, load_design
 
 runner = CliRunner()
 GOLDEN = Path(__file__).parent / "golden"
@@ -1442,19 +1442,30 @@ def test_the_report_reproduce_line_plays_the_same_run_again(tmp_path, monkeypatc
     (tmp_path / "my.toml").write_text((Path(__file__).parents[1] / "kernels" / "designs" / "stapop.toml").read_text())
     assert run("simulate", deck, *args, "--games", 30, "--seed", 9, "--out", "a.parquet").exit_code == 0
     assert run("report", "a.parquet", "--out", "rep").exit_code == 0
-    line = re.search(r"^\| reproduce \| (etappe simulate .*) \|$", (tmp_path / "rep" / "report.md").read_text(), re.M)
-    command = line.group(1)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    command = re.search(r"^\| reproduce \| (etappe simulate .*) \|$", md, re.M).group(1)
     assert policy in command + " "  # one policy for all seats is given once
+    # the options that change something in the design: Stap op has no safety and plays one hand, so
+    # neither coups fourrés nor scoring options; Mille Bornes plays every one
+    given = sorted(word.split("=")[0] for word in re.findall(r"--option (\S+)", command))
+    assert given == (["discard", "limit_on_limit", "overshoot", "turn_cap"] if deck == "my.toml" else sorted(DEFAULT_OPTIONS))
+    unused = re.search(r"^\| rule options that change nothing here \| (.*) \|$", md, re.M).group(1)
+    assert ("coup_fourre, coup_fourre_turn_after_stock_empty (no safety protects from an attack)" in unused) == (deck == "my.toml")
     result = run(*shlex.split(command)[1:], "--out", "b.parquet")
     assert result.exit_code == 0, result.output
     again, first = pd.read_parquet("b.parquet"), pd.read_parquet("a.parquet")
     pd.testing.assert_frame_equal(again, first)
+    # the design file named may change: the report says how to get the one played from the run file
+    show = re.search(r"^\| design as played \| kept in the run file: (etappe decks show a\.parquet --toml) \|$", md, re.M)
+    played = run(*shlex.split(show.group(1))[1:])
+    assert played.exit_code == 0 and played.output == load_design(deck).text
 
 
 @pytest.mark.parametrize("decks, args", [
     (["my designs/s p.toml", "millebornes"], ["--players", 4, "--policy", "greedy:attack=3,random",
                                               "--option", "overshoot=disqualify", "--seating", "rotate"]),
-    (["millebornes"], ["--option-b", "roll_after_safety=false", "--option", "shutout=fr"])])
+    (["millebornes"], ["--option-b", "roll_after_safety=false", "--option", "shutout=fr"]),
+    (["stapop", "my designs/s p.toml"], ["--option-b", "overshoot=disqualify"])])
 def test_the_comparison_report_names_the_compare_command_that_makes_it_again(tmp_path, monkeypatch, decks, args):
     # reports.md: a report holds everything needed to reproduce it; run as written, the command gives the
     # same paired differences
@@ -1470,8 +1481,10 @@ def test_the_comparison_report_names_the_compare_command_that_makes_it_again(tmp
     head = md.split("## Paired differences")[0]
     command = re.search(r"^Reproduce the comparison: `(etappe compare .*)`\.$", head, re.M).group(1)
     assert ("--seating rotate" in command) == ("rotate" in args)
-    assert ("--option-b roll_after_safety=false" in command) == ("--option-b" in args)
+    assert ("--option-b roll_after_safety=false" in command) == ("roll_after_safety=false" in args)
     assert "--option-b shutout" not in command  # an option both designs play is given once, for both
+    # options that change nothing in either design are left out: Stap op has no safety, no scoring table
+    assert ("--option coup_fourre=true" in command) == ("millebornes" in decks)
     result = run(*shlex.split(command)[1:], "--out", "b")
     assert result.exit_code == 0, result.output
     paired = [text.split("## Paired differences")[1].split("## Runs")[0] for text in (md, Path("b/report.md").read_text())]
