@@ -27,6 +27,9 @@ MAX_SIDES = MAX_SEATS
 MAX_HAND_SIZE = 20
 
 ROLES = ("distance", "go", "hazard", "limit", "remedy", "end_limit", "safety", "setback")
+# A card's fields beyond key, name, role and count, by the role that takes them (docs/designs.md's card table)
+ROLE_FIELDS = {"distance": ("value", "limited", "cap", "target"), "hazard": ("remedy",),
+               "safety": ("protects", "acts_as_go"), "setback": ("removes",)}
 # The records' columns per side, s{s}_{name} (docs/records.md; kernels/race.py's
 # S_* indices, then the running total), and per side and card type,
 # s{s}_{card key}_{stat} (race.py's K_* indices): a card key must not make one
@@ -546,25 +549,27 @@ def _parse_card(v: "_Validator", i: int, raw: dict) -> Card:
             v.fail(f"{where}.key", f"the card's {stat} column would be named s0_{key}_{stat}, which is already "
                    "a column of the side (docs/records.md); choose another key")
     role = v.choice(raw, f"{where}.role", ROLES)
-    allowed = {"key", "name", "role", "count"}
+    allowed = {"key", "name", "role", "count", *ROLE_FIELDS.get(role, ())}
+    for name in raw:
+        # another role's field is no misspelling: say whose it is rather than list this role's
+        owner = next((r for r, names in ROLE_FIELDS.items() if name in names), role)
+        if owner != role:
+            v.fail(f"{where}.{name}", f"belongs to {owner} cards; this card's role is {role!r} (leave the field "
+                   f"out, or make the card a {owner} card)")
     card = Card(key=key, name=v.string(raw, f"{where}.name", default=key), role=role,
                 count=v.integer(raw, f"{where}.count", low=0, high=MAX_DECK))
     if role == "distance":
-        allowed |= {"value", "limited", "cap", "target"}
         card.value = v.integer(raw, f"{where}.value", low=1, high=10_000)
         card.limited = v.boolean(raw, f"{where}.limited", default=False)
         card.cap = v.integer(raw, f"{where}.cap", low=1, high=MAX_DECK, default=0)
         card.target = v.integer(raw, f"{where}.target", low=0, high=MAX_DECK, default=0)
     elif role == "hazard":
-        allowed |= {"remedy"}
         card.remedy = v.string(raw, f"{where}.remedy", why="a hazard names the card that clears it")
     elif role == "safety":
-        allowed |= {"protects", "acts_as_go"}
         card.protects = v.string_list(raw, f"{where}.protects",
                                       why="a safety names the hazards, limits or setbacks it protects from")
         card.acts_as_go = v.boolean(raw, f"{where}.acts_as_go", default=False)
     elif role == "setback":
-        allowed |= {"removes"}
         card.removes = v.string(raw, f"{where}.removes", why="a setback names the distance card type it takes back")
     v.no_unknown(raw, where, allowed)
     return card

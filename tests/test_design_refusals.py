@@ -4,10 +4,15 @@ docs/designs.md: "Every mistake is refused with the file, the field and the prob
 ranges and the constraints of its tables. Each case makes one mistake in a small design that is
 valid as written (the first test), so that the refusal is that mistake's and no other.
 """
+import re
+from pathlib import Path
+
 import pytest
 
 from etappe.analysis.race import simulate
 from etappe.kernels.race_design import R_ROLE_MASKS, ROLES, DesignError, parse_design
+
+DESIGNS_DOC = Path(__file__).parents[1] / "docs" / "designs.md"
 
 TINY = """\
 [design]
@@ -95,6 +100,9 @@ MISTAKES = [
      "missing: a safety names the hazards, limits or setbacks it protects from"),
     ("a setback without its card", 'removes = "km50"\n', "", "cards[8] (thief).removes",
      "missing: a setback names the distance card type it takes back"),
+    # a field of another role was "unknown field; expected one of: ..." with no word of whose it is
+    ("a distance card that protects", "value = 50\n", 'value = 50\nprotects = ["flat"]\n', "cards[1] (km50).protects",
+     "belongs to safety cards; this card's role is 'distance' (leave the field out, or make the card a safety card)"),
     ("a key twice", "", card("km50", "distance", "value = 25"), "cards",
      "card key 'km50' appears more than once (cards[1] and cards[9]: [[cards]] tables counted from 0)"),
     ("no go card", 'key = "go"\nrole = "go"', 'key = "go"\nrole = "remedy"', "cards",
@@ -249,6 +257,27 @@ def test_one_mistake_is_refused_naming_the_field_and_the_problem(old, new, field
     with pytest.raises(DesignError) as refused:
         parse_design(edited(TINY, old, new), "tiny.toml")
     assert str(refused.value) == f"tiny.toml: {field}: {problem}", str(refused.value)
+
+
+def _card_fields_by_role():
+    """docs/designs.md's [[cards]] table: each field given to some roles only, with those roles."""
+    section = DESIGNS_DOC.read_text().split("## `[[cards]]`")[1].split("\n\n")[0]
+    rows = re.findall(r"^\| `(\w+)` \| ([\w, ]+) \|", section, re.M)
+    return [(field, roles) for field, roles in rows if roles != "all"]
+
+
+@pytest.mark.parametrize("field, roles", _card_fields_by_role())
+def test_a_field_of_another_role_says_which_role_takes_it(field, roles):
+    assert roles in ROLES  # one role each, as the table says today
+    # the valid small design's remedy card, or its distance card for a field no distance card takes
+    key, index, role = ("km50", 1, "distance") if roles != "distance" else ("spare", 4, "remedy")
+    text = TINY.replace(f'key = "{key}"\nrole = "{role}"\n', f'key = "{key}"\nrole = "{role}"\n{field} = 1\n', 1)
+    assert text != TINY
+    with pytest.raises(DesignError) as refused:
+        parse_design(text, "tiny.toml")
+    assert str(refused.value) == (
+        f"tiny.toml: cards[{index}] ({key}).{field}: belongs to {roles} cards; this card's role is {role!r} "
+        f"(leave the field out, or make the card a {roles} card)")
 
 
 @pytest.mark.parametrize("text, what", [
