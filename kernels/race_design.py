@@ -739,10 +739,16 @@ def _check_reachable(v: "_Validator", d: Design) -> None:
             total = sum(c.value * target[c.key] for c in distances)
             if total > MAX_DISTANCE:
                 v.fail("cards", f"the set target is {total} {d.unit} for {n} players; at most {MAX_DISTANCE}")
+            spec = d.per_players.get(n, {})
             for c in distances:
-                where = f"cards[{d.cards.index(c)}] ({c.key}).target"
+                where = (f"players.{n}.target.{c.key}" if c.key in spec.get("target", {})
+                         else f"cards[{d.cards.index(c)}] ({c.key}).target")
                 if target[c.key] > counts[c.key]:
-                    v.fail(where, f"needs {target[c.key]} but the deck has {counts[c.key]} for {n} players")
+                    # the file's count holds for every player count; only a removal makes it one count's
+                    removed = spec.get("remove", {}).get(c.key, 0)
+                    has = (f"the deck has {counts[c.key]} for {n} players: players.{n}.remove takes {removed} of "
+                           f"its {c.count}" if removed else f"its count is {c.count}")
+                    v.fail(where, f"needs {target[c.key]} but {has}")
                 if c.cap and target[c.key] > c.cap:
                     v.fail(where, f"needs {target[c.key]} but cap is {c.cap}")
         else:

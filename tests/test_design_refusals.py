@@ -351,7 +351,13 @@ SET = TINY.replace('kind = "sum"\ntrip = 100', 'kind = "set"').replace("value = 
 
 @pytest.mark.parametrize("old, new, field, problem", [
     ("target = 2", "target = 0", "cards", "the set target is empty for 2 players: give distance cards a `target`"),
-    ("target = 2", "target = 11", "cards[1] (km50).target", "needs 11 but the deck has 10 for 2 players"),
+    # the file's count is every player count's: it said "the deck has 10 for 2 players"
+    ("target = 2", "target = 11", "cards[1] (km50).target", "needs 11 but its count is 10"),
+    ("", "\n[players.2]\nremove = { km50 = 9 }\n", "cards[1] (km50).target",
+     "needs 2 but the deck has 1 for 2 players: players.2.remove takes 9 of its 10"),
+    ("", "\n[players.2]\ntarget = { km50 = 11 }\n", "players.2.target.km50", "needs 11 but its count is 10"),
+    ("", "\n[players.2]\ntarget = { km50 = 2 }\nremove = { km50 = 9 }\n", "players.2.target.km50",
+     "needs 2 but the deck has 1 for 2 players: players.2.remove takes 9 of its 10"),
     # a player count's set names distance cards: a go card in it left the set empty and every game capped
     ("", "\n[players.2]\ntarget = { go = 3 }\n", "players.2.target.go",
      "'go' is a go card; a set target counts distance cards"),

@@ -983,10 +983,18 @@ def test_design_error_a_misspelt_required_field_is_named(tmp_path):
 
 
 def test_design_error_a_set_target_the_deck_cannot_hold(tmp_path):
+    # Stap op's 2 copies of "8 km naar de zee" to lay (rules page), from a deck of 1 or 8; the message named
+    # "for 2 players", the first of its player counts, where the file's count holds for all of them
     text = SO_TEXT.replace('value = 8\ncount = 8\ntarget = 2', 'value = 8\ncount = 1\ntarget = 2')
     assert text != SO_TEXT
-    msg = bad_design(tmp_path, text)
-    assert re.search(r"cards\[\d+\] \(km8\)\.target: needs 2 but the deck has 1", msg), msg
+    assert bad_design(tmp_path, text) == f"{tmp_path / 'bad.toml'}: cards[10] (km8).target: needs 2 but its count is 1"
+    # one player count's removal: that count's deck
+    msg = bad_design(tmp_path, SO_TEXT + "\n[players.3]\nremove = { km8 = 7 }\n")
+    assert msg.endswith(": cards[10] (km8).target: needs 2 but the deck has 1 for 3 players: players.3.remove "
+                        "takes 7 of its 8"), msg
+    # one player count's set, from the file's count: the set's field names the player count
+    msg = bad_design(tmp_path, SO_TEXT + "\n[players.4]\ntarget = { km5 = 8, km6 = 4, km8 = 9, km10 = 2 }\n")
+    assert msg.endswith(": players.4.target.km8: needs 9 but its count is 8"), msg
 
 
 def test_design_error_remedy_for_a_missing_hazard(tmp_path):
