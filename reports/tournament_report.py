@@ -58,7 +58,7 @@ def skill_heatmap(h2h: pd.DataFrame, ax: Axes | None = None, title: str = "Skill
     ax.set_ylabel("policy")
     ax.set_title(title)
     bar = ax.figure.colorbar(img, ax=ax, fraction=0.046, pad=0.04, label=score_label)
-    bar.ax.yaxis.set_major_formatter(PercentFormatter(1.0))  # in % as the cells are
+    bar.ax.yaxis.set_major_formatter(PercentFormatter(1.0, symbol=" %"))  # in % as the cells are, "50 %"
     return ax
 
 
@@ -187,14 +187,15 @@ def _spread(best: pd.Series, worst: pd.Series, regularized: bool, h2h: pd.DataFr
     if row.ci_low > 0.5:
         return (spread + f"; the games bound it from below: {best['policy']} against {worst['policy']} alone puts it "
                 f"at {elo_from_score(row.ci_low):.0f} Elo or more (the low end of its score's 95 % interval, "
-                f"{row.ci_low:.1%}).")
+                f"{percent(row.ci_low)} %).")
     return (spread + f": not settled by {counted(int(row.games), 'game')} a pairing, as {best['policy']} against "
-            f"{worst['policy']} scores {_score_text(row)}, which does not show {best['policy']} ahead.")
+            f"{worst['policy']} scores {_score_text(row.score, row.ci_low, row.ci_high)}, which does not show "
+            f"{best['policy']} ahead.")
 
 
-def _score_text(row) -> str:
-    """A head_to_head row's score and interval, as the skill matrix shows it: "37.5% [9.2%, 78.1%]"."""
-    return f"{row.score:.1%} [{row.ci_low:.1%}, {row.ci_high:.1%}]"
+def _score_text(score: float, low: float, high: float) -> str:
+    """A score and its 95 % interval, as every cell of the skill matrix shows them: "37.5 % [9.2, 78.1]"."""
+    return f"{percent(score)} % [{percent(low)}, {percent(high)}]"
 
 
 def _undecided_against(policy: str, h2h: pd.DataFrame) -> list[str]:
@@ -202,7 +203,7 @@ def _undecided_against(policy: str, h2h: pd.DataFrame) -> list[str]:
     including 50 %, as "opponent (score s [low, high])" from `policy`'s side
     (the head_to_head row, as the skill matrix shows it)."""
     rows = h2h[(h2h["policy"] == policy) & (h2h["ci_low"] <= 0.5) & (0.5 <= h2h["ci_high"])]
-    return [f"{r.opponent} (score {_score_text(r)})" for r in rows.itertuples()]
+    return [f"{r.opponent} (score {_score_text(r.score, r.ci_low, r.ci_high)})" for r in rows.itertuples()]
 
 
 def _se_label(ratings: pd.DataFrame) -> str:
@@ -288,8 +289,8 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
     for i in range(len(score.index)):
         for j in range(len(score.columns)):
             v = score.iat[i, j]
-            mat.iat[i, j] = ("" if i == j else f"{percent(v)} % [{percent(low.iat[i, j])}, {percent(high.iat[i, j])}]"
-                             if np.isfinite(v) else NO_SCORE)
+            mat.iat[i, j] = ("" if i == j else _score_text(v, low.iat[i, j], high.iat[i, j]) if np.isfinite(v)
+                             else NO_SCORE)
     sm.table(mat.reset_index().rename(columns={"policy": "policy \\ opponent"}),
              "Score of row vs column (95 % Wilson interval)")
 

@@ -75,15 +75,19 @@ def test_the_strongest_is_qualified_by_its_undecided_pairings():
     # excludes 50 %; against x, z scores 1.5 of 4, [1 - .90811, 1 - .21943] (worked in the next test)
     r = _result([[1, 1, 1, -1], [1, 0, -1, 1], [-1, -1, -1, -1]])
     h2h = head_to_head(r)
-    assert _undecided_against("z", h2h) == ["x (score 37.5% [9.2%, 78.1%])"]
-    assert _undecided_against("x", h2h) == ["y (score 75.0% [30.1%, 95.4%])", "z (score 62.5% [21.9%, 90.8%])"]
+    # as the matrix cells read (test_report_of_a_known_round_robin_reads_as_its_games): "37.5 %", not "37.5%"
+    assert _undecided_against("z", h2h) == ["x (score 37.5 % [9.2, 78.1])"]
+    assert _undecided_against("x", h2h) == ["y (score 75.0 % [30.1, 95.4])", "z (score 62.5 % [21.9, 90.8])"]
 
 
 def test_the_glance_quotes_a_score_as_the_matrix_shows_it():
-    # y scores 1039 of 2000 against x: 51.9 % in the matrix; 1 - 961 / 2000 would print 52.0 %
+    # y scores 1039 of 2000 against x: 51.9 % in the matrix; 1 - 961 / 2000 would print 52.0 %. Wilson's
+    # interval for 1039 of 2000 (by_hand.wilson): [.49759, .54134]
     r = _result([[1] * 961 + [-1] * 1039], policies=("x", "y"))
     h2h = head_to_head(r)
-    assert _undecided_against("y", h2h) == [f"x (score 51.9% [{h2h['ci_low'].iat[1]:.1%}, {h2h['ci_high'].iat[1]:.1%}])"]
+    assert _undecided_against("y", h2h) == ["x (score 51.9 % [49.8, 54.1])"]
+    matrix = build_tournament_report(r, bootstrap=0).to_markdown().split("## Skill matrix")[1]
+    assert "| y | 51.9 % [49.8, 54.1] |  |" in matrix
 
 
 def test_the_glance_counts_the_decided_pairings_and_says_how_much_skill_matters():
@@ -99,7 +103,7 @@ def test_the_glance_counts_the_decided_pairings_and_says_how_much_skill_matters(
                         "ci_low": [0.6, 0.45], "ci_high": [0.8, 0.6]})
     lines = _glance(ratings, pairs, h2h, {"turn_cap": 300})
     assert lines[0] == "Strongest: x (Elo +120 [+60, +190]); weakest: z (Elo -120 [-190, -60]). Spread 240 Elo."
-    assert lines[1].startswith("x is rated highest, but its own pairing is not decided at 95 % against z (score 52.5%")
+    assert lines[1].startswith("x is rated highest, but its own pairing is not decided at 95 % against z (score 52.5 % [45.0, 60.0])")
     assert lines[2].startswith("2 of 3 pairings are decided at 95 %")
     # the intervals reach 85 : 15 at most, beyond 55 : 45 and within 76 : 24 nowhere wholly
     assert lines[3] == ("How much skill matters is not settled by these games: the pairings' intervals reach 85 : 15; "
@@ -112,7 +116,7 @@ def test_the_glance_counts_the_decided_pairings_and_says_how_much_skill_matters(
     lines = _glance(ratings, pairs, h2h, {"turn_cap": 300})
     # the virtual draws set part of the spread, and x's own pairing with z does not show x ahead: no bound
     assert lines[0].endswith("Spread 240 Elo, set partly by the virtual draw that keeps the ratings finite: not "
-                             "settled by 20 games a pairing, as x against z scores 52.5% [45.0%, 60.0%], which does "
+                             "settled by 20 games a pairing, as x against z scores 52.5 % [45.0, 60.0], which does "
                              "not show x ahead.")
     assert lines[5].startswith("A policy won (or lost) every game against the others")
     assert not any("at least" in line for line in lines)
@@ -120,7 +124,7 @@ def test_the_glance_counts_the_decided_pairings_and_says_how_much_skill_matters(
     h2h["ci_low"] = [0.6, 0.6]
     assert _glance(ratings, pairs, h2h, {})[0].endswith(
         "Spread 240 Elo, set partly by the virtual draw that keeps the ratings finite; the games bound it from below: "
-        "x against z alone puts it at 70 Elo or more (the low end of its score's 95 % interval, 60.0%).")
+        "x against z alone puts it at 70 Elo or more (the low end of its score's 95 % interval, 60.0 %).")
 
 
 def test_tables_of_a_known_round_robin():
@@ -729,7 +733,7 @@ def test_the_skill_heatmap_shows_each_cell_with_its_interval():
     assert [t.get_text() for t in ax.get_xticklabels()] == [t.get_text() for t in ax.get_yticklabels()] == ["A", "B", "C"]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("opponent", "policy")
     colour_bar = ax.figure.axes[1]  # its scale in % like the cells
-    assert colour_bar.yaxis.get_major_formatter()(0.5, 0) == "50%"
+    assert colour_bar.yaxis.get_major_formatter()(0.5, 0) == "50 %"
 
 
 def test_the_rating_chart_draws_each_rating_with_its_interval():
@@ -765,8 +769,8 @@ def test_a_sweep_of_a_few_games_leaves_the_spread_unsettled(tmp_path, games):
     low = wilson(games, games)[0]
     glance = " ".join(_glance_of((tmp_path / "t" / "report.md").read_text()).split())
     assert (f"Spread {spread:.0f} Elo, set partly by the virtual draw that keeps the ratings finite: not settled by "
-            f"{games} game{'s' if games > 1 else ''} a pairing, as greedy against random scores 100.0% "
-            f"[{100 * low:.1f}%, 100.0%], which does not show greedy ahead.") in glance
+            f"{games} game{'s' if games > 1 else ''} a pairing, as greedy against random scores 100.0 % "
+            f"[{100 * low:.1f}, 100.0], which does not show greedy ahead.") in glance
     assert "at least" not in glance
 
 
@@ -781,7 +785,7 @@ def test_a_sweep_bounds_the_spread_by_its_own_pairing_only():
     glance = " ".join(_glance_of(md).split())
     assert (f"Spread {400 * math.log10(21):.0f} Elo, set partly by the virtual draw that keeps the ratings finite; "
             f"the games bound it from below: y against x alone puts it at {400 * math.log10(low / (1 - low)):.0f} "
-            f"Elo or more (the low end of its score's 95 % interval, {100 * low:.1f}%).") in glance
+            f"Elo or more (the low end of its score's 95 % interval, {100 * low:.1f} %).") in glance
     assert "Spread 529 Elo" in glance and "166 Elo or more" in glance and "at least" not in glance
 
 
