@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -165,6 +166,25 @@ def percent(share: float, decimals: int = 1) -> str:
     if 0 < gap < 0.5 * 10.0 ** -decimals:
         decimals = 1 - math.floor(math.log10(gap))
     return f"{p:.{decimals}f}"
+
+
+def _given(x) -> bool:
+    return x is not None and bool(np.isfinite(x))
+
+
+def percent_text(share, decimals: int = 1) -> str:
+    """A lone share as the reports write one, the sign after a space:
+    "12.5 %"; "n/a" where there is none (None or not finite)."""
+    return f"{percent(share, decimals)} %" if _given(share) else "n/a"
+
+
+def percent_ci(rate, low, high, decimals: int = 1) -> str:
+    """A rate with its interval as every report writes one: "50.0 % [48.6,
+    51.4]", the sign once after the rate and the bounds in the same unit
+    without it; `decimals` as in `percent`, for all three. The interval is
+    left off where a bound is missing (None or not finite)."""
+    interval = f" [{percent(low, decimals)}, {percent(high, decimals)}]" if _given(low) and _given(high) else ""
+    return percent_text(rate, decimals) + interval
 
 
 def _inline(text: str) -> str:

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from etappe.analysis import etape as E
 from etappe.analysis.stats import IntHistogram, counted, p_text, small_expected_note, wilson_interval
 from etappe.reports import plots
-from etappe.reports.document import Report, Section, percent
+from etappe.reports.document import Report, Section, percent_ci, percent_text
 from etappe.reports.sections import command_line, skill_section, tension_figures
 
 __all__ = ["build_report"]
@@ -168,8 +168,8 @@ def _tension(sec: Section, s: E.RunSummary) -> None:
     sec.table(s.tension_table(), "Tension (per race)")
     hold = s.leader_holds()
     if hold["n"]:
-        sec.text(f"The GC leader before the last stage won {percent(hold['rate'])}% [{percent(hold['ci_low'])}%, "
-                 f"{percent(hold['ci_high'])}%] of the {counted(hold['n'], 'race')} with a sole leader then and a sole winner.")
+        sec.text(f"The GC leader before the last stage won "
+                 f"{percent_ci(hold['rate'], hold['ci_low'], hold['ci_high'])} of the {counted(hold['n'], 'race')} with a sole leader then and a sole winner.")
     tension_figures(sec, s.tension["lead_changes"].frame(), s.tension["winner_deficit"].frame(),
                     "GC lead changes per race", "winner's largest deficit (s)", "etape_lead_changes",
                     "etape_winner_deficit", counted="races")
@@ -207,12 +207,12 @@ def capped_text(capped: int, stages: int, cap: int) -> str:
     hit = f"hit the turn cap of {counted(cap, 'turn')} (rule option turn_cap)"
     if 2 * capped > stages:
         head = (f"Every stage was cut off: all {stages} stages {hit}" if capped == stages else
-                f"Most stages were cut off: {capped} of {stages} ({percent(capped / stages)}%) {hit}")
+                f"Most stages were cut off: {capped} of {stages} ({percent_text(capped / stages)}) {hit}")
         return (f"{head}. They were timed on the cards left in hand then, not played to their end, so the win "
                 "rates and every table below measure the cap more than the game; raise turn_cap to play the "
                 "stages out.")
     was, it, its = ("was", "it", "its") if capped == 1 else ("were", "they", "their")
-    return (f"{capped} of {counted(stages, 'stage')} ({percent(capped / stages)}%) {hit} and {was} cut off: "
+    return (f"{capped} of {counted(stages, 'stage')} ({percent_text(capped / stages)}) {hit} and {was} cut off: "
             f"{it} {was} timed on the cards left in hand then, not played to {its} end, and the tables below "
             f"count {'it' if capped == 1 else 'them'} so (Anomalies).")
 
@@ -292,8 +292,8 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
     shared = s.shared
     lo, hi = wilson_interval(shared, s.races)
     out.text(f"Seat uniformity: chi-square {test.statistic:.2f}, {p_text(test.p_value)} (H0: every seat wins 1/{n}"
-             + (f"; {note}" if note else "") + f"). Races with a shared first place: {percent(shared / s.races)}% "
-             f"[{percent(lo)}%, {percent(hi)}%] (95 % Wilson interval).")
+             + (f"; {note}" if note else "") + f"). Races with a shared first place: "
+             f"{percent_ci(shared / s.races, lo, hi)} (95 % Wilson interval).")
 
     _skill(rep.section("Skill matrix"), s)
     _length(rep.section("Length"), s)
@@ -323,12 +323,12 @@ def build_report(races_df: pd.DataFrame | E.RunSummary, stages_df: pd.DataFrame 
         if np.isnan(row.picker_share_of_wins):
             won = "none of them had a winner"
         else:
-            won = (f"{percent(row.picker_share_of_wins)}% [{percent(row.picker_share_of_wins_lo)}%, "
-                   f"{percent(row.picker_share_of_wins_hi)}%] of those with a winner (fair {percent(1 / n)}%)")
-        sec.text(f"Picked in {counted(row.stages, 'stage')} ({percent(row.share)}%). Blocked {percent(row.blocked_rate, 2)}% "
-                 f"[{percent(row.blocked_lo, 2)}%, {percent(row.blocked_hi, 2)}%]; no stage winner in "
-                 f"{percent(row.no_winner_rate, 2)}% [{percent(row.no_winner_lo, 2)}%, {percent(row.no_winner_hi, 2)}%]. The picker wins "
-                 f"{percent(row.picker_win_rate)}% [{percent(row.picker_win_lo)}%, {percent(row.picker_win_hi)}%] of the stages, "
+            won = (f"{percent_ci(row.picker_share_of_wins, row.picker_share_of_wins_lo, row.picker_share_of_wins_hi)} "
+                   f"of those with a winner (fair {percent_text(1 / n)})")
+        sec.text(f"Picked in {counted(row.stages, 'stage')} ({percent_text(row.share)}). Blocked "
+                 f"{percent_ci(row.blocked_rate, row.blocked_lo, row.blocked_hi, 2)}; no stage winner in "
+                 f"{percent_ci(row.no_winner_rate, row.no_winner_lo, row.no_winner_hi, 2)}. The picker wins "
+                 f"{percent_ci(row.picker_win_rate, row.picker_win_lo, row.picker_win_hi)} of the stages, "
                  f"{won}, and {'gains' if row.picker_advantage_s >= 0 else 'loses'} "
                  f"{abs(row.picker_advantage_s):.1f} s on the others. Mean {row.mean_turns:.1f} turns, "
                  f"{row.mean_cards_left:.2f} cards left per player.")

@@ -18,6 +18,7 @@ from etappe.analysis import etape as E  # noqa: E402
 from etappe.analysis.runio import read_metadata, write_parquet  # noqa: E402
 from etappe.analysis.stats import Z95, IntHistogram  # noqa: E402
 from etappe.cli import etape as C  # noqa: E402
+from etappe.reports.document import percent_ci, percent_text  # noqa: E402
 from etappe.reports.etape import build_report, capped_text  # noqa: E402
 
 POLICIES = ["heuristic", "random", "blocker", "lookahead:playouts=8"]
@@ -667,19 +668,28 @@ def test_every_rate_of_the_outcomes_profiles_and_anomalies_has_its_interval(run)
     md = build_report(races, stages).to_markdown()
     shared = int((races["winner"] < 0).sum())
     low, high = wilson(shared, 60)
-    assert (f"Races with a shared first place: {shared / 60:.1%} [{low:.1%}, {high:.1%}] (95 % Wilson "
-            "interval).") in md
+    # as the race report writes a rate: the sign once, after the rate, and the bounds in the same unit
+    assert (f"Races with a shared first place: {100 * shared / 60:.1f} % [{100 * low:.1f}, {100 * high:.1f}] (95 % "
+            "Wilson interval).") in md
     anomalies = md[md.index("## Anomalies"):]
     assert f"| races with a shared first place | {shared} | 60 | {shared / 60:.4g} | {low:.4g} | {high:.4g} |" in anomalies
     assert "| jokers in the game never used | 0 | 3 | 0 |  |  |" in anomalies  # a count of 3 jokers: no interval
     for profile, group in stages.groupby("profile", observed=True):
+        blocked = int(group["blocked"].sum())
+        low, high = wilson(blocked, len(group))
+        assert f"Blocked {100 * blocked / len(group):.2f} % [{100 * low:.2f}, {100 * high:.2f}]; " in md, profile
+        picks = int((group["winner"] == group["picker"]).sum())
+        low, high = wilson(picks, len(group))
+        assert (f"The picker wins {100 * picks / len(group):.1f} % [{100 * low:.1f}, {100 * high:.1f}] of the "
+                "stages, ") in md, profile
         none = int((group["winner"] < 0).sum())
         low, high = wilson(none, len(group))
-        assert f"no stage winner in {none / len(group):.2%} [{low:.2%}, {high:.2%}]" in md, profile
+        assert f"no stage winner in {100 * none / len(group):.2f} % [{100 * low:.2f}, {100 * high:.2f}]." in md, profile
         won = group[group["winner"] >= 0]  # the fair 1/4 is a share of the stages somebody won
         picker = int((won["winner"] == won["picker"]).sum())
         low, high = wilson(picker, len(won))
-        assert (f"{picker / len(won):.1%} [{low:.1%}, {high:.1%}] of those with a winner (fair 25.0%)") in md, profile
+        assert (f"{100 * picker / len(won):.1f} % [{100 * low:.1f}, {100 * high:.1f}] of those with a winner "
+                "(fair 25.0 %)") in md, profile
     assert "gains -" not in md  # a picker behind the others loses seconds
     # 60 races over 4 seats expect 15 wins a seat: no word on small expected counts
     assert "expected counts below 5" not in md
@@ -825,14 +835,24 @@ def test_outcomes_open_with_the_stages_the_turn_cap_cut_off(run):
     assert "turn cap of" not in md[md.index("## Outcomes\n"):md.index("## Skill matrix\n")]
 
 
+def test_a_rate_and_its_interval_read_as_in_every_report():
+    # 1 of 4: Wilson by hand, centre (0.25 + 0.4802) / 1.9604 = 0.3725, half width
+    # 1.96 sqrt(0.046875 + 0.060025) / 1.9604 = 0.3269: [0.0456, 0.6994]
+    assert percent_ci(0.25, 0.0456, 0.6994) == "25.0 % [4.6, 69.9]"
+    assert percent_ci(0.25, 0.0456, 0.6994, 2) == "25.00 % [4.56, 69.94]"
+    assert percent_ci(0.25, float("nan"), 0.6994) == "25.0 %"  # no interval, no brackets
+    assert percent_ci(1.0, 1 - 3.8415 / 100_003.84, 1.0) == "100.0 % [99.9962, 100.0]"  # percent's digits
+    assert percent_text(0.125) == "12.5 %" and percent_text(None) == percent_text(float("nan")) == "n/a"
+
+
 def test_the_turn_cap_line_is_stronger_when_most_stages_were_cut_off():
     assert capped_text(1, 400, 30) == (
-        "1 of 400 stages (0.2%) hit the turn cap of 30 turns (rule option turn_cap) and was cut off: it was timed "
+        "1 of 400 stages (0.2 %) hit the turn cap of 30 turns (rule option turn_cap) and was cut off: it was timed "
         "on the cards left in hand then, not played to its end, and the tables below count it so (Anomalies).")
-    assert capped_text(200, 400, 30).startswith("200 of 400 stages (50.0%) hit the turn cap of 30 turns (rule "
+    assert capped_text(200, 400, 30).startswith("200 of 400 stages (50.0 %) hit the turn cap of 30 turns (rule "
                                                "option turn_cap) and were cut off: they were timed")
     most = "; raise turn_cap to play the stages out."
-    assert capped_text(201, 400, 30).startswith("Most stages were cut off: 201 of 400 (50.2%) hit the turn cap of "
+    assert capped_text(201, 400, 30).startswith("Most stages were cut off: 201 of 400 (50.2 %) hit the turn cap of "
                                                "30 turns") and capped_text(201, 400, 30).endswith(most)
     assert capped_text(80, 80, 1).startswith("Every stage was cut off: all 80 stages hit the turn cap of 1 turn "
                                              "(rule option turn_cap). They were timed on the cards left in hand "

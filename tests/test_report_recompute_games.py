@@ -431,7 +431,7 @@ def test_etape_outcomes_skill_tension(etape_run):
     shared = int((R.r["winner"] < 0).sum())
     lo, hi = wilson(shared, N)
     assert (f"Seat uniformity: chi-square {x2:.2f}, p = {p:.3g} (H0: every seat wins 1/{R.P}). Races with a shared "
-            f"first place: {100 * shared / N:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]") in md
+            f"first place: {100 * shared / N:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}]") in md
     for _, row in table(t, "Head to head").iterrows():
         a, b = (next(s for s in R.specs if s.split(":")[0] == row[c]) for c in ("policy", "opponent"))
         ahead, level, pairs = np.zeros(N), np.zeros(N), np.zeros(N)
@@ -457,7 +457,7 @@ def test_etape_outcomes_skill_tension(etape_run):
     won = R.leader_before_last_won()
     won = won[~np.isnan(won)]
     lo, hi = wilson(won.sum(), len(won))
-    assert (f"The GC leader before the last stage won {100 * won.mean():.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%] "
+    assert (f"The GC leader before the last stage won {100 * won.mean():.1f} % [{100 * lo:.1f}, {100 * hi:.1f}] "
             f"of the {len(won)} races with a sole leader then and a sole winner.") in md
     gaps = R.cum - R.cum.min(2, keepdims=True)
     for _, row in table(t, "Mean gap to the GC leader (s) after each stage, per policy").iterrows():
@@ -488,7 +488,7 @@ def test_etape_profiles_cards_jokers_sides_anomalies(etape_run):
                         picker_advantage_s=times[m][others].mean() - pt.mean(), mean_turns=S["turns"][m].mean(),
                         mean_cards_left=cards[m].mean())
         check_row(profiles.loc[profile], expected, profile)
-        assert f"Picked in {n} stages ({100 * n / len(S):.1f}%)." in md
+        assert f"Picked in {n} stages ({100 * n / len(S):.1f} %)." in md
         section = table(md_tables(md.split(f"## Profile: {profile}")[1].split("\n## ")[0]), "Per policy")
         for _, row in section.iterrows():
             mine = R.stage_spec.reshape(-1, P)[m] == row["policy"]
