@@ -24,7 +24,7 @@ from etappe.analysis.stats import chi_square_caution, counted, p_text, wilson_in
 from etappe.kernels.bremen_board import load_board
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
-from etappe.reports.document import Report, percent, significant
+from etappe.reports.document import Report, percent_ci, significant
 from etappe.reports.sections import command_line, policy_files, skill_section, tension_figures
 
 __all__ = ["build_report", "build_sweep_report"]
@@ -165,7 +165,7 @@ def _tension(report: Report, df: A.RunSummary) -> None:
     if decided:
         low, high = wilson_interval(ties, decided)
         section.text(f"Decided by the tie rule (final gap 0): {ties} of {counted(decided, 'decided game')} "
-                     f"({percent(ties / decided)}% [{percent(low)}%, {percent(high)}%], 95 % Wilson interval).")
+                     f"({percent_ci(ties / decided, low, high)}, 95 % Wilson interval).")
     tension_figures(section, hists["lead_changes"].frame(), hists["winner_deficit"].frame(),
                     "lead changes per game", "winner's largest deficit (points)", "lead_changes", "winner_deficit")
 

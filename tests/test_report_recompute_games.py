@@ -370,8 +370,8 @@ def test_bremen_length_tension_progress_sources(bremen_run):
         check_row(tension.loc[label], summary(x), label)
     ties, decided = int((R.final_gap()[R.decided] == 0).sum()), int(R.decided.sum())
     low, high = wilson(ties, decided)
-    assert (f"Decided by the tie rule (final gap 0): {ties} of {decided} decided games ({100 * ties / decided:.1f}% "
-            f"[{100 * low:.1f}%, {100 * high:.1f}%], 95 % Wilson interval).") in md
+    assert (f"Decided by the tie rule (final gap 0): {ties} of {decided} decided games ({100 * ties / decided:.1f} % "
+            f"[{100 * low:.1f}, {100 * high:.1f}], 95 % Wilson interval).") in md
     progress = table(t, "Mean points after each checkpoint round, per policy")
     assert sorted(set(progress["group"])) == sorted(set(R.policy))   # every policy, at every round
     assert len(progress) == len(set(R.policy)) * progress["round"].nunique() > 0
