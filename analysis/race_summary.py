@@ -991,7 +991,7 @@ def worth_playing(s: RaceSummary, min_drawn: int = MIN_DRAWN, dead_share: float 
     """
     capped = int(s.c["capped_games"])
     withheld = (f"No card is judged: {capped} of the {s.games} games hit the turn cap, more than "
-                f"{MAX_CAPPED_FOR_VERDICTS:.0%}, and the cards of a game cut short had no full chance to be played "
+                f"{MAX_CAPPED_FOR_VERDICTS * 100:g} %, and the cards of a game cut short had no full chance to be played "
                 "(raise the turn cap to judge them)." if capped > MAX_CAPPED_FOR_VERDICTS * s.games else "")
     judged = 0 if withheld else int((np.asarray(s.c["card_drawn"]) >= min_drawn).sum())
     z = flag_level(judged)

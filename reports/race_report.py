@@ -23,22 +23,13 @@ from ..analysis.stats import chi_square_caution, counted, p_text, rate, small_ex
 from ..kernels.options import option_text, unused_options_text
 from ..kernels.race_design import DesignError, parse_design
 from . import plots
-from .document import Report, Section, percent
+from .document import Report, Section, percent, percent_ci, percent_text
 from .sections import NO_SKILL_MATRIX, command_line, option_b_words, skill_section, tension_figures
 
 __all__ = ["build_report", "build_comparison_report", "reproduce_command"]
 
 
 # ------------------------------------------------------------------ helpers
-def _pct(x) -> str:
-    return "n/a" if x is None or not np.isfinite(x) else f"{percent(x)} %"
-
-
-def _ci(lo, hi) -> str:
-    """A rate's interval in percent, written after _pct's value: "50.0 % [48.6, 51.4]"."""
-    return "" if not (np.isfinite(lo) and np.isfinite(hi)) else f"[{percent(lo)}, {percent(hi)}]"
-
-
 def _chi_square_table_note(sec: Section, tests: pd.DataFrame) -> None:
     """Under a table of seat_uniformity tests: the note when some test's p is only approximate."""
     note = small_expected_note(tests.loc[tests["n"] > 0, "expected"])  # a test of no games has no p to caution
@@ -210,8 +201,8 @@ def glance(summary: RaceSummary) -> list[str]:
         first = pos.iloc[0]
         who = "The side that plays first in the game's first hand" if multi_hand else "The side that plays first"
         lines.append(
-            f"{who} wins {_pct(first['rate'])} {_ci(first['ci_low'], first['ci_high'])} of the "
-            f"{counted(int(first['n']), 'game')} with a winner (fair share {_pct(first['fair_share'])}); chi-square test of uniform wins over "
+            f"{who} wins {percent_ci(first['rate'], first['ci_low'], first['ci_high'])} of the "
+            f"{counted(int(first['n']), 'game')} with a winner (fair share {percent_text(first['fair_share'])}); chi-square test of uniform wins over "
             f"turn order: chi2 = {test['chi2']:.2f}, df = {int(test['df'])}, {p_text(test['p_value'])}"
             f"{chi_square_caution(test['expected'])}.")
     trips = rs.trips_by_position(summary).iloc[0] if multi_hand else None
@@ -219,16 +210,16 @@ def glance(summary: RaceSummary) -> list[str]:
         # the first player moves round each hand: the edge of playing first shows within the hand
         t = tests.loc["uniform completed trips by turn-order position in the hand"]
         lines.append(
-            f"In each hand, the side that plays first in it completes {_pct(trips['rate'])} "
-            f"{_ci(trips['ci_low'], trips['ci_high'])} of the {int(trips['n'])} completed trips (fair share "
-            f"{_pct(trips['fair_share'])}); chi-square test of uniform trips over turn order in the hand: "
+            f"In each hand, the side that plays first in it completes "
+            f"{percent_ci(trips['rate'], trips['ci_low'], trips['ci_high'])} of the {int(trips['n'])} completed trips (fair share "
+            f"{percent_text(trips['fair_share'])}); chi-square test of uniform trips over turn order in the hand: "
             f"chi2 = {t['chi2']:.2f}, df = {int(t['df'])}, {p_text(t['p_value'])}{chi_square_caution(t['expected'])}.")
     turns = "turn" if length["median"] == 1 else "turns"
     mean = f"mean {length['mean']:.1f}"
     if np.isfinite(length["ci_low"]):
         mean += f", 95 % interval [{length['ci_low']:.1f}, {length['ci_high']:.1f}]"
     lines.append(f"A game lasts {length['median']:g} {turns} (median; 95th percentile {length['p95']:g}; {mean}).")
-    lines.append(f"{int(cap['count'])} of {counted(summary.games, 'game')} ({_pct(cap['rate'])} {_ci(cap['ci_low'], cap['ci_high'])}) "
+    lines.append(f"{int(cap['count'])} of {counted(summary.games, 'game')} ({percent_ci(cap['rate'], cap['ci_low'], cap['ci_high'])}) "
                  "hit the cap.")
     flags = rs.worth_playing(summary)
     lines += [flags.attrs["withheld"]] if flags.attrs["withheld"] else flagged_card_lines(flags)
@@ -245,8 +236,8 @@ def flagged_card_lines(flags: pd.DataFrame) -> list[str]:
                         ("goes with winning", "Cards that go with winning by a wide margin: ")):
         rows = flags[flags["reason"].str.startswith(start)]
         if start.startswith("goes"):
-            names = [f"{r['name']} (sides that played it won {_pct(r['win_when_played'])}, the others "
-                     f"{_pct(r['win_when_not'])})" for _, r in rows.iterrows()]
+            names = [f"{r['name']} (sides that played it won {percent_text(r['win_when_played'])}, the others "
+                     f"{percent_text(r['win_when_not'])})" for _, r in rows.iterrows()]
         else:
             names = list(rows["name"].astype(str))
         if names:
@@ -413,7 +404,7 @@ def _rounds_followed(s: RaceSummary) -> str:
     longest = s.h["hand_turns"].nonzero()[0].max() if s.h["hand_turns"].n else 0
     past = int(np.sum(s.h["hand_turns"].frame().query("value > @R * @s.layout.players")["count"])) \
         if s.h["hand_turns"].n else 0
-    return (f"n = {counted(hands, 'hand')}; " + (f"{past} of them ({_pct(past / hands)}) {'was' if past == 1 else 'were'} still "
+    return (f"n = {counted(hands, 'hand')}; " + (f"{past} of them ({percent_text(past / hands)}) {'was' if past == 1 else 'were'} still "
                                       f"being played after round {R} and {'is' if past == 1 else 'are'} not followed "
                                       "further" if past else
                                       f"no hand lasted beyond round {R} (the longest took {counted(int(longest), 'turn')})"))
@@ -542,7 +533,7 @@ def _cards(sec: Section, s: RaceSummary, tag: str = "") -> None:
         decided, games = int(s.c["hazard_decided"]), int(s.c["hazard_games"])
         if games:
             lo, hi = wilson_interval(decided, games)
-            sec.text(f"In {_pct(decided / games)} {_ci(lo, hi)} of the {counted(games, 'game')} with a winner and some turns "
+            sec.text(f"In {percent_ci(decided / games, lo, hi)} of the {counted(games, 'game')} with a winner and some turns "
                      "lost to hazards, the winner was the side that lost strictly the fewest turns to hazards.")
     _safeties(sec, cb)
     flags = rs.worth_playing(s)

@@ -21,7 +21,7 @@ from matplotlib.ticker import PercentFormatter
 from ..analysis.stats import counted
 from ..analysis.tournament import TournamentResult, bradley_terry, elo_from_score, head_to_head, pair_table, score_matrix
 from ..kernels.options import option_text
-from .document import Report, percent
+from .document import Report, percent, percent_ci, percent_text
 from .race_report import deck_argument, design_name, policy_text
 
 __all__ = [
@@ -160,7 +160,7 @@ def _glance(ratings: pd.DataFrame, pairs: pd.DataFrame, h2h: pd.DataFrame, meta:
     lines.append(skill_verdict(pairs))
     if cut:
         unscored = int((pairs["wins_a"] + pairs["wins_b"] == 0).sum())
-        lines.append(f"{cut} of {counted(games, 'game')} ({percent(cut / games)} %) had no winner (they "
+        lines.append(f"{cut} of {counted(games, 'game')} ({percent_text(cut / games)}) had no winner (they "
                      f"{no_winner_causes(meta)}); each counts half a point for either side, which pulls the scores "
                      "and ratings towards even."
                      + (f" {unscored} of {len(pairs)} pairings had no game with a winner: they have no score, and "
@@ -189,13 +189,8 @@ def _spread(best: pd.Series, worst: pd.Series, regularized: bool, h2h: pd.DataFr
                 f"at {elo_from_score(row.ci_low):.0f} Elo or more (the low end of its score's 95 % interval, "
                 f"{percent(row.ci_low)} %).")
     return (spread + f": not settled by {counted(int(row.games), 'game')} a pairing, as {best['policy']} against "
-            f"{worst['policy']} scores {_score_text(row.score, row.ci_low, row.ci_high)}, which does not show "
+            f"{worst['policy']} scores {percent_ci(row.score, row.ci_low, row.ci_high)}, which does not show "
             f"{best['policy']} ahead.")
-
-
-def _score_text(score: float, low: float, high: float) -> str:
-    """A score and its 95 % interval, as every cell of the skill matrix shows them: "37.5 % [9.2, 78.1]"."""
-    return f"{percent(score)} % [{percent(low)}, {percent(high)}]"
 
 
 def _undecided_against(policy: str, h2h: pd.DataFrame) -> list[str]:
@@ -203,7 +198,7 @@ def _undecided_against(policy: str, h2h: pd.DataFrame) -> list[str]:
     including 50 %, as "opponent (score s [low, high])" from `policy`'s side
     (the head_to_head row, as the skill matrix shows it)."""
     rows = h2h[(h2h["policy"] == policy) & (h2h["ci_low"] <= 0.5) & (0.5 <= h2h["ci_high"])]
-    return [f"{r.opponent} (score {_score_text(r.score, r.ci_low, r.ci_high)})" for r in rows.itertuples()]
+    return [f"{r.opponent} (score {percent_ci(r.score, r.ci_low, r.ci_high)})" for r in rows.itertuples()]
 
 
 def _se_label(ratings: pd.DataFrame) -> str:
@@ -289,7 +284,7 @@ def build_tournament_report(result: TournamentResult, meta: dict | None = None, 
     for i in range(len(score.index)):
         for j in range(len(score.columns)):
             v = score.iat[i, j]
-            mat.iat[i, j] = ("" if i == j else _score_text(v, low.iat[i, j], high.iat[i, j]) if np.isfinite(v)
+            mat.iat[i, j] = ("" if i == j else percent_ci(v, low.iat[i, j], high.iat[i, j]) if np.isfinite(v)
                              else NO_SCORE)
     sm.table(mat.reset_index().rename(columns={"policy": "policy \\ opponent"}),
              "Score of row vs column (95 % Wilson interval)")
