@@ -194,7 +194,8 @@ class RaceSummary:
       comeback_games (winner was behind at some point: in distance, or in
       the running score after a hand in games of several hands),
       far_comeback_games (behind by FAR_BEHIND_SHARE of the trip or game
-      target, `far_behind`, or more), hazard_decided, hazard_games
+      target, `far_behind`, or more), hazard_decided, hazard_games,
+      least_hit_safety (of the hazard_games: game_table)
       card_<stat>[C] for stat in CARD_STATS (sums over sides and hands)
       card_played_by_winner[C], card_played_won_games[C],
       card_units_played[C], card_wins_played[C], card_units_received[C],
@@ -292,7 +293,7 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     return frame if ordered else frame.sort_values(["game", "hand"], kind="stable").reset_index(drop=True)
 
 
-def game_table(frame: pd.DataFrame, meta: dict) -> pd.DataFrame:
+def game_table(frame: pd.DataFrame, meta: dict, shared_cards=None) -> pd.DataFrame:
     """One row per (complete) game: the per-game metrics used in reports and pairing.
 
     Columns: game, hands, game_turns, winner_side (-1: none), capped (any
@@ -308,12 +309,16 @@ def game_table(frame: pd.DataFrame, meta: dict) -> pd.DataFrame:
     largest gap in cumulative score behind after a hand), hazard_turns (turns
     lost by all sides to hazards), hazard_decided (winner lost strictly fewer
     turns to hazards than every other side; NaN without a winner or without
-    any turn lost to hazards), dead_share (share of drawn
-    cards discarded or left in hand), won_s{s} (side s won).
-    NaN where undefined (no winner, no cards drawn).
+    any turn lost to hazards), least_hit_safety (where hazard_decided is
+    defined: 1 if one side lost strictly fewer of those turns than every
+    other and had a safety on its tableau at the end of a hand, else 0),
+    dead_share (share of drawn cards discarded or left in hand), won_s{s}
+    (side s won); with `shared_cards` (card keys), dead_share_shared, the
+    dead share of those cards alone (a comparison gives the keys both
+    designs hold). NaN where undefined (no winner, no cards drawn).
     """
     L = layout_from(meta, list(frame.columns))
-    return _game_facts(_sorted(frame), L).table
+    return _game_facts(_sorted(frame), L, shared_cards).table
 
 
 def _distance_ceiling(meta: dict) -> float:
@@ -332,7 +337,7 @@ def _km(value) -> float:
         return 0.0
 
 
-def _game_facts(f: pd.DataFrame, L: Layout) -> _Games:
+def _game_facts(f: pd.DataFrame, L: Layout, shared_cards=None) -> _Games:
     g = f["game"].to_numpy()
     n = len(g)
     starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if n else np.zeros(0, dtype=np.int64)
@@ -391,19 +396,39 @@ def _game_facts(f: pd.DataFrame, L: Layout) -> _Games:
     hazard_side = np.zeros((G, L.sides), dtype=np.int64)
     drawn_g = np.zeros(G, dtype=np.int64)
     dead_g = np.zeros(G, dtype=np.int64)
+    shared_drawn_g = np.zeros(G, dtype=np.int64)
+    shared_dead_g = np.zeros(G, dtype=np.int64)
     for ci, key in enumerate(L.cards):
-        drawn_g += gsum(_sides(f, f"s{{s}}_{key}_drawn", L.sides)).sum(axis=1)
-        dead_g += gsum(_sides(f, f"s{{s}}_{key}_discarded", L.sides) + _sides(f, f"s{{s}}_{key}_in_hand", L.sides)).sum(axis=1)
+        drawn = gsum(_sides(f, f"s{{s}}_{key}_drawn", L.sides)).sum(axis=1)
+        dead = gsum(_sides(f, f"s{{s}}_{key}_discarded", L.sides) + _sides(f, f"s{{s}}_{key}_in_hand", L.sides)).sum(axis=1)
+        drawn_g += drawn
+        dead_g += dead
+        if shared_cards is not None and key in shared_cards:
+            shared_drawn_g += drawn
+            shared_dead_g += dead
         if hz[ci]:
             hazard_side += gsum(_sides(f, f"s{{s}}_{key}_victim_turns", L.sides))
     table["hazard_turns"] = hazard_side.sum(axis=1)
+    measured = has_w & (table["hazard_turns"] > 0)
     if L.sides > 1:
         others_min = np.where(np.eye(L.sides, dtype=bool)[wi], np.iinfo(np.int64).max, hazard_side).min(axis=1)
         decided = hazard_side[rows_g, wi] < others_min
+        # the side least hit, where one side lost strictly fewer turns than every other (-1: a tie)
+        fewest = hazard_side.min(axis=1, keepdims=True)
+        alone = (hazard_side == fewest).sum(axis=1) == 1
+        least = np.where(alone, hazard_side.argmin(axis=1), -1)
     else:
         decided = np.zeros(G, bool)
-    table["hazard_decided"] = np.where(has_w & (table["hazard_turns"] > 0), decided.astype(float), np.nan)
+        least = np.full(G, -1)
+    table["hazard_decided"] = np.where(measured, decided.astype(float), np.nan)
+    # a safety keeps hazards off its side: where the side least hit had played one, hazard_decided
+    # measures the safety as much as the hazards
+    safe = gsum(_sides(f, "s{s}_safeties", L.sides)) > 0
+    least_safe = (least >= 0) & safe[rows_g, np.maximum(least, 0)]
+    table["least_hit_safety"] = np.where(measured, least_safe.astype(float), np.nan)
     table["dead_share"] = np.where(drawn_g > 0, dead_g / np.maximum(drawn_g, 1), np.nan)
+    if shared_cards is not None:
+        table["dead_share_shared"] = np.where(shared_drawn_g > 0, shared_dead_g / np.maximum(shared_drawn_g, 1), np.nan)
     for s in range(L.sides):
         table[f"won_s{s}"] = (winner == s).astype(np.int64)
     return _Games(pd.DataFrame(table), starts, winner, hand_ranks)
@@ -499,6 +524,7 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     hd = t["hazard_decided"].to_numpy()
     c["hazard_games"] = np.int64((~np.isnan(hd)).sum())
     c["hazard_decided"] = np.int64(np.nansum(hd))
+    c["least_hit_safety"] = np.int64(np.nansum(t["least_hit_safety"].to_numpy()))
 
     # cards
     starts = games.starts
@@ -601,11 +627,13 @@ class RaceSummarizer:
     Rows of a game whose rows are not all there yet (no ``last_hand`` row, or
     fewer rows than hands) are held back and joined with the next chunk.
     `on_games`, when given, is called with the per-game table of each batch
-    of complete games (used by the paired comparison).
+    of complete games (used by the paired comparison); `shared_cards` is
+    game_table's.
     """
 
-    def __init__(self, meta: dict, on_games=None):
+    def __init__(self, meta: dict, on_games=None, shared_cards=None):
         self.meta = meta
+        self.shared_cards = shared_cards
         self.layout: Layout | None = None
         self.summary: RaceSummary | None = None
         self.pending: pd.DataFrame | None = None
@@ -624,7 +652,7 @@ class RaceSummarizer:
         ready = frame.loc[done].reset_index(drop=True) if not done.all() else frame
         if len(ready) == 0:
             return
-        games = _game_facts(ready, self.layout)
+        games = _game_facts(ready, self.layout, self.shared_cards)
         part = _summarize(ready, self.layout, games)
         if self.on_games is not None:
             self.on_games(games.table)
