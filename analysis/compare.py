@@ -25,13 +25,13 @@ import numpy as np
 import pandas as pd
 
 from ..kernels.options import value_text
-from .race_summary import RaceSummary, outcomes_by_position, side_policies
+from .race_summary import RaceSummary, layout_from, outcomes_by_position, side_policies
 from .stats import (alone_text, counted, holm, p_text, paired_difference, paired_proportion_difference, rate, t_point,
                     two_run_ratio_difference)
 
 __all__ = [
     "PairedComparison", "game_metrics", "compare_tables", "paired_table", "design_paired_table", "design_differences",
-    "option_differences", "card_comparison", "headline", "PAIRED_METRICS",
+    "option_differences", "card_comparison", "headline", "shared_cards", "PAIRED_METRICS",
 ]
 
 # (column of game_table, label, unit); won_s{s} rows are added per side.
@@ -50,6 +50,8 @@ PAIRED_METRICS = (
     ("hazard_turns", "turns lost to hazards per game", "turns"),
     ("hazard_decided", "won by the side least hit by hazards", "rate"),
     ("dead_share", "share of drawn cards wasted (discarded or held)", "share"),
+    # designs whose card keys differ: the dead share of the cards both hold (game_table's shared_cards)
+    ("dead_share_shared", "share of drawn cards wasted, of the cards both designs hold", "share"),
 )
 # distances in each design's own unit: compared only between designs of the same unit, trip and hands per
 # game, where winner_deficit_share (a share of the trip) stands in for them
@@ -62,6 +64,16 @@ FAIR_GAPS = {
     "first_position_won": ("first_player_gap", "first player's distance from the fair share"),
     "first_hand_trip_share": ("first_hand_gap", "hand's first player's distance from the fair share (trips)"),
 }
+
+
+def shared_cards(meta_a: dict, meta_b: dict) -> tuple[str, ...] | None:
+    """The card keys both runs' designs hold, where their card keys differ
+    (None where they are the same: the dead share is then of the same
+    cards in both), for game_table's dead_share_shared."""
+    cards_a, cards_b = (layout_from(m).cards for m in (meta_a, meta_b))
+    if set(cards_a) == set(cards_b):
+        return None
+    return tuple(k for k in cards_a if k in cards_b)
 
 
 def game_metrics(table: pd.DataFrame) -> pd.DataFrame:
@@ -521,6 +533,26 @@ def not_measured(key: str, a: RaceSummary, b: RaceSummary, name_a: str, name_b: 
     return "not measured in both runs" + (f": {'; '.join(reasons)}" if reasons else "")
 
 
+def shielded_text(a: RaceSummary, b: RaceSummary, name_a: str, name_b: str) -> str:
+    """For the decisive-hazards answer, of each design that has safety cards: in how many of its games
+    that hazard_decided counts the side least hit had played a safety ("" where neither has one). A
+    safety spares its side the hazards it names, so the winner least hit may have won by holding it."""
+    parts = []
+    for s, name in ((a, name_a), (b, name_b)):
+        games = int(s.c["hazard_games"])
+        if s.layout.safety_mask.any() and games:
+            k = int(s.c["least_hit_safety"])
+            parts.append(f"in {name} the side least hit had played one in {k} of its {counted(games, 'game')} with "
+                         f"a winner and some turn lost to hazards ({100 * k / games:.1f} %)")
+    return "; a safety spares its side the hazards it names: " + "; ".join(parts) if parts else ""
+
+
+def left_out_text(La, Lb, name_a: str, name_b: str) -> str:
+    """The cards of one design only, by name: "those only in B (Extra Tank, Right of Way)"."""
+    return " and ".join(f"those only in {name} ({', '.join(n for k, n in zip(L.cards, L.card_names) if k not in other.cards)})"
+                        for L, other, name in ((La, Lb, name_a), (Lb, La, name_b)) if set(L.cards) - set(other.cards))
+
+
 # question, the paired_table rows that answer it in order of preference (the first one shown)
 HEADLINE = (
     ("the stronger first-player bias", ("first_hand_gap", "first_player_gap")),
@@ -554,7 +586,14 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
     * longer games: mean turns per game;
     * more decisive hazards: share of games (with a winner and some turns
       lost to hazards) won by the side that lost the fewest turns to hazards;
-    * deader cards: share of drawn cards discarded or left in hand.
+      for each design with safety cards the evidence adds in how many of its
+      own such games the side least hit had played a safety (a safety spares
+      its side the hazards it names, so there the share measures the safety
+      as well);
+    * deader cards: share of drawn cards discarded or left in hand; where
+      the designs' card keys differ, the evidence adds the paired row
+      dead_share_shared (the cards both hold) and names the cards left out,
+      or says that the designs hold no card in common.
     An answer names a design only when the Holm-corrected paired difference
     rejects; otherwise it says which way the estimate leans where the test
     of that metric alone rejects.
@@ -615,9 +654,18 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
             ev = f"first player's distance from the fair share, {won_both}: {ev}"
         elif key != "first_hand_gap":  # what the numbers measure, as the paired table names it
             ev = f"{r['metric']}: {ev}"
-        if key == "hazard_decided" and a.layout.sides == b.layout.sides:
-            # where hazards did not matter, the winner would be the one side least hit 1/sides of the time at most
-            ev += f" (were hazards no matter, at most 1/{a.layout.sides}: less where sides tie for least hit)"
+        if key == "hazard_decided":
+            if a.layout.sides == b.layout.sides:
+                # where hazards did not matter, the winner would be the one side least hit 1/sides of the time at most
+                ev += f" (were hazards no matter, at most 1/{a.layout.sides}: less where sides tie for least hit)"
+            ev += shielded_text(a, b, name_a, name_b)
+        if key == "dead_share" and set(a.layout.cards) != set(b.layout.cards):
+            # a card of one design only (as a safety, nearly always played) moves that design's share alone
+            if "dead_share_shared" in p.index:
+                ev += (f"; the cards both designs hold (by key), without {left_out_text(a.layout, b.layout, name_a, name_b)}"
+                       f": {evidence(p.loc['dead_share_shared'])}")
+            elif not set(a.layout.cards) & set(b.layout.cards):
+                ev += "; the designs hold no card in common (by key), so the shares are of different cards"
         if key in ("first_hand_gap", "first_player_gap"):
             own = [x.games - int(x.c["no_winner"]) for x in (a, b)]
             ev += (f"; (the largest gap of any turn-order position in winning the game, over each design's own games "

@@ -11,7 +11,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from ..analysis.compare import PairedComparison
+from ..analysis.compare import PairedComparison, shared_cards
 from ..analysis.race import run_identity
 from ..analysis.race_summary import RaceSummarizer, RaceSummary
 from ..analysis.runio import BATCH_ROWS, Checkpoint, iter_parquet, read_metadata, row_count
@@ -73,8 +73,9 @@ def compare_summaries(frames_or_chunks_a, meta_a: dict | None, frames_or_chunks_
     it_a, meta_a = _first_with_meta(_chunks(frames_or_chunks_a), meta_a)
     it_b, meta_b = _first_with_meta(_chunks(frames_or_chunks_b), meta_b)
     comp = PairedComparison()
-    acc_a = RaceSummarizer(meta_a, on_games=comp.add_a)
-    acc_b = RaceSummarizer(meta_b, on_games=comp.add_b)
+    shared = shared_cards(meta_a, meta_b)
+    acc_a = RaceSummarizer(meta_a, on_games=comp.add_a, shared_cards=shared)
+    acc_b = RaceSummarizer(meta_b, on_games=comp.add_b, shared_cards=shared)
     reading = {"a": (it_a, acc_a), "b": (it_b, acc_b)}
     last_game = {"a": -1, "b": -1}
     while reading:
@@ -184,7 +185,9 @@ def compare_designs(deck_a, deck_b, out: Path, players: int = 2, games: int = 10
     comp = state["comparison"]
     if on_resume and state["games_done"]:
         on_resume(state["games_done"])
-    accs = {"a": RaceSummarizer(metas["a"], on_games=comp.add_a), "b": RaceSummarizer(metas["b"], on_games=comp.add_b)}
+    shared = shared_cards(metas["a"], metas["b"])
+    accs = {key: RaceSummarizer(metas[key], on_games=add, shared_cards=shared)
+            for key, add in (("a", comp.add_a), ("b", comp.add_b))}
     for key, acc in accs.items():
         acc.summary = state["summaries"][key]
     if state["games_done"] < games:

@@ -544,3 +544,132 @@ def test_design_paired_table_keeps_what_compares_across_two_designs():
     keys = set(design_paired_table(same, summarize(so), summarize(so_b))["key"])
     assert {"winner_deficit", "final_gap", "first_player_gap"} <= keys
     assert not keys & {"winner_deficit_share", "hands", "first_hand_trip_share"}
+
+
+def shield_runs():
+    """Seven one-hand games of the toy deck (go, flat) and the same games of the toy deck plus a
+    safety, shield, one copy. Turns lost to flats (side 0, side 1) and safeties laid:
+    game 0: winner 0, lost (0, 3), side 0 laid the shield: the side least hit had played a safety
+    game 1: winner 1, lost (2, 0), no safety
+    game 2: winner 0, lost (2, 2), both laid one: a tie, no side least hit
+    game 3: winner 1, no turn lost: not counted
+    game 4: no winner (capped), lost (0, 4), side 0 laid one: not counted
+    game 5: winner 1, lost (5, 1), side 1 laid it: the side least hit had played a safety
+    game 6: winner 0, lost (1, 0), side 0 laid it, but side 1 was least hit
+    The run without the shield plays the same games, but its side 0 discards a go it played in
+    games 0, 2, 5 and 6."""
+    shield = [([1, 0], [1, 0]), ([0, 1], [0, 0]), ([1, 1], [1, 1]), ([0, 0], [0, 0]), ([1, 0], [1, 0]),
+              ([0, 1], [0, 1]), ([1, 0], [1, 0])]  # (drawn, played) by side
+    games = [
+        (0, [0, 3], {"drawn": [3, 2], "played": [2, 1], "discarded": [0, 1], "in_hand": [1, 0]},
+         {"drawn": [1, 0], "played": [1, 0]}),
+        (1, [2, 0], {"drawn": [2, 3], "played": [2, 1], "in_hand": [0, 2]}, {"drawn": [1, 0], "discarded": [1, 0]}),
+        (0, [2, 2], {"drawn": [2, 2], "played": [1, 2], "discarded": [1, 0]}, {"drawn": [0, 1], "played": [0, 1]}),
+        (1, [0, 0], {"drawn": [1, 3], "played": [1, 3]}, {}),
+        (-1, [0, 4], {"drawn": [2, 1], "in_hand": [2, 1]}, {"drawn": [0, 2], "played": [0, 1], "discarded": [0, 1]}),
+        (1, [5, 1], {"drawn": [3, 3], "played": [2, 2], "discarded": [1, 1]}, {"drawn": [1, 1], "played": [1, 1]}),
+        (0, [1, 0], {"drawn": [2, 2], "played": [2, 1], "discarded": [0, 1]}, {"drawn": [0, 1], "played": [0, 1]}),
+    ]
+    meta = toy_meta()
+    shielded_meta = dict(meta, design="toy_shield", design_hash="def456",
+                         cards=[*meta["cards"], {"key": "shield", "name": "Shield", "role": "safety", "value": 0}])
+    plain, shielded = [], []
+    for g, (winner, lost, go, flat) in enumerate(games):
+        hand = dict(game=g, turns=10, winner_side=winner, capped=int(winner < 0), trip_side=winner,
+                    total=[100, 60] if winner == 0 else [60, 100])
+        drawn, played = shield[g]
+        shielded.append(dict(hand, safeties=played, cards={"go": go, "flat": {**flat, "victim_turns": lost},
+                                                           "shield": {"drawn": drawn, "played": played}}))
+        if g in (0, 2, 5, 6):
+            played, discarded = go["played"], go.get("discarded", [0, 0])
+            go = dict(go, played=[played[0] - 1, played[1]], discarded=[discarded[0] + 1, discarded[1]])
+        plain.append(dict(hand, cards={"go": go, "flat": {**flat, "victim_turns": lost}}))
+    return make_records(plain, meta), make_records(shielded, shielded_meta)
+
+
+def per_game(frame, keys, stats):
+    """Per game (rows) and side (columns) the sum of `stats` of cards `keys`, from the record columns."""
+    g = frame.groupby("game")
+    return np.stack([sum(g[f"s{s}_{k}_{stat}"].sum() for k in keys for stat in stats).to_numpy()
+                     for s in range(frame.attrs["sides"])], axis=1)
+
+
+def test_headline_says_how_often_the_side_least_hit_had_played_a_safety():
+    plain, shielded = shield_runs()
+    sa, _, sb, _, comp = compare_summaries(plain, None, shielded, None)
+    paired = design_paired_table(comp, sa, sb)
+    # from the records: the games with a winner and some turn lost to a hazard, and in them the side that
+    # lost strictly fewer such turns than the other, and whether it had a safety on its tableau
+    lost = per_game(shielded, ["flat"], ["victim_turns"])
+    winner = shielded.groupby("game")["winner_side"].first().to_numpy()
+    counted = (winner >= 0) & (lost.sum(axis=1) > 0)
+    alone = lost.min(axis=1) < lost.max(axis=1)  # two sides: one is least hit unless they tie
+    safe = shielded.groupby("game")[["s0_safeties", "s1_safeties"]].sum().to_numpy() > 0
+    shielded_least = counted & alone & safe[np.arange(len(winner)), lost.argmin(axis=1)]
+    k, n = int(shielded_least.sum()), int(counted.sum())
+    assert (k, n) == (2, 5)  # games 0 and 5 of games 0, 1, 2, 5 and 6 (docstring of shield_runs)
+    h = headline(sa, sb, paired, "toy", "toy_shield").set_index("question")
+    evidence = h.loc["Which has more decisive hazards?", "evidence"]
+    # only the design with safety cards is named
+    assert evidence.endswith(
+        "(were hazards no matter, at most 1/2: less where sides tie for least hit); a safety spares its side the "
+        f"hazards it names: in toy_shield the side least hit had played one in {k} of its {n} games with a winner and "
+        f"some turn lost to hazards ({100 * k / n:.1f} %)")
+    assert "in toy the side least hit" not in evidence
+    # the report shows that sentence in its answers
+    from etappe.reports.race_report import build_comparison_report
+    md = build_comparison_report(sa, plain.attrs, sb, shielded.attrs, comp).to_markdown()
+    assert "in toy_shield the side least hit had played one in 2 of its 5 games with a winner and some turn lost to hazards (40.0 %) |" in md
+
+
+def test_headline_gives_the_dead_share_of_the_cards_both_designs_hold():
+    from scipy import stats as st
+
+    plain, shielded = shield_runs()
+    sa, _, sb, _, comp = compare_summaries(plain, None, shielded, None)
+    paired = design_paired_table(comp, sa, sb)
+    p = paired.set_index("key")
+
+    def share(frame, keys):  # per game: (discarded + in hand) / drawn, all sides
+        return (per_game(frame, keys, ["discarded", "in_hand"]).sum(axis=1)
+                / per_game(frame, keys, ["drawn"]).sum(axis=1))
+
+    def told(a, b, row):  # the paired t of docs/statistics.md, on the games that differ less one
+        d = a - b
+        se = d.std(ddof=1) / math.sqrt(len(d))
+        df = np.count_nonzero(d) - 1
+        half = st.t.ppf(0.975, df) * se
+        assert row["p_value"] == pytest.approx(2 * st.t.sf(abs(d.mean()) / se, df))
+        return (f"toy {a.mean():.4g} vs toy_shield {b.mean():.4g}; paired difference {d.mean():+.4g} (95 % interval "
+                f"of this metric alone [{max(d.mean() - half, -1):.4g}, {min(d.mean() + half, 1):.4g}]), Holm "
+                f"p = {row['p_holm']:.3g}, n = {len(d)}")
+
+    every = told(share(plain, ["go", "flat"]), share(shielded, ["go", "flat", "shield"]), p.loc["dead_share"])
+    # side 0 of the plain run discards one more go in games 0, 2, 5 and 6: d = 1/6, 1/5, 1/8, 1/5 there
+    a, b = share(plain, ["go", "flat"]), share(shielded, ["go", "flat"])
+    assert (a - b).tolist() == pytest.approx([1 / 6, 0, 1 / 5, 0, 0, 1 / 8, 1 / 5])
+    both = told(a, b, p.loc["dead_share_shared"])
+    assert p.loc["dead_share_shared", "metric"] == "share of drawn cards wasted, of the cards both designs hold"
+    h = headline(sa, sb, paired, "toy", "toy_shield").set_index("question")
+    evidence = h.loc["Which has deader cards?", "evidence"]
+    assert evidence == (f"share of drawn cards wasted (discarded or held): {every}; the cards both designs hold (by "
+                        f"key), without those only in toy_shield (Shield): {both}")
+    from etappe.reports.race_report import build_comparison_report
+    md = build_comparison_report(sa, plain.attrs, sb, shielded.attrs, comp).to_markdown()
+    assert f"| {evidence} |" in md
+    # designs of the same cards: no row and no sentence
+    same = compare_summaries(plain, None, plain.assign(game_turns=plain["game_turns"] + 1), None)
+    same_paired = design_paired_table(same[4], same[0], same[2])
+    assert "dead_share_shared" not in set(same_paired["key"])
+    assert "both designs hold" not in headline(same[0], same[2], same_paired).set_index("question").loc[
+        "Which has deader cards?", "evidence"]
+
+
+def test_headline_says_when_the_designs_hold_no_card_in_common(runs):
+    a, _ = runs
+    b = role_hands()  # roll, crash, puncture against go, flat: no key in common
+    sa, _, sb, _, comp = compare_summaries(a, None, b, None)
+    paired = design_paired_table(comp, sa, sb)
+    assert "dead_share_shared" not in set(paired["key"])
+    evidence = headline(sa, sb, paired).set_index("question").loc["Which has deader cards?", "evidence"]
+    assert evidence.endswith("; the designs hold no card in common (by key), so the shares are of different cards")
