@@ -160,10 +160,10 @@ def test_report_command_reads_in_chunks(tmp_path):
     frame = make_records(mb_hands(), mb_meta())
     run = tmp_path / "run.parquet"
     write_parquet(frame, run, frame.attrs)
-    whole = build_report(summarize(frame), frame.attrs).to_markdown()
+    whole = build_report(summarize(frame), frame.attrs, run_file=str(run)).to_markdown()
     summary, meta = summarize_run(run, batch_rows=1)  # every chunk cuts the 3-hand game
     assert summary.games == 2 and meta["design"] == "toy"
-    assert build_report(summary, meta).to_markdown() == whole
+    assert build_report(summary, meta, run_file=str(run)).to_markdown() == whole
     out = report_command(run, tmp_path / "rep")
     assert out == tmp_path / "rep" / "report.html" and out.exists()
     assert (tmp_path / "rep" / "report.md").read_text() == whole
