@@ -195,7 +195,7 @@ class RaceSummary:
       the running score after a hand in games of several hands),
       far_comeback_games (behind by FAR_BEHIND_SHARE of the trip or game
       target, `far_behind`, or more), hazard_decided, hazard_games,
-      least_hit_only_safety (of the hazard_games: game_table)
+      least_hit_safety, sides_with_safety (sums over the hazard_games: game_table)
       card_<stat>[C] for stat in CARD_STATS (sums over sides and hands)
       card_played_by_winner[C], card_played_won_games[C],
       card_units_played[C], card_wins_played[C], card_units_received[C],
@@ -309,10 +309,11 @@ def game_table(frame: pd.DataFrame, meta: dict, shared_cards=None) -> pd.DataFra
     largest gap in cumulative score behind after a hand), hazard_turns (turns
     lost by all sides to hazards), hazard_decided (winner lost strictly fewer
     turns to hazards than every other side; NaN without a winner or without
-    any turn lost to hazards), least_hit_only_safety (where hazard_decided
-    is defined: 1 if one side lost strictly fewer of those turns than every
-    other and was the only side with a safety on its tableau at the end of
-    a hand, else 0),
+    any turn lost to hazards), least_hit_safety (where hazard_decided is
+    defined: 1 if one side lost strictly fewer of those turns than every
+    other and had a safety on its tableau at the end of a hand, else 0),
+    sides_with_safety (where hazard_decided is defined: how many sides had
+    one),
     dead_share (share of drawn cards discarded or left in hand), won_s{s}
     (side s won); with `shared_cards` (card keys), dead_share_shared, the
     dead share of those cards alone (a comparison gives the keys both
@@ -422,11 +423,12 @@ def _game_facts(f: pd.DataFrame, L: Layout, shared_cards=None) -> _Games:
         decided = np.zeros(G, bool)
         least = np.full(G, -1)
     table["hazard_decided"] = np.where(measured, decided.astype(float), np.nan)
-    # a safety keeps hazards off its side: where the side least hit was the only one to play one,
-    # hazard_decided measures the safety as much as the hazards (where every side played one, it does not)
+    # a safety keeps hazards off its side: where the side least hit has played one more often than the
+    # sides do on average, hazard_decided measures the safety as much as the hazards
     safe = gsum(_sides(f, "s{s}_safeties", L.sides)) > 0
-    least_alone_safe = (least >= 0) & safe[rows_g, np.maximum(least, 0)] & (safe.sum(axis=1) == 1)
-    table["least_hit_only_safety"] = np.where(measured, least_alone_safe.astype(float), np.nan)
+    least_safe = (least >= 0) & safe[rows_g, np.maximum(least, 0)]
+    table["least_hit_safety"] = np.where(measured, least_safe.astype(float), np.nan)
+    table["sides_with_safety"] = np.where(measured, safe.sum(axis=1), np.nan)
     table["dead_share"] = np.where(drawn_g > 0, dead_g / np.maximum(drawn_g, 1), np.nan)
     if shared_cards is not None:
         table["dead_share_shared"] = np.where(shared_drawn_g > 0, shared_dead_g / np.maximum(shared_drawn_g, 1), np.nan)
@@ -525,7 +527,8 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     hd = t["hazard_decided"].to_numpy()
     c["hazard_games"] = np.int64((~np.isnan(hd)).sum())
     c["hazard_decided"] = np.int64(np.nansum(hd))
-    c["least_hit_only_safety"] = np.int64(np.nansum(t["least_hit_only_safety"].to_numpy()))
+    c["least_hit_safety"] = np.int64(np.nansum(t["least_hit_safety"].to_numpy()))
+    c["sides_with_safety"] = np.int64(np.nansum(t["sides_with_safety"].to_numpy()))
 
     # cards
     starts = games.starts
