@@ -670,7 +670,9 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
                 ev += (f"; the cards both designs hold (by key), without {left_out_text(a.layout, b.layout, name_a, name_b)}"
                        f": {evidence(p.loc['dead_share_shared'])}")
             elif not set(a.layout.cards) & set(b.layout.cards):
-                ev += "; the designs hold no card in common (by key), so the shares are of different cards"
+                ev += ("; the designs hold no card in common (by key), so the shares are of different cards"
+                       + (" (the Card balance section compares them role by role)"
+                          if set(a.layout.roles) & set(b.layout.roles) else ""))
         if key in ("first_hand_gap", "first_player_gap"):
             own = [x.games - int(x.c["no_winner"]) for x in (a, b)]
             ev += (f"; (the largest gap of any turn-order position in winning the game, over each design's own games "

@@ -676,4 +676,5 @@ def test_headline_says_when_the_designs_hold_no_card_in_common(runs):
     paired = design_paired_table(comp, sa, sb)
     assert "dead_share_shared" not in set(paired["key"])
     evidence = headline(sa, sb, paired).set_index("question").loc["Which has deader cards?", "evidence"]
-    assert evidence.endswith("; the designs hold no card in common (by key), so the shares are of different cards")
+    assert evidence.endswith("; the designs hold no card in common (by key), so the shares are of different cards "
+                             "(the Card balance section compares them role by role)")
