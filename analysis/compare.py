@@ -534,20 +534,20 @@ def not_measured(key: str, a: RaceSummary, b: RaceSummary, name_a: str, name_b: 
 
 
 def shielded_text(a: RaceSummary, b: RaceSummary, name_a: str, name_b: str) -> str:
-    """For the decisive-hazards answer, of each design that has safety cards: in how many of its games
-    that hazard_decided counts the side least hit had played a safety, against the share of all sides
-    that had in those games ("" where neither design has one). A safety spares its side the hazards it
-    names, so where the side least hit holds one more often than the sides do, the winner least hit may
-    have won by holding it."""
+    """For the decisive-hazards answer, of each design that has safety cards: of its games that
+    hazard_decided counts and that have one side least hit, in how many that side had played a safety,
+    against the share of the other sides that had, in the same games ("" where neither design has one).
+    A safety spares its side the hazards it names, so where the side least hit holds one more often than
+    the others, the winner least hit may have won by holding it."""
     parts = []
     for s, name in ((a, name_a), (b, name_b)):
-        games = int(s.c["hazard_games"])
+        games = int(s.c["least_hit_games"])
         if s.layout.safety_mask.any() and games:
             k = int(s.c["least_hit_safety"])
-            sides = int(s.c["sides_with_safety"]) / (games * s.layout.sides)
-            parts.append(f"in {name} the side least hit had played one in {k} of its {counted(games, 'game')} with "
-                         f"a winner and some turn lost to hazards ({100 * k / games:.1f} %), the sides on average in "
-                         f"{100 * sides:.1f} % of them")
+            others = int(s.c["others_with_safety"]) / (games * (s.layout.sides - 1))
+            parts.append(f"in {name}, of its {counted(games, 'game')} with a winner, some turn lost to hazards and "
+                         f"one side least hit, that side had played one in {k} ({100 * k / games:.1f} %), the other "
+                         f"sides in {100 * others:.1f} %")
     return "; a safety spares its side the hazards it names: " + "; ".join(parts) if parts else ""
 
 
@@ -590,11 +590,11 @@ def headline(a: RaceSummary, b: RaceSummary, paired: pd.DataFrame, name_a: str =
     * longer games: mean turns per game;
     * more decisive hazards: share of games (with a winner and some turns
       lost to hazards) won by the side that lost the fewest turns to hazards;
-      for each design with safety cards the evidence adds in how many of its
-      own such games the side least hit had played a safety, against the
-      share of all sides that had (a safety spares its side the hazards it
-      names: where the side least hit holds one more often, the share
-      measures the safety as well);
+      for each design with safety cards the evidence adds, of its own such
+      games with one side least hit, in how many that side had played a
+      safety, against the share of the other sides that had (a safety
+      spares its side the hazards it names: where the side least hit holds
+      one more often, the share measures the safety as well);
     * deader cards: share of drawn cards discarded or left in hand; where
       the designs' card keys differ, the evidence adds the paired row
       dead_share_shared (the cards both hold) and names the cards left out,

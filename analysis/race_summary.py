@@ -195,7 +195,8 @@ class RaceSummary:
       the running score after a hand in games of several hands),
       far_comeback_games (behind by FAR_BEHIND_SHARE of the trip or game
       target, `far_behind`, or more), hazard_decided, hazard_games,
-      least_hit_safety, sides_with_safety (sums over the hazard_games: game_table)
+      least_hit_games, least_hit_safety, others_with_safety (the hazard_games with
+      one side least hit, and sums over them: game_table)
       card_<stat>[C] for stat in CARD_STATS (sums over sides and hands)
       card_played_by_winner[C], card_played_won_games[C],
       card_units_played[C], card_wins_played[C], card_units_received[C],
@@ -310,10 +311,10 @@ def game_table(frame: pd.DataFrame, meta: dict, shared_cards=None) -> pd.DataFra
     lost by all sides to hazards), hazard_decided (winner lost strictly fewer
     turns to hazards than every other side; NaN without a winner or without
     any turn lost to hazards), least_hit_safety (where hazard_decided is
-    defined: 1 if one side lost strictly fewer of those turns than every
-    other and had a safety on its tableau at the end of a hand, else 0),
-    sides_with_safety (where hazard_decided is defined: how many sides had
-    one),
+    defined and one side lost strictly fewer of those turns than every
+    other: 1 if that side had a safety on its tableau at the end of a hand,
+    else 0), others_with_safety (in the same games: how many of the other
+    sides had one),
     dead_share (share of drawn cards discarded or left in hand), won_s{s}
     (side s won); with `shared_cards` (card keys), dead_share_shared, the
     dead share of those cards alone (a comparison gives the keys both
@@ -424,11 +425,12 @@ def _game_facts(f: pd.DataFrame, L: Layout, shared_cards=None) -> _Games:
         least = np.full(G, -1)
     table["hazard_decided"] = np.where(measured, decided.astype(float), np.nan)
     # a safety keeps hazards off its side: where the side least hit has played one more often than the
-    # sides do on average, hazard_decided measures the safety as much as the hazards
+    # other sides of its games, hazard_decided measures the safety as much as the hazards
     safe = gsum(_sides(f, "s{s}_safeties", L.sides)) > 0
-    least_safe = (least >= 0) & safe[rows_g, np.maximum(least, 0)]
-    table["least_hit_safety"] = np.where(measured, least_safe.astype(float), np.nan)
-    table["sides_with_safety"] = np.where(measured, safe.sum(axis=1), np.nan)
+    one_least = measured & (least >= 0)  # a tie for least hit has no side least hit
+    least_safe = safe[rows_g, np.maximum(least, 0)]
+    table["least_hit_safety"] = np.where(one_least, least_safe.astype(float), np.nan)
+    table["others_with_safety"] = np.where(one_least, safe.sum(axis=1) - least_safe, np.nan)
     table["dead_share"] = np.where(drawn_g > 0, dead_g / np.maximum(drawn_g, 1), np.nan)
     if shared_cards is not None:
         table["dead_share_shared"] = np.where(shared_drawn_g > 0, shared_dead_g / np.maximum(shared_drawn_g, 1), np.nan)
@@ -527,8 +529,10 @@ def _summarize(f: pd.DataFrame, L: Layout, games: _Games | None = None) -> RaceS
     hd = t["hazard_decided"].to_numpy()
     c["hazard_games"] = np.int64((~np.isnan(hd)).sum())
     c["hazard_decided"] = np.int64(np.nansum(hd))
-    c["least_hit_safety"] = np.int64(np.nansum(t["least_hit_safety"].to_numpy()))
-    c["sides_with_safety"] = np.int64(np.nansum(t["sides_with_safety"].to_numpy()))
+    least_hit = t["least_hit_safety"].to_numpy()
+    c["least_hit_games"] = np.int64((~np.isnan(least_hit)).sum())
+    c["least_hit_safety"] = np.int64(np.nansum(least_hit))
+    c["others_with_safety"] = np.int64(np.nansum(t["others_with_safety"].to_numpy()))
 
     # cards
     starts = games.starts

@@ -550,7 +550,7 @@ def shield_runs():
     """Seven one-hand games of the toy deck (go, flat) and the same games of the toy deck plus a
     safety, shield, one copy. Turns lost to flats (side 0, side 1) and safeties laid:
     game 0: winner 0, lost (0, 3), side 0 laid the shield: the side least hit had played a safety
-    game 1: winner 1, lost (2, 0), no safety
+    game 1: winner 1, lost (2, 2), no safety: a tie, no side least hit
     game 2: winner 0, lost (1, 2), both laid one: the side least hit had one, and so had the other
     game 3: winner 1, no turn lost: not counted
     game 4: no winner (capped), lost (0, 4), side 0 laid one: not counted
@@ -563,7 +563,7 @@ def shield_runs():
     games = [
         (0, [0, 3], {"drawn": [3, 2], "played": [2, 1], "discarded": [0, 1], "in_hand": [1, 0]},
          {"drawn": [1, 0], "played": [1, 0]}),
-        (1, [2, 0], {"drawn": [2, 3], "played": [2, 1], "in_hand": [0, 2]}, {"drawn": [1, 0], "discarded": [1, 0]}),
+        (1, [2, 2], {"drawn": [2, 3], "played": [2, 1], "in_hand": [0, 2]}, {"drawn": [1, 0], "discarded": [1, 0]}),
         (0, [1, 2], {"drawn": [2, 2], "played": [1, 2], "discarded": [1, 0]}, {"drawn": [0, 1], "played": [0, 1]}),
         (1, [0, 0], {"drawn": [1, 3], "played": [1, 3]}, {}),
         (-1, [0, 4], {"drawn": [2, 1], "in_hand": [2, 1]}, {"drawn": [0, 2], "played": [0, 1], "discarded": [0, 1]}),
@@ -594,36 +594,34 @@ def per_game(frame, keys, stats):
                      for s in range(frame.attrs["sides"])], axis=1)
 
 
-def test_headline_says_how_often_the_side_least_hit_had_played_a_safety_against_the_sides():
+def test_headline_says_how_often_the_side_least_hit_had_played_a_safety_against_the_others():
     plain, shielded = shield_runs()
     sa, _, sb, _, comp = compare_summaries(plain, None, shielded, None)
     paired = design_paired_table(comp, sa, sb)
-    # from the records: the games with a winner and some turn lost to a hazard, and in them the side that
-    # lost strictly fewer such turns than the other, and whether it had a safety on its tableau; and the
-    # share of all sides in those games that had one
+    # from the records: the games with a winner, some turn lost to a hazard and one side that lost strictly
+    # fewer such turns than the other; whether that side had a safety on its tableau, and whether the other did
     lost = per_game(shielded, ["flat"], ["victim_turns"])
     winner = shielded.groupby("game")["winner_side"].first().to_numpy()
-    counted = (winner >= 0) & (lost.sum(axis=1) > 0)
     alone = lost.min(axis=1) < lost.max(axis=1)  # two sides: one is least hit unless they tie
+    counted = (winner >= 0) & (lost.sum(axis=1) > 0) & alone
     safe = shielded.groupby("game")[["s0_safeties", "s1_safeties"]].sum().to_numpy() > 0
-    shielded_least = counted & alone & safe[np.arange(len(winner)), lost.argmin(axis=1)]
-    k, n = int(shielded_least.sum()), int(counted.sum())
-    assert (k, n) == (3, 5)  # games 0, 2 and 5 of games 0, 1, 2, 5 and 6 (docstring of shield_runs)
-    sides = safe[counted].mean()
-    assert sides == 0.5  # 1 + 0 + 2 + 1 + 1 of 10 sides
+    least, other = lost.argmin(axis=1), lost.argmax(axis=1)
+    rows = np.arange(len(winner))
+    k, n, others = int((counted & safe[rows, least]).sum()), int(counted.sum()), int((counted & safe[rows, other]).sum())
+    assert (k, n, others) == (3, 4, 2)  # games 0, 2, 5 of 0, 2, 5, 6 (not the tie, game 1); games 2, 6
     h = headline(sa, sb, paired, "toy", "toy_shield").set_index("question")
     evidence = h.loc["Which has more decisive hazards?", "evidence"]
     # only the design with safety cards is named
     assert evidence.endswith(
         "(were hazards no matter, at most 1/2: less where sides tie for least hit); a safety spares its side the "
-        f"hazards it names: in toy_shield the side least hit had played one in {k} of its {n} games with a winner and "
-        f"some turn lost to hazards ({100 * k / n:.1f} %), the sides on average in {100 * sides:.1f} % of them")
-    assert "in toy the side least hit" not in evidence
+        f"hazards it names: in toy_shield, of its {n} games with a winner, some turn lost to hazards and one side "
+        f"least hit, that side had played one in {k} ({100 * k / n:.1f} %), the other sides in {100 * others / n:.1f} %")
+    assert "in toy," not in evidence
     # the report shows that sentence in its answers
     from etappe.reports.race_report import build_comparison_report
     md = build_comparison_report(sa, plain.attrs, sb, shielded.attrs, comp).to_markdown()
-    assert ("in toy_shield the side least hit had played one in 3 of its 5 games with a winner and some turn lost "
-            "to hazards (60.0 %), the sides on average in 50.0 % of them |") in md
+    assert ("in toy_shield, of its 4 games with a winner, some turn lost to hazards and one side least hit, that side "
+            "had played one in 3 (75.0 %), the other sides in 50.0 % |") in md
 
 
 def test_headline_gives_the_dead_share_of_the_cards_both_designs_hold():
