@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from ..analysis import race_summary as rs
 from ..analysis.compare import (PairedComparison, card_comparison, design_differences, design_paired_table, headline,
                                 seat_bias_strength)
 from ..analysis.race_summary import RaceSummary
+from ..analysis.runio import file_hash
 from ..analysis.stats import chi_square_caution, counted, p_text, rate, small_expected_note, wilson_interval
 from ..kernels.options import option_text, unused_options_text
 from ..kernels.race_design import DesignError, parse_design
@@ -137,6 +139,23 @@ def reproduce_comparison(meta_a: dict, meta_b: dict) -> str:
     return f"`{command}`"
 
 
+def design_as_played(meta: dict, run_file: str) -> str:
+    """How to get the design a run played from its file, and, for a design
+    file, whether the file the reproduce command names still holds it (it
+    may have been edited since, or be on another machine)."""
+    show = f"etappe decks show {shlex.quote(str(run_file))} --toml"
+    source = str(meta.get("design_file") or "")
+    if not source or source.startswith("builtin:"):
+        return f"kept in the run file: {show}"
+    try:
+        now = file_hash(Path(source).read_text("utf-8-sig"))  # as the design loader reads it
+        state = "" if now == meta.get("design_hash") else f"{source} has changed since the run (now hash {now}); "
+    except (OSError, UnicodeDecodeError):
+        state = f"{source} is not here; "
+    return (f"kept in the run file: {state}{show} > played.toml, then the reproduce command with played.toml in "
+            f"place of {source}, plays the run again")
+
+
 def header_table(summary: RaceSummary, meta: dict, run_file: str | None = None) -> pd.DataFrame:
     """Everything needed to reproduce the run, as (item, value) rows; with
     the run's file, how to get the design it played from it."""
@@ -170,8 +189,7 @@ def header_table(summary: RaceSummary, meta: dict, run_file: str | None = None) 
         ("reproduce", reproduce_command(meta)),
     ]
     if run_file:
-        # the design file named may have changed since, or be elsewhere: the run keeps the text it played
-        rows.append(("design as played", f"kept in the run file: etappe decks show {shlex.quote(str(run_file))} --toml"))
+        rows.append(("design as played", design_as_played(meta, run_file)))
     return pd.DataFrame({"item": [r[0] for r in rows], "value": [str(r[1]) for r in rows]})
 
 
