@@ -24,7 +24,7 @@ from etappe.analysis.stats import chi_square_caution, counted, p_text, wilson_in
 from etappe.kernels.bremen_board import load_board
 from etappe.kernels.options import number_text, option_text
 from etappe.reports import plots
-from etappe.reports.document import Report, percent_ci, significant
+from etappe.reports.document import Report, percent_ci
 from etappe.reports.sections import command_line, policy_files, skill_section, tension_figures
 
 __all__ = ["build_report", "build_sweep_report"]
@@ -313,8 +313,8 @@ def _anomalies(report: Report, df: A.RunSummary) -> None:
     section = report.section("Anomalies")
     cap = df.capped_rate()
     section.text(
-        f"{cap['capped']} of {counted(cap['n'], 'game')} hit the turn cap of {counted(df.attrs['options']['max_turns'], 'turn')} "
-        f"(rate {significant(cap['rate'])}, 95 % interval [{significant(cap['ci_low'])}, {significant(cap['ci_high'])}]); the win rates "
+        f"{cap['capped']} of {counted(cap['n'], 'game')} ({percent_ci(cap['rate'], cap['ci_low'], cap['ci_high'])}, 95 % "
+        f"Wilson interval) hit the turn cap of {counted(df.attrs['options']['max_turns'], 'turn')}; the win rates "
         "are among the decided games, and the other tables keep every game."
     )
     never = [name for name, col in (("storm", "storms"), ("chase", "chases"), ("robber move", "robber_moves"),

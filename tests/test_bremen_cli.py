@@ -156,7 +156,8 @@ def test_cli_refuses_bad_files_and_board_lists(tmp_path):
 def test_report_counts_capped_games():
     df = simulate(4, 12, ["random"] * 4, 1, options={"max_turns": 20})
     md = build_report(df).to_markdown()
-    assert "12 of 12 games hit the turn cap of 20 turns" in md
+    # Wilson, 12 of 12: the lower bound is n / (n + z^2) = 12 / 15.8415 = 0.7575
+    assert "12 of 12 games (100.0 % [75.8, 100.0], 95 % Wilson interval) hit the turn cap of 20 turns" in md
     assert "Rules that never fired" in md
     assert "Every seat plays the same policy, so there is no skill matrix" in md
     # no winner: said plainly, as the simulate summary does, not rates and tests of nothing

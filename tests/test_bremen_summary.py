@@ -236,10 +236,10 @@ def _hand_run(games: int, policies: list[str], board: str = "b") -> pd.DataFrame
 
 
 def test_no_capped_game_in_20000_still_shows_the_upper_bound():
-    # Wilson, 0 of n: the upper bound is z^2 / (n + z^2) = 3.8415 / 20003.84 = 0.000192; printed
+    # Wilson, 0 of n: the upper bound is z^2 / (n + z^2) = 3.8415 / 20003.84 = 0.000192, 0.019 %; printed
     # with 3 decimals it read "0.000-0.000", as if no game could ever be capped
     md = build_report(_hand_run(20_000, ["greedy", "greedy"])).to_markdown()
-    assert "0 of 20000 games hit the turn cap of 2000 turns (rate 0, 95 % interval [0, 0.000192])" in md
+    assert "0 of 20000 games (0.0 % [0.0, 0.019], 95 % Wilson interval) hit the turn cap of 2000 turns;" in md
 
 
 def test_the_header_gives_every_parameter_of_each_policy():
