@@ -172,7 +172,7 @@ def header_table(summary: RaceSummary, meta: dict, run_file: str | None = None) 
         ("design key", meta.get("design", "")),
         ("design hash", meta.get("design_hash", "")),
         ("rule options", json.dumps(options_in_play(meta), sort_keys=True)),
-        ("rule options that change nothing here", unused_options_text(unused_options(meta))),
+        ("rule options that change nothing here", unused_options_text(unused_options(meta)) or "none"),
         ("players", L.players),
         ("sides / seating", f"{L.sides} sides; {seating}"),
         ("first player (game start)", first),
