@@ -448,7 +448,7 @@ def test_cli_report(tmp_path):
     assert result.exit_code == 0, result.output
     md = (tmp_path / "rep" / "report.md").read_text()
     assert (tmp_path / "rep" / "report.html").exists()
-    assert md == build_report(summarize(frame), frame.attrs).to_markdown()
+    assert md == build_report(summarize(frame), frame.attrs, run_file=str(run)).to_markdown()
 
 
 # ---------------------------------------------------------------- real runs
@@ -550,7 +550,7 @@ def test_real_report_through_parquet(real_runs, tmp_path):
     write_parquet(frame, run, frame.attrs)
     out = report_command(run, tmp_path / "rep", batch_rows=997)  # chunks cut games anywhere
     md = (tmp_path / "rep" / "report.md").read_text()
-    assert md == build_report(summarize(frame), frame.attrs).to_markdown()
+    assert md == build_report(summarize(frame), frame.attrs, run_file=str(run)).to_markdown()
     assert re.findall(r"^## (.*)$", md, flags=re.M) == SECTIONS
     _self_contained(out.read_text())
     assert "Mille Bornes" in md and frame.attrs["design_hash"] in md
