@@ -263,6 +263,7 @@ class Bar:
             self._closed = True
 
     def __call__(self, n: int) -> None:
+        _raise_if_signalled()
         self.show()
         if self._compiling:
             self._compiling = False
@@ -272,6 +273,7 @@ class Bar:
     def done_quietly(self, n: int = 1) -> None:
         """n more done, without making the bar appear: a step over within
         SHOW_BAR_AFTER shows no bar; a longer one, shown by then, ends full."""
+        _raise_if_signalled()
         self._progress.advance(self._task, n)
 
     def stage(self, step: str) -> None:
@@ -310,9 +312,19 @@ def interrupt(signum, frame) -> None:
     and a note that it came. Raised while Numba passes a policy to a kernel,
     it comes out as a TypeError or KeyError instead (Numba's unboxing of
     first-class functions, about one interruption in forty that land in a
-    kernel call): progress_bar takes those for the interruption they are."""
+    kernel call): progress_bar takes those for the interruption they are.
+    Raised while pyarrow converts a frame to write it, it is lost (pyarrow
+    asks pandas for attributes where any exception means "none"; one
+    interruption in forty of a Tape l'étape run with --out): a bar raises
+    it again at its next step, or as it ends."""
     _signalled.set()
     raise KeyboardInterrupt
+
+
+def _raise_if_signalled() -> None:
+    """KeyboardInterrupt where Ctrl-C came and its exception was lost (`interrupt`)."""
+    if _signalled.is_set():
+        raise KeyboardInterrupt
 
 
 def say_interrupted(kept: str) -> None:
@@ -386,6 +398,7 @@ def progress_bar(total: int | None, what: str, resumable: bool | str | Callable[
     try:
         try:
             yield bar
+            _raise_if_signalled()
         except Exception as exc:
             if not _signalled.is_set():
                 raise

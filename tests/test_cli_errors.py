@@ -249,6 +249,31 @@ def test_a_bar_says_the_kernels_compile_until_its_first_progress():
         assert bar._progress.tasks[0].description == "joining"
 
 
+
+@pytest.mark.parametrize("then", ["a next step", "the end"])
+def test_a_ctrl_c_a_library_swallowed_stops_the_bar_at_its_next_step_or_end(capsys, then):
+    # pyarrow, converting a frame to write a chunk, asks pandas for attributes where any exception means
+    # "none": the KeyboardInterrupt of the Ctrl-C handler raised there was lost, and one Tape l'étape run
+    # in forty with --out played to its end and exited 0 after Ctrl-C
+    import signal
+
+    from etappe.cli.common import interrupt, interruption_told, progress_bar
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with progress_bar(10, "etape x4", "The finished chunks are kept.") as bar:
+                bar(1)
+                try:
+                    interrupt(signal.SIGINT, None)
+                except KeyboardInterrupt:
+                    pass  # lost, as in pyarrow
+                if then == "a next step":
+                    bar(1)
+                    pytest.fail("the bar went on after Ctrl-C")
+        assert "interrupted. The finished chunks are kept." in " ".join(capsys.readouterr().err.split())
+    finally:
+        interruption_told(forget=True)  # a new command
+
 def test_a_report_bar_names_the_section_it_builds_and_says_done_at_the_end():
     from etappe.cli.common import progress_bar
 
