@@ -314,9 +314,9 @@ def interrupt(signum, frame) -> None:
     first-class functions, about one interruption in forty that land in a
     kernel call): progress_bar takes those for the interruption they are.
     Raised while pyarrow converts a frame to write it, it is lost (pyarrow
-    asks pandas for attributes where any exception means "none"; one
-    interruption in forty of a Tape l'étape run with --out): a bar raises
-    it again at its next step, or as it ends."""
+    asks pandas for attributes where any exception means "none"; 3 of 120
+    interrupted Tape l'étape runs with --out): a bar raises it again at its
+    next step, or as it ends."""
     _signalled.set()
     raise KeyboardInterrupt
 
