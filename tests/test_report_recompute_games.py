@@ -403,8 +403,8 @@ def test_bremen_capped_games_and_seat_chi_square(bremen_capped):
     assert (f"Seat uniformity (one policy on every seat, so only their corners and colours differ): "
             f"chi-square {x2:.2f}, p = {p:.3g} over {n} games.") in md
     lo, hi = wilson(capped, R.G)  # Wilson over all games
-    assert (f"{capped} of {R.G} games hit the turn cap of 50 turns (rate {capped / R.G:.4g}, 95 % interval "
-            f"[{lo:.4g}, {hi:.4g}])") in md
+    assert (f"{capped} of {R.G} games ({100 * capped / R.G:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}], 95 % Wilson "
+            "interval) hit the turn cap of 50 turns;") in md
     tension = table(md_tables(md), "Tension").set_index("metric")
     assert tension.loc["winner's largest deficit (points)", "n"] == str(n)
     check_row(tension.loc["final gap: winner minus the best other (points)"],
@@ -731,7 +731,7 @@ def test_runs_where_nothing_happens(tmp_path, jokers_never_played):
                                     ("extra roll", "extra_rolls")) if df[col].sum() == 0]
     assert never and f"Rules that never fired in these games: {', '.join(never)}." in md
     lo, hi = wilson(20, 20)
-    assert f"20 of 20 games hit the turn cap of 1 turn (rate 1, 95 % interval [{lo:.4g}, {hi:.4g}])" in md
+    assert f"20 of 20 games (100.0 % [{100 * lo:.1f}, 100.0], 95 % Wilson interval) hit the turn cap of 1 turn;" in md
     sources = next(f for _, f in md_tables(md) if "source" in f.columns)
     assert set(sources["share"]) == {""}  # no points at all: no share
     R, md, _ = jokers_never_played
