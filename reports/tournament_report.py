@@ -20,9 +20,9 @@ from matplotlib.ticker import PercentFormatter
 
 from ..analysis.stats import counted
 from ..analysis.tournament import TournamentResult, bradley_terry, elo_from_score, head_to_head, pair_table, score_matrix
-from ..kernels.options import option_text
+from ..kernels.options import option_text, unused_options_text
 from .document import Report, percent, percent_ci, percent_text
-from .race_report import deck_argument, design_name, policy_text
+from .race_report import deck_argument, design_name, options_in_play, policy_text, unused_options
 
 __all__ = [
     "build_tournament_report", "skill_heatmap", "rating_chart", "tournament_header", "reproduce_tournament",
@@ -104,7 +104,8 @@ def tournament_header(meta: dict) -> pd.DataFrame:
         ("design", design_name(meta)),
         ("design file", meta.get("design_file", "")),
         ("design hash", meta.get("design_hash", "")),
-        ("rule options", json.dumps(meta.get("options") or {}, sort_keys=True)),
+        ("rule options", json.dumps(options_in_play(meta), sort_keys=True)),
+        ("rule options that change nothing here", unused_options_text(unused_options(meta)) or "none"),
         ("players / sides", f"{meta.get('players')} players, {meta.get('sides')} sides "
                             f"(seat -> side: {meta.get('seat_side')})"),
         ("policies", "; ".join(details) or ", ".join(meta.get("policies") or [])),

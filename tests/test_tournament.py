@@ -533,6 +533,21 @@ def test_report_gives_the_weakest_its_interval_and_names_the_se():
     assert "| sd of log strength (bootstrap) |" in md and "| se |" not in md
 
 
+
+def test_the_header_gives_the_rule_options_in_play_and_the_others_apart():
+    # Stap op has no safety and plays one hand: of the twelve rule options, four change something
+    from etappe.kernels.race_design import DEFAULT_OPTIONS, load_design
+    from etappe.reports.tournament_report import tournament_header
+
+    stapop = load_design("stapop")
+    meta = {"design": "stapop", "design_file": "builtin:stapop", "design_text": stapop.text, "players": 2,
+            "policies": ["random", "greedy"], "options": stapop.resolved_options({})}
+    assert len(meta["options"]) == len(DEFAULT_OPTIONS) == 12
+    header = tournament_header(meta).set_index("item")["value"]
+    assert header["rule options"] == '{"discard": "always", "limit_on_limit": false, "overshoot": "forbid", "turn_cap": 0}'
+    assert "coup_fourre, coup_fourre_turn_after_stock_empty (no safety protects from an attack)" in \
+        header["rule options that change nothing here"]
+
 def test_a_reconstructed_design_is_marked_once_in_the_header():
     from etappe.reports.tournament_report import tournament_header
 
