@@ -556,6 +556,13 @@ def _parse_card(v: "_Validator", i: int, raw: dict) -> Card:
         if owner != role:
             v.fail(f"{where}.{name}", f"belongs to {owner} cards; this card's role is {role!r} (leave the field "
                    f"out, or make the card a {owner} card)")
+        elif name not in allowed:
+            # a misspelt field of another role ("protect") would only list this role's
+            other = {f: r for r, names in ROLE_FIELDS.items() if r != role for f in names}
+            close = difflib.get_close_matches(str(name), [*allowed, *other], n=1)
+            if close and close[0] in other:
+                v.fail(f"{where}.{name}", f"unknown field; did you mean {close[0]!r}? It belongs to {other[close[0]]} "
+                       f"cards, and this card's role is {role!r}")
     card = Card(key=key, name=v.string(raw, f"{where}.name", default=key), role=role,
                 count=v.integer(raw, f"{where}.count", low=0, high=MAX_DECK))
     if role == "distance":

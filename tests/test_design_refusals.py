@@ -280,6 +280,28 @@ def test_a_field_of_another_role_says_which_role_takes_it(field, roles):
         f"(leave the field out, or make the card a {roles} card)")
 
 
+
+@pytest.mark.parametrize("field, close, owner, key, index, role", [
+    ("protect", "protects", "safety", "km50", 1, "distance"),  # a misspelt field of another role
+    ("valu", "value", "distance", "spare", 4, "remedy"),
+])
+def test_a_misspelt_field_of_another_role_is_named(field, close, owner, key, index, role):
+    text = TINY.replace(f'key = "{key}"\nrole = "{role}"\n', f'key = "{key}"\nrole = "{role}"\n{field} = 1\n', 1)
+    assert text != TINY
+    with pytest.raises(DesignError) as refused:
+        parse_design(text, "tiny.toml")
+    assert str(refused.value) == (f"tiny.toml: cards[{index}] ({key}).{field}: unknown field; did you mean {close!r}? "
+                                  f"It belongs to {owner} cards, and this card's role is {role!r}")
+
+
+def test_a_misspelt_field_of_the_cards_own_role_lists_its_fields():
+    # "vaule" is closest to the distance card's own value: the list of its fields, not another role's
+    text = TINY.replace('key = "km50"\nrole = "distance"\n', 'key = "km50"\nrole = "distance"\nvaule = 1\n', 1)
+    with pytest.raises(DesignError) as refused:
+        parse_design(text, "tiny.toml")
+    assert str(refused.value) == ("tiny.toml: cards[1] (km50).vaule: unknown field; expected one of: cap, count, key, "
+                                  "limited, name, role, target, value")
+
 @pytest.mark.parametrize("text, what", [
     # docs/bremen.md: a board file holds [board] and [fields], and [links] only where it has some
     ('[board]\nname = "mine"\n\n[fields]\nhouse = "house"\n',
